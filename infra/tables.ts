@@ -1,0 +1,78 @@
+/**
+ * The DynamoDB tables, defined once: the CDK stack builds them and the local runtime creates them in
+ * DynamoDB Local from these same definitions, so both always agree on keys and indexes.
+ */
+export type AttributeType = 'S' | 'N';
+
+export interface KeyDefinition {
+  readonly name: string;
+  readonly type: AttributeType;
+}
+
+export interface IndexDefinition {
+  readonly indexName: string;
+  readonly partitionKey: KeyDefinition;
+  readonly sortKey?: KeyDefinition;
+}
+
+export interface TableDefinition {
+  /** Environment variable through which functions learn the physical table name. */
+  readonly envVar: string;
+  readonly partitionKey: KeyDefinition;
+  readonly sortKey?: KeyDefinition;
+  readonly timeToLiveAttribute?: string;
+  readonly globalSecondaryIndexes?: readonly IndexDefinition[];
+}
+
+export const TTL_ATTRIBUTE = 'expires_at';
+
+export const tables = {
+  accounts: {
+    envVar: 'ACCOUNTS_TABLE',
+    partitionKey: { name: 'account_id', type: 'S' },
+  },
+  apiKeys: {
+    envVar: 'API_KEYS_TABLE',
+    partitionKey: { name: 'key_hash', type: 'S' },
+    globalSecondaryIndexes: [
+      { indexName: 'by_account', partitionKey: { name: 'account_id', type: 'S' }, sortKey: { name: 'id', type: 'N' } },
+      { indexName: 'by_id', partitionKey: { name: 'id', type: 'N' } },
+    ],
+  },
+  sessions: {
+    envVar: 'SESSIONS_TABLE',
+    partitionKey: { name: 'session_hash', type: 'S' },
+    timeToLiveAttribute: TTL_ATTRIBUTE,
+  },
+  instances: {
+    envVar: 'INSTANCES_TABLE',
+    partitionKey: { name: 'instance_id', type: 'N' },
+    globalSecondaryIndexes: [
+      {
+        indexName: 'by_account',
+        partitionKey: { name: 'account_id', type: 'S' },
+        sortKey: { name: 'created_at', type: 'S' },
+      },
+    ],
+  },
+  jobs: {
+    envVar: 'JOBS_TABLE',
+    partitionKey: { name: 'job_id', type: 'S' },
+    globalSecondaryIndexes: [
+      { indexName: 'by_instance', partitionKey: { name: 'instance_id', type: 'N' }, sortKey: { name: 'started_at', type: 'S' } },
+    ],
+  },
+  ledger: {
+    envVar: 'LEDGER_TABLE',
+    partitionKey: { name: 'account_id', type: 'S' },
+    sortKey: { name: 'entry_id', type: 'S' },
+  },
+  counters: {
+    envVar: 'COUNTERS_TABLE',
+    partitionKey: { name: 'name', type: 'S' },
+    timeToLiveAttribute: TTL_ATTRIBUTE,
+  },
+} as const satisfies Record<string, TableDefinition>;
+
+export type TableName = keyof typeof tables;
+export const tableNames = Object.keys(tables) as TableName[];

@@ -1,0 +1,86 @@
+import { tables, type TableName } from '../infra/tables';
+import { workflows, type WorkflowName } from '../infra/workflows';
+
+/**
+ * Everything that differs between AWS and the local runtime comes from environment variables, read here once.
+ * Handlers never read process.env themselves.
+ */
+export interface Config {
+  readonly stage: string;
+  readonly region: string;
+  /** Set locally to DynamoDB Local; unset on AWS. */
+  readonly dynamodbEndpoint: string | undefined;
+  /** Set locally to the local Step Functions endpoint; unset on AWS. */
+  readonly sfnEndpoint: string | undefined;
+  readonly tableNames: Readonly<Record<TableName, string>>;
+  readonly stateMachineArns: Readonly<Record<WorkflowName, string>>;
+  readonly upstream: {
+    readonly baseUrl: string;
+    /** A literal token (local runtime), or the Secrets Manager secret that holds it (AWS). */
+    readonly token: string | undefined;
+    readonly tokenSecretArn: string | undefined;
+    readonly timeoutMs: number;
+    /** Time budget for the live-status read in GET detail. */
+    readonly liveStatusTimeoutMs: number;
+  };
+  readonly instanceDomainSuffix: string;
+  readonly provisionTimeoutSeconds: number;
+  readonly defaultIpv4PoolSize: number;
+  readonly defaultTierCapacity: number;
+}
+
+function integer(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer`);
+  return value;
+}
+
+function load(): Config {
+  const tableNames = Object.fromEntries(
+    Object.entries(tables).map(([name, def]) => [name, process.env[def.envVar] ?? '']),
+  ) as Record<TableName, string>;
+  const stateMachineArns = Object.fromEntries(
+    Object.entries(workflows).map(([name, def]) => [name, process.env[def.envVar] ?? '']),
+  ) as Record<WorkflowName, string>;
+  return {
+    stage: process.env.STAGE ?? 'local',
+    region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
+    dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT || undefined,
+    sfnEndpoint: process.env.SFN_ENDPOINT || undefined,
+    tableNames,
+    stateMachineArns,
+    upstream: {
+      baseUrl: process.env.UPSTREAM_BASE_URL ?? 'https://api.digitalocean.com',
+      token: process.env.UPSTREAM_TOKEN || undefined,
+      tokenSecretArn: process.env.UPSTREAM_TOKEN_SECRET_ARN || undefined,
+      timeoutMs: integer('UPSTREAM_TIMEOUT_MS', 10_000),
+      liveStatusTimeoutMs: integer('LIVE_STATUS_TIMEOUT_MS', 800),
+    },
+    instanceDomainSuffix: process.env.INSTANCE_DOMAIN_SUFFIX ?? 'vps.example.net',
+    provisionTimeoutSeconds: integer('PROVISION_TIMEOUT_SECONDS', 600),
+    defaultIpv4PoolSize: integer('DEFAULT_IPV4_POOL_SIZE', 1000),
+    defaultTierCapacity: integer('DEFAULT_TIER_CAPACITY', 200),
+  };
+}
+
+let cached: Config | undefined;
+
+export function config(): Config {
+  cached ??= load();
+  return cached;
+}
+
+/** The physical name of a table; fails loudly when the deployment forgot to wire it. */
+export function tableName(table: TableName): string {
+  const name = config().tableNames[table];
+  if (!name) throw new Error(`${tables[table].envVar} is not set`);
+  return name;
+}
+
+export function stateMachineArn(workflow: WorkflowName): string {
+  const arn = config().stateMachineArns[workflow];
+  if (!arn) throw new Error(`${workflows[workflow].envVar} is not set`);
+  return arn;
+}

@@ -1,0 +1,71 @@
+/**
+ * The upstream compute API as the workflows see it. The production implementation speaks DigitalOcean API v2
+ * (`digitalocean.ts`); the local simulator serves the same HTTP subset, so this driver runs for real everywhere.
+ */
+export type UpstreamServerStatus = 'new' | 'active' | 'off' | 'archive';
+
+export interface UpstreamServer {
+  readonly id: number;
+  readonly name: string;
+  readonly status: UpstreamServerStatus;
+  /** Public IPv4 address, once the server has one. */
+  readonly ipv4: string | null;
+  readonly sizeSlug: string;
+  readonly diskGb: number;
+  readonly tags: readonly string[];
+}
+
+export interface CreateServerRequest {
+  readonly name: string;
+  /** The tag that marks the server as ours and makes creation idempotent (`instance-<id>`). */
+  readonly tag: string;
+  readonly size: string;
+  readonly image: string;
+  readonly userData: string;
+}
+
+export type UpstreamActionRequest =
+  | { readonly type: 'power_on' | 'power_off' | 'shutdown' | 'reboot' }
+  | { readonly type: 'resize'; readonly size: string; readonly disk: true };
+
+export type UpstreamActionStatus = 'in-progress' | 'completed' | 'errored';
+
+export interface UpstreamAction {
+  readonly id: number;
+  readonly type: string;
+  readonly status: UpstreamActionStatus;
+}
+
+export interface UpstreamDriver {
+  /** Servers carrying the tag (all pages). */
+  listServersByTag(tag: string): Promise<UpstreamServer[]>;
+  createServer(request: CreateServerRequest): Promise<UpstreamServer>;
+  /** The server, or null when the upstream no longer knows it (404). */
+  getServer(id: number): Promise<UpstreamServer | null>;
+  /** Destroys the server; an upstream 404 counts as done. */
+  deleteServer(id: number): Promise<void>;
+  startAction(serverId: number, action: UpstreamActionRequest): Promise<UpstreamAction>;
+  getAction(actionId: number): Promise<UpstreamAction>;
+}
+
+/** 5xx, 429, timeouts and network failures: worth retrying. The name is what Step Functions Retry matches. */
+export class UpstreamTransientError extends Error {
+  override readonly name = 'UpstreamTransientError';
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Any other refusal (4xx): retrying will not help. */
+export class UpstreamPermanentError extends Error {
+  override readonly name = 'UpstreamPermanentError';
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
