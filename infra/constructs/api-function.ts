@@ -1,0 +1,189 @@
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Duration, Stack, Validations, type RemovalPolicy } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference';
+import { Construct } from 'constructs';
+import type { FunctionAccess, TableAccess } from '../access';
+import { tables as tableDefinitions, type TableName } from '../tables';
+import { workflows as workflowDefinitions, type WorkflowName } from '../workflows';
+
+/** Handler entries and definition files are named relative to the repository root. */
+export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export const POWERTOOLS_SERVICE_NAME = 'vps-provisioning';
+
+/** Retention and removal of the log groups a construct creates. */
+export interface LogSettings {
+  readonly retention: logs.RetentionDays;
+  readonly removalPolicy: RemovalPolicy;
+}
+
+export interface UpstreamSettings {
+  readonly baseUrl: string;
+  readonly tokenSecret: secretsmanager.ISecret;
+}
+
+/** The deployed resources and settings every function of the service is built against. */
+export interface ServiceContext {
+  /** Passed to functions as STAGE. */
+  readonly stage: string;
+  readonly logs: LogSettings;
+  readonly tables: Readonly<Partial<Record<TableName, dynamodb.ITableV2>>>;
+  readonly stateMachines: Readonly<Partial<Record<WorkflowName, sfn.IStateMachine>>>;
+  readonly upstream?: UpstreamSettings;
+  /** Non-secret settings every function receives as environment variables. */
+  readonly environment?: Readonly<Record<string, string>>;
+}
+
+export interface ApiFunctionProps {
+  /** Handler module, relative to the repository root, exporting `handler`. */
+  readonly entry: string;
+  /** Everything the function may touch; it is granted exactly this. */
+  readonly access: FunctionAccess;
+  readonly service: ServiceContext;
+  /** @default 512 */
+  readonly memorySize?: number;
+  /** @default 10 seconds */
+  readonly timeout?: Duration;
+}
+
+/** A Node.js 24 / arm64 Lambda function, bundled as ESM, granted exactly its FunctionAccess. */
+export class ApiFunction extends Construct {
+  readonly function: NodejsFunction;
+  readonly logGroup: logs.LogGroup;
+  readonly role: iam.Role;
+
+  constructor(scope: Construct, id: string, props: ApiFunctionProps) {
+    super(scope, id);
+    const { service } = props;
+    this.logGroup = new logs.LogGroup(this, 'LogGroup', {
+      retention: service.logs.retention,
+      removalPolicy: service.logs.removalPolicy,
+    });
+    // Our own role: the default one carries the AWS-managed basic execution policy (logs on every group).
+    this.role = new iam.Role(this, 'Role', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
+    this.logGroup.grantWrite(this.role);
+
+    this.function = new NodejsFunction(this, 'Function', {
+      entry: join(REPO_ROOT, props.entry),
+      projectRoot: REPO_ROOT,
+      depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
+      runtime: lambda.Runtime.NODEJS_24_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: props.memorySize ?? 512,
+      timeout: props.timeout ?? Duration.seconds(10),
+      tracing: lambda.Tracing.ACTIVE,
+      logGroup: this.logGroup,
+      role: this.role,
+      environment: {
+        ...service.environment,
+        POWERTOOLS_SERVICE_NAME,
+        STAGE: service.stage,
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node24',
+        mainFields: ['module', 'main'],
+        // CommonJS dependencies bundled into an ES module still call require().
+        banner: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+        minify: true,
+        sourceMap: true,
+        // Bundle SDK v3 too: the version we test against, not whichever one the runtime ships today.
+        externalModules: [],
+      },
+    });
+    acknowledge(this.role, 'Resource::*', 'X-Ray PutTraceSegments/PutTelemetryRecords have no resource-level permissions.');
+    this.grantAccess(props.access, service);
+  }
+
+  private grantAccess(access: FunctionAccess, service: ServiceContext): void {
+    for (const [name, level] of Object.entries(access.tables ?? {}) as [TableName, TableAccess][]) {
+      const table = required(service.tables[name], `table ${name}`, this);
+      this.acknowledgeWildcards(grantTable(table, level, this.function), `The grant covers the GSIs of ${name}, which the function queries.`);
+      this.function.addEnvironment(tableDefinitions[name].envVar, table.tableName);
+    }
+    for (const name of access.startsWorkflows ?? []) {
+      const machine = this.wireStateMachine(name, service);
+      machine.grantStartExecution(this.function);
+      this.grantOnExecutions(machine, name, 'states:DescribeExecution');
+    }
+    for (const name of access.stopsWorkflows ?? []) {
+      this.grantOnExecutions(this.wireStateMachine(name, service), name, 'states:StopExecution');
+    }
+    if (access.upstream) {
+      const upstream = required(service.upstream, 'the upstream settings', this);
+      upstream.tokenSecret.grantRead(this.function);
+      this.function.addEnvironment('UPSTREAM_BASE_URL', upstream.baseUrl);
+      this.function.addEnvironment('UPSTREAM_TOKEN_SECRET_ARN', upstream.tokenSecret.secretArn);
+    }
+  }
+
+  /** The state machine, with its ARN passed to the function. */
+  private wireStateMachine(name: WorkflowName, service: ServiceContext): sfn.IStateMachine {
+    const machine = required(service.stateMachines[name], `state machine ${name}`, this);
+    this.function.addEnvironment(workflowDefinitions[name].envVar, machine.stateMachineArn);
+    return machine;
+  }
+
+  private grantOnExecutions(machine: sfn.IStateMachine, name: WorkflowName, action: string): void {
+    this.acknowledgeWildcards(
+      machine.grantExecution(this.function, action),
+      `Execution names are job ids, known only at run time; limited to executions of the ${name} state machine.`,
+    );
+  }
+
+  /** Acknowledges, by exact cdk-nag finding, each wildcard resource a grant helper produced. */
+  private acknowledgeWildcards(grant: iam.Grant, reason: string): void {
+    const stack = Stack.of(this);
+    const resources = grant.principalStatements.flatMap((statement) => statement.resources);
+    const flattened = new Set(resources.map((resource): string => flattenCfnReference(stack.resolve(resource))));
+    for (const flat of flattened) {
+      if (flat.includes('*')) acknowledge(this.role, `Resource::${flat}`, reason);
+    }
+  }
+}
+
+function grantTable(table: dynamodb.ITableV2, level: TableAccess, grantee: iam.IGrantable): iam.Grant {
+  switch (level) {
+    case 'read':
+      return table.grantReadData(grantee);
+    case 'write':
+      return table.grantWriteData(grantee);
+    case 'readwrite':
+      return table.grantReadWriteData(grantee);
+  }
+}
+
+function acknowledge(scope: Construct, finding: string, reason: string): void {
+  Validations.of(scope).acknowledge({ id: `AwsSolutions-IAM5[${finding}]`, reason });
+}
+
+function required<T>(value: T | undefined, what: string, scope: Construct): T {
+  if (value === undefined) throw new Error(`${scope.node.path} needs ${what}, which this stack does not provide`);
+  return value;
+}
+
+function widerTableAccess(a: TableAccess | undefined, b: TableAccess | undefined): TableAccess | undefined {
+  if (a === undefined || b === undefined || a === b) return a ?? b;
+  return 'readwrite';
+}
+
+/** The union of two accesses: a table read by one and written by the other becomes readwrite. */
+export function mergeAccess(a: FunctionAccess, b: FunctionAccess): FunctionAccess {
+  const names = [...new Set([...Object.keys(a.tables ?? {}), ...Object.keys(b.tables ?? {})])] as TableName[];
+  const union = <T>(x: readonly T[] = [], y: readonly T[] = []) => [...new Set([...x, ...y])];
+  return {
+    tables: Object.fromEntries(names.map((name) => [name, widerTableAccess(a.tables?.[name], b.tables?.[name])])),
+    startsWorkflows: union(a.startsWorkflows, b.startsWorkflows),
+    stopsWorkflows: union(a.stopsWorkflows, b.stopsWorkflows),
+    upstream: Boolean(a.upstream || b.upstream),
+  };
+}

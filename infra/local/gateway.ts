@@ -1,0 +1,167 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { DEFAULT_ROUTE, routes, type RouteDefinition } from '../routes';
+import { routesForPath } from '../../shared/http/route-match';
+
+/**
+ * A local stand-in for the HTTP API: it turns requests into payload-v2 events for the same route table the
+ * stack deploys and calls the same handler modules, so a request takes the production code path.
+ */
+type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;
+
+/** API Gateway's own payload limit; the handlers enforce the service's much smaller one. */
+const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
+
+export interface GatewayOptions {
+  readonly root: string;
+  readonly port: number;
+  readonly host?: string;
+  /** Called once per request, for an access log. */
+  readonly onRequest?: (line: { method: string; path: string; status: number; ms: number }) => void;
+}
+
+export interface Gateway {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_PAYLOAD_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function toEvent(request: IncomingMessage, url: URL, body: Buffer, route: string, pathParameters: Record<string, string>): APIGatewayProxyEventV2 {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined && name !== 'cookie') headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const cookies = request.headers.cookie?.split(/;\s*/).filter(Boolean);
+  const now = new Date();
+  const method = request.method ?? 'GET';
+  const query = url.searchParams.size ? Object.fromEntries(url.searchParams) : undefined;
+  return {
+    version: '2.0',
+    routeKey: route,
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    ...(cookies?.length ? { cookies } : {}),
+    headers,
+    ...(query ? { queryStringParameters: query } : {}),
+    ...(Object.keys(pathParameters).length ? { pathParameters } : {}),
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: 'local',
+      http: {
+        method,
+        path: url.pathname,
+        protocol: `HTTP/${request.httpVersion}`,
+        sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId: randomUUID(),
+      routeKey: route,
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    ...(body.length ? { body: body.toString('utf8') } : {}),
+    isBase64Encoded: false,
+  };
+}
+
+function lambdaContext(name: string, requestId: string): Context {
+  const deadline = Date.now() + 30_000;
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName: name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${name}`,
+    memoryLimitInMB: '512',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${name}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+/** API Gateway's payload-v2 response rules: a structured result as given, anything else as a 200 JSON body. */
+function normalise(result: APIGatewayProxyResultV2): APIGatewayProxyStructuredResultV2 {
+  if (typeof result === 'object' && result !== null && 'statusCode' in result) return result;
+  return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(result) };
+}
+
+function send(response: ServerResponse, result: APIGatewayProxyStructuredResultV2) {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
+  if (result.cookies?.length) headers['set-cookie'] = result.cookies;
+  const body = result.body === undefined ? '' : result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body;
+  response.writeHead(result.statusCode ?? 200, headers);
+  response.end(body);
+}
+
+function internalError(response: ServerResponse) {
+  response.writeHead(500, { 'content-type': 'application/json' });
+  response.end(JSON.stringify({ message: 'Internal Server Error' }));
+}
+
+export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  const handlers = new Map<RouteDefinition, Handler>();
+  for (const route of routes) {
+    const module = (await import(pathToFileURL(resolve(options.root, route.entry)).href)) as { handler: Handler };
+    handlers.set(route, module.handler);
+  }
+  const defaultRoute = routes.find((route) => route.path === DEFAULT_ROUTE);
+  if (!defaultRoute) throw new Error('the route table has no $default route');
+
+  const server: Server = createServer((request, response) => {
+    const started = performance.now();
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const method = request.method ?? 'GET';
+    response.on('finish', () =>
+      options.onRequest?.({ method, path: url.pathname, status: response.statusCode, ms: performance.now() - started }),
+    );
+    readBody(request)
+      .then(async (body) => {
+        if (!body) {
+          response.writeHead(413, { 'content-type': 'application/json' });
+          response.end(JSON.stringify({ message: 'Request Entity Too Large' }));
+          return;
+        }
+        const match = routesForPath(url.pathname).find(({ route }) => route.method === method);
+        const route = match?.route ?? defaultRoute;
+        const routeKey = match ? `${route.method} ${route.path}` : DEFAULT_ROUTE;
+        const event = toEvent(request, url, body, routeKey, match?.pathParameters ?? {});
+        const handler = handlers.get(route);
+        if (!handler) throw new Error(`no handler for ${routeKey}`);
+        send(response, normalise(await handler(event, lambdaContext(route.name, event.requestContext.requestId))));
+      })
+      .catch(() => internalError(response));
+  });
+  await new Promise<void>((ready, fail) => {
+    server.once('error', fail);
+    server.listen(options.port, options.host ?? '127.0.0.1', ready);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  return {
+    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((done) => server.close(done));
+    },
+  };
+}

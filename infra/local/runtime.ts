@@ -1,0 +1,76 @@
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { tables, tableNames, type TableName } from '../tables';
+import { workflows, workflowNames } from '../workflows';
+import { createLocalTables } from './tables';
+import { startGateway, type GatewayOptions } from './gateway';
+import { startSimulator, type Simulator } from './simulator';
+import { localStateMachineArn, startLocalStepFunctions, type LocalStepFunctions } from './step-functions';
+
+export const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface LocalRuntimeOptions {
+  readonly dynamodbEndpoint: string;
+  /** Physical table names are `<prefix>-<table>`: separate prefixes keep separate data in one DynamoDB Local. */
+  readonly tablePrefix: string;
+  readonly port?: number;
+  /** Upstream boot time (ms). */
+  readonly bootMs: number;
+  /** Local length of every Wait state (ms). */
+  readonly waitMs?: number;
+  /** Local length of every retry pause (ms). */
+  readonly retryMs?: number;
+  /** Extra environment for the handlers (for example a shorter provisioning budget). */
+  readonly env?: Record<string, string>;
+  readonly onRequest?: GatewayOptions['onRequest'];
+}
+
+export interface LocalRuntime {
+  readonly baseUrl: string;
+  readonly simulator: Simulator;
+  readonly stepFunctions: LocalStepFunctions;
+  readonly tableNames: Record<TableName, string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The whole service on this machine: the upstream simulator, the local Step Functions endpoint running the ASL
+ * files, and the local gateway, with the handlers configured, as on AWS, purely through environment variables.
+ */
+export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
+  const upstreamToken = randomBytes(24).toString('hex');
+  const simulator = await startSimulator({ bootMs: options.bootMs, token: upstreamToken });
+  const names = Object.fromEntries(tableNames.map((t) => [t, `${options.tablePrefix}-${t}`])) as Record<TableName, string>;
+  await createLocalTables(options.dynamodbEndpoint, names);
+
+  // The handlers read their configuration once, on first use: it must be in place before they are loaded.
+  Object.assign(process.env, {
+    STAGE: 'local',
+    AWS_REGION: 'us-east-1',
+    DYNAMODB_ENDPOINT: options.dynamodbEndpoint,
+    UPSTREAM_BASE_URL: simulator.url,
+    UPSTREAM_TOKEN: upstreamToken,
+    ...Object.fromEntries(tableNames.map((t) => [tables[t].envVar, names[t]])),
+    ...Object.fromEntries(workflowNames.map((w) => [workflows[w].envVar, localStateMachineArn(w)])),
+    ...options.env,
+  });
+  const stepFunctions = await startLocalStepFunctions({
+    root: repositoryRoot,
+    waitMs: options.waitMs ?? 250,
+    retryMs: options.retryMs ?? 200,
+  });
+  process.env.SFN_ENDPOINT = stepFunctions.endpoint;
+  const gateway = await startGateway({ root: repositoryRoot, port: options.port ?? 0, onRequest: options.onRequest });
+
+  return {
+    baseUrl: gateway.url,
+    simulator,
+    stepFunctions,
+    tableNames: names,
+    async stop() {
+      await gateway.close();
+      await stepFunctions.close();
+      await simulator.close();
+    },
+  };
+}

@@ -1,0 +1,25 @@
+import { deposit, issueApiKey, openAccount, openSession, usdToMicros } from '../../shared/domain/accounts';
+import { getAccount } from '../../shared/store/accounts';
+
+export const DEMO_ACCOUNT_ID = 'acct_demo';
+
+export interface DemoCredentials {
+  readonly accountId: string;
+  readonly apiKey: string;
+  readonly session: string;
+  readonly csrfToken: string;
+}
+
+/**
+ * The demo account: confirmed, with a $50 deposit made once (kept data is reused on restart). Keys and sessions
+ * are stored only as hashes, so each start issues a fresh pair to print.
+ */
+export async function seedDemoAccount(): Promise<DemoCredentials> {
+  if (!(await getAccount(DEMO_ACCOUNT_ID))) {
+    await openAccount({ accountId: DEMO_ACCOUNT_ID, email: 'demo@example.com', confirmed: true, suspended: false });
+    await deposit(DEMO_ACCOUNT_ID, usdToMicros('50'), 'deposit#demo-seed');
+  }
+  const { fullKey } = await issueApiKey(DEMO_ACCOUNT_ID, 'Demo');
+  const { session, csrfToken } = await openSession(DEMO_ACCOUNT_ID);
+  return { accountId: DEMO_ACCOUNT_ID, apiKey: fullKey, session, csrfToken };
+}

@@ -1,0 +1,687 @@
+/**
+ * A local DigitalOcean: the API v2 subset the upstream driver uses (`shared/upstream/digitalocean.ts`), answering
+ * with bodies shaped as in DigitalOcean's OpenAPI description (test/fixtures/digitalocean-v2-droplets.openapi.json).
+ *
+ * Served: GET/POST /v2/droplets (GET honours tag_name, page, per_page), DELETE /v2/droplets?tag_name=T,
+ * GET/DELETE /v2/droplets/{id}, POST /v2/droplets/{id}/actions (power_on, power_off, shutdown, reboot, resize),
+ * GET /v2/actions/{id}, GET /v2/sizes. With a token set, /v2 calls without `Authorization: Bearer <token>` get 401.
+ * Nothing runs on timers: a droplet is `new` until bootMs after its creation, then `active` with its public IPv4;
+ * an action is `in-progress` for actionMs, then `completed` with its effect applied, as seen by the next call.
+ *
+ * Control endpoints (no auth; JSON bodies; 204 unless noted):
+ *   POST /_sim/faults   any of:
+ *                         {"fail_next": N, "status": 500, "match": "POST /v2/droplets"}  the next N /v2 calls whose
+ *                           "METHOD /path" starts with match (default: any) answer status with DigitalOcean's error
+ *                           body, 429 with Retry-After; replaces an earlier fail_next
+ *                         {"fail_creates": true|false}  every POST /v2/droplets answers 422 while on
+ *                         {"latency_ms": N}             every /v2 call waits N ms before answering
+ *   POST /_sim/config   {"boot_ms": N, "action_ms": N}  timings for droplets and actions started from then on
+ *   POST /_sim/droplets/{id}/power_off               the server shuts down from inside (status off)
+ *   POST /_sim/reset                                  forgets droplets, actions, faults and call counts; restores
+ *                                                     the timings given at start
+ *   GET  /_sim/state                                  200, SimulatorState: the droplets, and the calls received per
+ *                                                     "METHOD /path/template"
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
+import { z } from 'zod';
+
+export interface SimulatorOptions {
+  /** Default: a free port chosen by the kernel. */
+  readonly port?: number;
+  /** Default 127.0.0.1. */
+  readonly host?: string;
+  /** How long a new droplet stays `new`. Default 20 000 ms. */
+  readonly bootMs?: number;
+  /** How long an action stays `in-progress`. Default bootMs / 4. */
+  readonly actionMs?: number;
+  /** When set, /v2 calls must carry it as a Bearer token. */
+  readonly token?: string;
+  /** First three octets of the public addresses handed out. Default 203.0.113 (a documentation range). */
+  readonly ipv4Base?: string;
+}
+
+export type SimulatedDropletStatus = 'new' | 'active' | 'off';
+
+export interface SimulatedDroplet {
+  readonly id: number;
+  readonly name: string;
+  readonly status: SimulatedDropletStatus;
+  readonly sizeSlug: string;
+  readonly diskGb: number;
+  readonly ipv4: string | null;
+  readonly tags: readonly string[];
+}
+
+export interface SimulatorState {
+  readonly droplets: SimulatedDroplet[];
+  /** Calls received per "METHOD /path/template", e.g. "GET /v2/droplets/{id}"; faulted and refused ones included. */
+  readonly calls: Record<string, number>;
+}
+
+export interface Simulator {
+  readonly url: string;
+  /** The same as GET /_sim/state. */
+  state(): SimulatorState;
+  close(): Promise<void>;
+}
+
+/** DigitalOcean's default droplet limit, which also keeps the handed-out addresses within one /24. */
+const MAX_DROPLETS = 250;
+/** Completed actions beyond this many are forgotten, oldest first. */
+const MAX_ACTIONS = 5_000;
+const MAX_BODY_BYTES = 1 << 20;
+/** DigitalOcean's limit on user data. */
+const MAX_USER_DATA_BYTES = 64 * 1024;
+const DROPLET_NAME = /^[a-zA-Z0-9]?[a-z0-9A-Z.-]*[a-z0-9A-Z]$/;
+
+interface Size {
+  readonly slug: string;
+  readonly vcpus: number;
+  readonly memory: number;
+  readonly disk: number;
+  readonly transfer: number;
+  readonly priceMonthly: number;
+  readonly available: boolean;
+}
+
+const SIZES: readonly Size[] = [
+  { slug: 's-1vcpu-1gb', vcpus: 1, memory: 1024, disk: 25, transfer: 1, priceMonthly: 6, available: false },
+  { slug: 's-1vcpu-2gb', vcpus: 1, memory: 2048, disk: 30, transfer: 2, priceMonthly: 12, available: true },
+  { slug: 's-2vcpu-2gb', vcpus: 2, memory: 2048, disk: 35, transfer: 3, priceMonthly: 18, available: true },
+  { slug: 's-2vcpu-4gb', vcpus: 2, memory: 4096, disk: 40, transfer: 4, priceMonthly: 24, available: true },
+  { slug: 's-4vcpu-8gb', vcpus: 4, memory: 8192, disk: 80, transfer: 5, priceMonthly: 48, available: true },
+  { slug: 's-8vcpu-16gb', vcpus: 8, memory: 16384, disk: 160, transfer: 6, priceMonthly: 96, available: true },
+  { slug: 's-16vcpu-32gb', vcpus: 16, memory: 32768, disk: 320, transfer: 8, priceMonthly: 192, available: true },
+];
+
+const REGIONS: Readonly<Record<string, string>> = {
+  nyc3: 'New York 3',
+  ams3: 'Amsterdam 3',
+  fra1: 'Frankfurt 1',
+  lon1: 'London 1',
+  sfo3: 'San Francisco 3',
+  sgp1: 'Singapore 1',
+  tor1: 'Toronto 1',
+  syd1: 'Sydney 1',
+};
+
+const IMAGES: Readonly<Record<string, { readonly id: number; readonly name: string }>> = {
+  'ubuntu-24-04-x64': { id: 160_232_537, name: '24.04 (LTS) x64' },
+};
+
+interface Timings {
+  bootMs: number;
+  actionMs: number;
+}
+
+interface Droplet {
+  readonly id: number;
+  readonly name: string;
+  readonly region: string;
+  readonly image: string;
+  readonly tags: readonly string[];
+  readonly features: readonly string[];
+  readonly createdAt: number;
+  /** Handed out at creation, shown once booted. */
+  readonly ipv4: string;
+  size: Size;
+  diskGb: number;
+  booted: boolean;
+  poweredOn: boolean;
+}
+
+interface Action {
+  readonly id: number;
+  readonly type: string;
+  readonly dropletId: number;
+  readonly region: string;
+  readonly startedAt: number;
+  readonly completesAt: number;
+  completed: boolean;
+  readonly effect: (droplet: Droplet) => void;
+}
+
+/** A refusal, answered with DigitalOcean's error body. */
+class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly id: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const notFound = () => new ApiError(404, 'not_found', 'The resource you were accessing could not be found.');
+const unprocessable = (message: string) => new ApiError(422, 'unprocessable_entity', message);
+
+const createRequestSchema = z.object({
+  name: z.string().max(255).regex(DROPLET_NAME),
+  region: z.string().optional(),
+  size: z.string(),
+  image: z.union([z.string(), z.int()]),
+  user_data: z.string().optional(),
+  tags: z.array(z.string()).nullish(),
+  ipv6: z.boolean().optional(),
+  monitoring: z.boolean().optional(),
+});
+type CreateRequest = z.infer<typeof createRequestSchema>;
+
+const actionRequestSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.enum(['power_on', 'power_off', 'shutdown', 'reboot']) }),
+  z.object({ type: z.literal('resize'), size: z.string(), disk: z.boolean().optional() }),
+]);
+type ActionRequest = z.infer<typeof actionRequestSchema>;
+
+const faultsSchema = z.strictObject({
+  fail_next: z.int().min(0).max(1_000).optional(),
+  status: z.int().min(400).max(599).optional(),
+  match: z.string().max(200).optional(),
+  fail_creates: z.boolean().optional(),
+  latency_ms: z.int().min(0).max(60_000).optional(),
+});
+
+const configSchema = z.strictObject({
+  boot_ms: z.int().min(0).max(3_600_000).optional(),
+  action_ms: z.int().min(0).max(3_600_000).optional(),
+});
+
+interface Faults {
+  failNext: { remaining: number; status: number; match: string };
+  failCreates: boolean;
+  latencyMs: number;
+}
+
+const noFaults = (): Faults => ({ failNext: { remaining: 0, status: 500, match: '' }, failCreates: false, latencyMs: 0 });
+
+/** The simulated account: droplets and actions, advanced lazily by `settle`. */
+class Cloud {
+  private readonly droplets = new Map<number, Droplet>();
+  private readonly actions = new Map<number, Action>();
+  private nextDropletId = 300_000_001;
+  private nextActionId = 2_000_000_001;
+  timings: Timings;
+
+  constructor(
+    private readonly initialTimings: Timings,
+    readonly ipv4Base: string,
+  ) {
+    this.timings = { ...initialTimings };
+  }
+
+  reset(): void {
+    this.droplets.clear();
+    this.actions.clear();
+    this.timings = { ...this.initialTimings };
+  }
+
+  /** Completes every action whose time has come, applying its effect. */
+  settle(now: number): void {
+    for (const action of this.actions.values()) {
+      if (action.completed || action.completesAt > now) continue;
+      action.completed = true;
+      const droplet = this.droplets.get(action.dropletId);
+      if (droplet) action.effect(droplet);
+    }
+  }
+
+  list(tag: string | null): Droplet[] {
+    return [...this.droplets.values()].filter((droplet) => tag === null || droplet.tags.includes(tag));
+  }
+
+  droplet(id: number): Droplet {
+    const droplet = this.droplets.get(id);
+    if (!droplet) throw notFound();
+    return droplet;
+  }
+
+  action(id: number): Action {
+    const action = this.actions.get(id);
+    if (!action) throw notFound();
+    return action;
+  }
+
+  create(request: CreateRequest, now: number): { droplet: Droplet; action: Action } {
+    const region = request.region ?? 'nyc3';
+    const size = SIZES.find((candidate) => candidate.slug === request.size);
+    if (!Object.hasOwn(REGIONS, region)) throw unprocessable('Region is not available.');
+    if (!size?.available) throw unprocessable('Size is not available in this region.');
+    if (!Object.hasOwn(IMAGES, String(request.image))) throw unprocessable('You specified an invalid image for Droplet creation.');
+    if (Buffer.byteLength(request.user_data ?? '') > MAX_USER_DATA_BYTES) throw unprocessable('User data is too long.');
+    if (this.droplets.size >= MAX_DROPLETS) {
+      throw unprocessable('creating this/these droplet(s) will exceed your droplet limit');
+    }
+    const droplet: Droplet = {
+      id: this.nextDropletId++,
+      name: request.name,
+      region,
+      image: String(request.image),
+      tags: request.tags ?? [],
+      features: [...(request.monitoring ? ['monitoring'] : []), ...(request.ipv6 ? ['ipv6'] : [])],
+      createdAt: now,
+      ipv4: this.freeIpv4(),
+      size,
+      diskGb: size.disk,
+      booted: false,
+      poweredOn: true,
+    };
+    this.droplets.set(droplet.id, droplet);
+    const action = this.record(droplet, 'create', now, this.timings.bootMs, (booted) => (booted.booted = true));
+    return { droplet, action };
+  }
+
+  startAction(dropletId: number, request: ActionRequest, now: number): Action {
+    const droplet = this.droplet(dropletId);
+    if (this.hasPendingAction(dropletId)) throw unprocessable('Droplet already has a pending event.');
+    const effect = request.type === 'resize' ? resizeEffect(droplet, request) : powerEffect(request.type);
+    return this.record(droplet, request.type, now, this.timings.actionMs, effect);
+  }
+
+  delete(ids: readonly number[]): void {
+    for (const id of ids) this.droplets.delete(id);
+  }
+
+  private hasPendingAction(dropletId: number): boolean {
+    return [...this.actions.values()].some((action) => action.dropletId === dropletId && !action.completed);
+  }
+
+  private record(droplet: Droplet, type: string, now: number, durationMs: number, effect: Action['effect']): Action {
+    const action: Action = {
+      id: this.nextActionId++,
+      type,
+      dropletId: droplet.id,
+      region: droplet.region,
+      startedAt: now,
+      completesAt: now + durationMs,
+      completed: false,
+      effect,
+    };
+    this.actions.set(action.id, action);
+    this.forgetOldActions();
+    return action;
+  }
+
+  private forgetOldActions(): void {
+    for (const [id, action] of this.actions) {
+      if (this.actions.size <= MAX_ACTIONS) return;
+      if (action.completed) this.actions.delete(id);
+    }
+  }
+
+  private freeIpv4(): string {
+    const used = new Set([...this.droplets.values()].map((droplet) => droplet.ipv4));
+    let octet = 2;
+    while (used.has(`${this.ipv4Base}.${octet}`)) octet++;
+    return `${this.ipv4Base}.${octet}`;
+  }
+}
+
+function dropletStatus(droplet: Droplet): SimulatedDropletStatus {
+  if (!droplet.booted) return 'new';
+  return droplet.poweredOn ? 'active' : 'off';
+}
+
+function powerEffect(type: 'power_on' | 'power_off' | 'shutdown' | 'reboot'): Action['effect'] {
+  const poweredOn = type === 'power_on' || type === 'reboot';
+  return (droplet) => (droplet.poweredOn = poweredOn);
+}
+
+/** Checks a resize as DigitalOcean does when it is asked for, and answers what it does once completed. */
+function resizeEffect(droplet: Droplet, request: { size: string; disk?: boolean | undefined }): Action['effect'] {
+  const size = SIZES.find((candidate) => candidate.slug === request.size);
+  if (!size?.available) throw unprocessable('Size is not available in this region.');
+  if (dropletStatus(droplet) !== 'off') throw unprocessable('Droplet is currently on. Please power it off to run this event.');
+  if (request.disk && size.disk < droplet.diskGb) throw unprocessable('The disk of a Droplet cannot be made smaller.');
+  return (resized) => {
+    resized.size = size;
+    if (request.disk) resized.diskGb = size.disk;
+  };
+}
+
+/** Seconds precision, as DigitalOcean writes its timestamps. */
+const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+const availableSizeSlugs = () => SIZES.filter((size) => size.available).map((size) => size.slug);
+
+const regionJson = (slug: string) => ({
+  name: REGIONS[slug] ?? slug,
+  slug,
+  features: ['backups', 'ipv6', 'metadata', 'install_agent', 'storage', 'image_transfer'],
+  available: true,
+  sizes: availableSizeSlugs(),
+});
+
+const sizeJson = (size: Size) => ({
+  slug: size.slug,
+  memory: size.memory,
+  vcpus: size.vcpus,
+  disk: size.disk,
+  transfer: size.transfer,
+  price_monthly: size.priceMonthly,
+  price_hourly: Math.round((size.priceMonthly / 672) * 100_000) / 100_000,
+  regions: size.available ? Object.keys(REGIONS) : [],
+  available: size.available,
+  description: 'Basic',
+  disk_info: [{ type: 'local', size: { amount: size.disk, unit: 'gib' } }],
+});
+
+const imageJson = (slug: string) => ({
+  id: IMAGES[slug]?.id ?? 0,
+  name: IMAGES[slug]?.name ?? slug,
+  type: 'base',
+  distribution: 'Ubuntu',
+  slug,
+  public: true,
+  regions: Object.keys(REGIONS),
+  created_at: '2024-04-25T15:49:09Z',
+  min_disk_size: 15,
+  size_gigabytes: 2.48,
+  description: 'Ubuntu 24.04 x64',
+  tags: [],
+  status: 'available',
+  error_message: '',
+});
+
+function dropletJson(droplet: Droplet, ipv4Base: string) {
+  const publicNetwork = {
+    ip_address: droplet.ipv4,
+    netmask: '255.255.255.0',
+    gateway: `${ipv4Base}.1`,
+    type: 'public',
+  };
+  return {
+    id: droplet.id,
+    name: droplet.name,
+    memory: droplet.size.memory,
+    vcpus: droplet.size.vcpus,
+    disk: droplet.diskGb,
+    disk_info: [{ type: 'local', size: { amount: droplet.diskGb, unit: 'gib' } }],
+    locked: false,
+    status: dropletStatus(droplet),
+    kernel: null,
+    created_at: iso(droplet.createdAt),
+    features: droplet.features,
+    backup_ids: [],
+    next_backup_window: null,
+    snapshot_ids: [],
+    image: imageJson(droplet.image),
+    volume_ids: [],
+    size: sizeJson(droplet.size),
+    size_slug: droplet.size.slug,
+    networks: { v4: droplet.booted ? [publicNetwork] : [], v6: [] },
+    region: regionJson(droplet.region),
+    tags: droplet.tags,
+    vpc_uuid: '5f8e3a2c-7b1d-4c6e-9a0f-3d2b1c4e5a6f',
+  };
+}
+
+const actionJson = (action: Action) => ({
+  id: action.id,
+  status: action.completed ? 'completed' : 'in-progress',
+  type: action.type,
+  started_at: iso(action.startedAt),
+  completed_at: action.completed ? iso(action.completesAt) : null,
+  resource_id: action.dropletId,
+  resource_type: 'droplet',
+  region: regionJson(action.region),
+  region_slug: action.region,
+});
+
+interface Reply {
+  readonly status: number;
+  readonly body?: unknown;
+  readonly headers?: Record<string, string>;
+}
+
+interface Call {
+  /** The `{id}` path parameter, 0 for paths without one. */
+  readonly id: number;
+  readonly url: URL;
+  readonly body: unknown;
+  readonly now: number;
+}
+
+interface Route {
+  readonly method: string;
+  readonly template: string;
+  readonly pattern: RegExp;
+  readonly handle: (call: Call) => Reply;
+}
+
+function route(method: string, template: string, handle: Route['handle']): Route {
+  return { method, template, pattern: new RegExp(`^${template.replace(/\{\w+\}/g, '(\\d+)')}/?$`), handle };
+}
+
+function findRoute(routes: readonly Route[], method: string, pathname: string) {
+  for (const candidate of routes) {
+    const match = candidate.pattern.exec(pathname);
+    if (match && candidate.method === method) return { route: candidate, id: Number(match[1] ?? 0) };
+  }
+  return undefined;
+}
+
+function parse<T>(schema: z.ZodType<T>, body: unknown, status = 422): T {
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw new ApiError(status, status === 422 ? 'unprocessable_entity' : 'bad_request', `${issue?.path.join('.') || 'body'}: ${issue?.message}`);
+}
+
+/** One page of `items` with DigitalOcean's `links` and `meta`; links point at this simulator. */
+function paginate<T>(items: readonly T[], url: URL, selfUrl: string) {
+  const perPage = Math.min(200, Math.max(1, Number.parseInt(url.searchParams.get('per_page') ?? '', 10) || 20));
+  const page = Math.max(1, Number.parseInt(url.searchParams.get('page') ?? '', 10) || 1);
+  const lastPage = Math.max(1, Math.ceil(items.length / perPage));
+  const link = (target: number) => {
+    const query = new URLSearchParams(url.searchParams);
+    query.set('page', String(target));
+    query.set('per_page', String(perPage));
+    return `${selfUrl}${url.pathname}?${query}`;
+  };
+  const pages: Record<string, string> = {};
+  if (page > 1) Object.assign(pages, { first: link(1), prev: link(Math.min(page - 1, lastPage)) });
+  if (page < lastPage) Object.assign(pages, { next: link(page + 1), last: link(lastPage) });
+  return { items: items.slice((page - 1) * perPage, page * perPage), links: { pages }, meta: { total: items.length } };
+}
+
+function apiRoutes(cloud: Cloud, faults: Faults, selfUrl: string): Route[] {
+  return [
+    route('GET', '/v2/droplets', ({ url }) => {
+      const { items, links, meta } = paginate(cloud.list(url.searchParams.get('tag_name')), url, selfUrl);
+      return { status: 200, body: { droplets: items.map((d) => dropletJson(d, cloud.ipv4Base)), links, meta } };
+    }),
+    route('POST', '/v2/droplets', ({ body, now }) => {
+      if (faults.failCreates) throw unprocessable('Droplet creation failed (fault injected by the simulator).');
+      const { droplet, action } = cloud.create(parse(createRequestSchema, body), now);
+      const actionLink = { id: action.id, rel: 'create', href: `${selfUrl}/v2/actions/${action.id}` };
+      return { status: 202, body: { droplet: dropletJson(droplet, cloud.ipv4Base), links: { actions: [actionLink] } } };
+    }),
+    route('DELETE', '/v2/droplets', ({ url }) => {
+      const tag = url.searchParams.get('tag_name');
+      if (!tag) throw new ApiError(400, 'bad_request', 'tag_name is required.');
+      cloud.delete(cloud.list(tag).map((droplet) => droplet.id));
+      return { status: 204 };
+    }),
+    route('GET', '/v2/droplets/{id}', ({ id }) => ({
+      status: 200,
+      body: { droplet: dropletJson(cloud.droplet(id), cloud.ipv4Base) },
+    })),
+    route('DELETE', '/v2/droplets/{id}', ({ id }) => {
+      cloud.delete([cloud.droplet(id).id]);
+      return { status: 204 };
+    }),
+    route('POST', '/v2/droplets/{id}/actions', ({ id, body, now }) => ({
+      status: 201,
+      body: { action: actionJson(cloud.startAction(id, parse(actionRequestSchema, body), now)) },
+    })),
+    route('GET', '/v2/actions/{id}', ({ id }) => ({ status: 200, body: { action: actionJson(cloud.action(id)) } })),
+    route('GET', '/v2/sizes', ({ url }) => {
+      const { items, links, meta } = paginate(SIZES, url, selfUrl);
+      return { status: 200, body: { sizes: items.map(sizeJson), links, meta } };
+    }),
+  ];
+}
+
+function controlRoutes(cloud: Cloud, faults: Faults, state: () => SimulatorState, forgetCalls: () => void): Route[] {
+  return [
+    route('POST', '/_sim/faults', ({ body }) => {
+      const settings = parse(faultsSchema, body ?? {}, 400);
+      if (settings.fail_next !== undefined) {
+        faults.failNext = { remaining: settings.fail_next, status: settings.status ?? 500, match: settings.match ?? '' };
+      }
+      if (settings.fail_creates !== undefined) faults.failCreates = settings.fail_creates;
+      if (settings.latency_ms !== undefined) faults.latencyMs = settings.latency_ms;
+      return { status: 204 };
+    }),
+    route('POST', '/_sim/config', ({ body }) => {
+      const settings = parse(configSchema, body ?? {}, 400);
+      cloud.timings.bootMs = settings.boot_ms ?? cloud.timings.bootMs;
+      cloud.timings.actionMs = settings.action_ms ?? cloud.timings.actionMs;
+      return { status: 204 };
+    }),
+    route('POST', '/_sim/droplets/{id}/power_off', ({ id }) => {
+      cloud.droplet(id).poweredOn = false;
+      return { status: 204 };
+    }),
+    route('POST', '/_sim/reset', () => {
+      cloud.reset();
+      Object.assign(faults, noFaults());
+      forgetCalls();
+      return { status: 204 };
+    }),
+    route('GET', '/_sim/state', () => ({ status: 200, body: state() })),
+  ];
+}
+
+const errorMessages: Readonly<Record<number, { id: string; message: string }>> = {
+  429: { id: 'too_many_requests', message: 'API rate limit exceeded.' },
+  500: { id: 'server_error', message: 'Unexpected server-side error' },
+};
+
+/** The reply for an injected failure, when the call matches the pending one. */
+function injectedFailure(faults: Faults, method: string, pathname: string): Reply | undefined {
+  const failNext = faults.failNext;
+  if (failNext.remaining === 0 || !`${method} ${pathname}`.startsWith(failNext.match)) return undefined;
+  failNext.remaining--;
+  const known = errorMessages[failNext.status] ?? { id: 'simulated_error', message: 'Simulated failure.' };
+  const error = new ApiError(failNext.status, known.id, known.message);
+  return { ...errorReply(error), headers: failNext.status === 429 ? { 'retry-after': '1' } : {} };
+}
+
+function errorReply(error: ApiError): Reply {
+  return { status: error.status, body: { id: error.id, message: error.message, request_id: randomUUID() } };
+}
+
+async function readJson(request: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw new ApiError(413, 'request_entity_too_large', 'The request body is too large.');
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError(400, 'bad_request', 'The request body is not valid JSON.');
+  }
+}
+
+function send(response: ServerResponse, reply: Reply): void {
+  const body = reply.body === undefined ? '' : JSON.stringify(reply.body);
+  response.writeHead(reply.status, {
+    // DigitalOcean labels even its empty 204 answers as JSON.
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(body)),
+    ...reply.headers,
+  });
+  response.end(body);
+}
+
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const bootMs = options.bootMs ?? 20_000;
+  const ipv4Base = options.ipv4Base ?? '203.0.113';
+  if (!/^\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(ipv4Base)) throw new Error('ipv4Base must be three octets, e.g. 203.0.113');
+  const cloud = new Cloud({ bootMs, actionMs: Math.max(0, options.actionMs ?? Math.round(bootMs / 4)) }, ipv4Base);
+  const faults = noFaults();
+  const calls = new Map<string, number>();
+  const closing = new AbortController();
+
+  const state = (): SimulatorState => {
+    cloud.settle(Date.now());
+    const droplets = cloud.list(null).map((droplet) => ({
+      id: droplet.id,
+      name: droplet.name,
+      status: dropletStatus(droplet),
+      sizeSlug: droplet.size.slug,
+      diskGb: droplet.diskGb,
+      ipv4: droplet.booted ? droplet.ipv4 : null,
+      tags: droplet.tags,
+    }));
+    return { droplets, calls: Object.fromEntries(calls) };
+  };
+
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('simulator has no TCP address');
+  const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+
+  const api = apiRoutes(cloud, faults, url);
+  const control = controlRoutes(cloud, faults, state, () => calls.clear());
+
+  /** Faults, authentication and routing for a /v2 call, in the order DigitalOcean's edge would meet them. */
+  const answerApi = async (request: IncomingMessage, url: URL, body: unknown): Promise<Reply> => {
+    const method = request.method ?? 'GET';
+    const found = findRoute(api, method, url.pathname);
+    const key = `${method} ${found?.route.template ?? '(unmatched)'}`;
+    calls.set(key, (calls.get(key) ?? 0) + 1);
+    if (faults.latencyMs > 0) await delay(faults.latencyMs, undefined, { signal: closing.signal });
+    const failure = injectedFailure(faults, method, url.pathname);
+    if (failure) return failure;
+    if (options.token !== undefined && request.headers.authorization !== `Bearer ${options.token}`) {
+      return errorReply(new ApiError(401, 'unauthorized', 'Unable to authenticate you.'));
+    }
+    if (!found) throw notFound();
+    const now = Date.now();
+    cloud.settle(now);
+    return found.route.handle({ id: found.id, url, body, now });
+  };
+
+  const answerControl = (request: IncomingMessage, url: URL, body: unknown): Reply => {
+    const found = findRoute(control, request.method ?? 'GET', url.pathname);
+    if (!found) throw notFound();
+    return found.route.handle({ id: found.id, url, body, now: Date.now() });
+  };
+
+  server.on('request', async (request: IncomingMessage, response: ServerResponse) => {
+    try {
+      const requestUrl = new URL(request.url ?? '/', url);
+      const body = await readJson(request);
+      const isControl = requestUrl.pathname.startsWith('/_sim/');
+      send(response, isControl ? answerControl(request, requestUrl, body) : await answerApi(request, requestUrl, body));
+    } catch (error) {
+      if (closing.signal.aborted || response.headersSent) return;
+      const apiError = error instanceof ApiError ? error : new ApiError(500, 'server_error', 'Unexpected server-side error');
+      send(response, errorReply(apiError));
+    }
+  });
+
+  return {
+    url,
+    state,
+    async close() {
+      closing.abort();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}

@@ -1,0 +1,255 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { StateMachine, type RunOptions } from 'aws-local-stepfunctions';
+import { workflows, type WorkflowName } from '../workflows';
+
+/**
+ * A local Step Functions endpoint speaking the service's JSON 1.0 protocol (StartExecution, DescribeExecution,
+ * StopExecution, ListExecutions, GetExecutionHistory). It runs the same `statemachines/*.asl.json` with
+ * aws-local-stepfunctions, binding each `${Key}` Task resource to the handler module the CDK stack deploys for it.
+ */
+const REGION = 'us-east-1';
+const ACCOUNT = '000000000000';
+
+export const localStateMachineArn = (name: string) => `arn:aws:states:${REGION}:${ACCOUNT}:stateMachine:${name}`;
+const localFunctionArn = (key: string) => `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${key}`;
+
+type TaskHandlers = NonNullable<NonNullable<RunOptions['overrides']>['taskResourceLocalHandlers']>;
+type TaskHandler = TaskHandlers[string];
+type EventLog = { type: string; timestamp: number };
+
+type Status = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED';
+
+interface Execution {
+  readonly executionArn: string;
+  readonly stateMachineArn: string;
+  readonly name: string;
+  readonly input: string;
+  readonly startDate: number;
+  status: Status;
+  stopDate?: number;
+  output?: string;
+  error?: string;
+  cause?: string;
+  readonly events: EventLog[];
+  abort(): void;
+  readonly done: Promise<void>;
+}
+
+interface LoadedMachine {
+  readonly machine: StateMachine;
+  readonly taskHandlers: TaskHandlers;
+  readonly waitOverrides: Record<string, number>;
+  readonly retryOverrides: Record<string, number>;
+}
+
+export interface LocalStepFunctionsOptions {
+  readonly root: string;
+  readonly port?: number;
+  /** Every Wait state lasts this long locally (ms). */
+  readonly waitMs: number;
+  /** Every retry pause lasts this long locally (ms). */
+  readonly retryMs: number;
+}
+
+export interface LocalStepFunctions {
+  readonly endpoint: string;
+  readonly executions: ReadonlyMap<string, Execution>;
+  /** Resolves when no execution is running. */
+  idle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+type AslState = { Type: string; Resource?: string };
+
+async function loadMachine(root: string, name: WorkflowName, options: LocalStepFunctionsOptions): Promise<LoadedMachine> {
+  const workflow = workflows[name];
+  const raw = readFileSync(resolve(root, workflow.definitionFile), 'utf8');
+  const states = (JSON.parse(raw) as { States: Record<string, AslState> }).States;
+  const taskHandlers: TaskHandlers = {};
+  const waitOverrides: Record<string, number> = {};
+  const retryOverrides: Record<string, number> = {};
+  for (const [stateName, state] of Object.entries(states)) {
+    if (state.Type === 'Wait') waitOverrides[stateName] = options.waitMs;
+    if (state.Type !== 'Task') continue;
+    retryOverrides[stateName] = options.retryMs;
+    const key = /^\$\{(\w+)\}$/.exec(state.Resource ?? '')?.[1];
+    const step = key ? (workflow.steps as Record<string, { entry: string }>)[key] : undefined;
+    if (!step) throw new Error(`${workflow.definitionFile}: state ${stateName} has no step for ${state.Resource}`);
+    const module = (await import(pathToFileURL(resolve(root, step.entry)).href)) as { handler: TaskHandler };
+    taskHandlers[stateName] = module.handler;
+  }
+  const definition = JSON.parse(raw.replace(/\$\{(\w+)\}/g, (_, key: string) => localFunctionArn(key)));
+  return { machine: new StateMachine(definition), taskHandlers, waitOverrides, retryOverrides };
+}
+
+class ServiceError extends Error {
+  constructor(
+    readonly type: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+async function readJson(request: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return chunks.length ? (JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>) : {};
+}
+
+const epochSeconds = (ms: number) => ms / 1000;
+
+export async function startLocalStepFunctions(options: LocalStepFunctionsOptions): Promise<LocalStepFunctions> {
+  const machines = new Map<string, LoadedMachine>();
+  for (const name of Object.keys(workflows) as WorkflowName[]) {
+    machines.set(localStateMachineArn(name), await loadMachine(options.root, name, options));
+  }
+  const executions = new Map<string, Execution>();
+
+  function start(body: Record<string, unknown>) {
+    const stateMachineArn = String(body.stateMachineArn);
+    const loaded = machines.get(stateMachineArn);
+    if (!loaded) throw new ServiceError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${stateMachineArn}'`);
+    const name = typeof body.name === 'string' ? body.name : crypto.randomUUID();
+    const executionArn = stateMachineArn.replace(':stateMachine:', ':execution:') + `:${name}`;
+    const existing = executions.get(executionArn);
+    if (existing) {
+      if (existing.input === String(body.input ?? '{}')) return { executionArn, startDate: epochSeconds(existing.startDate) };
+      throw new ServiceError('ExecutionAlreadyExists', `Execution Already Exists: '${executionArn}'`);
+    }
+    const input = String(body.input ?? '{}');
+    const startDate = Date.now();
+    const run = loaded.machine.run(JSON.parse(input), {
+      overrides: {
+        taskResourceLocalHandlers: loaded.taskHandlers,
+        waitTimeOverrides: loaded.waitOverrides,
+        retryIntervalOverrides: loaded.retryOverrides,
+      },
+      noThrowOnAbort: true,
+      context: {
+        Execution: { Id: executionArn, Name: name, Input: JSON.parse(input), StartTime: new Date(startDate).toISOString() },
+        StateMachine: { Id: stateMachineArn, Name: stateMachineArn.split(':').pop() },
+      },
+    });
+    const events: EventLog[] = [];
+    void (async () => {
+      for await (const event of run.eventLogs) events.push(event);
+    })().catch(() => undefined);
+    const execution: Execution = {
+      executionArn,
+      stateMachineArn,
+      name,
+      input,
+      startDate,
+      status: 'RUNNING',
+      events,
+      abort: () => run.abort(),
+      done: run.result.then(
+        (output: unknown) => {
+          if (execution.status !== 'RUNNING') return;
+          execution.status = 'SUCCEEDED';
+          execution.output = JSON.stringify(output ?? null);
+          execution.stopDate = Date.now();
+        },
+        (error: Error) => {
+          if (execution.status !== 'RUNNING') return;
+          execution.status = 'FAILED';
+          execution.error = error.name;
+          execution.cause = error.message;
+          execution.stopDate = Date.now();
+        },
+      ),
+    };
+    executions.set(executionArn, execution);
+    return { executionArn, startDate: epochSeconds(startDate) };
+  }
+
+  function find(body: Record<string, unknown>): Execution {
+    const execution = executions.get(String(body.executionArn));
+    if (!execution) throw new ServiceError('ExecutionDoesNotExist', `Execution Does Not Exist: '${String(body.executionArn)}'`);
+    return execution;
+  }
+
+  const describe = (e: Execution) => ({
+    executionArn: e.executionArn,
+    stateMachineArn: e.stateMachineArn,
+    name: e.name,
+    status: e.status,
+    startDate: epochSeconds(e.startDate),
+    ...(e.stopDate ? { stopDate: epochSeconds(e.stopDate) } : {}),
+    input: e.input,
+    ...(e.output !== undefined ? { output: e.output } : {}),
+    ...(e.error !== undefined ? { error: e.error, cause: e.cause } : {}),
+  });
+
+  const operations: Record<string, (body: Record<string, unknown>) => unknown> = {
+    StartExecution: start,
+    DescribeExecution: (body) => describe(find(body)),
+    StopExecution: (body) => {
+      const execution = find(body);
+      if (execution.status === 'RUNNING') {
+        execution.status = 'ABORTED';
+        execution.stopDate = Date.now();
+        execution.abort();
+      }
+      return { stopDate: epochSeconds(execution.stopDate ?? Date.now()) };
+    },
+    ListExecutions: (body) => ({
+      executions: [...executions.values()]
+        .filter((e) => e.stateMachineArn === body.stateMachineArn && (!body.statusFilter || e.status === body.statusFilter))
+        .map(({ executionArn, stateMachineArn, name, status, startDate, stopDate }) => ({
+          executionArn,
+          stateMachineArn,
+          name,
+          status,
+          startDate: epochSeconds(startDate),
+          ...(stopDate ? { stopDate: epochSeconds(stopDate) } : {}),
+        })),
+    }),
+    GetExecutionHistory: (body) => ({
+      events: find(body).events.map((event, index) => ({
+        id: index + 1,
+        timestamp: epochSeconds(event.timestamp),
+        type: event.type,
+      })),
+    }),
+  };
+
+  const server: Server = createServer((request, response) => {
+    const operation = String(request.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
+    readJson(request)
+      .then((body) => {
+        const handler = operations[operation];
+        if (!handler) throw new ServiceError('UnknownOperationException', `Unknown operation ${operation}`);
+        response.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.0' });
+        response.end(JSON.stringify(handler(body)));
+      })
+      .catch((error: unknown) => {
+        const type = error instanceof ServiceError ? error.type : 'InternalFailure';
+        response.writeHead(error instanceof ServiceError ? 400 : 500, {
+          'Content-Type': 'application/x-amz-json-1.0',
+          'x-amzn-ErrorType': type,
+        });
+        response.end(JSON.stringify({ __type: type, message: error instanceof Error ? error.message : String(error) }));
+      });
+  });
+  await new Promise<void>((ready) => server.listen(options.port ?? 0, '127.0.0.1', ready));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    executions,
+    async idle() {
+      await Promise.all([...executions.values()].map((e) => e.done));
+    },
+    async close() {
+      for (const execution of executions.values()) if (execution.status === 'RUNNING') execution.abort();
+      server.closeAllConnections();
+      await new Promise((done) => server.close(done));
+    },
+  };
+}

@@ -1,0 +1,125 @@
+import { CfnOutput, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type { Construct } from 'constructs';
+import { authAccess, routes } from './routes';
+import { tableNames, tables, type TableName } from './tables';
+import { workflowNames, workflows, type WorkflowName } from './workflows';
+import { mergeAccess, type ServiceContext } from './constructs/api-function';
+import { HttpApi } from './constructs/http-api';
+import { ServiceTable } from './constructs/table';
+import { Workflow } from './constructs/workflow';
+
+export const STAGES = ['dev', 'prod'] as const;
+export type Stage = (typeof STAGES)[number];
+
+/** The `stage` context value (`-c stage=dev|prod`), dev when unset. */
+export function stageOf(scope: Construct): Stage {
+  const stage = String(scope.node.tryGetContext('stage') ?? 'dev');
+  if (!STAGES.some((known) => known === stage)) throw new Error(`stage must be one of ${STAGES.join(', ')}; got ${stage}`);
+  return stage as Stage;
+}
+
+interface ServiceConfig {
+  readonly stage: Stage;
+  readonly instanceDomainSuffix: string;
+  readonly upstreamBaseUrl: string;
+  readonly provisionTimeoutSeconds: number;
+}
+
+function contextValue(scope: Construct, key: string, fallback: string | undefined): string {
+  const value = scope.node.tryGetContext(key) ?? fallback;
+  if (value === undefined || value === '') throw new Error(`context ${key} is required (-c ${key}=...)`);
+  return String(value);
+}
+
+function configFromContext(scope: Construct): ServiceConfig {
+  const stage = stageOf(scope);
+  const provisionTimeoutSeconds = Number(contextValue(scope, 'provisionTimeoutSeconds', '600'));
+  if (!Number.isInteger(provisionTimeoutSeconds) || provisionTimeoutSeconds <= 0) {
+    throw new Error('context provisionTimeoutSeconds must be a positive integer');
+  }
+  return {
+    stage,
+    // Only dev may fall back to the placeholder domain; a real stage must name its own.
+    instanceDomainSuffix: contextValue(scope, 'instanceDomainSuffix', stage === 'dev' ? 'vps.example.net' : undefined),
+    upstreamBaseUrl: contextValue(scope, 'upstreamBaseUrl', 'https://api.digitalocean.com'),
+    provisionTimeoutSeconds,
+  };
+}
+
+const pascal = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
+
+/** The whole service: tables, upstream token, lifecycle workflows and the HTTP API. */
+export class ServiceStack extends Stack {
+  readonly tables: Readonly<Record<TableName, ServiceTable>>;
+  readonly workflows: Readonly<Record<WorkflowName, Workflow>>;
+  readonly api: HttpApi;
+
+  constructor(scope: Construct, id: string, props?: StackProps) {
+    super(scope, id, props);
+    const config = configFromContext(this);
+    const retain = config.stage !== 'dev';
+    const removalPolicy = retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+
+    this.tables = Object.fromEntries(
+      tableNames.map((name) => [name, new ServiceTable(this, `${pascal(name)}Table`, { definition: tables[name], retain })]),
+    ) as Record<TableName, ServiceTable>;
+
+    const service: ServiceContext = {
+      stage: config.stage,
+      logs: { retention: retain ? logs.RetentionDays.ONE_YEAR : logs.RetentionDays.ONE_MONTH, removalPolicy },
+      tables: this.tables,
+      stateMachines: {},
+      upstream: { baseUrl: config.upstreamBaseUrl, tokenSecret: this.upstreamTokenSecret(removalPolicy) },
+      environment: {
+        INSTANCE_DOMAIN_SUFFIX: config.instanceDomainSuffix,
+        PROVISION_TIMEOUT_SECONDS: String(config.provisionTimeoutSeconds),
+      },
+    };
+
+    this.workflows = Object.fromEntries(
+      workflowNames.map((name) => [
+        name,
+        new Workflow(this, `${pascal(name)}Workflow`, { definition: workflows[name], service }),
+      ]),
+    ) as Record<WorkflowName, Workflow>;
+
+    this.api = new HttpApi(this, 'HttpApi', {
+      routes: routes.map((route) => ({ ...route, access: mergeAccess(route.access, authAccess[route.auth]) })),
+      service: {
+        ...service,
+        stateMachines: Object.fromEntries(workflowNames.map((name) => [name, this.workflows[name].stateMachine])),
+      },
+    });
+
+    this.addOutputs();
+  }
+
+  /**
+   * Created by the stack, so its exact ARN (no name-suffix wildcard) goes into the grants. Deploys store a
+   * generated placeholder; the operator puts the real upstream token with `aws secretsmanager put-secret-value`.
+   */
+  private upstreamTokenSecret(removalPolicy: RemovalPolicy): secretsmanager.Secret {
+    const secret = new secretsmanager.Secret(this, 'UpstreamToken', {
+      description: 'Upstream compute API token; replace the generated placeholder with the real token',
+      generateSecretString: { passwordLength: 32, excludePunctuation: true },
+      removalPolicy,
+    });
+    Validations.of(secret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'Third-party API token issued by the upstream provider: it is rotated there and stored here by the operator.',
+    });
+    return secret;
+  }
+
+  private addOutputs(): void {
+    new CfnOutput(this, 'ApiUrl', { value: this.api.url });
+    for (const name of tableNames) {
+      new CfnOutput(this, `${pascal(name)}TableName`, { value: this.tables[name].tableName });
+    }
+    for (const name of workflowNames) {
+      new CfnOutput(this, `${pascal(name)}StateMachineArn`, { value: this.workflows[name].stateMachine.stateMachineArn });
+    }
+  }
+}

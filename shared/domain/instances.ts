@@ -1,0 +1,139 @@
+import { randomUUID } from 'node:crypto';
+import { StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { sfn } from '../aws';
+import { config, stateMachineArn } from '../config';
+import { logger } from '../observability';
+import type { Account } from '../store/accounts';
+import { nextSequenceValue } from '../store/counters';
+import {
+  CapacityExhaustedError,
+  getOwnedInstance,
+  insertInstanceReservingCapacity,
+  listOwnedInstances,
+  releaseInstanceCapacity,
+  type InstanceItem,
+} from '../store/instances';
+import { finishJob, type Job } from '../store/jobs';
+import type { CreateInstanceBody, InstanceDetail, InstanceSummary } from '../schemas/instances';
+import { randomBase62 } from './crypto';
+import { instanceNotFound, paymentRequired, serviceUnavailable } from './errors';
+import { orderablePlan } from './flavors';
+import { generateSshKey, parsePublicKey } from './ssh-keys';
+
+/** Deploying needs a balance strictly above $3 (micro-dollars). */
+const DEPLOY_MIN_BALANCE_MICROS = 3_000_000;
+const ROOT_PASSWORD_LENGTH = 24;
+
+export function toDetail(item: InstanceItem): InstanceDetail {
+  return {
+    ...toSummary(item),
+    ssh_key: item.ssh_key,
+    activated_at: item.activated_at,
+  };
+}
+
+export function toSummary(item: InstanceItem): InstanceSummary {
+  return {
+    instance_id: item.instance_id,
+    vps_id: item.vps_id,
+    status: item.status,
+    ipv4: item.ipv4,
+    domain: item.domain,
+    custom_domain: item.custom_domain,
+    root_user: item.root_user,
+    root_password: item.root_password,
+    ssh_port: item.ssh_port,
+    project_name: item.project_name,
+    plan: item.plan,
+    created_at: item.created_at,
+  };
+}
+
+export const upstreamTagOf = (instanceId: number) => `instance-${instanceId}`;
+
+/** Accepts a deploy: validates, reserves capacity, records the instance and its job, and starts provisioning. */
+export async function createInstance(account: Account, body: CreateInstanceBody): Promise<InstanceDetail> {
+  const plan = orderablePlan(body.flavor);
+  if (account.balance <= DEPLOY_MIN_BALANCE_MICROS) {
+    throw paymentRequired('Insufficient balance to deploy: the balance must be above $3.00');
+  }
+  const keyName = `${body.project_name}-key`;
+  const sshKey = body.ssh_public_key === undefined ? null : parsePublicKey(body.ssh_public_key, keyName);
+
+  const instanceId = await nextSequenceValue('instance_id');
+  const now = new Date().toISOString();
+  const instance: InstanceItem = {
+    instance_id: instanceId,
+    account_id: account.account_id,
+    vps_id: '',
+    upstream_id: null,
+    status: 'pending',
+    ipv4: null,
+    domain: `vps-${instanceId}.${config().instanceDomainSuffix}`,
+    custom_domain: null,
+    root_user: 'root',
+    root_password: randomBase62(ROOT_PASSWORD_LENGTH),
+    ssh_port: 22,
+    ssh_key: sshKey ?? generateSshKey(keyName, `root@vps-${instanceId}`),
+    project_name: body.project_name,
+    plan,
+    activated_at: null,
+    created_at: now,
+    capacity_held: true,
+    deleted_at: null,
+    paused_by: null,
+    metered_until: null,
+    version: 1,
+  };
+  const job: Job = {
+    job_id: randomUUID(),
+    type: 'provision',
+    instance_id: instanceId,
+    account_id: account.account_id,
+    status: 'running',
+    started_at: now,
+    finished_at: null,
+    error: null,
+  };
+
+  try {
+    await insertInstanceReservingCapacity(instance, job);
+  } catch (error) {
+    if (error instanceof CapacityExhaustedError) {
+      throw serviceUnavailable(error.pool === 'ipv4' ? 'IPv4 capacity exhausted' : 'Tier capacity exhausted');
+    }
+    throw error;
+  }
+  await startProvisioning(instance, job);
+  return toDetail(instance);
+}
+
+/** Starts the provision workflow; if it cannot start, the instance fails at once and gives its capacity back. */
+async function startProvisioning(instance: InstanceItem, job: Job): Promise<void> {
+  try {
+    await sfn().send(
+      new StartExecutionCommand({
+        stateMachineArn: stateMachineArn('provision'),
+        name: job.job_id,
+        input: JSON.stringify({ instance_id: instance.instance_id, job_id: job.job_id }),
+      }),
+    );
+  } catch (error) {
+    logger.error('could not start provisioning', { error, instance_id: instance.instance_id });
+    const at = new Date().toISOString();
+    await releaseInstanceCapacity(instance, { status: 'failed' });
+    await finishJob(job.job_id, { status: 'failed', error: 'Provisioning could not be started' }, at);
+    throw error;
+  }
+}
+
+export async function getInstanceDetail(accountId: string, instanceId: number | undefined): Promise<InstanceDetail> {
+  const item = instanceId === undefined ? undefined : await getOwnedInstance(instanceId, accountId);
+  if (!item) throw instanceNotFound();
+  return toDetail(item);
+}
+
+export async function listInstanceSummaries(accountId: string): Promise<InstanceSummary[]> {
+  const items = await listOwnedInstances(accountId);
+  return items.sort((a, b) => a.instance_id - b.instance_id).map(toSummary);
+}

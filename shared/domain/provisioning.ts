@@ -1,0 +1,144 @@
+import { config } from '../config';
+import { logger } from '../observability';
+import { getInstanceItem, releaseInstanceCapacity, transitionInstance, type InstanceItem } from '../store/instances';
+import { finishJob } from '../store/jobs';
+import { upstream } from '../upstream';
+import type { UpstreamDriver, UpstreamServer } from '../upstream/driver';
+import type { InstanceStatus } from '../schemas/instances';
+import { upstreamTagOf } from './instances';
+
+export const UBUNTU_IMAGE = 'ubuntu-24-04-x64';
+
+const PROVISIONING_STATUSES: InstanceStatus[] = ['pending', 'provisioning'];
+
+export interface ProvisionInput {
+  readonly instance_id: number;
+  readonly job_id: string;
+}
+
+/** Thrown when the server does not become active within the budget; the workflow compensates. */
+export class ProvisionTimeoutError extends Error {
+  override readonly name = 'ProvisionTimeoutError';
+}
+
+/** Thrown when the upstream server we created has vanished; the workflow compensates. */
+export class UpstreamServerLostError extends Error {
+  override readonly name = 'UpstreamServerLostError';
+}
+
+/** cloud-init user data: the root password and the authorized key the create response promised. */
+export function userDataFor(instance: InstanceItem): string {
+  return [
+    '#cloud-config',
+    'ssh_pwauth: true',
+    'disable_root: false',
+    'chpasswd:',
+    '  expire: false',
+    '  users:',
+    `    - {name: root, password: ${JSON.stringify(instance.root_password)}, type: text}`,
+    'users:',
+    '  - name: root',
+    '    ssh_authorized_keys:',
+    `      - ${JSON.stringify(instance.ssh_key.public_key)}`,
+    '',
+  ].join('\n');
+}
+
+/** The server carrying the instance's tag, created only if none exists yet, so a retried step never doubles it. */
+async function ensureServer(driver: UpstreamDriver, instance: InstanceItem): Promise<UpstreamServer> {
+  const tag = upstreamTagOf(instance.instance_id);
+  const [existing] = await driver.listServersByTag(tag);
+  if (existing) return existing;
+  return driver.createServer({
+    name: `vps-${instance.instance_id}`,
+    tag,
+    size: instance.plan.flavor,
+    image: UBUNTU_IMAGE,
+    userData: userDataFor(instance),
+  });
+}
+
+export type CreateServerResult = { upstream_id: number; abandoned: false } | { upstream_id: null; abandoned: true };
+
+export async function createServerStep({ instance_id }: ProvisionInput): Promise<CreateServerResult> {
+  const instance = await getInstanceItem(instance_id);
+  if (!instance || instance.deleted_at !== null || !PROVISIONING_STATUSES.includes(instance.status)) {
+    return { upstream_id: null, abandoned: true };
+  }
+  const server = await ensureServer(await upstream(), instance);
+  const moved = await transitionInstance(instance_id, PROVISIONING_STATUSES, {
+    status: 'provisioning',
+    vps_id: String(server.id),
+    upstream_id: server.id,
+  });
+  return moved ? { upstream_id: server.id, abandoned: false } : { upstream_id: null, abandoned: true };
+}
+
+export interface CheckServerInput extends ProvisionInput {
+  readonly upstream_id: number;
+  /** When the execution started: the provisioning budget runs from here. */
+  readonly started_at: string;
+}
+
+export interface CheckServerResult {
+  readonly ready: boolean;
+  readonly abandoned: boolean;
+}
+
+export async function checkServerStep(input: CheckServerInput): Promise<CheckServerResult> {
+  const server = await (await upstream()).getServer(input.upstream_id);
+  if (!server) throw new UpstreamServerLostError(`upstream server ${input.upstream_id} disappeared`);
+  if (server.status === 'active' && server.ipv4) {
+    const now = new Date().toISOString();
+    const activated = await transitionInstance(input.instance_id, ['provisioning'], {
+      status: 'active',
+      ipv4: server.ipv4,
+      activated_at: now,
+      metered_until: now,
+    });
+    if (!activated) return { ready: false, abandoned: true };
+    await finishJob(input.job_id, { status: 'succeeded' }, now);
+    return { ready: true, abandoned: false };
+  }
+  const elapsedSeconds = (Date.now() - Date.parse(input.started_at)) / 1000;
+  if (elapsedSeconds > config().provisionTimeoutSeconds) {
+    throw new ProvisionTimeoutError(`server not active after ${Math.round(elapsedSeconds)} s`);
+  }
+  return { ready: false, abandoned: false };
+}
+
+/** What a client may read about a failure (job error): never upstream or internal details. */
+const failureTexts: Record<string, string> = {
+  UpstreamPermanentError: 'The upstream refused to create the server',
+  UpstreamTransientError: 'The upstream kept failing',
+  ProvisionTimeoutError: 'The server did not become active in time',
+  UpstreamServerLostError: 'The upstream server disappeared during provisioning',
+};
+
+export interface CompensateInput extends ProvisionInput {
+  readonly error?: { readonly Error?: string; readonly Cause?: string };
+}
+
+/**
+ * Undoes a failed provision: destroys every upstream server carrying the instance's tag, gives back the IPv4
+ * address and tier capacity exactly once, and marks the instance and its job failed. Safe to retry.
+ */
+export async function compensateStep({ instance_id, job_id, error }: CompensateInput): Promise<{ compensated: boolean }> {
+  const instance = await getInstanceItem(instance_id);
+  const live = instance !== undefined && instance.deleted_at === null;
+  if (live && !PROVISIONING_STATUSES.includes(instance.status)) {
+    // Provisioning got past the point of failure (the instance is active): there is nothing to undo.
+    return { compensated: false };
+  }
+  logger.warn('provisioning failed; compensating', { cause: error?.Error });
+  const driver = await upstream();
+  const servers = await driver.listServersByTag(upstreamTagOf(instance_id));
+  await Promise.all(servers.map((server) => driver.deleteServer(server.id)));
+  if (live) {
+    await releaseInstanceCapacity(instance, { status: 'failed' }, PROVISIONING_STATUSES);
+    await transitionInstance(instance_id, PROVISIONING_STATUSES, { status: 'failed' });
+  }
+  const reason = failureTexts[error?.Error ?? ''] ?? 'Provisioning failed';
+  await finishJob(job_id, { status: 'failed', error: reason }, new Date().toISOString());
+  return { compensated: true };
+}

@@ -1,0 +1,118 @@
+import middy, { type MiddlewareObj } from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import type { z } from 'zod';
+import { ApiError } from '../domain/errors';
+import { rateLimitHeaders, type RateLimitName, type WindowState } from '../domain/rate-limits';
+import { parseOrBadRequest } from '../schemas/validation';
+import { logger } from '../observability';
+import { authenticateBearer, type BearerPrincipal } from './bearer-auth';
+import { json, type ApiResponse } from './responses';
+
+export const MAX_BODY_BYTES = 16 * 1024;
+
+type Event = APIGatewayProxyEventV2;
+
+/** What the middlewares learn about a request, kept on the Lambda context for the ones after them. */
+interface RequestState {
+  principal?: BearerPrincipal;
+  windows: WindowState[];
+  body?: unknown;
+}
+type StatefulContext = Context & { request: RequestState };
+
+/** Maps any error to the response: domain errors with their status and text, anything else a bare 500. */
+function errorResponse(error: unknown, requestId: string): ApiResponse {
+  if (error instanceof ApiError) {
+    if (error.status >= 500) logger.error('request failed', { error });
+    return json(error.status, { error: error.message, ...error.details, request_id: requestId }, { ...error.headers });
+  }
+  logger.error('unhandled error', { error });
+  return json(500, { error: 'Internal server error', request_id: requestId });
+}
+
+/**
+ * Shapes every response: the error mapping on failure, and on every response the request id and the rate-limit
+ * headers. Registered first, so that its onError runs after every other middleware's.
+ */
+const httpResponse = (): MiddlewareObj<Event, ApiResponse, Error, StatefulContext> => {
+  const finish = (request: { event: Event; context: StatefulContext; response: ApiResponse | null | undefined }) => {
+    const requestId = request.event.requestContext.requestId;
+    const response = request.response ?? json(500, { error: 'Internal server error', request_id: requestId });
+    response.headers = { ...response.headers, ...rateLimitHeaders(request.context.request.windows), 'X-Request-Id': requestId };
+    request.response = response;
+  };
+  return {
+    before: (request) => {
+      request.context.request = { windows: [] };
+    },
+    after: finish,
+    onError: (request) => {
+      request.response = errorResponse(request.error, request.event.requestContext.requestId);
+      finish(request);
+    },
+  };
+};
+
+const bearerAuth = (limits: readonly RateLimitName[]): MiddlewareObj<Event, ApiResponse, Error, StatefulContext> => ({
+  before: async ({ event, context }) => {
+    context.request.principal = await authenticateBearer(event.headers.authorization, limits, (windows) => {
+      context.request.windows = windows;
+    });
+  },
+});
+
+/** Reads the body as JSON within the size limit and validates it with the route's schema. */
+const jsonBody = (schema: z.ZodType): MiddlewareObj<Event, ApiResponse, Error, StatefulContext> => ({
+  before: ({ event, context }) => {
+    const raw = event.body === undefined ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString() : event.body;
+    if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw new ApiError(413, 'Request body too large (limit 16 KiB)');
+    let parsed: unknown;
+    if (raw.trim() !== '') {
+      try {
+        parsed = JSON.parse(raw);
+      } catch {
+        throw new ApiError(400, 'Invalid JSON body');
+      }
+    }
+    context.request.body = parseOrBadRequest(schema, parsed);
+  },
+});
+
+export interface RouteInput<TBody> {
+  readonly principal: BearerPrincipal;
+  readonly body: TBody;
+  readonly pathParameters: Record<string, string | undefined>;
+  readonly requestId: string;
+}
+
+interface BearerRouteOptions<TSchema extends z.ZodType | undefined> {
+  readonly limits?: readonly RateLimitName[];
+  readonly body?: TSchema;
+}
+
+/**
+ * The one composition every Bearer route uses: logging context, response shaping and error mapping, Bearer
+ * auth with rate limits, then body parsing; the handler itself only calls the domain.
+ */
+export function bearerRoute<TSchema extends z.ZodType | undefined = undefined>(
+  options: BearerRouteOptions<TSchema>,
+  handler: (input: RouteInput<TSchema extends z.ZodType ? z.output<TSchema> : undefined>) => Promise<ApiResponse>,
+) {
+  const composed = middy<Event, ApiResponse, Error, StatefulContext>()
+    .use(httpResponse())
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(bearerAuth(options.limits ?? ['general']));
+  if (options.body) composed.use(jsonBody(options.body));
+  return composed.handler(async (event, context) => {
+    const { principal, body } = context.request;
+    if (!principal) throw new Error('bearer auth did not run');
+    logger.appendKeys({ account_id: principal.account.account_id });
+    return handler({
+      principal,
+      body: body as TSchema extends z.ZodType ? z.output<TSchema> : undefined,
+      pathParameters: event.pathParameters ?? {},
+      requestId: event.requestContext.requestId,
+    });
+  });
+}

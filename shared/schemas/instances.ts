@@ -1,0 +1,70 @@
+import { z } from 'zod';
+
+export const instanceStatuses = [
+  'pending',
+  'provisioning',
+  'active',
+  'stopped',
+  'failed',
+  'resizing',
+  'deleting',
+  'destroyed',
+  'quarantined',
+] as const;
+export const instanceStatusSchema = z.enum(instanceStatuses);
+export type InstanceStatus = z.infer<typeof instanceStatusSchema>;
+
+export const planSchema = z.object({
+  flavor: z.string(),
+  vcpu: z.number().int().nullable(),
+  ram_mb: z.number().int().nullable(),
+  disk_gb: z.number().int().nullable(),
+  hourly_price: z.number().nullable(),
+});
+
+export const sshKeySchema = z.object({
+  name: z.string(),
+  fingerprint: z.string().nullable(),
+  public_key: z.string(),
+  private_key: z.string().nullable(),
+});
+
+export const instanceSummarySchema = z.object({
+  instance_id: z.number().int(),
+  vps_id: z.string(),
+  status: instanceStatusSchema,
+  ipv4: z.string().nullable(),
+  domain: z.string().nullable(),
+  custom_domain: z.string().nullable(),
+  root_user: z.string(),
+  root_password: z.string().nullable(),
+  ssh_port: z.number().int(),
+  project_name: z.string(),
+  plan: planSchema,
+  created_at: z.string().nullable(),
+});
+
+export const instanceDetailSchema = instanceSummarySchema.extend({
+  ssh_key: sshKeySchema,
+  activated_at: z.string().nullable(),
+});
+
+export type InstanceSummary = z.infer<typeof instanceSummarySchema>;
+export type InstanceDetail = z.infer<typeof instanceDetailSchema>;
+
+export const PROJECT_NAME_MAX = 64;
+
+export const createInstanceBodySchema = z.strictObject({
+  project_name: z.string().trim().min(1).max(PROJECT_NAME_MAX),
+  flavor: z.string(),
+  ssh_public_key: z.string().optional(),
+});
+export type CreateInstanceBody = z.infer<typeof createInstanceBodySchema>;
+
+const instanceIdSchema = z.string().regex(/^[1-9][0-9]{0,14}$/).transform(Number);
+
+/** The path's instance id; anything that is not a positive integer cannot name an instance, so it is a 404. */
+export function instanceIdFrom(pathParameters: Record<string, string | undefined>): number | undefined {
+  const parsed = instanceIdSchema.safeParse(pathParameters.instance_id);
+  return parsed.success ? parsed.data : undefined;
+}

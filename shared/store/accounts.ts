@@ -1,0 +1,34 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
+import { dynamo } from '../aws';
+import { tableName } from '../config';
+
+export const accountSchema = z.object({
+  account_id: z.string(),
+  email: z.string(),
+  confirmed: z.boolean(),
+  suspended: z.boolean(),
+  deleted_at: z.string().nullable().default(null),
+  /** Integer micro-dollars. */
+  balance: z.number().int(),
+  /** Only deposits add to it and nothing takes from it, so "has ever deposited $1" is simply total >= $1. */
+  total_deposited: z.number().int(),
+  billing_paused: z.boolean(),
+  created_at: z.string(),
+});
+export type Account = z.infer<typeof accountSchema>;
+
+export async function getAccount(accountId: string): Promise<Account | undefined> {
+  const { Item } = await dynamo().send(new GetCommand({ TableName: tableName('accounts'), Key: { account_id: accountId } }));
+  return Item ? accountSchema.parse(Item) : undefined;
+}
+
+export async function insertAccount(account: Account): Promise<void> {
+  await dynamo().send(
+    new PutCommand({
+      TableName: tableName('accounts'),
+      Item: accountSchema.parse(account),
+      ConditionExpression: 'attribute_not_exists(account_id)',
+    }),
+  );
+}

@@ -1,0 +1,54 @@
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { z } from 'zod';
+import { dynamo } from '../aws';
+import { tableName } from '../config';
+
+export const apiKeySchema = z.object({
+  key_hash: z.string(),
+  id: z.number().int(),
+  account_id: z.string(),
+  name: z.string(),
+  key_prefix: z.string(),
+  is_active: z.boolean(),
+  created_at: z.string(),
+  last_used_at: z.string().nullable(),
+  revoked_at: z.string().nullable(),
+});
+export type ApiKey = z.infer<typeof apiKeySchema>;
+
+/** last_used_at is written at most this often per key, so busy keys do not pay a write per request. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export async function getApiKeyByHash(keyHash: string): Promise<ApiKey | undefined> {
+  const { Item } = await dynamo().send(new GetCommand({ TableName: tableName('apiKeys'), Key: { key_hash: keyHash } }));
+  return Item ? apiKeySchema.parse(Item) : undefined;
+}
+
+export async function insertApiKey(key: ApiKey): Promise<void> {
+  await dynamo().send(
+    new PutCommand({
+      TableName: tableName('apiKeys'),
+      Item: apiKeySchema.parse(key),
+      ConditionExpression: 'attribute_not_exists(key_hash)',
+    }),
+  );
+}
+
+/** Records use of an active key; a no-op when recorded within the last minute or revoked meanwhile. */
+export async function touchApiKey(key: ApiKey, now: Date): Promise<void> {
+  if (key.last_used_at && now.getTime() - Date.parse(key.last_used_at) < LAST_USED_RESOLUTION_MS) return;
+  try {
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: tableName('apiKeys'),
+        Key: { key_hash: key.key_hash },
+        UpdateExpression: 'SET last_used_at = :now',
+        ConditionExpression: 'is_active = :true AND (attribute_not_exists(last_used_at) OR last_used_at = :null OR last_used_at < :now)',
+        ExpressionAttributeValues: { ':now': now.toISOString(), ':true': true, ':null': null },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+}

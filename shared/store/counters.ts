@@ -1,0 +1,97 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { z } from 'zod';
+import { dynamo } from '../aws';
+import { config, tableName } from '../config';
+import { TTL_ATTRIBUTE } from '../../infra/tables';
+
+/** Next value of an integer sequence (instance ids, key ids): one atomic ADD. */
+export async function nextSequenceValue(sequence: 'instance_id' | 'api_key_id'): Promise<number> {
+  const { Attributes } = await dynamo().send(
+    new UpdateCommand({
+      TableName: tableName('counters'),
+      Key: { name: `seq#${sequence}` },
+      UpdateExpression: 'ADD #value :one',
+      ExpressionAttributeNames: { '#value': 'value' },
+      ExpressionAttributeValues: { ':one': 1 },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  return z.object({ value: z.number().int() }).parse(Attributes).value;
+}
+
+export interface WindowHit {
+  readonly allowed: boolean;
+  /** Requests counted in the window after this one (or the full count when refused). */
+  readonly count: number;
+}
+
+/**
+ * Counts one request in a fixed window, refusing it (without counting) once the limit is reached. One round trip
+ * either way: the failed condition returns the current count.
+ */
+export async function hitWindow(name: string, limit: number, windowEndsAtSeconds: number): Promise<WindowHit> {
+  try {
+    const { Attributes } = await dynamo().send(
+      new UpdateCommand({
+        TableName: tableName('counters'),
+        Key: { name },
+        UpdateExpression: 'ADD #count :one SET #ttl = if_not_exists(#ttl, :ttl)',
+        ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
+        ExpressionAttributeNames: { '#count': 'count', '#ttl': TTL_ATTRIBUTE },
+        ExpressionAttributeValues: { ':one': 1, ':limit': limit, ':ttl': windowEndsAtSeconds + 60 },
+        ReturnValues: 'UPDATED_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return { allowed: true, count: z.object({ count: z.number().int() }).parse(Attributes).count };
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) {
+      const count = z.object({ count: z.number().int() }).safeParse(error.Item ? unmarshall(error.Item) : {});
+      return { allowed: false, count: count.success ? count.data.count : limit };
+    }
+    throw error;
+  }
+}
+
+export type CapacityPool = { kind: 'ipv4' } | { kind: 'tier'; flavor: string };
+
+export function capacityCounterName(pool: CapacityPool): string {
+  return pool.kind === 'ipv4' ? 'capacity#ipv4' : `capacity#tier#${pool.flavor}`;
+}
+
+function defaultLimit(pool: CapacityPool): number {
+  return pool.kind === 'ipv4' ? config().defaultIpv4PoolSize : config().defaultTierCapacity;
+}
+
+/**
+ * Transaction items that take one unit from a pool (refused when the pool is full) or give one back. The limit
+ * lives on the counter item when an operator set one, and falls back to the configured default otherwise.
+ */
+export function reserveCapacityItem(pool: CapacityPool) {
+  return {
+    Update: {
+      TableName: tableName('counters'),
+      Key: { name: capacityCounterName(pool) },
+      UpdateExpression: 'ADD #used :one',
+      ConditionExpression:
+        '(attribute_not_exists(#limit) AND (attribute_not_exists(#used) OR #used < :default)) OR (attribute_exists(#limit) AND ((attribute_not_exists(#used) AND #limit > :zero) OR #used < #limit))',
+      ExpressionAttributeNames: { '#used': 'used', '#limit': 'limit' },
+      ExpressionAttributeValues: { ':one': 1, ':zero': 0, ':default': defaultLimit(pool) },
+    },
+  };
+}
+
+export function releaseCapacityItem(pool: CapacityPool) {
+  return {
+    Update: {
+      TableName: tableName('counters'),
+      Key: { name: capacityCounterName(pool) },
+      UpdateExpression: 'ADD #used :minusOne',
+      ConditionExpression: '#used > :zero',
+      ExpressionAttributeNames: { '#used': 'used' },
+      ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
+    },
+  };
+}

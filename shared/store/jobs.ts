@@ -1,0 +1,58 @@
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { z } from 'zod';
+import { dynamo } from '../aws';
+import { tableName } from '../config';
+
+export const jobTypes = ['provision', 'delete', 'power_on', 'power_off', 'reboot', 'resize'] as const;
+
+export const jobSchema = z.object({
+  job_id: z.string(),
+  type: z.enum(jobTypes),
+  instance_id: z.number().int(),
+  account_id: z.string(),
+  status: z.enum(['running', 'succeeded', 'failed']),
+  started_at: z.string(),
+  finished_at: z.string().nullable(),
+  error: z.string().nullable(),
+});
+export type Job = z.infer<typeof jobSchema>;
+
+/** A Put for a new running job, to be written in the same transaction as the state change that starts it. */
+export function newJobPut(job: Job) {
+  return {
+    Put: {
+      TableName: tableName('jobs'),
+      Item: jobSchema.parse(job),
+      ConditionExpression: 'attribute_not_exists(job_id)',
+    },
+  };
+}
+
+export async function getJob(jobId: string): Promise<Job | undefined> {
+  const { Item } = await dynamo().send(new GetCommand({ TableName: tableName('jobs'), Key: { job_id: jobId }, ConsistentRead: true }));
+  return Item ? jobSchema.parse(Item) : undefined;
+}
+
+/** Ends a running job once; a retried step that finds it already ended changes nothing. */
+export async function finishJob(jobId: string, outcome: { status: 'succeeded' } | { status: 'failed'; error: string }, at: string): Promise<void> {
+  try {
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: tableName('jobs'),
+        Key: { job_id: jobId },
+        UpdateExpression: 'SET #status = :status, finished_at = :at, #error = :error',
+        ConditionExpression: '#status = :running',
+        ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
+        ExpressionAttributeValues: {
+          ':status': outcome.status,
+          ':at': at,
+          ':error': outcome.status === 'failed' ? outcome.error : null,
+          ':running': 'running',
+        },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+}

@@ -1,0 +1,203 @@
+import { z } from 'zod';
+import {
+  UpstreamPermanentError,
+  UpstreamTransientError,
+  type CreateServerRequest,
+  type UpstreamAction,
+  type UpstreamActionRequest,
+  type UpstreamDriver,
+  type UpstreamServer,
+} from './driver';
+
+export interface DigitalOceanDriverOptions {
+  /** API origin, e.g. `https://api.digitalocean.com`. Every request, next-page links included, goes here. */
+  readonly baseUrl: string;
+  readonly token: string;
+  /** Limit for each HTTP call, response body included. */
+  readonly timeoutMs: number;
+  /** Region for new droplets. */
+  readonly region?: string;
+  /** Page size for listings; DigitalOcean allows 1 to 200. */
+  readonly perPage?: number;
+  readonly fetchImpl?: typeof fetch;
+}
+
+/** A listing longer than this is taken as an upstream fault (a next link that loops) rather than followed on. */
+const MAX_PAGES = 100;
+
+/** Only the fields the driver relies on; anything else DigitalOcean sends is ignored. */
+const dropletSchema = z.object({
+  id: z.int(),
+  name: z.string(),
+  status: z.enum(['new', 'active', 'off', 'archive']),
+  disk: z.int(),
+  size_slug: z.string(),
+  tags: z.array(z.string()),
+  networks: z.object({ v4: z.array(z.object({ ip_address: z.string(), type: z.string() })).default([]) }),
+});
+const singleDropletSchema = z.object({ droplet: dropletSchema });
+const dropletPageSchema = z.object({
+  droplets: z.array(dropletSchema),
+  links: z.object({ pages: z.object({ next: z.string().optional() }).optional() }).optional(),
+});
+const actionSchema = z.object({
+  action: z.object({ id: z.int(), type: z.string(), status: z.enum(['in-progress', 'completed', 'errored']) }),
+});
+const errorBodySchema = z.object({ message: z.string() });
+
+/** One HTTP exchange: what was asked (for messages), the status and the body (undefined when empty or not JSON). */
+interface Answer {
+  readonly call: string;
+  readonly status: number;
+  readonly body: unknown;
+}
+
+/** The upstream driver for DigitalOcean API v2 droplets. */
+export class DigitalOceanDriver implements UpstreamDriver {
+  private readonly baseUrl: string;
+  private readonly token: string;
+  private readonly timeoutMs: number;
+  private readonly region: string;
+  private readonly perPage: number;
+  private readonly fetchImpl: typeof fetch;
+
+  constructor(options: DigitalOceanDriverOptions) {
+    if (options.token === '') throw new Error('DigitalOcean token is empty');
+    this.baseUrl = options.baseUrl;
+    this.token = options.token;
+    this.timeoutMs = options.timeoutMs;
+    this.region = options.region ?? 'nyc3';
+    this.perPage = options.perPage ?? 200;
+    if (!Number.isInteger(this.perPage) || this.perPage < 1 || this.perPage > 200) {
+      throw new RangeError('perPage must be an integer from 1 to 200');
+    }
+    this.fetchImpl = options.fetchImpl ?? fetch;
+  }
+
+  async listServersByTag(tag: string): Promise<UpstreamServer[]> {
+    const servers: UpstreamServer[] = [];
+    let path: string | undefined = `/v2/droplets?${new URLSearchParams({ tag_name: tag, per_page: String(this.perPage) })}`;
+    for (let pages = 0; path !== undefined; pages++) {
+      if (pages === MAX_PAGES) throw this.transient(`DigitalOcean GET /v2/droplets: more than ${MAX_PAGES} pages`);
+      const answer = await this.send('GET', path);
+      const page = this.read(answer, dropletPageSchema);
+      servers.push(...page.droplets.map(toServer));
+      const next = page.links?.pages?.next;
+      path = next === undefined ? undefined : this.localPath(next, answer);
+    }
+    return servers;
+  }
+
+  async createServer(request: CreateServerRequest): Promise<UpstreamServer> {
+    const answer = await this.send('POST', '/v2/droplets', {
+      name: request.name,
+      region: this.region,
+      size: request.size,
+      image: request.image,
+      user_data: request.userData,
+      tags: [request.tag],
+      ipv6: false,
+      monitoring: true,
+    });
+    return toServer(this.read(answer, singleDropletSchema).droplet);
+  }
+
+  async getServer(id: number): Promise<UpstreamServer | null> {
+    const answer = await this.send('GET', `/v2/droplets/${id}`);
+    if (answer.status === 404) return null;
+    return toServer(this.read(answer, singleDropletSchema).droplet);
+  }
+
+  async deleteServer(id: number): Promise<void> {
+    const answer = await this.send('DELETE', `/v2/droplets/${id}`);
+    if (answer.status !== 404) this.ensureSuccess(answer);
+  }
+
+  async startAction(serverId: number, action: UpstreamActionRequest): Promise<UpstreamAction> {
+    const answer = await this.send('POST', `/v2/droplets/${serverId}/actions`, action);
+    return this.read(answer, actionSchema).action;
+  }
+
+  async getAction(actionId: number): Promise<UpstreamAction> {
+    return this.read(await this.send('GET', `/v2/actions/${actionId}`), actionSchema).action;
+  }
+
+  /** Performs one call; only network failures and timeouts throw here, HTTP statuses are judged by the caller. */
+  private async send(method: string, path: string, body?: unknown): Promise<Answer> {
+    const call = `DigitalOcean ${method} ${path.split('?')[0]}`;
+    const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    try {
+      const response = await this.fetchImpl(new URL(path, this.baseUrl), {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        // A redirect could carry the token elsewhere; it counts as a refusal instead.
+        redirect: 'manual',
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      return { call, status: response.status, body: parseJson(await response.text()) };
+    } catch (error) {
+      throw this.transient(`${call} failed: ${this.describeFailure(error)}`);
+    }
+  }
+
+  private read<T>(answer: Answer, schema: z.ZodType<T>): T {
+    this.ensureSuccess(answer);
+    const parsed = schema.safeParse(answer.body);
+    if (parsed.success) return parsed.data;
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.join('.') || 'body';
+    throw this.transient(`${answer.call} answered ${answer.status} with an unexpected body (${where}: ${issue?.message})`);
+  }
+
+  private ensureSuccess(answer: Answer): void {
+    if (answer.status >= 200 && answer.status < 300) return;
+    const upstreamMessage = errorBodySchema.safeParse(answer.body);
+    const message = `${answer.call} answered ${answer.status}${upstreamMessage.success ? `: ${upstreamMessage.data.message}` : ''}`;
+    if (answer.status >= 500 || answer.status === 429) throw this.transient(message, answer.status);
+    throw new UpstreamPermanentError(this.redact(message), answer.status);
+  }
+
+  /** The path and query of a next-page link, to be sent to baseUrl whatever host the link names. */
+  private localPath(link: string, answer: Answer): string {
+    const url = URL.parse(link, this.baseUrl);
+    if (url === null) throw this.transient(`${answer.call} answered a malformed next-page link`);
+    return url.pathname + url.search;
+  }
+
+  private describeFailure(error: unknown): string {
+    if (error instanceof Error && error.name === 'TimeoutError') return `timed out after ${this.timeoutMs} ms`;
+    const code = error instanceof Error && error.cause instanceof Error ? (error.cause as { code?: unknown }).code : undefined;
+    return typeof code === 'string' ? `network error ${code}` : 'network error';
+  }
+
+  private transient(message: string, status?: number): UpstreamTransientError {
+    return new UpstreamTransientError(this.redact(message), status);
+  }
+
+  /** Upstream error texts are echoed into messages; make sure none of them can carry the token onwards. */
+  private redact(message: string): string {
+    return message.replaceAll(this.token, '[redacted]');
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return text === '' ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function toServer(droplet: z.infer<typeof dropletSchema>): UpstreamServer {
+  return {
+    id: droplet.id,
+    name: droplet.name,
+    status: droplet.status,
+    ipv4: droplet.networks.v4.find((network) => network.type === 'public')?.ip_address ?? null,
+    sizeSlug: droplet.size_slug,
+    diskGb: droplet.disk,
+    tags: droplet.tags,
+  };
+}

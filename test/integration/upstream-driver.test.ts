@@ -1,0 +1,241 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from '../../infra/local/ports';
+import { startSimulator, type Simulator } from '../../infra/local/simulator';
+import { DigitalOceanDriver } from '../../shared/upstream/digitalocean';
+import { UpstreamPermanentError, UpstreamTransientError, type CreateServerRequest } from '../../shared/upstream/driver';
+
+const TOKEN = 'dop_v1_simulated_token_0123456789';
+const BOOT_MS = 200;
+const ACTION_MS = 100;
+
+let simulator: Simulator;
+let driver: DigitalOceanDriver;
+
+const driverFor = (options: Partial<ConstructorParameters<typeof DigitalOceanDriver>[0]> = {}) =>
+  new DigitalOceanDriver({ baseUrl: simulator.url, token: TOKEN, timeoutMs: 2_000, ...options });
+
+const serverRequest = (tag: string, size = 's-2vcpu-4gb'): CreateServerRequest => ({
+  name: `vps-${tag}`,
+  tag,
+  size,
+  image: 'ubuntu-24-04-x64',
+  userData: '#cloud-config\n',
+});
+
+async function control(path: string, body?: unknown): Promise<void> {
+  const response = await fetch(`${simulator.url}/_sim/${path}`, { method: 'POST', body: JSON.stringify(body ?? {}) });
+  expect(response.status).toBe(204);
+}
+
+/** A droplet that has finished booting, so it is `active` and accepts actions. */
+async function bootedServer(tag: string) {
+  const server = await driver.createServer(serverRequest(tag));
+  await sleep(BOOT_MS + 20);
+  return server;
+}
+
+async function powerOff(id: number) {
+  await driver.startAction(id, { type: 'power_off' });
+  await sleep(ACTION_MS + 20);
+}
+
+async function rejection(promise: Promise<unknown>): Promise<Error> {
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  if (!(error instanceof Error)) throw new Error('expected the call to fail');
+  expect(error.message).not.toContain(TOKEN);
+  return error;
+}
+
+beforeAll(async () => {
+  simulator = await startSimulator({ token: TOKEN, bootMs: BOOT_MS, actionMs: ACTION_MS });
+  driver = driverFor();
+});
+
+afterAll(async () => {
+  await simulator.close();
+});
+
+beforeEach(async () => {
+  await control('reset');
+});
+
+describe('DigitalOceanDriver against the simulator', () => {
+  describe('createServer and getServer', () => {
+    it('creates a droplet that is new and has no address yet', async () => {
+      const created = await driver.createServer(serverRequest('instance-a'));
+      expect(created).toMatchObject({ status: 'new', ipv4: null, sizeSlug: 's-2vcpu-4gb', diskGb: 40, tags: ['instance-a'] });
+      expect(await driver.getServer(created.id)).toMatchObject({ id: created.id, status: 'new', ipv4: null });
+    });
+
+    it('reports the droplet active with its public IPv4 once booted', async () => {
+      const created = await bootedServer('instance-a');
+      const server = await driver.getServer(created.id);
+      expect(server?.status).toBe('active');
+      expect(server?.ipv4).toMatch(/^203\.0\.113\.\d+$/);
+    });
+
+    it('returns null when the droplet no longer exists', async () => {
+      expect(await driver.getServer(123_456)).toBeNull();
+    });
+
+    it('sees a droplet that shut down from inside as off', async () => {
+      const created = await bootedServer('instance-a');
+      await control(`droplets/${created.id}/power_off`);
+      expect((await driver.getServer(created.id))?.status).toBe('off');
+    });
+  });
+
+  describe('listServersByTag', () => {
+    it('finds the droplets carrying the tag and no others', async () => {
+      const mine = await driver.createServer(serverRequest('instance-a'));
+      await driver.createServer(serverRequest('instance-b'));
+      const listed = await driver.listServersByTag('instance-a');
+      expect(listed.map((server) => server.id)).toEqual([mine.id]);
+    });
+
+    it('follows the next-page links until every droplet is listed', async () => {
+      const created = [];
+      for (let i = 0; i < 5; i++) created.push(await driver.createServer(serverRequest('instance-a')));
+      const listed = await driverFor({ perPage: 2 }).listServersByTag('instance-a');
+      expect(listed.map((server) => server.id)).toEqual(created.map((server) => server.id));
+      expect(simulator.state().calls['GET /v2/droplets']).toBe(3);
+    });
+
+    it('sends next-page requests to its own base URL whatever host the link names', async () => {
+      const requested: string[] = [];
+      const pages = [
+        { droplets: [], links: { pages: { next: 'https://elsewhere.example/v2/droplets?page=2&tag_name=t' } } },
+        { droplets: [], links: { pages: {} } },
+      ];
+      const fetchImpl: typeof fetch = async (input) => {
+        requested.push(String(input));
+        return Response.json(pages[requested.length - 1]);
+      };
+      await new DigitalOceanDriver({ baseUrl: 'http://127.0.0.1:9', token: TOKEN, timeoutMs: 1_000, fetchImpl }).listServersByTag('t');
+      expect(requested).toEqual(['http://127.0.0.1:9/v2/droplets?tag_name=t&per_page=200', 'http://127.0.0.1:9/v2/droplets?page=2&tag_name=t']);
+    });
+  });
+
+  describe('deleteServer', () => {
+    it('destroys the droplet so that it can no longer be read', async () => {
+      const created = await driver.createServer(serverRequest('instance-a'));
+      await driver.deleteServer(created.id);
+      expect(await driver.getServer(created.id)).toBeNull();
+      expect(simulator.state().droplets).toEqual([]);
+    });
+
+    it('treats deleting an unknown droplet as done', async () => {
+      await expect(driver.deleteServer(123_456)).resolves.toBeUndefined();
+    });
+  });
+
+  describe('actions', () => {
+    it('powers a droplet off through an action that completes', async () => {
+      const created = await bootedServer('instance-a');
+      const action = await driver.startAction(created.id, { type: 'power_off' });
+      expect(action).toMatchObject({ type: 'power_off', status: 'in-progress' });
+      await sleep(ACTION_MS + 20);
+      expect(await driver.getAction(action.id)).toEqual({ id: action.id, type: 'power_off', status: 'completed' });
+      expect((await driver.getServer(created.id))?.status).toBe('off');
+    });
+
+    it('resizes a powered-off droplet to the new size and disk', async () => {
+      const created = await bootedServer('instance-a');
+      await powerOff(created.id);
+      const action = await driver.startAction(created.id, { type: 'resize', size: 's-4vcpu-8gb', disk: true });
+      await sleep(ACTION_MS + 20);
+      expect((await driver.getAction(action.id)).status).toBe('completed');
+      expect(await driver.getServer(created.id)).toMatchObject({ status: 'off', sizeSlug: 's-4vcpu-8gb', diskGb: 80 });
+    });
+
+    it('refuses to resize a running droplet with UpstreamPermanentError', async () => {
+      const created = await bootedServer('instance-a');
+      const error = await rejection(driver.startAction(created.id, { type: 'resize', size: 's-4vcpu-8gb', disk: true }));
+      expect(error).toBeInstanceOf(UpstreamPermanentError);
+      expect(error).toMatchObject({ status: 422, message: expect.stringContaining('power it off') });
+    });
+
+    it('refuses a resize to a smaller disk with UpstreamPermanentError', async () => {
+      const created = await bootedServer('instance-a');
+      await powerOff(created.id);
+      const error = await rejection(driver.startAction(created.id, { type: 'resize', size: 's-2vcpu-2gb', disk: true }));
+      expect(error).toBeInstanceOf(UpstreamPermanentError);
+      expect(error.message).toContain('smaller');
+    });
+  });
+
+  describe('failures', () => {
+    it('maps an injected 500 to UpstreamTransientError and then recovers', async () => {
+      await control('faults', { fail_next: 1, status: 500, match: 'POST /v2/droplets' });
+      const error = await rejection(driver.createServer(serverRequest('instance-a')));
+      expect(error).toBeInstanceOf(UpstreamTransientError);
+      expect(error).toMatchObject({ status: 500 });
+      await expect(driver.createServer(serverRequest('instance-a'))).resolves.toMatchObject({ status: 'new' });
+    });
+
+    it('maps an injected 429 to UpstreamTransientError', async () => {
+      await control('faults', { fail_next: 1, status: 429 });
+      const error = await rejection(driver.listServersByTag('instance-a'));
+      expect(error).toBeInstanceOf(UpstreamTransientError);
+      expect(error).toMatchObject({ status: 429 });
+    });
+
+    it('answers injected 429s with Retry-After, as DigitalOcean does', async () => {
+      await control('faults', { fail_next: 1, status: 429 });
+      const response = await fetch(`${simulator.url}/v2/sizes`);
+      expect(response.status).toBe(429);
+      expect(response.headers.get('retry-after')).toBe('1');
+    });
+
+    it('maps refused creates to UpstreamPermanentError until they are allowed again', async () => {
+      await control('faults', { fail_creates: true });
+      const error = await rejection(driver.createServer(serverRequest('instance-a')));
+      expect(error).toBeInstanceOf(UpstreamPermanentError);
+      expect(error).toMatchObject({ status: 422 });
+      await control('faults', { fail_creates: false });
+      await expect(driver.createServer(serverRequest('instance-a'))).resolves.toMatchObject({ status: 'new' });
+    });
+
+    it('refuses an unavailable size with UpstreamPermanentError', async () => {
+      const error = await rejection(driver.createServer(serverRequest('instance-a', 's-1vcpu-1gb')));
+      expect(error).toMatchObject({ name: 'UpstreamPermanentError', status: 422 });
+    });
+
+    it('maps latency beyond the timeout to UpstreamTransientError', async () => {
+      await control('faults', { latency_ms: 500 });
+      const error = await rejection(driverFor({ timeoutMs: 100 }).getServer(1));
+      expect(error).toBeInstanceOf(UpstreamTransientError);
+      expect(error.message).toContain('timed out');
+    });
+
+    it('maps an unreachable upstream to UpstreamTransientError', async () => {
+      const error = await rejection(driverFor({ baseUrl: `http://127.0.0.1:${await freePort()}` }).getServer(1));
+      expect(error).toBeInstanceOf(UpstreamTransientError);
+      expect(error.message).toContain('network error');
+    });
+
+    it('maps a wrong token to UpstreamPermanentError 401', async () => {
+      const error = await rejection(driverFor({ token: 'dop_v1_wrong' }).listServersByTag('instance-a'));
+      expect(error).toBeInstanceOf(UpstreamPermanentError);
+      expect(error).toMatchObject({ status: 401 });
+    });
+
+    it('maps a malformed answer to UpstreamTransientError', async () => {
+      const fetchImpl: typeof fetch = async () => Response.json({ droplet: { id: 'seven' } });
+      const malformed = new DigitalOceanDriver({ baseUrl: 'http://127.0.0.1:9', token: TOKEN, timeoutMs: 1_000, fetchImpl });
+      const error = await rejection(malformed.getServer(7));
+      expect(error).toBeInstanceOf(UpstreamTransientError);
+      expect(error.message).toContain('unexpected body');
+    });
+
+    it('keeps the token out of messages even when the upstream echoes it', async () => {
+      const fetchImpl: typeof fetch = async () => Response.json({ id: 'forbidden', message: `bad token ${TOKEN}` }, { status: 403 });
+      const echoing = new DigitalOceanDriver({ baseUrl: 'http://127.0.0.1:9', token: TOKEN, timeoutMs: 1_000, fetchImpl });
+      const error = await rejection(echoing.getServer(7));
+      expect(error).toMatchObject({ name: 'UpstreamPermanentError', status: 403, message: expect.stringContaining('[redacted]') });
+    });
+  });
+});
