@@ -16,8 +16,9 @@ export type Stage = (typeof STAGES)[number];
 /** The `stage` context value (`-c stage=dev|prod`), dev when unset. */
 export function stageOf(scope: Construct): Stage {
   const stage = String(scope.node.tryGetContext('stage') ?? 'dev');
-  if (!STAGES.some((known) => known === stage)) throw new Error(`stage must be one of ${STAGES.join(', ')}; got ${stage}`);
-  return stage as Stage;
+  const known = STAGES.find((candidate) => candidate === stage);
+  if (!known) throw new Error(`stage must be one of ${STAGES.join(', ')}; got ${stage}`);
+  return known;
 }
 
 interface ServiceConfig {
@@ -63,7 +64,10 @@ export class ServiceStack extends Stack {
     const removalPolicy = retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
 
     this.tables = Object.fromEntries(
-      tableNames.map((name) => [name, new ServiceTable(this, `${pascal(name)}Table`, { definition: tables[name], retain })]),
+      tableNames.map((name) => [
+        name,
+        new ServiceTable(this, `${pascal(name)}Table`, { definition: tables[name], retain }),
+      ]),
     ) as Record<TableName, ServiceTable>;
 
     const service: ServiceContext = {
@@ -108,7 +112,8 @@ export class ServiceStack extends Stack {
     });
     Validations.of(secret).acknowledge({
       id: 'AwsSolutions-SMG4',
-      reason: 'Third-party API token issued by the upstream provider: it is rotated there and stored here by the operator.',
+      reason:
+        'Third-party API token issued by the upstream provider: it is rotated there and stored here by the operator.',
     });
     return secret;
   }
@@ -119,7 +124,8 @@ export class ServiceStack extends Stack {
       new CfnOutput(this, `${pascal(name)}TableName`, { value: this.tables[name].tableName });
     }
     for (const name of workflowNames) {
-      new CfnOutput(this, `${pascal(name)}StateMachineArn`, { value: this.workflows[name].stateMachine.stateMachineArn });
+      const { stateMachine } = this.workflows[name];
+      new CfnOutput(this, `${pascal(name)}StateMachineArn`, { value: stateMachine.stateMachineArn });
     }
   }
 }

@@ -19,6 +19,9 @@ export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export const POWERTOOLS_SERVICE_NAME = 'vps-provisioning';
 
+const REQUIRE_SHIM =
+  "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
+
 /** Retention and removal of the log groups a construct creates. */
 export interface LogSettings {
   readonly retention: logs.RetentionDays;
@@ -93,21 +96,22 @@ export class ApiFunction extends Construct {
         target: 'node24',
         mainFields: ['module', 'main'],
         // CommonJS dependencies bundled into an ES module still call require().
-        banner: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+        banner: REQUIRE_SHIM,
         minify: true,
         sourceMap: true,
         // Bundle SDK v3 too: the version we test against, not whichever one the runtime ships today.
         externalModules: [],
       },
     });
-    acknowledge(this.role, 'Resource::*', 'X-Ray PutTraceSegments/PutTelemetryRecords have no resource-level permissions.');
+    acknowledge(this.role, 'Resource::*', 'X-Ray PutTraceSegments/PutTelemetryRecords take no resource ARN.');
     this.grantAccess(props.access, service);
   }
 
   private grantAccess(access: FunctionAccess, service: ServiceContext): void {
     for (const [name, level] of Object.entries(access.tables ?? {}) as [TableName, TableAccess][]) {
       const table = required(service.tables[name], `table ${name}`, this);
-      this.acknowledgeWildcards(grantTable(table, level, this.function), `The grant covers the GSIs of ${name}, which the function queries.`);
+      const grant = grantTable(table, level, this.function);
+      this.acknowledgeWildcards(grant, `Covers the GSIs of ${name}, which the function queries.`);
       this.function.addEnvironment(tableDefinitions[name].envVar, table.tableName);
     }
     for (const name of access.startsWorkflows ?? []) {

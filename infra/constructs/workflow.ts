@@ -53,7 +53,7 @@ export class Workflow extends Construct {
     );
     Validations.of(this.stateMachine.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'CloudWatch Logs delivery and X-Ray APIs that Step Functions logging and tracing use have no resource-level permissions.',
+      reason: 'The CloudWatch Logs delivery and X-Ray APIs behind logging and tracing take no resource ARN.',
     });
   }
 }

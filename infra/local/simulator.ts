@@ -23,7 +23,7 @@
  *                                                     "METHOD /path/template"
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { z } from 'zod';
 
@@ -60,8 +60,20 @@ export interface SimulatorState {
   readonly calls: Record<string, number>;
 }
 
+export type FaultSettings = z.input<typeof faultsSchema>;
+export type TimingSettings = z.input<typeof configSchema>;
+
+/** The control endpoints, typed; each call fails unless the simulator accepts it. */
+export interface SimulatorControl {
+  faults(settings: FaultSettings): Promise<void>;
+  config(settings: TimingSettings): Promise<void>;
+  powerOff(dropletId: number): Promise<void>;
+  reset(): Promise<void>;
+}
+
 export interface Simulator {
   readonly url: string;
+  readonly control: SimulatorControl;
   /** The same as GET /_sim/state. */
   state(): SimulatorState;
   close(): Promise<void>;
@@ -248,7 +260,9 @@ class Cloud {
     const size = SIZES.find((candidate) => candidate.slug === request.size);
     if (!Object.hasOwn(REGIONS, region)) throw unprocessable('Region is not available.');
     if (!size?.available) throw unprocessable('Size is not available in this region.');
-    if (!Object.hasOwn(IMAGES, String(request.image))) throw unprocessable('You specified an invalid image for Droplet creation.');
+    if (!Object.hasOwn(IMAGES, String(request.image))) {
+      throw unprocessable('You specified an invalid image for Droplet creation.');
+    }
     if (Buffer.byteLength(request.user_data ?? '') > MAX_USER_DATA_BYTES) throw unprocessable('User data is too long.');
     if (this.droplets.size >= MAX_DROPLETS) {
       throw unprocessable('creating this/these droplet(s) will exceed your droplet limit');
@@ -332,7 +346,9 @@ function powerEffect(type: 'power_on' | 'power_off' | 'shutdown' | 'reboot'): Ac
 function resizeEffect(droplet: Droplet, request: { size: string; disk?: boolean | undefined }): Action['effect'] {
   const size = SIZES.find((candidate) => candidate.slug === request.size);
   if (!size?.available) throw unprocessable('Size is not available in this region.');
-  if (dropletStatus(droplet) !== 'off') throw unprocessable('Droplet is currently on. Please power it off to run this event.');
+  if (dropletStatus(droplet) !== 'off') {
+    throw unprocessable('Droplet is currently on. Please power it off to run this event.');
+  }
   if (request.disk && size.disk < droplet.diskGb) throw unprocessable('The disk of a Droplet cannot be made smaller.');
   return (resized) => {
     resized.size = size;
@@ -466,7 +482,8 @@ function parse<T>(schema: z.ZodType<T>, body: unknown, status = 422): T {
   const parsed = schema.safeParse(body);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
-  throw new ApiError(status, status === 422 ? 'unprocessable_entity' : 'bad_request', `${issue?.path.join('.') || 'body'}: ${issue?.message}`);
+  const message = `${issue?.path.join('.') || 'body'}: ${issue?.message}`;
+  throw new ApiError(status, status === 422 ? 'unprocessable_entity' : 'bad_request', message);
 }
 
 /** One page of `items` with DigitalOcean's `links` and `meta`; links point at this simulator. */
@@ -602,6 +619,45 @@ function send(response: ServerResponse, reply: Reply): void {
   response.end(body);
 }
 
+/** Control of a simulator at `url`, in this process or another. */
+export function simulatorControl(url: string): SimulatorControl {
+  const post = async (path: string, body: unknown = {}) => {
+    const response = await fetch(`${url}/_sim/${path}`, { method: 'POST', body: JSON.stringify(body) });
+    if (response.status !== 204) throw new Error(`simulator ${path} answered ${response.status}: ${await response.text()}`);
+  };
+  return {
+    faults: (settings) => post('faults', settings),
+    config: (settings) => post('config', settings),
+    powerOff: (dropletId) => post(`droplets/${dropletId}/power_off`),
+    reset: () => post('reset'),
+  };
+}
+
+function snapshot(cloud: Cloud, calls: ReadonlyMap<string, number>): SimulatorState {
+  cloud.settle(Date.now());
+  const droplets = cloud.list(null).map((droplet) => ({
+    id: droplet.id,
+    name: droplet.name,
+    status: dropletStatus(droplet),
+    sizeSlug: droplet.size.slug,
+    diskGb: droplet.diskGb,
+    ipv4: droplet.booted ? droplet.ipv4 : null,
+    tags: droplet.tags,
+  }));
+  return { droplets, calls: Object.fromEntries(calls) };
+}
+
+/** Listens and answers the server's base URL. */
+async function listen(server: Server, port: number, host: string): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('simulator has no TCP address');
+  return `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+}
+
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const bootMs = options.bootMs ?? 20_000;
   const ipv4Base = options.ipv4Base ?? '203.0.113';
@@ -610,41 +666,20 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const faults = noFaults();
   const calls = new Map<string, number>();
   const closing = new AbortController();
-
-  const state = (): SimulatorState => {
-    cloud.settle(Date.now());
-    const droplets = cloud.list(null).map((droplet) => ({
-      id: droplet.id,
-      name: droplet.name,
-      status: dropletStatus(droplet),
-      sizeSlug: droplet.size.slug,
-      diskGb: droplet.diskGb,
-      ipv4: droplet.booted ? droplet.ipv4 : null,
-      tags: droplet.tags,
-    }));
-    return { droplets, calls: Object.fromEntries(calls) };
-  };
-
   const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('simulator has no TCP address');
-  const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
-
-  const api = apiRoutes(cloud, faults, url);
-  const control = controlRoutes(cloud, faults, state, () => calls.clear());
+  const url = await listen(server, options.port ?? 0, options.host ?? '127.0.0.1');
+  const state = () => snapshot(cloud, calls);
+  const apiTable = apiRoutes(cloud, faults, url);
+  const controlTable = controlRoutes(cloud, faults, state, () => calls.clear());
 
   /** Faults, authentication and routing for a /v2 call, in the order DigitalOcean's edge would meet them. */
-  const answerApi = async (request: IncomingMessage, url: URL, body: unknown): Promise<Reply> => {
+  const answerApi = async (request: IncomingMessage, requestUrl: URL, body: unknown): Promise<Reply> => {
     const method = request.method ?? 'GET';
-    const found = findRoute(api, method, url.pathname);
+    const found = findRoute(apiTable, method, requestUrl.pathname);
     const key = `${method} ${found?.route.template ?? '(unmatched)'}`;
     calls.set(key, (calls.get(key) ?? 0) + 1);
     if (faults.latencyMs > 0) await delay(faults.latencyMs, undefined, { signal: closing.signal });
-    const failure = injectedFailure(faults, method, url.pathname);
+    const failure = injectedFailure(faults, method, requestUrl.pathname);
     if (failure) return failure;
     if (options.token !== undefined && request.headers.authorization !== `Bearer ${options.token}`) {
       return errorReply(new ApiError(401, 'unauthorized', 'Unable to authenticate you.'));
@@ -652,13 +687,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     if (!found) throw notFound();
     const now = Date.now();
     cloud.settle(now);
-    return found.route.handle({ id: found.id, url, body, now });
+    return found.route.handle({ id: found.id, url: requestUrl, body, now });
   };
 
-  const answerControl = (request: IncomingMessage, url: URL, body: unknown): Reply => {
-    const found = findRoute(control, request.method ?? 'GET', url.pathname);
+  const answerControl = (request: IncomingMessage, requestUrl: URL, body: unknown): Reply => {
+    const found = findRoute(controlTable, request.method ?? 'GET', requestUrl.pathname);
     if (!found) throw notFound();
-    return found.route.handle({ id: found.id, url, body, now: Date.now() });
+    return found.route.handle({ id: found.id, url: requestUrl, body, now: Date.now() });
   };
 
   server.on('request', async (request: IncomingMessage, response: ServerResponse) => {
@@ -676,6 +711,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
   return {
     url,
+    control: simulatorControl(url),
     state,
     async close() {
       closing.abort();

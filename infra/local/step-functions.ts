@@ -154,8 +154,10 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsOptions
           execution.output = JSON.stringify(output ?? null);
           execution.stopDate = Date.now();
         },
-        (error: Error) => {
+        (failure: Error) => {
           if (execution.status !== 'RUNNING') return;
+          // The library wraps the state's error (a Fail state's Error and Cause, or an uncaught task error).
+          const error = failure.cause instanceof Error ? failure.cause : failure;
           execution.status = 'FAILED';
           execution.error = error.name;
           execution.cause = error.message;

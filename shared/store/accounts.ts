@@ -1,4 +1,5 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
@@ -31,4 +32,28 @@ export async function insertAccount(account: Account): Promise<void> {
       ConditionExpression: 'attribute_not_exists(account_id)',
     }),
   );
+}
+
+export type AccountFlags = Partial<Pick<Account, 'confirmed' | 'suspended' | 'deleted_at'>>;
+
+/** Operator changes to an account's standing; false when the account does not exist. */
+export async function updateAccountFlags(accountId: string, flags: AccountFlags): Promise<boolean> {
+  const entries = Object.entries(flags);
+  if (entries.length === 0) return true;
+  try {
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: tableName('accounts'),
+        Key: { account_id: accountId },
+        UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')}`,
+        ConditionExpression: 'attribute_exists(account_id)',
+        ExpressionAttributeNames: Object.fromEntries(entries.map(([key], i) => [`#f${i}`, key])),
+        ExpressionAttributeValues: Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])),
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
 }

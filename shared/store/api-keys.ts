@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { z } from 'zod';
 import { dynamo } from '../aws';
@@ -50,5 +50,37 @@ export async function touchApiKey(key: ApiKey, now: Date): Promise<void> {
     );
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+}
+
+/** The account's key with that id, if any (keys are listed per account by id). */
+export async function getAccountApiKey(accountId: string, id: number): Promise<ApiKey | undefined> {
+  const { Items } = await dynamo().send(
+    new QueryCommand({
+      TableName: tableName('apiKeys'),
+      IndexName: 'by_account',
+      KeyConditionExpression: 'account_id = :account AND id = :id',
+      ExpressionAttributeValues: { ':account': accountId, ':id': id },
+    }),
+  );
+  return Items?.[0] ? apiKeySchema.parse(Items[0]) : undefined;
+}
+
+/** Deactivates the key for good; the very next request with it is refused. False when it was already revoked. */
+export async function revokeApiKey(key: ApiKey, at: string): Promise<boolean> {
+  try {
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: tableName('apiKeys'),
+        Key: { key_hash: key.key_hash },
+        UpdateExpression: 'SET is_active = :false, revoked_at = :at',
+        ConditionExpression: 'is_active = :true',
+        ExpressionAttributeValues: { ':false': false, ':true': true, ':at': at },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
   }
 }

@@ -95,3 +95,17 @@ export function releaseCapacityItem(pool: CapacityPool) {
     },
   };
 }
+
+/** Sets a pool's size (operators); units already in use stay in use. */
+export async function setCapacityLimit(pool: CapacityPool, limit: number): Promise<void> {
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new Error('a capacity limit is a non-negative integer');
+  await dynamo().send(
+    new UpdateCommand({
+      TableName: tableName('counters'),
+      Key: { name: capacityCounterName(pool) },
+      UpdateExpression: 'SET #limit = :limit',
+      ExpressionAttributeNames: { '#limit': 'limit' },
+      ExpressionAttributeValues: { ':limit': limit },
+    }),
+  );
+}

@@ -153,8 +153,9 @@ export class DigitalOceanDriver implements UpstreamDriver {
 
   private ensureSuccess(answer: Answer): void {
     if (answer.status >= 200 && answer.status < 300) return;
-    const upstreamMessage = errorBodySchema.safeParse(answer.body);
-    const message = `${answer.call} answered ${answer.status}${upstreamMessage.success ? `: ${upstreamMessage.data.message}` : ''}`;
+    const upstreamError = errorBodySchema.safeParse(answer.body);
+    const detail = upstreamError.success ? `: ${upstreamError.data.message}` : '';
+    const message = `${answer.call} answered ${answer.status}${detail}`;
     if (answer.status >= 500 || answer.status === 429) throw this.transient(message, answer.status);
     throw new UpstreamPermanentError(this.redact(message), answer.status);
   }
@@ -168,8 +169,8 @@ export class DigitalOceanDriver implements UpstreamDriver {
 
   private describeFailure(error: unknown): string {
     if (error instanceof Error && error.name === 'TimeoutError') return `timed out after ${this.timeoutMs} ms`;
-    const code = error instanceof Error && error.cause instanceof Error ? (error.cause as { code?: unknown }).code : undefined;
-    return typeof code === 'string' ? `network error ${code}` : 'network error';
+    const cause = error instanceof Error ? (error.cause as { code?: unknown } | null | undefined) : undefined;
+    return typeof cause?.code === 'string' ? `network error ${cause.code}` : 'network error';
   }
 
   private transient(message: string, status?: number): UpstreamTransientError {

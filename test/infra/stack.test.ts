@@ -110,14 +110,14 @@ describe('ServiceStack (dev)', () => {
   });
 
   it('tells a function only the tables and workflows it may touch', () => {
-    const env = (fn: ApiFunction) => functions[logicalId(fn.function)]?.Properties.Environment.Variables;
-    expect(Object.keys(env(stack.api.functions.ListInstances!)).filter((name) => name.endsWith('_TABLE')).sort()).toEqual(
-      ['ACCOUNTS_TABLE', 'API_KEYS_TABLE', 'COUNTERS_TABLE', 'INSTANCES_TABLE'],
-    );
-    expect(env(stack.api.functions.ListInstances!)).not.toHaveProperty('PROVISION_STATE_MACHINE_ARN');
-    expect(env(stack.api.functions.ListInstances!)).not.toHaveProperty('UPSTREAM_TOKEN_SECRET_ARN');
-    expect(env(stack.api.functions.CreateInstance!)).toHaveProperty('PROVISION_STATE_MACHINE_ARN');
-    expect(env(stack.workflows.provision.steps.CreateServerFunctionArn!)).toMatchObject({
+    const env = (fn: ApiFunction | undefined) => functions[logicalId(fn!.function)]?.Properties.Environment.Variables;
+    const listInstances = env(stack.api.functions.ListInstances);
+    const tableVariables = Object.keys(listInstances).filter((name) => name.endsWith('_TABLE'));
+    expect(tableVariables.sort()).toEqual(['ACCOUNTS_TABLE', 'API_KEYS_TABLE', 'COUNTERS_TABLE', 'INSTANCES_TABLE']);
+    expect(listInstances).not.toHaveProperty('PROVISION_STATE_MACHINE_ARN');
+    expect(listInstances).not.toHaveProperty('UPSTREAM_TOKEN_SECRET_ARN');
+    expect(env(stack.api.functions.CreateInstance)).toHaveProperty('PROVISION_STATE_MACHINE_ARN');
+    expect(env(stack.workflows.provision.steps.CreateServerFunctionArn)).toMatchObject({
       UPSTREAM_BASE_URL: 'https://api.digitalocean.com',
       UPSTREAM_TOKEN_SECRET_ARN: { Ref: logicalId(stack.node.findChild('UpstreamToken')) },
     });
@@ -135,13 +135,14 @@ describe('ServiceStack (dev)', () => {
       });
       const ttl = 'timeToLiveAttribute' in definition ? definition.timeToLiveAttribute : undefined;
       expect(table.Properties.TimeToLiveSpecification).toEqual(ttl ? { AttributeName: ttl, Enabled: true } : undefined);
-      const indexNames = 'globalSecondaryIndexes' in definition ? definition.globalSecondaryIndexes.map((i) => i.indexName) : [];
-      expect((table.Properties.GlobalSecondaryIndexes ?? []).map((i: { IndexName: string }) => i.IndexName)).toEqual(indexNames);
+      const indexes = 'globalSecondaryIndexes' in definition ? definition.globalSecondaryIndexes : [];
+      const builtIndexes: { IndexName: string }[] = table.Properties.GlobalSecondaryIndexes ?? [];
+      expect(builtIndexes.map((index) => index.IndexName)).toEqual(indexes.map((index) => index.indexName));
       expect(table.DeletionPolicy).toBe('Delete');
     }
   });
 
-  it('runs provisioning as a STANDARD state machine, logging ALL, traced, with exactly its step functions substituted', () => {
+  it('runs provisioning as a STANDARD, fully logged, traced state machine over exactly its step functions', () => {
     const provision = stack.workflows.provision;
     const stateMachine = template.findResources('AWS::StepFunctions::StateMachine')[logicalId(provision.stateMachine)];
     expect(stateMachine?.Properties).toMatchObject({
@@ -160,7 +161,8 @@ describe('ServiceStack (dev)', () => {
     const invokes = policyStatements(template, logicalId(provision.stateMachine.role)).filter((statement) =>
       asList(statement.Action).includes('lambda:InvokeFunction'),
     );
-    expect(invokes).toEqual([expect.objectContaining({ Resource: expect.arrayContaining(Object.values(functionArns)) })]);
+    expect(invokes).toHaveLength(1);
+    expect(invokes[0]?.Resource).toEqual(expect.arrayContaining(Object.values(functionArns)));
     expect(invokes[0]?.Resource).toHaveLength(Object.keys(functionArns).length);
   });
 
@@ -169,9 +171,9 @@ describe('ServiceStack (dev)', () => {
     const onInstances = policyStatements(template, logicalId(stack.api.functions.ListInstances!.role)).filter(
       (statement) => JSON.stringify(statement.Resource).includes(instancesTableId),
     );
-    expect(onInstances.flatMap((statement) => asList(statement.Action))).toContain('dynamodb:Query');
-    const writes = onInstances.flatMap((statement) => asList(statement.Action)).filter((action) => DYNAMODB_WRITE_ACTIONS.includes(action));
-    expect(writes).toEqual([]);
+    const actions = onInstances.flatMap((statement) => asList(statement.Action));
+    expect(actions).toContain('dynamodb:Query');
+    expect(actions.filter((action) => DYNAMODB_WRITE_ACTIONS.includes(action))).toEqual([]);
   });
 
   it('lets only CreateInstance start executions', () => {
@@ -250,7 +252,8 @@ describe('ApiFunction bundling', () => {
       expect(readFileSync(bundle, 'utf8')).toMatch(/^import \{ createRequire as __createRequire \}/);
       expect(existsSync(`${bundle}.map`)).toBe(true);
       // Loading it proves nothing was left external (the SDK included) and the require shim works.
-      execFileSync(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(pathToFileURL(bundle).href)})`]);
+      const load = `await import(${JSON.stringify(pathToFileURL(bundle).href)})`;
+      execFileSync(process.execPath, ['--input-type=module', '-e', load]);
     } finally {
       rmSync(assembly.directory, { recursive: true, force: true });
     }

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../../infra/local/ports';
 import { startSimulator, type Simulator } from '../../infra/local/simulator';
-import { DigitalOceanDriver } from '../../shared/upstream/digitalocean';
+import { DigitalOceanDriver, type DigitalOceanDriverOptions } from '../../shared/upstream/digitalocean';
 import { UpstreamPermanentError, UpstreamTransientError, type CreateServerRequest } from '../../shared/upstream/driver';
 
 const TOKEN = 'dop_v1_simulated_token_0123456789';
@@ -11,7 +11,7 @@ const ACTION_MS = 100;
 let simulator: Simulator;
 let driver: DigitalOceanDriver;
 
-const driverFor = (options: Partial<ConstructorParameters<typeof DigitalOceanDriver>[0]> = {}) =>
+const driverFor = (options: Partial<DigitalOceanDriverOptions> = {}) =>
   new DigitalOceanDriver({ baseUrl: simulator.url, token: TOKEN, timeoutMs: 2_000, ...options });
 
 const serverRequest = (tag: string, size = 's-2vcpu-4gb'): CreateServerRequest => ({
@@ -21,11 +21,6 @@ const serverRequest = (tag: string, size = 's-2vcpu-4gb'): CreateServerRequest =
   image: 'ubuntu-24-04-x64',
   userData: '#cloud-config\n',
 });
-
-async function control(path: string, body?: unknown): Promise<void> {
-  const response = await fetch(`${simulator.url}/_sim/${path}`, { method: 'POST', body: JSON.stringify(body ?? {}) });
-  expect(response.status).toBe(204);
-}
 
 /** A droplet that has finished booting, so it is `active` and accepts actions. */
 async function bootedServer(tag: string) {
@@ -59,14 +54,16 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
-  await control('reset');
+  await simulator.control.reset();
 });
 
 describe('DigitalOceanDriver against the simulator', () => {
   describe('createServer and getServer', () => {
     it('creates a droplet that is new and has no address yet', async () => {
+      await simulator.control.config({ boot_ms: 60_000 });
       const created = await driver.createServer(serverRequest('instance-a'));
-      expect(created).toMatchObject({ status: 'new', ipv4: null, sizeSlug: 's-2vcpu-4gb', diskGb: 40, tags: ['instance-a'] });
+      expect(created).toMatchObject({ status: 'new', ipv4: null, sizeSlug: 's-2vcpu-4gb', diskGb: 40 });
+      expect(created.tags).toEqual(['instance-a']);
       expect(await driver.getServer(created.id)).toMatchObject({ id: created.id, status: 'new', ipv4: null });
     });
 
@@ -83,7 +80,7 @@ describe('DigitalOceanDriver against the simulator', () => {
 
     it('sees a droplet that shut down from inside as off', async () => {
       const created = await bootedServer('instance-a');
-      await control(`droplets/${created.id}/power_off`);
+      await simulator.control.powerOff(created.id);
       expect((await driver.getServer(created.id))?.status).toBe('off');
     });
   });
@@ -114,8 +111,11 @@ describe('DigitalOceanDriver against the simulator', () => {
         requested.push(String(input));
         return Response.json(pages[requested.length - 1]);
       };
-      await new DigitalOceanDriver({ baseUrl: 'http://127.0.0.1:9', token: TOKEN, timeoutMs: 1_000, fetchImpl }).listServersByTag('t');
-      expect(requested).toEqual(['http://127.0.0.1:9/v2/droplets?tag_name=t&per_page=200', 'http://127.0.0.1:9/v2/droplets?page=2&tag_name=t']);
+      await driverFor({ fetchImpl }).listServersByTag('t');
+      expect(requested).toEqual([
+        `${simulator.url}/v2/droplets?tag_name=t&per_page=200`,
+        `${simulator.url}/v2/droplets?page=2&tag_name=t`,
+      ]);
     });
   });
 
@@ -169,7 +169,7 @@ describe('DigitalOceanDriver against the simulator', () => {
 
   describe('failures', () => {
     it('maps an injected 500 to UpstreamTransientError and then recovers', async () => {
-      await control('faults', { fail_next: 1, status: 500, match: 'POST /v2/droplets' });
+      await simulator.control.faults({ fail_next: 1, status: 500, match: 'POST /v2/droplets' });
       const error = await rejection(driver.createServer(serverRequest('instance-a')));
       expect(error).toBeInstanceOf(UpstreamTransientError);
       expect(error).toMatchObject({ status: 500 });
@@ -177,25 +177,25 @@ describe('DigitalOceanDriver against the simulator', () => {
     });
 
     it('maps an injected 429 to UpstreamTransientError', async () => {
-      await control('faults', { fail_next: 1, status: 429 });
+      await simulator.control.faults({ fail_next: 1, status: 429 });
       const error = await rejection(driver.listServersByTag('instance-a'));
       expect(error).toBeInstanceOf(UpstreamTransientError);
       expect(error).toMatchObject({ status: 429 });
     });
 
     it('answers injected 429s with Retry-After, as DigitalOcean does', async () => {
-      await control('faults', { fail_next: 1, status: 429 });
+      await simulator.control.faults({ fail_next: 1, status: 429 });
       const response = await fetch(`${simulator.url}/v2/sizes`);
       expect(response.status).toBe(429);
       expect(response.headers.get('retry-after')).toBe('1');
     });
 
     it('maps refused creates to UpstreamPermanentError until they are allowed again', async () => {
-      await control('faults', { fail_creates: true });
+      await simulator.control.faults({ fail_creates: true });
       const error = await rejection(driver.createServer(serverRequest('instance-a')));
       expect(error).toBeInstanceOf(UpstreamPermanentError);
       expect(error).toMatchObject({ status: 422 });
-      await control('faults', { fail_creates: false });
+      await simulator.control.faults({ fail_creates: false });
       await expect(driver.createServer(serverRequest('instance-a'))).resolves.toMatchObject({ status: 'new' });
     });
 
@@ -205,7 +205,7 @@ describe('DigitalOceanDriver against the simulator', () => {
     });
 
     it('maps latency beyond the timeout to UpstreamTransientError', async () => {
-      await control('faults', { latency_ms: 500 });
+      await simulator.control.faults({ latency_ms: 500 });
       const error = await rejection(driverFor({ timeoutMs: 100 }).getServer(1));
       expect(error).toBeInstanceOf(UpstreamTransientError);
       expect(error.message).toContain('timed out');
@@ -225,17 +225,17 @@ describe('DigitalOceanDriver against the simulator', () => {
 
     it('maps a malformed answer to UpstreamTransientError', async () => {
       const fetchImpl: typeof fetch = async () => Response.json({ droplet: { id: 'seven' } });
-      const malformed = new DigitalOceanDriver({ baseUrl: 'http://127.0.0.1:9', token: TOKEN, timeoutMs: 1_000, fetchImpl });
-      const error = await rejection(malformed.getServer(7));
+      const error = await rejection(driverFor({ fetchImpl }).getServer(7));
       expect(error).toBeInstanceOf(UpstreamTransientError);
       expect(error.message).toContain('unexpected body');
     });
 
     it('keeps the token out of messages even when the upstream echoes it', async () => {
-      const fetchImpl: typeof fetch = async () => Response.json({ id: 'forbidden', message: `bad token ${TOKEN}` }, { status: 403 });
-      const echoing = new DigitalOceanDriver({ baseUrl: 'http://127.0.0.1:9', token: TOKEN, timeoutMs: 1_000, fetchImpl });
-      const error = await rejection(echoing.getServer(7));
-      expect(error).toMatchObject({ name: 'UpstreamPermanentError', status: 403, message: expect.stringContaining('[redacted]') });
+      const echo = { id: 'forbidden', message: `bad token ${TOKEN}` };
+      const fetchImpl: typeof fetch = async () => Response.json(echo, { status: 403 });
+      const error = await rejection(driverFor({ fetchImpl }).getServer(7));
+      expect(error).toBeInstanceOf(UpstreamPermanentError);
+      expect(error).toMatchObject({ status: 403, message: expect.stringContaining('[redacted]') });
     });
   });
 });

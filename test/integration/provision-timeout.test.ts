@@ -1,0 +1,33 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../../shared/aws';
+import { startTestRuntime, type TestRuntime } from '../support/runtime';
+
+let runtime: TestRuntime;
+
+beforeAll(async () => {
+  // Servers never finish booting within the one-second provisioning budget.
+  runtime = await startTestRuntime({ bootMs: 60_000, env: { PROVISION_TIMEOUT_SECONDS: '1' } });
+});
+afterAll(async () => {
+  await runtime.stop();
+});
+
+describe('provision workflow', () => {
+  it('fails a provision that outlives its budget, destroying the server and releasing capacity', async () => {
+    const { apiKey } = await runtime.newAccount();
+
+    const created = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'slow', flavor: 's-8vcpu-16gb' } });
+    const settled = await runtime.waitForStatus(apiKey, created.body.instance_id, ['failed', 'active']);
+    await runtime.stepFunctions.idle();
+
+    expect(settled.status).toBe('failed');
+    expect(runtime.simulator.state().droplets).toEqual([]);
+    const tier = await dynamo().send(
+      new GetCommand({ TableName: runtime.tableNames.counters, Key: { name: 'capacity#tier#s-8vcpu-16gb' }, ConsistentRead: true }),
+    );
+    expect(tier.Item?.used).toBe(0);
+    const execution = [...runtime.stepFunctions.executions.values()][0];
+    expect(execution?.status).toBe('FAILED');
+    expect(execution?.error).toBe('ProvisionFailed');
+  });
+});

@@ -1,0 +1,84 @@
+import { randomBytes } from 'node:crypto';
+import { inject } from 'vitest';
+import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../infra/local/runtime';
+import { deposit, issueApiKey, openAccount, usdToMicros } from '../../shared/domain/accounts';
+
+export interface TestRuntime extends LocalRuntime {
+  /** A fresh account with one key; confirmed, not suspended, $50 deposited unless told otherwise. */
+  newAccount(options?: { depositUsd?: string; confirmed?: boolean; suspended?: boolean }): Promise<TestAccount>;
+  /** Calls the local gateway. */
+  call(method: string, path: string, options?: CallOptions): Promise<CallResult>;
+  /** Polls the instance detail until its status is one of `statuses`. */
+  waitForStatus(apiKey: string, instanceId: number, statuses: string[], timeoutMs?: number): Promise<Record<string, unknown>>;
+}
+
+export interface TestAccount {
+  readonly accountId: string;
+  readonly apiKey: string;
+  readonly keyId: number;
+}
+
+export interface CallOptions {
+  readonly apiKey?: string;
+  readonly body?: unknown;
+  /** Sent as is, not JSON-encoded. */
+  readonly rawBody?: string;
+  readonly headers?: Record<string, string>;
+}
+
+export interface CallResult {
+  readonly status: number;
+  readonly headers: Headers;
+  // Tests read arbitrary fields of JSON bodies.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  readonly body: any;
+}
+
+/**
+ * The local runtime for one test file, on the run's shared DynamoDB Local under its own table prefix, with
+ * short upstream boot and workflow waits so that lifecycles finish in about a second.
+ */
+export async function startTestRuntime(options: Partial<LocalRuntimeOptions> = {}): Promise<TestRuntime> {
+  const runtime = await startLocalRuntime({
+    dynamodbEndpoint: inject('dynamodbEndpoint'),
+    tablePrefix: `t${randomBytes(5).toString('hex')}`,
+    bootMs: 300,
+    waitMs: 100,
+    retryMs: 20,
+    ...options,
+  });
+
+  async function call(method: string, path: string, { apiKey, body, rawBody, headers = {} }: CallOptions = {}): Promise<CallResult> {
+    const response = await fetch(`${runtime.baseUrl}${path}`, {
+      method,
+      headers: {
+        ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+        ...(body !== undefined || rawBody !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
+      body: rawBody ?? (body === undefined ? undefined : JSON.stringify(body)),
+    });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+  }
+
+  return {
+    ...runtime,
+    call,
+    async newAccount({ depositUsd = '50', confirmed = true, suspended = false } = {}) {
+      const account = await openAccount({ email: `${randomBytes(4).toString('hex')}@example.com`, confirmed, suspended });
+      if (usdToMicros(depositUsd) > 0) await deposit(account.account_id, usdToMicros(depositUsd));
+      const { fullKey, record } = await issueApiKey(account.account_id, 'Test');
+      return { accountId: account.account_id, apiKey: fullKey, keyId: record.id };
+    },
+    async waitForStatus(apiKey, instanceId, statuses, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const { status, body } = await call('GET', `/api/v1/instances/${instanceId}`, { apiKey });
+        if (status === 200 && statuses.includes(body.status)) return body;
+        if (Date.now() > deadline) throw new Error(`instance ${instanceId} still ${status === 200 ? body.status : status}`);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    },
+  };
+}
