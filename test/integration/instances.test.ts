@@ -106,13 +106,13 @@ describe('POST /api/v1/instances', () => {
     const { apiKey } = await runtime.newAccount();
     const ipv4Before = await capacityUsed('capacity#ipv4');
     const tierBefore = await capacityUsed('capacity#tier#s-4vcpu-8gb');
-    await fetch(`${runtime.simulator.url}/_sim/faults`, { method: 'POST', body: JSON.stringify({ fail_creates: true }) });
+    await runtime.simulator.control.faults({ fail_creates: true });
 
     const created = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'doomed', flavor: 's-4vcpu-8gb' } });
     expect(created.status).toBe(202);
     expect(await capacityUsed('capacity#tier#s-4vcpu-8gb')).toBe(tierBefore + 1);
     const failed = await runtime.waitForStatus(apiKey, created.body.instance_id, ['failed', 'active']);
-    await fetch(`${runtime.simulator.url}/_sim/faults`, { method: 'POST', body: JSON.stringify({ fail_creates: false }) });
+    await runtime.simulator.control.faults({ fail_creates: false });
 
     expect(failed.status).toBe('failed');
     expect(droplets(`instance-${created.body.instance_id}`)).toHaveLength(0);
@@ -123,10 +123,7 @@ describe('POST /api/v1/instances', () => {
 
   it('retries a burst of transient upstream errors and still provisions', async () => {
     const { apiKey } = await runtime.newAccount();
-    await fetch(`${runtime.simulator.url}/_sim/faults`, {
-      method: 'POST',
-      body: JSON.stringify({ fail_next: 3, status: 503, match: 'POST /v2/droplets' }),
-    });
+    await runtime.simulator.control.faults({ fail_next: 3, status: 503, match: 'POST /v2/droplets' });
 
     const created = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'flaky', flavor: 's-2vcpu-2gb' } });
     const settled = await runtime.waitForStatus(apiKey, created.body.instance_id, ['active', 'failed']);
