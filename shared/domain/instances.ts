@@ -9,8 +9,9 @@ import {
   CapacityExhaustedError,
   getOwnedInstance,
   insertInstanceReservingCapacity,
+  heldPools,
   listOwnedInstances,
-  releaseInstanceCapacity,
+  updateInstanceAtVersion,
   type InstanceItem,
 } from '../store/instances';
 import { finishJob, type Job } from '../store/jobs';
@@ -50,6 +51,8 @@ export function toSummary(item: InstanceItem): InstanceSummary {
 }
 
 export const upstreamTagOf = (instanceId: number) => `instance-${instanceId}`;
+/** Every server we create carries this tag too, so that servers left behind can be found and destroyed. */
+export const SERVICE_TAG = 'vps-service';
 
 /** Accepts a deploy: validates, reserves capacity, records the instance and its job, and starts provisioning. */
 export async function createInstance(account: Account, body: CreateInstanceBody): Promise<InstanceDetail> {
@@ -80,6 +83,8 @@ export async function createInstance(account: Account, body: CreateInstanceBody)
     activated_at: null,
     created_at: now,
     capacity_held: true,
+    pending_plan: null,
+    active_job_id: null,
     deleted_at: null,
     paused_by: null,
     metered_until: null,
@@ -121,7 +126,7 @@ async function startProvisioning(instance: InstanceItem, job: Job): Promise<void
   } catch (error) {
     logger.error('could not start provisioning', { error, instance_id: instance.instance_id });
     const at = new Date().toISOString();
-    await releaseInstanceCapacity(instance, { status: 'failed' });
+    await updateInstanceAtVersion(instance, { changes: { status: 'failed', capacity_held: false }, release: heldPools(instance) });
     await finishJob(job.job_id, { status: 'failed', error: 'Provisioning could not be started' }, at);
     throw error;
   }

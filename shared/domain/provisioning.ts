@@ -1,11 +1,11 @@
 import { config } from '../config';
 import { logger } from '../observability';
-import { getInstanceItem, releaseInstanceCapacity, transitionInstance, type InstanceItem } from '../store/instances';
+import { getInstanceItem, heldPools, transitionInstance, updateInstanceWithRetry, type InstanceItem } from '../store/instances';
 import { finishJob } from '../store/jobs';
 import { upstream } from '../upstream';
 import type { UpstreamDriver, UpstreamServer } from '../upstream/driver';
 import type { InstanceStatus } from '../schemas/instances';
-import { upstreamTagOf } from './instances';
+import { SERVICE_TAG, upstreamTagOf } from './instances';
 
 export const UBUNTU_IMAGE = 'ubuntu-24-04-x64';
 
@@ -51,7 +51,7 @@ async function ensureServer(driver: UpstreamDriver, instance: InstanceItem): Pro
   if (existing) return existing;
   return driver.createServer({
     name: `vps-${instance.instance_id}`,
-    tag,
+    tags: [tag, SERVICE_TAG],
     size: instance.plan.flavor,
     image: UBUNTU_IMAGE,
     userData: userDataFor(instance),
@@ -65,13 +65,17 @@ export async function createServerStep({ instance_id }: ProvisionInput): Promise
   if (!instance || instance.deleted_at !== null || !PROVISIONING_STATUSES.includes(instance.status)) {
     return { upstream_id: null, abandoned: true };
   }
-  const server = await ensureServer(await upstream(), instance);
+  const driver = await upstream();
+  const server = await ensureServer(driver, instance);
   const moved = await transitionInstance(instance_id, PROVISIONING_STATUSES, {
     status: 'provisioning',
     vps_id: String(server.id),
     upstream_id: server.id,
   });
-  return moved ? { upstream_id: server.id, abandoned: false } : { upstream_id: null, abandoned: true };
+  if (moved) return { upstream_id: server.id, abandoned: false };
+  // Deleted while the server was being made: the delete may already have looked for it, so destroy it here.
+  await driver.deleteServer(server.id);
+  return { upstream_id: null, abandoned: true };
 }
 
 export interface CheckServerInput extends ProvisionInput {
@@ -131,14 +135,23 @@ export async function compensateStep({ instance_id, job_id, error }: CompensateI
     return { compensated: false };
   }
   logger.warn('provisioning failed; compensating', { cause: error?.Error });
-  const driver = await upstream();
-  const servers = await driver.listServersByTag(upstreamTagOf(instance_id));
-  await Promise.all(servers.map((server) => driver.deleteServer(server.id)));
+  await destroyTaggedServers(instance_id);
   if (live) {
-    await releaseInstanceCapacity(instance, { status: 'failed' }, PROVISIONING_STATUSES);
-    await transitionInstance(instance_id, PROVISIONING_STATUSES, { status: 'failed' });
+    await updateInstanceWithRetry(instance_id, (current) =>
+      current.deleted_at === null && PROVISIONING_STATUSES.includes(current.status)
+        ? { changes: { status: 'failed', capacity_held: false, pending_plan: null }, release: heldPools(current) }
+        : undefined,
+    );
   }
   const reason = failureTexts[error?.Error ?? ''] ?? 'Provisioning failed';
   await finishJob(job_id, { status: 'failed', error: reason }, new Date().toISOString());
   return { compensated: true };
+}
+
+/** Destroys every upstream server carrying the instance's tag; returns how many it found. */
+export async function destroyTaggedServers(instanceId: number): Promise<number> {
+  const driver = await upstream();
+  const servers = await driver.listServersByTag(upstreamTagOf(instanceId));
+  await Promise.all(servers.map((server) => driver.deleteServer(server.id)));
+  return servers.length;
 }

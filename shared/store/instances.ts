@@ -1,9 +1,9 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, ScanCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
-import { instanceDetailSchema, type InstanceStatus } from '../schemas/instances';
+import { instanceDetailSchema, planSchema, type InstanceStatus } from '../schemas/instances';
 import { newJobPut, type Job } from './jobs';
 import { releaseCapacityItem, reserveCapacityItem, type CapacityPool } from './counters';
 
@@ -11,11 +11,16 @@ export const instanceItemSchema = instanceDetailSchema.extend({
   account_id: z.string(),
   /** The upstream server's numeric id, once created. */
   upstream_id: z.number().int().nullable(),
-  /** True while this instance holds one IPv4 and one unit of its flavor's tier; released exactly once. */
+  /** True while the instance holds an IPv4 address and a unit of its plan's tier. */
   capacity_held: z.boolean(),
+  /** The target of a resize in progress; its tier unit is held from acceptance until the resize ends. */
+  pending_plan: planSchema.nullable().default(null),
+  /** The job of the lifecycle action in progress; at most one runs at a time. */
+  active_job_id: z.string().nullable().default(null),
   deleted_at: z.string().nullable(),
   paused_by: z.enum(['user', 'billing']).nullable(),
   metered_until: z.string().nullable(),
+  updated_at: z.string().optional(),
   version: z.number().int(),
 });
 export type InstanceItem = z.infer<typeof instanceItemSchema>;
@@ -27,23 +32,35 @@ export class CapacityExhaustedError extends Error {
   }
 }
 
-const poolsOf = (flavor: string): CapacityPool[] => [{ kind: 'ipv4' }, { kind: 'tier', flavor }];
+/** The pools an instance holds a unit of right now; releasing exactly these leaves no counter drifting. */
+export function heldPools(instance: InstanceItem): CapacityPool[] {
+  return [
+    ...(instance.capacity_held ? [{ kind: 'ipv4' } as const, { kind: 'tier', flavor: instance.plan.flavor } as const] : []),
+    ...(instance.pending_plan ? [{ kind: 'tier', flavor: instance.pending_plan.flavor } as const] : []),
+  ];
+}
+
+/** Cancellation reasons name the item that failed; map a failed reservation back to its pool. */
+function exhaustedPool(error: unknown, reserve: readonly CapacityPool[]): CapacityPool | undefined {
+  if (!(error instanceof TransactionCanceledException)) return undefined;
+  return reserve.find((_, index) => error.CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed');
+}
 
 /**
  * Writes a new instance and its provision job, reserving an IPv4 address and a unit of the flavor's tier, all in
  * one transaction: either everything is recorded or nothing is.
  */
 export async function insertInstanceReservingCapacity(instance: InstanceItem, job: Job): Promise<void> {
-  const pools = poolsOf(instance.plan.flavor);
+  const reserve = heldPools(instance);
   try {
     await dynamo().send(
       new TransactWriteCommand({
         TransactItems: [
-          ...pools.map(reserveCapacityItem),
+          ...reserve.map(reserveCapacityItem),
           {
             Put: {
               TableName: tableName('instances'),
-              Item: instanceItemSchema.parse(instance),
+              Item: instanceItemSchema.parse({ ...instance, updated_at: instance.created_at }),
               ConditionExpression: 'attribute_not_exists(instance_id)',
             },
           },
@@ -52,10 +69,8 @@ export async function insertInstanceReservingCapacity(instance: InstanceItem, jo
       }),
     );
   } catch (error) {
-    if (error instanceof TransactionCanceledException) {
-      const exhausted = pools.find((_, index) => error.CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed');
-      if (exhausted) throw new CapacityExhaustedError(exhausted.kind);
-    }
+    const pool = exhaustedPool(error, reserve);
+    if (pool) throw new CapacityExhaustedError(pool.kind);
     throw error;
   }
 }
@@ -94,14 +109,36 @@ export async function listOwnedInstances(accountId: string): Promise<InstanceIte
   return items;
 }
 
-type Changes = Partial<Omit<InstanceItem, 'instance_id' | 'account_id' | 'version'>>;
+/** Every instance in one of the statuses, deleted ones included (for the reconciler and the meter). */
+export async function scanInstancesByStatus(statuses: readonly InstanceStatus[]): Promise<InstanceItem[]> {
+  const items: InstanceItem[] = [];
+  const values = Object.fromEntries(statuses.map((status, i) => [`:s${i}`, status]));
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo().send(
+      new ScanCommand({
+        TableName: tableName('instances'),
+        FilterExpression: `#status IN (${Object.keys(values).join(', ')})`,
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: values,
+        ExclusiveStartKey: startKey,
+        ConsistentRead: true,
+      }),
+    );
+    items.push(...(page.Items ?? []).map((item) => instanceItemSchema.parse(item)));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+}
 
-function setExpression(changes: Changes) {
-  const entries = Object.entries(changes);
+export type InstanceChanges = Partial<Omit<InstanceItem, 'instance_id' | 'account_id' | 'version' | 'updated_at'>>;
+
+function setExpression(changes: InstanceChanges) {
+  const entries = Object.entries({ ...changes, updated_at: new Date().toISOString() });
   return {
     UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')}, version = version + :one`,
-    names: Object.fromEntries(entries.map(([key], i) => [`#f${i}`, key])),
-    values: Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])),
+    ExpressionAttributeNames: Object.fromEntries(entries.map(([key], i) => [`#f${i}`, key])),
+    ExpressionAttributeValues: { ...Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])), ':one': 1 },
   };
 }
 
@@ -112,19 +149,19 @@ function setExpression(changes: Changes) {
 export async function transitionInstance(
   instanceId: number,
   from: readonly InstanceStatus[],
-  changes: Changes,
+  changes: InstanceChanges,
 ): Promise<InstanceItem | undefined> {
-  const { UpdateExpression, names, values } = setExpression(changes);
+  const update = setExpression(changes);
   const statusValues = Object.fromEntries(from.map((status, i) => [`:from${i}`, status]));
   try {
     const { Attributes } = await dynamo().send(
       new UpdateCommand({
         TableName: tableName('instances'),
         Key: { instance_id: instanceId },
-        UpdateExpression,
+        UpdateExpression: update.UpdateExpression,
         ConditionExpression: `#status IN (${Object.keys(statusValues).join(', ')}) AND (attribute_not_exists(deleted_at) OR deleted_at = :null)`,
-        ExpressionAttributeNames: { ...names, '#status': 'status' },
-        ExpressionAttributeValues: { ...values, ...statusValues, ':one': 1, ':null': null },
+        ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#status': 'status' },
+        ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ...statusValues, ':null': null },
         ReturnValues: 'ALL_NEW',
       }),
     );
@@ -135,42 +172,69 @@ export async function transitionInstance(
   }
 }
 
+export interface VersionedUpdate {
+  readonly changes: InstanceChanges;
+  /** Pools to take a unit from, in the same transaction; a full pool fails it with CapacityExhaustedError. */
+  readonly reserve?: readonly CapacityPool[];
+  /** Pools to give a unit back to, in the same transaction. */
+  readonly release?: readonly CapacityPool[];
+  /** A job to record with the change (an accepted action, a delete). */
+  readonly job?: Job;
+}
+
 /**
- * Gives back the IPv4 address and tier unit an instance holds, together with the given changes, in one
- * transaction guarded by `capacity_held`: however often it is retried, capacity is released exactly once.
- * Returns false when there was nothing left to release.
+ * Applies changes, capacity moves and a new job in one transaction, on condition that the instance is still at
+ * the version it was read at: whatever was decided from that read still holds, or nothing is written and the
+ * answer is false (read again and decide again).
  */
-export async function releaseInstanceCapacity(
-  instance: InstanceItem,
-  changes: Changes,
-  from?: readonly InstanceStatus[],
-): Promise<boolean> {
-  const { UpdateExpression, names, values } = setExpression({ ...changes, capacity_held: false });
-  const statusValues = Object.fromEntries((from ?? []).map((status, i) => [`:from${i}`, status]));
-  const statusCondition = from ? ` AND #status IN (${Object.keys(statusValues).join(', ')})` : '';
+export async function updateInstanceAtVersion(instance: InstanceItem, update: VersionedUpdate): Promise<boolean> {
+  const reserve = update.reserve ?? [];
+  const expression = setExpression(update.changes);
   try {
     await dynamo().send(
       new TransactWriteCommand({
         TransactItems: [
+          ...reserve.map(reserveCapacityItem),
+          ...(update.release ?? []).map(releaseCapacityItem),
           {
             Update: {
               TableName: tableName('instances'),
               Key: { instance_id: instance.instance_id },
-              UpdateExpression,
-              ConditionExpression: `capacity_held = :true${statusCondition}`,
-              ExpressionAttributeNames: from ? { ...names, '#status': 'status' } : names,
-              ExpressionAttributeValues: { ...values, ...statusValues, ':one': 1, ':true': true },
+              ...expression,
+              ConditionExpression: 'version = :version',
+              ExpressionAttributeValues: { ...expression.ExpressionAttributeValues, ':version': instance.version },
             },
           },
-          ...poolsOf(instance.plan.flavor).map(releaseCapacityItem),
+          ...(update.job ? [newJobPut(update.job)] : []),
         ],
       }),
     );
     return true;
   } catch (error) {
-    if (error instanceof TransactionCanceledException && error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed') {
-      return false;
+    const pool = exhaustedPool(error, reserve);
+    if (pool) throw new CapacityExhaustedError(pool.kind);
+    if (error instanceof TransactionCanceledException) {
+      const instanceIndex = reserve.length + (update.release?.length ?? 0);
+      if (error.CancellationReasons?.[instanceIndex]?.Code === 'ConditionalCheckFailed') return false;
     }
     throw error;
   }
+}
+
+/**
+ * Re-reads and re-applies until the version-conditioned update lands; `decide` sees the fresh item and returns
+ * the update to make, or undefined to make none. For workflow steps, which must not give up on a busy instance.
+ */
+export async function updateInstanceWithRetry(
+  instanceId: number,
+  decide: (instance: InstanceItem) => VersionedUpdate | undefined,
+): Promise<InstanceItem | undefined> {
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const instance = await getInstanceItem(instanceId);
+    if (!instance) return undefined;
+    const update = decide(instance);
+    if (!update) return instance;
+    if (await updateInstanceAtVersion(instance, update)) return { ...instance, ...update.changes, version: instance.version + 1 };
+  }
+  throw new Error(`instance ${instanceId} kept changing; giving up this attempt`);
 }

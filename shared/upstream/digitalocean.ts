@@ -95,7 +95,7 @@ export class DigitalOceanDriver implements UpstreamDriver {
       size: request.size,
       image: request.image,
       user_data: request.userData,
-      tags: [request.tag],
+      tags: [...request.tags],
       ipv6: false,
       monitoring: true,
     });

@@ -17,8 +17,8 @@ export interface UpstreamServer {
 
 export interface CreateServerRequest {
   readonly name: string;
-  /** The tag that marks the server as ours and makes creation idempotent (`instance-<id>`). */
-  readonly tag: string;
+  /** Tags for the server: ours mark it as the service's and as one instance's (which makes creation idempotent). */
+  readonly tags: readonly string[];
   readonly size: string;
   readonly image: string;
   readonly userData: string;

@@ -75,7 +75,7 @@ function checkedFetch(violations: string[], extraHeaders: Record<string, string>
 
 const serverRequest = (tag: string): CreateServerRequest => ({
   name: `vps-${tag}`,
-  tag,
+  tags: [tag],
   size: 's-2vcpu-4gb',
   image: 'ubuntu-24-04-x64',
   userData: '#cloud-config\n',

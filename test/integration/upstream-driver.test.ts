@@ -16,7 +16,7 @@ const driverFor = (options: Partial<DigitalOceanDriverOptions> = {}) =>
 
 const serverRequest = (tag: string, size = 's-2vcpu-4gb'): CreateServerRequest => ({
   name: `vps-${tag}`,
-  tag,
+  tags: [tag],
   size,
   image: 'ubuntu-24-04-x64',
   userData: '#cloud-config\n',
