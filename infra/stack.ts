@@ -82,12 +82,17 @@ export class ServiceStack extends Stack {
       },
     };
 
-    this.workflows = Object.fromEntries(
-      workflowNames.map((name) => [
-        name,
-        new Workflow(this, `${pascal(name)}Workflow`, { definition: workflows[name], service }),
-      ]),
-    ) as Record<WorkflowName, Workflow>;
+    // In `workflowNames` order, each workflow's steps can reach the state machines made before it (delete stops
+    // the others).
+    const built: Partial<Record<WorkflowName, Workflow>> = {};
+    for (const name of workflowNames) {
+      const stateMachines = Object.fromEntries(Object.entries(built).map(([other, workflow]) => [other, workflow.stateMachine]));
+      built[name] = new Workflow(this, `${pascal(name)}Workflow`, {
+        definition: workflows[name],
+        service: { ...service, stateMachines },
+      });
+    }
+    this.workflows = built as Record<WorkflowName, Workflow>;
 
     this.api = new HttpApi(this, 'HttpApi', {
       routes: routes.map((route) => ({ ...route, access: mergeAccess(route.access, authAccess[route.auth]) })),

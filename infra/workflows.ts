@@ -17,22 +17,61 @@ export interface WorkflowDefinition {
   readonly steps: Readonly<Record<string, WorkflowStep>>;
 }
 
-const provisionStepAccess: FunctionAccess = {
+export const workflowNames = ['provision', 'power', 'resize', 'delete'] as const;
+export type WorkflowName = (typeof workflowNames)[number];
+
+/** Workflow steps read and settle instances, jobs and capacity, and call the upstream. */
+const lifecycleStepAccess: FunctionAccess = {
   tables: { instances: 'readwrite', jobs: 'readwrite', counters: 'readwrite' },
   upstream: true,
 };
+
+const step = (entry: string, access: FunctionAccess = lifecycleStepAccess): WorkflowStep => ({
+  entry: `functions/workflow/${entry}.ts`,
+  access,
+});
 
 export const workflows = {
   provision: {
     definitionFile: 'statemachines/provision.asl.json',
     envVar: 'PROVISION_STATE_MACHINE_ARN',
     steps: {
-      CreateServerFunctionArn: { entry: 'functions/workflow/provision-create-server.ts', access: provisionStepAccess },
-      CheckServerFunctionArn: { entry: 'functions/workflow/provision-check-server.ts', access: provisionStepAccess },
-      CompensateFunctionArn: { entry: 'functions/workflow/provision-compensate.ts', access: provisionStepAccess },
+      CreateServerFunctionArn: step('provision-create-server'),
+      CheckServerFunctionArn: step('provision-check-server'),
+      CompensateFunctionArn: step('provision-compensate'),
     },
   },
-} as const satisfies Record<string, WorkflowDefinition>;
+  power: {
+    definitionFile: 'statemachines/power.asl.json',
+    envVar: 'POWER_STATE_MACHINE_ARN',
+    steps: {
+      CheckActionFunctionArn: step('action-check'),
+      FinishPowerFunctionArn: step('power-finish'),
+      FailActionFunctionArn: step('action-fail'),
+    },
+  },
+  resize: {
+    definitionFile: 'statemachines/resize.asl.json',
+    envVar: 'RESIZE_STATE_MACHINE_ARN',
+    steps: {
+      CheckActionFunctionArn: step('action-check'),
+      StartActionFunctionArn: step('action-start'),
+      FinishResizeFunctionArn: step('resize-finish'),
+      FailActionFunctionArn: step('action-fail'),
+    },
+  },
+  delete: {
+    definitionFile: 'statemachines/delete.asl.json',
+    envVar: 'DELETE_STATE_MACHINE_ARN',
+    steps: {
+      StopLifecyclesFunctionArn: step('delete-stop-lifecycles', {
+        tables: { jobs: 'readwrite' },
+        stopsWorkflows: ['provision', 'power', 'resize'],
+      }),
+      DestroyServersFunctionArn: step('delete-destroy-servers', { upstream: true }),
+      FinishDeleteFunctionArn: step('delete-finish'),
+      FailDeleteFunctionArn: step('delete-fail', { tables: { jobs: 'readwrite' } }),
+    },
+  },
+} as const satisfies Record<WorkflowName, WorkflowDefinition>;
 
-export type WorkflowName = keyof typeof workflows;
-export const workflowNames = Object.keys(workflows) as WorkflowName[];

@@ -25,6 +25,8 @@ export interface Config {
   };
   readonly instanceDomainSuffix: string;
   readonly provisionTimeoutSeconds: number;
+  /** Budget for one upstream action (power, resize phase) or for destroying a server. */
+  readonly actionTimeoutSeconds: number;
   readonly defaultIpv4PoolSize: number;
   readonly defaultTierCapacity: number;
 }
@@ -60,6 +62,7 @@ function load(): Config {
     },
     instanceDomainSuffix: process.env.INSTANCE_DOMAIN_SUFFIX ?? 'vps.example.net',
     provisionTimeoutSeconds: integer('PROVISION_TIMEOUT_SECONDS', 600),
+    actionTimeoutSeconds: integer('ACTION_TIMEOUT_SECONDS', 900),
     defaultIpv4PoolSize: integer('DEFAULT_IPV4_POOL_SIZE', 1000),
     defaultTierCapacity: integer('DEFAULT_TIER_CAPACITY', 200),
   };

@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { StartExecutionCommand } from '@aws-sdk/client-sfn';
-import { sfn } from '../aws';
-import { config, stateMachineArn } from '../config';
+import { config } from '../config';
 import { logger } from '../observability';
 import type { Account } from '../store/accounts';
 import { nextSequenceValue } from '../store/counters';
@@ -20,6 +18,7 @@ import { randomBase62 } from './crypto';
 import { instanceNotFound, paymentRequired, serviceUnavailable } from './errors';
 import { orderablePlan } from './flavors';
 import { generateSshKey, parsePublicKey } from './ssh-keys';
+import { startWorkflow } from './jobs';
 
 /** Deploying needs a balance strictly above $3 (micro-dollars). */
 const DEPLOY_MIN_BALANCE_MICROS = 3_000_000;
@@ -116,13 +115,7 @@ export async function createInstance(account: Account, body: CreateInstanceBody)
 /** Starts the provision workflow; if it cannot start, the instance fails at once and gives its capacity back. */
 async function startProvisioning(instance: InstanceItem, job: Job): Promise<void> {
   try {
-    await sfn().send(
-      new StartExecutionCommand({
-        stateMachineArn: stateMachineArn('provision'),
-        name: job.job_id,
-        input: JSON.stringify({ instance_id: instance.instance_id, job_id: job.job_id }),
-      }),
-    );
+    await startWorkflow('provision', job, {});
   } catch (error) {
     logger.error('could not start provisioning', { error, instance_id: instance.instance_id });
     const at = new Date().toISOString();

@@ -68,3 +68,35 @@ export function instanceIdFrom(pathParameters: Record<string, string | undefined
   const parsed = instanceIdSchema.safeParse(pathParameters.instance_id);
   return parsed.success ? parsed.data : undefined;
 }
+
+export const actionTypes = ['power_on', 'power_off', 'reboot', 'resize'] as const;
+export type ActionType = (typeof actionTypes)[number];
+
+export const actionBodySchema = z
+  .strictObject({
+    type: z.enum(actionTypes, { error: 'Invalid action type' }),
+    flavor: z.string().optional(),
+  })
+  .superRefine((body, context) => {
+    if (body.type === 'resize' && body.flavor === undefined) {
+      context.addIssue({ code: 'custom', path: ['flavor'], message: 'flavor is required for resize' });
+    }
+    if (body.type !== 'resize' && body.flavor !== undefined) {
+      context.addIssue({ code: 'custom', path: ['flavor'], message: 'flavor applies only to resize' });
+    }
+  });
+export type ActionBody = z.infer<typeof actionBodySchema>;
+
+export const actionResultSchema = z.object({
+  ok: z.boolean(),
+  action: z.enum(actionTypes),
+  job_id: z.string().nullable(),
+});
+export type ActionResult = z.infer<typeof actionResultSchema>;
+
+export const deleteResultSchema = z.object({
+  instance_id: z.number().int(),
+  status: z.literal('deleting'),
+  job_id: z.string().nullable(),
+});
+export type DeleteResult = z.infer<typeof deleteResultSchema>;

@@ -1,4 +1,4 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { z } from 'zod';
 import { dynamo } from '../aws';
@@ -55,4 +55,19 @@ export async function finishJob(jobId: string, outcome: { status: 'succeeded' } 
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
   }
+}
+
+/** The instance's jobs that are still running, oldest first. */
+export async function listRunningJobs(instanceId: number): Promise<Job[]> {
+  const { Items } = await dynamo().send(
+    new QueryCommand({
+      TableName: tableName('jobs'),
+      IndexName: 'by_instance',
+      KeyConditionExpression: 'instance_id = :instance',
+      FilterExpression: '#status = :running',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':instance': instanceId, ':running': 'running' },
+    }),
+  );
+  return (Items ?? []).map((item) => jobSchema.parse(item));
 }

@@ -176,15 +176,19 @@ describe('ServiceStack (dev)', () => {
     expect(actions.filter((action) => DYNAMODB_WRITE_ACTIONS.includes(action))).toEqual([]);
   });
 
-  it('lets only CreateInstance start executions', () => {
+  const byRef = (a: { Ref: string }, b: { Ref: string }) => a.Ref.localeCompare(b.Ref);
+
+  it('lets only the routes that declare a workflow start executions', () => {
     const starters = Object.values(template.findResources('AWS::IAM::Policy')).filter((policy) =>
       (policy.Properties.PolicyDocument.Statement as Statement[]).some((statement) =>
         asList(statement.Action).includes('states:StartExecution'),
       ),
     );
-    expect(starters.map((policy) => policy.Properties.Roles)).toEqual([
-      [{ Ref: logicalId(stack.api.functions.CreateInstance!.role) }],
-    ]);
+    const declared = routes.filter((route) => route.access.startsWorkflows?.length).map((route) => route.name);
+    expect(declared).toEqual(['CreateInstance', 'DeleteInstance', 'InstanceAction']);
+    expect(starters.flatMap((policy) => policy.Properties.Roles).sort(byRef)).toEqual(
+      declared.map((name) => ({ Ref: logicalId(stack.api.functions[name]!.role) })).sort(byRef),
+    );
   });
 
   it('never grants dynamodb:* or other service-wide actions', () => {

@@ -8,6 +8,10 @@ export interface TestRuntime extends LocalRuntime {
   newAccount(options?: { depositUsd?: string; confirmed?: boolean; suspended?: boolean }): Promise<TestAccount>;
   /** Calls the local gateway. */
   call(method: string, path: string, options?: CallOptions): Promise<CallResult>;
+  /** Creates an instance and waits until it is active. */
+  activeInstance(apiKey: string, flavor?: string): Promise<Record<string, any>>;
+  /** Polls a job until it has ended. */
+  waitForJob(apiKey: string, jobId: string, timeoutMs?: number): Promise<Record<string, any>>;
   /** Polls the instance detail until its status is one of `statuses`. */
   waitForStatus(apiKey: string, instanceId: number, statuses: string[], timeoutMs?: number): Promise<Record<string, unknown>>;
 }
@@ -62,23 +66,43 @@ export async function startTestRuntime(options: Partial<LocalRuntimeOptions> = {
     return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
   }
 
+  async function poll<T>(what: string, read: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = await read();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+
+  async function waitForStatus(apiKey: string, instanceId: number, statuses: string[], timeoutMs = 20_000) {
+    return poll(`instance ${instanceId} to be ${statuses.join(' or ')}`, async () => {
+      const { status, body } = await call('GET', `/api/v1/instances/${instanceId}`, { apiKey });
+      return status === 200 && statuses.includes(body.status) ? body : undefined;
+    }, timeoutMs);
+  }
+
   return {
     ...runtime,
     call,
+    waitForStatus,
+    async activeInstance(apiKey, flavor = 's-1vcpu-2gb') {
+      const created = await call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'test', flavor } });
+      if (created.status !== 202) throw new Error(`create answered ${created.status}: ${JSON.stringify(created.body)}`);
+      return waitForStatus(apiKey, created.body.instance_id, ['active']);
+    },
+    async waitForJob(apiKey, jobId, timeoutMs = 20_000) {
+      return poll(`job ${jobId} to end`, async () => {
+        const { status, body } = await call('GET', `/api/v1/jobs/${jobId}`, { apiKey });
+        return status === 200 && body.status !== 'running' ? body : undefined;
+      }, timeoutMs);
+    },
     async newAccount({ depositUsd = '50', confirmed = true, suspended = false } = {}) {
       const account = await openAccount({ email: `${randomBytes(4).toString('hex')}@example.com`, confirmed, suspended });
       if (usdToMicros(depositUsd) > 0) await deposit(account.account_id, usdToMicros(depositUsd));
       const { fullKey, record } = await issueApiKey(account.account_id, 'Test');
       return { accountId: account.account_id, apiKey: fullKey, keyId: record.id };
-    },
-    async waitForStatus(apiKey, instanceId, statuses, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const { status, body } = await call('GET', `/api/v1/instances/${instanceId}`, { apiKey });
-        if (status === 200 && statuses.includes(body.status)) return body;
-        if (Date.now() > deadline) throw new Error(`instance ${instanceId} still ${status === 200 ? body.status : status}`);
-        await new Promise((resolve) => setTimeout(resolve, 250));
-      }
     },
   };
 }

@@ -1,0 +1,4 @@
+import { finishDeleteStep } from '../../shared/domain/delete-steps';
+import { workflowStep } from '../../shared/workflow-step';
+
+export const handler = workflowStep(finishDeleteStep);

@@ -1,0 +1,62 @@
+import { ExecutionDoesNotExist, StopExecutionCommand } from '@aws-sdk/client-sfn';
+import { sfn } from '../aws';
+import { config } from '../config';
+import { heldPools, updateInstanceWithRetry } from '../store/instances';
+import { finishJob, listRunningJobs } from '../store/jobs';
+import { upstream } from '../upstream';
+import { upstreamTagOf } from './instances';
+import { executionArnOf } from './jobs';
+import { destroyTaggedServers } from './provisioning';
+
+export interface DeleteStepInput {
+  readonly instance_id: number;
+  readonly job_id: string;
+}
+
+export class DeleteTimeoutError extends Error {
+  override readonly name = 'DeleteTimeoutError';
+}
+
+/** Stops every other running lifecycle of the instance, so nothing acts on it while it is destroyed. */
+export async function stopLifecyclesStep({ instance_id, job_id }: DeleteStepInput): Promise<void> {
+  const others = (await listRunningJobs(instance_id)).filter((job) => job.job_id !== job_id && job.type !== 'delete');
+  await Promise.all(
+    others.map(async (job) => {
+      try {
+        await sfn().send(new StopExecutionCommand({ executionArn: executionArnOf(job), cause: 'The instance was deleted' }));
+      } catch (error) {
+        if (!(error instanceof ExecutionDoesNotExist)) throw error;
+      }
+      await finishJob(job.job_id, { status: 'failed', error: 'Cancelled: the instance was deleted' }, new Date().toISOString());
+    }),
+  );
+}
+
+/** Destroys the instance's servers, then looks again: the workflow loops until none is left. */
+export async function destroyServersStep(input: DeleteStepInput & { started_at: string }): Promise<{ remaining: number }> {
+  await destroyTaggedServers(input.instance_id);
+  const remaining = (await (await upstream()).listServersByTag(upstreamTagOf(input.instance_id))).length;
+  const elapsedSeconds = (Date.now() - Date.parse(input.started_at)) / 1000;
+  if (remaining > 0 && elapsedSeconds > config().actionTimeoutSeconds) {
+    throw new DeleteTimeoutError(`${remaining} server(s) still present after ${Math.round(elapsedSeconds)} s`);
+  }
+  return { remaining };
+}
+
+/** Nothing is left upstream: give back the IPv4 address and every tier unit held, exactly once, and finish. */
+export async function finishDeleteStep({ instance_id, job_id }: DeleteStepInput): Promise<void> {
+  await updateInstanceWithRetry(instance_id, (instance) =>
+    instance.status === 'deleting'
+      ? {
+          changes: { status: 'destroyed', capacity_held: false, pending_plan: null, active_job_id: null, ipv4: null },
+          release: heldPools(instance),
+        }
+      : undefined,
+  );
+  await finishJob(job_id, { status: 'succeeded' }, new Date().toISOString());
+}
+
+/** The instance stays deleting (and hidden); the reconciler starts a new delete for it later. */
+export async function failDeleteStep({ job_id }: DeleteStepInput): Promise<void> {
+  await finishJob(job_id, { status: 'failed', error: 'The server could not be destroyed yet; the delete will be retried' }, new Date().toISOString());
+}

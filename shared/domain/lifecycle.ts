@@ -1,0 +1,150 @@
+import { logger } from '../observability';
+import type { Account } from '../store/accounts';
+import {
+  CapacityExhaustedError,
+  getOwnedInstance,
+  updateInstanceAtVersion,
+  updateInstanceWithRetry,
+  type InstanceItem,
+} from '../store/instances';
+import { finishJob, type Job } from '../store/jobs';
+import type { ActionBody, ActionResult, ActionType, DeleteResult, InstanceStatus } from '../schemas/instances';
+import { upstream } from '../upstream';
+import { UpstreamPermanentError, UpstreamTransientError, type UpstreamActionRequest } from '../upstream/driver';
+import { withTransientRetry } from '../upstream/retry';
+import { ApiError, forbidden, instanceNotFound, lifecycleConflict, paymentRequired, serviceUnavailable, badRequest } from './errors';
+import { orderablePlan, type Plan } from './flavors';
+import { newJob, startWorkflow, workflowOfJob } from './jobs';
+
+/** DESIGN §7: where each action may start from. power_off on a stopped instance is a no-op success. */
+const allowedFrom: Record<ActionType, readonly InstanceStatus[]> = {
+  power_on: ['stopped'],
+  power_off: ['active'],
+  reboot: ['active'],
+  resize: ['active', 'stopped'],
+};
+
+const upstreamError = () => new ApiError(502, 'Upstream error');
+
+/** The checks of DESIGN §6 that come after the lookup, in that order. */
+function checkAction(account: Account, instance: InstanceItem, type: ActionType, target: Plan | undefined): void {
+  if (type !== 'power_off' && account.billing_paused) throw forbidden('Instance is billing-paused');
+  if (type === 'power_on' && account.balance <= 0) throw paymentRequired('Insufficient balance to power on');
+  if (instance.active_job_id !== null || !allowedFrom[type].includes(instance.status)) {
+    throw lifecycleConflict(instance.status, type.replace('_', ' '));
+  }
+  if (target) {
+    if (target.flavor === instance.plan.flavor) throw badRequest('Already on this flavor');
+    if ((target.disk_gb ?? 0) < (instance.plan.disk_gb ?? 0)) throw badRequest('Cannot downgrade disk size');
+  }
+}
+
+/** The upstream call that begins an action, made while the client waits so that a refusal can answer 502. */
+function firstUpstreamAction(type: ActionType, instance: InstanceItem, target: Plan | undefined): { request: UpstreamActionRequest; phase: string } {
+  switch (type) {
+    case 'power_on':
+      return { request: { type: 'power_on' }, phase: 'power' };
+    case 'power_off':
+      return { request: { type: 'shutdown' }, phase: 'power' };
+    case 'reboot':
+      return { request: { type: 'reboot' }, phase: 'power' };
+    case 'resize':
+      return instance.status === 'active'
+        ? { request: { type: 'shutdown' }, phase: 'shutdown' }
+        : { request: { type: 'resize', size: target?.flavor ?? '', disk: true }, phase: 'resize' };
+  }
+}
+
+/** Undoes an accepted action that never got going: status, lock and any reserved tier go back as they were. */
+async function withdrawAction(instance: InstanceItem, job: Job, reason: string): Promise<void> {
+  await updateInstanceWithRetry(instance.instance_id, (current) =>
+    current.active_job_id === job.job_id
+      ? {
+          changes: { status: instance.status, active_job_id: null, pending_plan: null },
+          release: current.pending_plan ? [{ kind: 'tier', flavor: current.pending_plan.flavor }] : [],
+        }
+      : undefined,
+  );
+  await finishJob(job.job_id, { status: 'failed', error: reason }, new Date().toISOString());
+}
+
+/**
+ * POST /instances/{id}/actions after the body checks: lookup, billing, balance, state and resize rules, capacity;
+ * then the action is recorded with its job (holding the instance's one action slot), its first upstream call is
+ * made, and its workflow takes it from there.
+ */
+export async function performAction(account: Account, instanceId: number | undefined, body: ActionBody): Promise<ActionResult> {
+  const target = body.type === 'resize' ? orderablePlan(body.flavor ?? '') : undefined;
+  const instance = instanceId === undefined ? undefined : await getOwnedInstance(instanceId, account.account_id);
+  if (!instance) throw instanceNotFound();
+  if (body.type === 'power_off' && instance.status === 'stopped' && instance.active_job_id === null) {
+    return { ok: true, action: body.type, job_id: null };
+  }
+  checkAction(account, instance, body.type, target);
+
+  const job = newJob(body.type, instance);
+  let accepted: boolean;
+  try {
+    accepted = await updateInstanceAtVersion(instance, {
+      changes: target ? { active_job_id: job.job_id, status: 'resizing', pending_plan: target } : { active_job_id: job.job_id },
+      reserve: target ? [{ kind: 'tier', flavor: target.flavor }] : [],
+      job,
+    });
+  } catch (error) {
+    if (error instanceof CapacityExhaustedError) throw serviceUnavailable('Tier capacity exhausted');
+    throw error;
+  }
+  if (!accepted) {
+    // Something else changed the instance since it was read: report the state it is in now.
+    const current = await getOwnedInstance(instance.instance_id, account.account_id);
+    if (!current) throw instanceNotFound();
+    throw lifecycleConflict(current.status, body.type.replace('_', ' '));
+  }
+
+  const { request, phase } = firstUpstreamAction(body.type, instance, target);
+  const serverId = instance.upstream_id;
+  if (serverId === null) throw new Error(`instance ${instance.instance_id} is ${instance.status} without an upstream server`);
+  let actionId: number;
+  try {
+    const driver = await upstream();
+    actionId = (await withTransientRetry(() => driver.startAction(serverId, request))).id;
+  } catch (error) {
+    if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
+    logger.warn('upstream refused an action', { type: body.type, status: error.status });
+    await withdrawAction(instance, job, 'Upstream error');
+    throw upstreamError();
+  }
+
+  await startWorkflow(workflowOfJob[body.type], job, {
+    type: body.type,
+    action_id: actionId,
+    phase,
+    previous_status: instance.status,
+  });
+  return { ok: true, action: body.type, job_id: job.job_id };
+}
+
+/**
+ * DELETE /instances/{id}: the instance leaves the API at once (deleted_at, status deleting) together with its
+ * delete job; the delete workflow stops whatever else runs for it and destroys it upstream.
+ */
+export async function deleteInstance(account: Account, instanceId: number | undefined): Promise<DeleteResult> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const instance = instanceId === undefined ? undefined : await getOwnedInstance(instanceId, account.account_id);
+    if (!instance) throw instanceNotFound();
+    const job = newJob('delete', instance);
+    const recorded = await updateInstanceAtVersion(instance, {
+      changes: { status: 'deleting', deleted_at: new Date().toISOString() },
+      job,
+    });
+    if (!recorded) continue;
+    try {
+      await startWorkflow('delete', job, {});
+    } catch (error) {
+      // The deletion is recorded; the reconciler starts the workflow for instances left deleting without one.
+      logger.error('could not start the delete workflow', { error });
+    }
+    return { instance_id: instance.instance_id, status: 'deleting', job_id: job.job_id };
+  }
+  throw new Error('instance kept changing during delete');
+}
