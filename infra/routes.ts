@@ -44,7 +44,8 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/instances/{instance_id}',
     entry: 'functions/api/get-instance.ts',
     auth: 'bearer',
-    access: { tables: { instances: 'read' } },
+    // Writes only to record a live power change it observed upstream.
+    access: { tables: { instances: 'readwrite' }, upstream: true },
   },
   {
     name: 'DeleteInstance',

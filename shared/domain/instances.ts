@@ -18,6 +18,7 @@ import { randomBase62 } from './crypto';
 import { instanceNotFound, paymentRequired, serviceUnavailable } from './errors';
 import { orderablePlan } from './flavors';
 import { generateSshKey, parsePublicKey } from './ssh-keys';
+import { upstreamForLiveReads } from '../upstream';
 import { startWorkflow } from './jobs';
 
 /** Deploying needs a balance strictly above $3 (micro-dollars). */
@@ -128,7 +129,27 @@ async function startProvisioning(instance: InstanceItem, job: Job): Promise<void
 export async function getInstanceDetail(accountId: string, instanceId: number | undefined): Promise<InstanceDetail> {
   const item = instanceId === undefined ? undefined : await getOwnedInstance(instanceId, accountId);
   if (!item) throw instanceNotFound();
-  return toDetail(item);
+  return toDetail(await withLivePowerState(item));
+}
+
+/**
+ * Merges the upstream's live power state into a settled instance, so that a server shut down from inside shows
+ * stopped (and is billed as such). The record follows when it changed. Any upstream trouble, or an answer slower
+ * than the short live-read budget, leaves the stored state as the answer: this read never fails the request.
+ */
+async function withLivePowerState(item: InstanceItem): Promise<InstanceItem> {
+  if (!['active', 'stopped'].includes(item.status) || item.active_job_id !== null || item.upstream_id === null) return item;
+  try {
+    const server = await (await upstreamForLiveReads()).getServer(item.upstream_id);
+    const live = server?.status === 'active' ? 'active' : server?.status === 'off' ? 'stopped' : item.status;
+    if (live === item.status) return item;
+    const changes = live === 'stopped' ? ({ status: 'stopped', paused_by: item.paused_by ?? 'user' } as const) : ({ status: 'active', paused_by: null } as const);
+    // Conditional on the version read: an action accepted meanwhile wins, and this answer keeps the stored state.
+    return (await updateInstanceAtVersion(item, { changes })) ? { ...item, ...changes } : item;
+  } catch (error) {
+    logger.warn('live status unavailable; answering from stored state', { error });
+    return item;
+  }
 }
 
 export async function listInstanceSummaries(accountId: string): Promise<InstanceSummary[]> {

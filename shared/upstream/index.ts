@@ -3,12 +3,13 @@ import { config } from '../config';
 import { DigitalOceanDriver } from './digitalocean';
 import type { UpstreamDriver } from './driver';
 
-let driver: Promise<UpstreamDriver> | undefined;
+let token: Promise<string> | undefined;
+const drivers = new Map<number, Promise<UpstreamDriver>>();
 
 /** The upstream token: given directly in the local runtime, read once from Secrets Manager on AWS. */
-async function upstreamToken(): Promise<string> {
-  const { token, tokenSecretArn } = config().upstream;
-  if (token) return token;
+async function readToken(): Promise<string> {
+  const { token: literal, tokenSecretArn } = config().upstream;
+  if (literal) return literal;
   if (!tokenSecretArn) throw new Error('neither UPSTREAM_TOKEN nor UPSTREAM_TOKEN_SECRET_ARN is set');
   const secrets = new SecretsManagerClient({ region: config().region });
   const { SecretString } = await secrets.send(new GetSecretValueCommand({ SecretId: tokenSecretArn }));
@@ -16,10 +17,20 @@ async function upstreamToken(): Promise<string> {
   return SecretString;
 }
 
-export function upstream(): Promise<UpstreamDriver> {
-  driver ??= upstreamToken().then(
-    (token) => new DigitalOceanDriver({ baseUrl: config().upstream.baseUrl, token, timeoutMs: config().upstream.timeoutMs }),
-  );
-  driver.catch(() => (driver = undefined));
+function driverWithTimeout(timeoutMs: number): Promise<UpstreamDriver> {
+  let driver = drivers.get(timeoutMs);
+  if (!driver) {
+    token ??= readToken();
+    token.catch(() => (token = undefined));
+    driver = token.then((value) => new DigitalOceanDriver({ baseUrl: config().upstream.baseUrl, token: value, timeoutMs }));
+    driver.catch(() => drivers.delete(timeoutMs));
+    drivers.set(timeoutMs, driver);
+  }
   return driver;
 }
+
+/** The driver for workflow steps and actions, with the normal per-call timeout. */
+export const upstream = () => driverWithTimeout(config().upstream.timeoutMs);
+
+/** The driver for reads made while a client waits for a quick answer (live status). */
+export const upstreamForLiveReads = () => driverWithTimeout(config().upstream.liveStatusTimeoutMs);

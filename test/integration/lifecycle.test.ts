@@ -276,3 +276,34 @@ describe('GET /api/v1/jobs/{job_id}', () => {
     });
   });
 });
+
+describe('live status in GET /api/v1/instances/{instance_id}', () => {
+  it('shows stopped when the server was shut down from inside, and keeps it', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const instance = await runtime.activeInstance(apiKey);
+
+    await runtime.simulator.control.powerOff(Number(instance.vps_id));
+    const detail = await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey });
+    const list = await runtime.call('GET', '/api/v1/instances', { apiKey });
+
+    expect(detail.body.status).toBe('stopped');
+    expect(list.body[0].status).toBe('stopped');
+  });
+
+  it('answers from stored state when the upstream is failing or slow', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const instance = await runtime.activeInstance(apiKey);
+
+    await runtime.simulator.control.faults({ fail_next: 1, status: 500 });
+    const failing = await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey });
+    await runtime.simulator.control.faults({ latency_ms: 3_000 });
+    const started = Date.now();
+    const slow = await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey });
+    const elapsed = Date.now() - started;
+    await runtime.simulator.control.faults({ latency_ms: 0 });
+
+    expect([failing.status, failing.body.status]).toEqual([200, 'active']);
+    expect([slow.status, slow.body.status]).toEqual([200, 'active']);
+    expect(elapsed).toBeLessThan(2_500);
+  });
+});
