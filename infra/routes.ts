@@ -28,7 +28,10 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/instances',
     entry: 'functions/api/create-instance.ts',
     auth: 'bearer',
-    access: { tables: { instances: 'readwrite', jobs: 'write', counters: 'readwrite' }, startsWorkflows: ['provision'] },
+    access: {
+      tables: { instances: 'readwrite', jobs: 'write', counters: 'readwrite', idempotency: 'readwrite' },
+      startsWorkflows: ['provision'],
+    },
   },
   {
     name: 'ListInstances',
@@ -62,7 +65,7 @@ export const routes: readonly RouteDefinition[] = [
     entry: 'functions/api/instance-action.ts',
     auth: 'bearer',
     access: {
-      tables: { instances: 'readwrite', jobs: 'readwrite', counters: 'readwrite' },
+      tables: { instances: 'readwrite', jobs: 'readwrite', counters: 'readwrite', idempotency: 'readwrite' },
       startsWorkflows: ['power', 'resize'],
       upstream: true,
     },

@@ -67,6 +67,11 @@ export const tables = {
     partitionKey: { name: 'account_id', type: 'S' },
     sortKey: { name: 'entry_id', type: 'S' },
   },
+  idempotency: {
+    envVar: 'IDEMPOTENCY_TABLE',
+    partitionKey: { name: 'idempotency_key', type: 'S' },
+    timeToLiveAttribute: TTL_ATTRIBUTE,
+  },
   counters: {
     envVar: 'COUNTERS_TABLE',
     partitionKey: { name: 'name', type: 'S' },

@@ -7,6 +7,7 @@ import { rateLimitHeaders, type RateLimitName, type WindowState } from '../domai
 import { parseOrBadRequest } from '../schemas/validation';
 import { logger } from '../observability';
 import { authenticateBearer, type BearerPrincipal } from './bearer-auth';
+import { idempotencyKeyOf, resolveIdempotencyKey, settleIdempotencyKey } from './idempotency';
 import { json, type ApiResponse } from './responses';
 
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -18,11 +19,15 @@ interface RequestState {
   principal?: BearerPrincipal;
   windows: WindowState[];
   body?: unknown;
+  /** The claimed Idempotency-Key, settled when the response is known. */
+  idempotencyKey?: string;
+  /** The first request's response, when this one replays it. */
+  replay?: ApiResponse;
 }
 type StatefulContext = Context & { request: RequestState };
 
 /** Maps any error to the response: domain errors with their status and text, anything else a bare 500. */
-function errorResponse(error: unknown, requestId: string): ApiResponse {
+export function errorResponse(error: unknown, requestId: string): ApiResponse {
   if (error instanceof ApiError) {
     if (error.status >= 500) logger.error('request failed', { error });
     return json(error.status, { error: error.message, ...error.details, request_id: requestId }, { ...error.headers });
@@ -54,11 +59,30 @@ const httpResponse = (): MiddlewareObj<Event, ApiResponse, Error, StatefulContex
   };
 };
 
-const bearerAuth = (limits: readonly RateLimitName[]): MiddlewareObj<Event, ApiResponse, Error, StatefulContext> => ({
+/**
+ * Bearer auth with the route's rate limits. With an Idempotency-Key on an idempotent route, the key is resolved
+ * right after auth, and only a request that is not a replay counts against the deploy quota.
+ */
+const bearerAuth = (limits: readonly RateLimitName[], idempotent: boolean): MiddlewareObj<Event, ApiResponse, Error, StatefulContext> => ({
   before: async ({ event, context }) => {
-    context.request.principal = await authenticateBearer(event.headers.authorization, limits, (windows) => {
-      context.request.windows = windows;
-    });
+    const state = context.request;
+    const addWindows = (windows: WindowState[]) => {
+      state.windows = [...state.windows, ...windows];
+    };
+    const key = idempotent ? event.headers['idempotency-key'] : undefined;
+    const deferred: RateLimitName[] = key === undefined ? [] : limits.filter((name) => name === 'deploy');
+    state.principal = await authenticateBearer(event.headers.authorization, limits.filter((name) => !deferred.includes(name)), addWindows);
+    if (key === undefined) return;
+    const outcome = await resolveIdempotencyKey(event, state.principal.account.account_id, idempotencyKeyOf(event) ?? key, deferred, addWindows);
+    if (outcome.kind === 'replay') state.replay = outcome.response;
+    else state.idempotencyKey = outcome.key;
+  },
+  after: async ({ context, response }) => {
+    if (context.request.idempotencyKey && response) await settleIdempotencyKey(context.request.idempotencyKey, response);
+  },
+  onError: async ({ event, context, error }) => {
+    const key = context.request.idempotencyKey;
+    if (key) await settleIdempotencyKey(key, errorResponse(error, event.requestContext.requestId));
   },
 });
 
@@ -89,6 +113,8 @@ export interface RouteInput<TBody> {
 interface BearerRouteOptions<TSchema extends z.ZodType | undefined> {
   readonly limits?: readonly RateLimitName[];
   readonly body?: TSchema;
+  /** Honour the Idempotency-Key header: the same key and request within 24 h replays the first response. */
+  readonly idempotent?: boolean;
 }
 
 /**
@@ -102,10 +128,11 @@ export function bearerRoute<TSchema extends z.ZodType | undefined = undefined>(
   const composed = middy<Event, ApiResponse, Error, StatefulContext>()
     .use(httpResponse())
     .use(injectLambdaContext(logger, { resetKeys: true }))
-    .use(bearerAuth(options.limits ?? ['general']));
+    .use(bearerAuth(options.limits ?? ['general'], options.idempotent ?? false));
   if (options.body) composed.use(jsonBody(options.body));
   return composed.handler(async (event, context) => {
-    const { principal, body } = context.request;
+    const { principal, body, replay } = context.request;
+    if (replay) return replay;
     if (!principal) throw new Error('bearer auth did not run');
     logger.appendKeys({ account_id: principal.account.account_id });
     return handler({

@@ -14,7 +14,7 @@ export interface BearerPrincipal {
 const BEARER = /^Bearer +(\S+)$/i;
 
 /** Counts the request in each window the route is subject to, all in parallel. */
-async function countRequest(accountId: string, limits: readonly RateLimitName[], nowMs: number): Promise<WindowState[]> {
+export async function countRequest(accountId: string, limits: readonly RateLimitName[], nowMs: number): Promise<WindowState[]> {
   return Promise.all(
     limits.map(async (name) => {
       const window = fixedWindow(name, nowMs);

@@ -1,0 +1,78 @@
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { sha256Hex } from '../domain/crypto';
+import { ApiError, badRequest, rateLimitExceeded } from '../domain/errors';
+import type { RateLimitName, WindowState } from '../domain/rate-limits';
+import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, type StoredResponse } from '../store/idempotency';
+import { countRequest } from './bearer-auth';
+import type { ApiResponse } from './responses';
+
+const HEADER = 'idempotency-key';
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+const RETENTION_SECONDS = 24 * 3600;
+/** An in-progress claim older than this belongs to a request that died; a retry may take it over. */
+const LOCK_SECONDS = 60;
+
+export function idempotencyKeyOf(event: APIGatewayProxyEventV2): string | undefined {
+  const key = event.headers[HEADER];
+  if (key === undefined) return undefined;
+  if (!KEY_PATTERN.test(key)) throw badRequest('Idempotency-Key must be 1 to 255 visible ASCII characters');
+  return key;
+}
+
+/** What the same key must be sent with again: the same method, path and body. */
+function requestHashOf(event: APIGatewayProxyEventV2): string {
+  return sha256Hex(`${event.requestContext.http.method} ${event.rawPath}\n${event.body ?? ''}`);
+}
+
+export type IdempotencyOutcome =
+  | { readonly kind: 'replay'; readonly response: ApiResponse }
+  | { readonly kind: 'claimed'; readonly key: string };
+
+/**
+ * Resolves an Idempotency-Key (scoped to the account): a completed first request is replayed without counting
+ * against the deferred limits (the deploy quota), a different request under the same key is 422, one still in
+ * flight is 409; otherwise the key is claimed and the deferred limits are counted now.
+ */
+export async function resolveIdempotencyKey(
+  event: APIGatewayProxyEventV2,
+  accountId: string,
+  key: string,
+  deferredLimits: readonly RateLimitName[],
+  onWindows: (states: WindowState[]) => void,
+): Promise<IdempotencyOutcome> {
+  const scopedKey = `${accountId}#${key}`;
+  const requestHash = requestHashOf(event);
+  const claim = await claimIdempotencyKey(scopedKey, requestHash, Math.floor(Date.now() / 1000), RETENTION_SECONDS, LOCK_SECONDS);
+  if (!claim.claimed) {
+    const { existing } = claim;
+    if (existing.request_hash !== requestHash) {
+      throw new ApiError(422, 'Idempotency-Key was already used with a different request');
+    }
+    if (existing.status === 'in_progress' || !existing.response) {
+      throw new ApiError(409, 'A request with this Idempotency-Key is still in progress');
+    }
+    const { statusCode, headers, body } = existing.response;
+    return { kind: 'replay', response: { statusCode, headers: { ...headers, 'Idempotent-Replayed': 'true' }, body } };
+  }
+  const windows = await countRequest(accountId, deferredLimits, Date.now());
+  onWindows(windows);
+  const exceeded = windows.filter((w) => w.exceeded);
+  if (exceeded.length > 0) {
+    await releaseIdempotencyKey(scopedKey);
+    throw rateLimitExceeded(Math.max(...exceeded.map((w) => w.resetSeconds)));
+  }
+  return { kind: 'claimed', key: scopedKey };
+}
+
+/** Keeps what the first request answered (success or client error) for replay; gives the key up otherwise. */
+export async function settleIdempotencyKey(scopedKey: string, response: ApiResponse): Promise<void> {
+  if (response.statusCode >= 500 || response.statusCode === 429) {
+    await releaseIdempotencyKey(scopedKey);
+    return;
+  }
+  const headers = Object.fromEntries(
+    Object.entries(response.headers).filter(([name]) => !/^(ratelimit|ratelimit-policy|x-request-id)$/i.test(name)),
+  );
+  const stored: StoredResponse = { statusCode: response.statusCode, headers, body: String(response.body ?? '') };
+  await completeIdempotencyKey(scopedKey, stored);
+}

@@ -1,0 +1,107 @@
+import { startTestRuntime, type TestRuntime } from '../support/runtime';
+
+let runtime: TestRuntime;
+
+beforeAll(async () => {
+  runtime = await startTestRuntime();
+});
+afterAll(async () => {
+  await runtime.stepFunctions.idle();
+  await runtime.stop();
+});
+
+const create = (apiKey: string, key: string, body: unknown = { project_name: 'idem', flavor: 's-1vcpu-2gb' }) =>
+  runtime.call('POST', '/api/v1/instances', { apiKey, body, headers: { 'idempotency-key': key } });
+
+describe('Idempotency-Key', () => {
+  it('replays the first create response and creates nothing more, without using deploy quota', async () => {
+    const { apiKey } = await runtime.newAccount();
+
+    const first = await create(apiKey, 'create-1');
+    const replays = [];
+    for (let i = 0; i < 6; i++) replays.push(await create(apiKey, 'create-1'));
+    const list = await runtime.call('GET', '/api/v1/instances', { apiKey });
+    const others = [];
+    for (let i = 0; i < 4; i++) others.push(await create(apiKey, `other-${i}`));
+    const overQuota = await create(apiKey, 'other-5');
+
+    expect(first.status).toBe(202);
+    for (const replay of replays) {
+      expect(replay.status).toBe(202);
+      expect(replay.body).toEqual(first.body);
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    }
+    expect(list.body).toHaveLength(1);
+    expect(others.map((r) => r.status)).toEqual([202, 202, 202, 202]);
+    expect(overQuota.status).toBe(429);
+  });
+
+  it('answers 422 when the key comes back with a different body', async () => {
+    const { apiKey } = await runtime.newAccount();
+    await create(apiKey, 'k');
+
+    const response = await create(apiKey, 'k', { project_name: 'other', flavor: 's-1vcpu-2gb' });
+
+    expect(response.status).toBe(422);
+    expect(response.body.error).toBe('Idempotency-Key was already used with a different request');
+  });
+
+  it('answers 409 while the first request with the key is still in flight', async () => {
+    const { apiKey } = await runtime.newAccount();
+    await runtime.simulator.control.faults({ latency_ms: 1_500 });
+    const instance = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'slow', flavor: 's-1vcpu-2gb' } });
+    await runtime.simulator.control.faults({ latency_ms: 0 });
+    await runtime.waitForStatus(apiKey, instance.body.instance_id, ['active']);
+    await runtime.simulator.control.faults({ latency_ms: 1_000 });
+
+    const path = `/api/v1/instances/${instance.body.instance_id}/actions`;
+    const headers = { 'idempotency-key': 'reboot-1' };
+    const [first, second] = await Promise.all([
+      runtime.call('POST', path, { apiKey, body: { type: 'reboot' }, headers }),
+      new Promise((resolve) => setTimeout(resolve, 300)).then(() => runtime.call('POST', path, { apiKey, body: { type: 'reboot' }, headers })),
+    ]);
+    await runtime.simulator.control.faults({ latency_ms: 0 });
+
+    expect(first.status).toBe(200);
+    expect(second.status).toBe(409);
+    expect(second.body.error).toBe('A request with this Idempotency-Key is still in progress');
+    const replay = await runtime.call('POST', path, { apiKey, body: { type: 'reboot' }, headers });
+    expect(replay.body).toEqual(first.body);
+    await runtime.waitForJob(apiKey, first.body.job_id);
+  });
+
+  it('scopes keys to the account', async () => {
+    const a = await runtime.newAccount();
+    const b = await runtime.newAccount();
+
+    const first = await create(a.apiKey, 'shared-key');
+    const second = await create(b.apiKey, 'shared-key');
+
+    expect(second.status).toBe(202);
+    expect(second.body.instance_id).not.toBe(first.body.instance_id);
+  });
+
+  it('lets a request that failed on the server be retried under the same key', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const instance = await runtime.activeInstance(apiKey);
+    const path = `/api/v1/instances/${instance.instance_id}/actions`;
+    const headers = { 'idempotency-key': 'retry-me' };
+    await runtime.simulator.control.faults({ fail_next: 1, status: 422, match: 'POST /v2/droplets/' });
+
+    const refused = await runtime.call('POST', path, { apiKey, body: { type: 'reboot' }, headers });
+    const retried = await runtime.call('POST', path, { apiKey, body: { type: 'reboot' }, headers });
+
+    expect(refused.status).toBe(502);
+    expect(retried.status).toBe(200);
+    await runtime.waitForJob(apiKey, retried.body.job_id);
+  });
+
+  it('refuses a malformed key with 400', async () => {
+    const { apiKey } = await runtime.newAccount();
+
+    const response = await create(apiKey, 'x'.repeat(256));
+
+    expect(response.status).toBe(400);
+    expect(response.body.error).toMatch(/^Idempotency-Key must be/);
+  });
+});
