@@ -9,6 +9,8 @@ import { mergeAccess, type ServiceContext } from './constructs/api-function';
 import { HttpApi } from './constructs/http-api';
 import { ServiceTable } from './constructs/table';
 import { Workflow } from './constructs/workflow';
+import { ScheduledFunction } from './constructs/scheduled-function';
+import { schedules, type ScheduleName } from './schedules';
 
 export const STAGES = ['dev', 'prod'] as const;
 export type Stage = (typeof STAGES)[number];
@@ -56,6 +58,7 @@ export class ServiceStack extends Stack {
   readonly tables: Readonly<Record<TableName, ServiceTable>>;
   readonly workflows: Readonly<Record<WorkflowName, Workflow>>;
   readonly api: HttpApi;
+  readonly scheduled: Readonly<Record<ScheduleName, ScheduledFunction>>;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -94,11 +97,22 @@ export class ServiceStack extends Stack {
     }
     this.workflows = built as Record<WorkflowName, Workflow>;
 
+    const allStateMachines = Object.fromEntries(workflowNames.map((name) => [name, this.workflows[name].stateMachine]));
+    this.scheduled = Object.fromEntries(
+      (Object.keys(schedules) as ScheduleName[]).map((name) => [
+        name,
+        new ScheduledFunction(this, `${pascal(name)}Schedule`, {
+          definition: schedules[name],
+          service: { ...service, stateMachines: allStateMachines },
+        }),
+      ]),
+    ) as Record<ScheduleName, ScheduledFunction>;
+
     this.api = new HttpApi(this, 'HttpApi', {
       routes: routes.map((route) => ({ ...route, access: mergeAccess(route.access, authAccess[route.auth]) })),
       service: {
         ...service,
-        stateMachines: Object.fromEntries(workflowNames.map((name) => [name, this.workflows[name].stateMachine])),
+        stateMachines: allStateMachines,
       },
     });
 

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { tables, tableNames, type TableName } from '../tables';
 import { workflows, workflowNames } from '../workflows';
+import { schedules, type ScheduleDefinition, type ScheduleName } from '../schedules';
 import { createLocalTables } from './tables';
 import { startGateway, type GatewayOptions } from './gateway';
 import { startSimulator, type Simulator } from './simulator';
@@ -23,6 +25,8 @@ export interface LocalRuntimeOptions {
   /** Extra environment for the handlers (for example a shorter provisioning budget). */
   readonly env?: Record<string, string>;
   readonly onRequest?: GatewayOptions['onRequest'];
+  /** Run the scheduled jobs on timers, as EventBridge Scheduler does on AWS (default true). */
+  readonly schedules?: boolean;
 }
 
 export interface LocalRuntime {
@@ -37,6 +41,19 @@ export interface LocalRuntime {
  * The whole service on this machine: the upstream simulator, the local Step Functions endpoint running the ASL
  * files, and the local gateway, with the handlers configured, as on AWS, purely through environment variables.
  */
+/** Runs every scheduled job at its rate (and once now where it asks to); a failed run is logged, not fatal. */
+async function startScheduleTimers(): Promise<NodeJS.Timeout[]> {
+  return Promise.all(
+    (Object.keys(schedules) as ScheduleName[]).map(async (name) => {
+      const definition: ScheduleDefinition = schedules[name];
+      const module = (await import(pathToFileURL(resolve(repositoryRoot, definition.entry)).href)) as { handler: () => Promise<unknown> };
+      const run = () => void module.handler().catch((error: unknown) => console.error(`${name} failed:`, error));
+      if (definition.runAtLocalStart) run();
+      return setInterval(run, definition.everyMinutes * 60_000).unref();
+    }),
+  );
+}
+
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
   const upstreamToken = randomBytes(24).toString('hex');
   const simulator = await startSimulator({ bootMs: options.bootMs, token: upstreamToken });
@@ -61,6 +78,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   });
   process.env.SFN_ENDPOINT = stepFunctions.endpoint;
   const gateway = await startGateway({ root: repositoryRoot, port: options.port ?? 0, onRequest: options.onRequest });
+  const timers = options.schedules === false ? [] : await startScheduleTimers();
 
   return {
     baseUrl: gateway.url,
@@ -68,6 +86,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     stepFunctions,
     tableNames: names,
     async stop() {
+      for (const timer of timers) clearInterval(timer);
       await gateway.close();
       await stepFunctions.close();
       await simulator.close();

@@ -226,8 +226,9 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsOptions
       .then((body) => {
         const handler = operations[operation];
         if (!handler) throw new ServiceError('UnknownOperationException', `Unknown operation ${operation}`);
+        const result = JSON.stringify(handler(body));
         response.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.0' });
-        response.end(JSON.stringify(handler(body)));
+        response.end(result);
       })
       .catch((error: unknown) => {
         const type = error instanceof ServiceError ? error.type : 'InternalFailure';

@@ -128,24 +128,34 @@ export interface CompensateInput extends ProvisionInput {
  * address and tier capacity exactly once, and marks the instance and its job failed. Safe to retry.
  */
 export async function compensateStep({ instance_id, job_id, error }: CompensateInput): Promise<{ compensated: boolean }> {
-  const instance = await getInstanceItem(instance_id);
+  return { compensated: await failProvision(instance_id, job_id, error?.Error) };
+}
+
+/**
+ * Undoes a provision that cannot finish: destroys every upstream server carrying the instance's tag, gives back
+ * its capacity exactly once, and marks the instance and its job failed. False when there was nothing to undo.
+ */
+export async function failProvision(instanceId: number, jobId: string | undefined, errorName: string | undefined): Promise<boolean> {
+  const instance = await getInstanceItem(instanceId);
   const live = instance !== undefined && instance.deleted_at === null;
   if (live && !PROVISIONING_STATUSES.includes(instance.status)) {
     // Provisioning got past the point of failure (the instance is active): there is nothing to undo.
-    return { compensated: false };
+    return false;
   }
-  logger.warn('provisioning failed; compensating', { cause: error?.Error });
-  await destroyTaggedServers(instance_id);
+  logger.warn('provisioning failed; compensating', { cause: errorName });
+  await destroyTaggedServers(instanceId);
   if (live) {
-    await updateInstanceWithRetry(instance_id, (current) =>
+    await updateInstanceWithRetry(instanceId, (current) =>
       current.deleted_at === null && PROVISIONING_STATUSES.includes(current.status)
         ? { changes: { status: 'failed', capacity_held: false, pending_plan: null }, release: heldPools(current) }
         : undefined,
     );
   }
-  const reason = failureTexts[error?.Error ?? ''] ?? 'Provisioning failed';
-  await finishJob(job_id, { status: 'failed', error: reason }, new Date().toISOString());
-  return { compensated: true };
+  if (jobId) {
+    const reason = failureTexts[errorName ?? ''] ?? 'Provisioning failed';
+    await finishJob(jobId, { status: 'failed', error: reason }, new Date().toISOString());
+  }
+  return true;
 }
 
 /** Destroys every upstream server carrying the instance's tag; returns how many it found. */

@@ -1,4 +1,4 @@
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { z } from 'zod';
 import { dynamo } from '../aws';
@@ -70,4 +70,8 @@ export async function listRunningJobs(instanceId: number): Promise<Job[]> {
     }),
   );
   return (Items ?? []).map((item) => jobSchema.parse(item));
+}
+
+export async function insertJob(job: Job): Promise<void> {
+  await dynamo().send(new PutCommand(newJobPut(job).Put));
 }

@@ -12,6 +12,7 @@ import { routes } from '../../infra/routes';
 import { ServiceStack, type Stage } from '../../infra/stack';
 import { tableNames, tables } from '../../infra/tables';
 import { workflows } from '../../infra/workflows';
+import { schedules } from '../../infra/schedules';
 
 type Resource = { Properties: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string };
 type Statement = { Action: string | string[]; Resource: unknown };
@@ -92,7 +93,7 @@ describe('ServiceStack (dev)', () => {
 
   it('runs every function on nodejs24.x, arm64, with active tracing and its own log group with retention', () => {
     const stepCount = Object.values(workflows).reduce((sum, workflow) => sum + Object.keys(workflow.steps).length, 0);
-    expect(Object.keys(functions)).toHaveLength(routes.length + stepCount);
+    expect(Object.keys(functions)).toHaveLength(routes.length + stepCount + Object.keys(schedules).length);
     for (const fn of Object.values(functions)) {
       expect(fn.Properties).toMatchObject({
         Runtime: 'nodejs24.x',
@@ -178,7 +179,7 @@ describe('ServiceStack (dev)', () => {
 
   const byRef = (a: { Ref: string }, b: { Ref: string }) => a.Ref.localeCompare(b.Ref);
 
-  it('lets only the routes that declare a workflow start executions', () => {
+  it('lets only the routes that declare a workflow, and the reconciler, start executions', () => {
     const starters = Object.values(template.findResources('AWS::IAM::Policy')).filter((policy) =>
       (policy.Properties.PolicyDocument.Statement as Statement[]).some((statement) =>
         asList(statement.Action).includes('states:StartExecution'),
@@ -187,8 +188,21 @@ describe('ServiceStack (dev)', () => {
     const declared = routes.filter((route) => route.access.startsWorkflows?.length).map((route) => route.name);
     expect(declared).toEqual(['CreateInstance', 'DeleteInstance', 'InstanceAction']);
     expect(starters.flatMap((policy) => policy.Properties.Roles).sort(byRef)).toEqual(
-      declared.map((name) => ({ Ref: logicalId(stack.api.functions[name]!.role) })).sort(byRef),
+      [
+        ...declared.map((name) => ({ Ref: logicalId(stack.api.functions[name]!.role) })),
+        { Ref: logicalId(stack.scheduled.reconciler.function.role) },
+      ].sort(byRef),
     );
+  });
+
+  it('invokes each scheduled function at its rate through a role limited to that function', () => {
+    for (const [name, definition] of Object.entries(schedules)) {
+      const scheduled = stack.scheduled[name as keyof typeof schedules];
+      template.hasResourceProperties('AWS::Scheduler::Schedule', {
+        ScheduleExpression: `rate(${definition.everyMinutes} minutes)`,
+        Target: Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalId(scheduled.function.function), 'Arn'] } }),
+      });
+    }
   });
 
   it('never grants dynamodb:* or other service-wide actions', () => {

@@ -49,6 +49,8 @@ export async function startTestRuntime(options: Partial<LocalRuntimeOptions> = {
     bootMs: 300,
     waitMs: 100,
     retryMs: 20,
+    // Tests run the scheduled jobs themselves, when they mean to.
+    schedules: false,
     ...options,
   });
 

@@ -1,0 +1,3 @@
+import { reconcile } from '../../shared/domain/reconciler';
+
+export const handler = async () => reconcile();

@@ -1,0 +1,44 @@
+import { Duration } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as scheduler from 'aws-cdk-lib/aws-scheduler';
+import { Construct } from 'constructs';
+import type { ScheduleDefinition } from '../schedules';
+import { ApiFunction, type ServiceContext } from './api-function';
+
+/** Scheduled work sweeps whole tables and the upstream, so it gets more time than a request. */
+const SCHEDULED_TIMEOUT = Duration.minutes(5);
+
+export interface ScheduledFunctionProps {
+  readonly definition: ScheduleDefinition;
+  readonly service: ServiceContext;
+}
+
+/**
+ * A function invoked by EventBridge Scheduler at a fixed rate. The schedule's role may invoke exactly this
+ * function's unqualified ARN (the L2 target would also grant every version with `:*`).
+ */
+export class ScheduledFunction extends Construct {
+  readonly function: ApiFunction;
+  readonly schedule: scheduler.CfnSchedule;
+
+  constructor(scope: Construct, id: string, { definition, service }: ScheduledFunctionProps) {
+    super(scope, id);
+    this.function = new ApiFunction(this, 'Function', {
+      entry: definition.entry,
+      access: definition.access,
+      service,
+      timeout: SCHEDULED_TIMEOUT,
+    });
+    const role = new iam.Role(this, 'SchedulerRole', { assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com') });
+    role.addToPolicy(
+      new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.function.function.functionArn] }),
+    );
+    this.schedule = new scheduler.CfnSchedule(this, 'Schedule', {
+      scheduleExpression: `rate(${definition.everyMinutes} minutes)`,
+      flexibleTimeWindow: { mode: 'OFF' },
+      description: `Runs ${definition.entry} every ${definition.everyMinutes} minutes`,
+      // A missed run is made up by the next one; retries would only overlap it.
+      target: { arn: this.function.function.functionArn, roleArn: role.roleArn, retryPolicy: { maximumRetryAttempts: 0 } },
+    });
+  }
+}

@@ -1,0 +1,29 @@
+import type { FunctionAccess } from './access';
+import { workflowNames } from './workflows';
+
+/**
+ * Scheduled jobs, shared by the CDK stack (EventBridge Scheduler) and the local runtime (timers): what runs, how
+ * often, and what it may touch.
+ */
+export interface ScheduleDefinition {
+  readonly entry: string;
+  readonly everyMinutes: number;
+  /** Whether the local runtime also runs it once at start. */
+  readonly runAtLocalStart: boolean;
+  readonly access: FunctionAccess;
+}
+
+export const schedules = {
+  reconciler: {
+    entry: 'functions/scheduled/reconciler.ts',
+    everyMinutes: 5,
+    runAtLocalStart: true,
+    access: {
+      tables: { instances: 'readwrite', jobs: 'readwrite', counters: 'readwrite' },
+      startsWorkflows: workflowNames,
+      upstream: true,
+    },
+  },
+} as const satisfies Record<string, ScheduleDefinition>;
+
+export type ScheduleName = keyof typeof schedules;

@@ -1,0 +1,103 @@
+import { DescribeExecutionCommand, ExecutionDoesNotExist } from '@aws-sdk/client-sfn';
+import { sfn } from '../aws';
+import { logger } from '../observability';
+import { getInstanceItem, scanInstancesByStatus, type InstanceItem } from '../store/instances';
+import { finishJob, insertJob, listRunningJobs, type Job } from '../store/jobs';
+import { upstream } from '../upstream';
+import { settleAction } from './action-steps';
+import { SERVICE_TAG } from './instances';
+import { executionArnOf, newJob, startWorkflow } from './jobs';
+import { failProvision } from './provisioning';
+
+export interface ReconcileReport {
+  /** Deletes whose workflow had died, started again. */
+  readonly deletesRestarted: number;
+  /** Provisions whose workflow had died, failed with compensation. */
+  readonly provisionsFailed: number;
+  /** Actions whose workflow had died, settled to the upstream's state. */
+  readonly actionsSettled: number;
+  /** Upstream servers of ours with no live instance, destroyed. */
+  readonly leakedServersDestroyed: number;
+}
+
+/** Left alone for this long after their last change, so that work just started is never taken for stuck. */
+const GRACE_MS = 120_000;
+
+async function executionRunning(job: Job): Promise<boolean> {
+  try {
+    const { status } = await sfn().send(new DescribeExecutionCommand({ executionArn: executionArnOf(job) }));
+    return status === 'RUNNING';
+  } catch (error) {
+    if (error instanceof ExecutionDoesNotExist) return false;
+    throw error;
+  }
+}
+
+type Repair = 'deletesRestarted' | 'provisionsFailed' | 'actionsSettled';
+
+/** Repairs one instance whose lifecycle has no running workflow behind it; undefined when nothing was wrong. */
+async function repair(instance: InstanceItem): Promise<Repair | undefined> {
+  const running = await listRunningJobs(instance.instance_id);
+  const owning = (types: Job['type'][]) => running.find((job) => types.includes(job.type));
+  if (instance.status === 'deleting') {
+    const job = owning(['delete']);
+    if (job && (await executionRunning(job))) return undefined;
+    if (job) await finishJob(job.job_id, { status: 'failed', error: 'The delete was interrupted; it has been restarted' }, new Date().toISOString());
+    const restart = newJob('delete', instance);
+    await insertJob(restart);
+    await startWorkflow('delete', restart, {});
+    return 'deletesRestarted';
+  }
+  if (instance.status === 'pending' || instance.status === 'provisioning') {
+    const job = owning(['provision']);
+    if (job && (await executionRunning(job))) return undefined;
+    await failProvision(instance.instance_id, job?.job_id, 'ProvisionAbandoned');
+    return 'provisionsFailed';
+  }
+  if (instance.active_job_id !== null) {
+    const job = running.find((candidate) => candidate.job_id === instance.active_job_id);
+    if (job && (await executionRunning(job))) return undefined;
+    await settleAction(instance.instance_id, instance.active_job_id, 'ActionAbandoned');
+    return 'actionsSettled';
+  }
+  return undefined;
+}
+
+/** Destroys our tagged servers that no live instance owns; returns how many. */
+async function destroyLeakedServers(): Promise<number> {
+  const driver = await upstream();
+  const servers = await driver.listServersByTag(SERVICE_TAG);
+  let destroyed = 0;
+  for (const server of servers) {
+    const instanceId = Number(server.tags.map((tag) => /^instance-(\d+)$/.exec(tag)?.[1]).find(Boolean));
+    const instance = Number.isSafeInteger(instanceId) && instanceId > 0 ? await getInstanceItem(instanceId) : undefined;
+    // A deleting instance's own workflow destroys its server; anything else without a live instance is a leak.
+    if (instance && !['destroyed', 'failed'].includes(instance.status)) continue;
+    logger.warn('destroying a leaked upstream server', { server_id: server.id, instance_id: instanceId || null });
+    await driver.deleteServer(server.id);
+    destroyed += 1;
+  }
+  return destroyed;
+}
+
+/**
+ * Finds lifecycles that stopped half-way (their workflow died or was never started) and finishes them safely,
+ * then destroys upstream servers that belong to no live instance, so that a leak never costs anyone silently.
+ */
+export async function reconcile(now = Date.now()): Promise<ReconcileReport> {
+  const report = { deletesRestarted: 0, provisionsFailed: 0, actionsSettled: 0, leakedServersDestroyed: 0 };
+  const candidates = await scanInstancesByStatus(['pending', 'provisioning', 'resizing', 'deleting', 'active', 'stopped']);
+  for (const instance of candidates) {
+    const transitional = !['active', 'stopped'].includes(instance.status) || instance.active_job_id !== null;
+    if (!transitional || now - Date.parse(instance.updated_at ?? instance.created_at ?? '') < GRACE_MS) continue;
+    try {
+      const repaired = await repair(instance);
+      if (repaired) report[repaired] += 1;
+    } catch (error) {
+      logger.error('could not reconcile an instance', { instance_id: instance.instance_id, error });
+    }
+  }
+  report.leakedServersDestroyed = await destroyLeakedServers();
+  logger.info('reconciled', { ...report });
+  return report;
+}

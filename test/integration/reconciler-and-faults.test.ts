@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import { reconcile } from '../../shared/domain/reconciler';
+import { upstream } from '../../shared/upstream';
+import { getInstanceItem, insertInstanceReservingCapacity, updateInstanceAtVersion } from '../../shared/store/instances';
+import { nextSequenceValue, setCapacityLimit } from '../../shared/store/counters';
+import { getJob, type Job } from '../../shared/store/jobs';
+import { capacityCounters, capacityHeldByInstances } from '../support/capacity';
+import { startTestRuntime, type TestRuntime } from '../support/runtime';
+
+let runtime: TestRuntime;
+
+beforeAll(async () => {
+  runtime = await startTestRuntime();
+});
+afterAll(async () => {
+  await runtime.stepFunctions.idle();
+  await runtime.stop();
+});
+
+const later = () => Date.now() + 10 * 60_000;
+const action = (apiKey: string, id: number, body: unknown) => runtime.call('POST', `/api/v1/instances/${id}/actions`, { apiKey, body });
+const serversOf = (instanceId: number) => runtime.simulator.state().droplets.filter((d) => d.tags.includes(`instance-${instanceId}`));
+
+/** A job recorded as running whose workflow never started (as after a crash between the two). */
+function orphanJob(type: Job['type'], instance: { instance_id: number; account_id: string }): Job {
+  return { job_id: randomUUID(), type, instance_id: instance.instance_id, account_id: instance.account_id, status: 'running', started_at: new Date().toISOString(), finished_at: null, error: null };
+}
+
+describe('reconciler', () => {
+  it('destroys tagged upstream servers that no live instance owns, and counts them', async () => {
+    const driver = await upstream();
+    const orphan = await driver.createServer({ name: 'vps-999999', tags: ['instance-999999', 'vps-service'], size: 's-1vcpu-2gb', image: 'ubuntu-24-04-x64', userData: '' });
+    const foreign = await driver.createServer({ name: 'not-ours', tags: ['someone-else'], size: 's-1vcpu-2gb', image: 'ubuntu-24-04-x64', userData: '' });
+
+    const report = await reconcile(later());
+
+    expect(report.leakedServersDestroyed).toBe(1);
+    expect(await driver.getServer(orphan.id)).toBeNull();
+    expect(await driver.getServer(foreign.id)).not.toBeNull();
+  });
+
+  it('restarts a delete whose workflow never ran, and the instance ends destroyed with nothing held', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const detail = await runtime.activeInstance(apiKey);
+    const instance = (await getInstanceItem(detail.instance_id))!;
+    const job = orphanJob('delete', instance);
+    await updateInstanceAtVersion(instance, { changes: { status: 'deleting', deleted_at: new Date().toISOString() }, job });
+
+    const report = await reconcile(later());
+    await runtime.stepFunctions.idle();
+
+    expect(report.deletesRestarted).toBe(1);
+    expect((await getInstanceItem(detail.instance_id))?.status).toBe('destroyed');
+    expect(serversOf(detail.instance_id)).toEqual([]);
+    expect((await getJob(job.job_id))?.status).toBe('failed');
+  });
+
+  it('settles an action whose workflow died to what the upstream reports', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const detail = await runtime.activeInstance(apiKey);
+    const instance = (await getInstanceItem(detail.instance_id))!;
+    const job = orphanJob('power_off', instance);
+    await updateInstanceAtVersion(instance, { changes: { active_job_id: job.job_id }, job });
+    await runtime.simulator.control.powerOff(Number(detail.vps_id));
+
+    const report = await reconcile(later());
+
+    expect(report.actionsSettled).toBe(1);
+    expect(await getInstanceItem(detail.instance_id)).toMatchObject({ status: 'stopped', active_job_id: null, paused_by: 'user' });
+    expect(await getJob(job.job_id)).toMatchObject({ status: 'failed' });
+  });
+
+  it('fails a provision whose workflow never started, releasing its capacity', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const template = (await getInstanceItem((await runtime.activeInstance(apiKey)).instance_id))!;
+    const instanceId = await nextSequenceValue('instance_id');
+    const job = orphanJob('provision', { ...template, instance_id: instanceId });
+    await insertInstanceReservingCapacity(
+      { ...template, instance_id: instanceId, status: 'pending', vps_id: '', upstream_id: null, ipv4: null, activated_at: null, capacity_held: true, version: 1 },
+      job,
+    );
+
+    const report = await reconcile(later());
+
+    expect(report.provisionsFailed).toBe(1);
+    expect(await getInstanceItem(instanceId)).toMatchObject({ status: 'failed', capacity_held: false });
+    expect(await getJob(job.job_id)).toMatchObject({ status: 'failed' });
+    expect(await capacityCounters()).toEqual(await capacityHeldByInstances());
+  });
+
+  it('leaves lifecycles whose workflow is running alone', async () => {
+    const { apiKey } = await runtime.newAccount();
+    await runtime.simulator.control.config({ boot_ms: 3_000 });
+    const created = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'busy', flavor: 's-1vcpu-2gb' } });
+    await runtime.simulator.control.config({ boot_ms: 300 });
+
+    const report = await reconcile(later());
+
+    expect(report.provisionsFailed).toBe(0);
+    expect((await runtime.waitForStatus(apiKey, created.body.instance_id, ['active', 'failed'])).status).toBe('active');
+  });
+});
+
+describe('faults', () => {
+  it('retries bursts of upstream 5xx and 429 during actions and deletes, and still completes them', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const detail = await runtime.activeInstance(apiKey, 's-1vcpu-2gb');
+
+    await runtime.simulator.control.faults({ fail_next: 2, status: 503, match: 'POST /v2/droplets/' });
+    const resize = await action(apiKey, detail.instance_id, { type: 'resize', flavor: 's-2vcpu-4gb' });
+    await runtime.simulator.control.faults({ fail_next: 3, status: 429, match: 'GET /v2/actions/' });
+    const resized = await runtime.waitForJob(apiKey, resize.body.job_id);
+    await runtime.simulator.control.faults({ fail_next: 3, status: 500, match: 'DELETE /v2/droplets/' });
+    const deleted = await runtime.call('DELETE', `/api/v1/instances/${detail.instance_id}`, { apiKey });
+    const deleteJob = await runtime.waitForJob(apiKey, deleted.body.job_id);
+
+    expect(resize.status).toBe(200);
+    expect(resized.status).toBe('succeeded');
+    expect(deleteJob.status).toBe('succeeded');
+    expect(serversOf(detail.instance_id)).toEqual([]);
+  });
+
+  it('keeps every capacity counter equal to what live instances hold across create, failure, resize and delete', async () => {
+    const { apiKey } = await runtime.newAccount({ depositUsd: '100' });
+    const kept = await runtime.activeInstance(apiKey, 's-1vcpu-2gb');
+    const resized = await runtime.activeInstance(apiKey, 's-2vcpu-2gb');
+    const removed = await runtime.activeInstance(apiKey, 's-4vcpu-8gb');
+    await runtime.simulator.control.faults({ fail_creates: true });
+    const doomed = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'doomed', flavor: 's-8vcpu-16gb' } });
+    await runtime.waitForStatus(apiKey, doomed.body.instance_id, ['failed']);
+    await runtime.simulator.control.faults({ fail_creates: false });
+
+    const resize = await action(apiKey, resized.instance_id, { type: 'resize', flavor: 's-4vcpu-8gb' });
+    await runtime.waitForJob(apiKey, resize.body.job_id);
+    await setCapacityLimit({ kind: 'tier', flavor: 's-16vcpu-32gb' }, 0);
+    const refusedResize = await action(apiKey, kept.instance_id, { type: 'resize', flavor: 's-16vcpu-32gb' });
+    await setCapacityLimit({ kind: 'tier', flavor: 's-16vcpu-32gb' }, 1000);
+    await runtime.simulator.control.faults({ fail_next: 1, status: 422, match: 'POST /v2/droplets/' });
+    const upstreamRefused = await action(apiKey, kept.instance_id, { type: 'resize', flavor: 's-2vcpu-4gb' });
+    const deleted = await runtime.call('DELETE', `/api/v1/instances/${removed.instance_id}`, { apiKey });
+    await runtime.waitForJob(apiKey, deleted.body.job_id);
+    await runtime.stepFunctions.idle();
+
+    expect(refusedResize.status).toBe(503);
+    expect(upstreamRefused.status).toBe(502);
+    expect(await capacityCounters()).toEqual(await capacityHeldByInstances());
+    expect(runtime.simulator.state().droplets.every((d) => !d.tags.includes(`instance-${doomed.body.instance_id}`))).toBe(true);
+  });
+});
