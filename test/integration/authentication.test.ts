@@ -18,6 +18,9 @@ const instanceRoutes = [
   ['GET', '/api/v1/instances'],
   ['POST', '/api/v1/instances'],
   ['GET', '/api/v1/instances/1'],
+  ['DELETE', '/api/v1/instances/1'],
+  ['POST', '/api/v1/instances/1/actions'],
+  ['GET', '/api/v1/jobs/00000000-0000-0000-0000-000000000000'],
 ] as const;
 
 describe('Bearer authentication', () => {
