@@ -24,6 +24,16 @@ export const schedules = {
       upstream: true,
     },
   },
+  meter: {
+    entry: 'functions/scheduled/meter.ts',
+    everyMinutes: 5,
+    runAtLocalStart: false,
+    access: {
+      tables: { instances: 'readwrite', accounts: 'readwrite', ledger: 'readwrite', jobs: 'write' },
+      startsWorkflows: ['power'],
+      upstream: true,
+    },
+  },
 } as const satisfies Record<string, ScheduleDefinition>;
 
 export type ScheduleName = keyof typeof schedules;

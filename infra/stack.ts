@@ -58,6 +58,7 @@ export class ServiceStack extends Stack {
   readonly tables: Readonly<Record<TableName, ServiceTable>>;
   readonly workflows: Readonly<Record<WorkflowName, Workflow>>;
   readonly api: HttpApi;
+  readonly upstreamToken: secretsmanager.Secret;
   readonly scheduled: Readonly<Record<ScheduleName, ScheduledFunction>>;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
@@ -65,6 +66,7 @@ export class ServiceStack extends Stack {
     const config = configFromContext(this);
     const retain = config.stage !== 'dev';
     const removalPolicy = retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    this.upstreamToken = this.upstreamTokenSecret(removalPolicy);
 
     this.tables = Object.fromEntries(
       tableNames.map((name) => [
@@ -78,7 +80,7 @@ export class ServiceStack extends Stack {
       logs: { retention: retain ? logs.RetentionDays.ONE_YEAR : logs.RetentionDays.ONE_MONTH, removalPolicy },
       tables: this.tables,
       stateMachines: {},
-      upstream: { baseUrl: config.upstreamBaseUrl, tokenSecret: this.upstreamTokenSecret(removalPolicy) },
+      upstream: { baseUrl: config.upstreamBaseUrl, tokenSecret: this.upstreamToken },
       environment: {
         INSTANCE_DOMAIN_SUFFIX: config.instanceDomainSuffix,
         PROVISION_TIMEOUT_SECONDS: String(config.provisionTimeoutSeconds),
@@ -139,6 +141,7 @@ export class ServiceStack extends Stack {
 
   private addOutputs(): void {
     new CfnOutput(this, 'ApiUrl', { value: this.api.url });
+    new CfnOutput(this, 'UpstreamTokenSecretArn', { value: this.upstreamToken.secretArn });
     for (const name of tableNames) {
       new CfnOutput(this, `${pascal(name)}TableName`, { value: this.tables[name].tableName });
     }

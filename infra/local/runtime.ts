@@ -34,6 +34,8 @@ export interface LocalRuntime {
   readonly simulator: Simulator;
   readonly stepFunctions: LocalStepFunctions;
   readonly tableNames: Record<TableName, string>;
+  /** The simulator's token, for tools that drive the upstream as the service does. */
+  readonly upstreamToken: string;
   stop(): Promise<void>;
 }
 
@@ -85,6 +87,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     simulator,
     stepFunctions,
     tableNames: names,
+    upstreamToken,
     async stop() {
       for (const timer of timers) clearInterval(timer);
       await gateway.close();

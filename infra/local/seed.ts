@@ -1,4 +1,5 @@
-import { deposit, issueApiKey, openAccount, openSession, usdToMicros } from '../../shared/domain/accounts';
+import { issueApiKey, openAccount, openSession, usdToMicros } from '../../shared/domain/accounts';
+import { deposit } from '../../shared/domain/billing';
 import { getAccount } from '../../shared/store/accounts';
 
 export const DEMO_ACCOUNT_ID = 'acct_demo';

@@ -67,6 +67,7 @@ writeFileSync(
       dynamodb_endpoint: dynamodb.endpoint,
       sfn_endpoint: runtime.stepFunctions.endpoint,
       table_prefix: 'vps-local',
+      upstream_token: runtime.upstreamToken,
     },
     null,
     2,

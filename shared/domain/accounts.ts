@@ -1,8 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { insertAccount, type Account } from '../store/accounts';
 import { insertApiKey, type ApiKey } from '../store/api-keys';
 import { nextSequenceValue } from '../store/counters';
-import { recordDeposit } from '../store/ledger';
 import { insertSession } from '../store/sessions';
 import { generateApiKey } from './api-keys';
 import { randomBase62, sha256Hex } from './crypto';
@@ -37,10 +35,6 @@ export function usdToMicros(usd: string): number {
   const match = /^(\d{1,9})(?:\.(\d{1,2}))?$/.exec(usd.trim());
   if (!match) throw new Error(`not an amount in dollars and cents: ${usd}`);
   return Number(match[1]) * 1_000_000 + Number((match[2] ?? '').padEnd(2, '0')) * 10_000;
-}
-
-export async function deposit(accountId: string, amountMicros: number, entryId = `deposit#${randomUUID()}`): Promise<void> {
-  await recordDeposit(accountId, amountMicros, entryId, new Date().toISOString());
 }
 
 export interface IssuedApiKey {

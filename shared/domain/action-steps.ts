@@ -47,17 +47,18 @@ export async function checkActionStep(input: ActionStepInput & { action_id: numb
   return { done: false };
 }
 
-const poweredState: Record<Exclude<ActionType, 'resize'>, InstanceChanges> = {
-  power_on: { status: 'active', paused_by: null },
-  power_off: { status: 'stopped', paused_by: 'user' },
-  reboot: { status: 'active' },
-};
+function poweredState(type: Exclude<ActionType, 'resize'>, pausedBy: 'user' | 'billing'): InstanceChanges {
+  if (type === 'power_off') return { status: 'stopped', paused_by: pausedBy };
+  return type === 'power_on' ? { status: 'active', paused_by: null } : { status: 'active' };
+}
 
 /** Records the completed power action and frees the instance's action slot. */
-export async function finishPowerStep(input: ActionStepInput & { type: Exclude<ActionType, 'resize'> }): Promise<void> {
+export async function finishPowerStep(
+  input: ActionStepInput & { type: Exclude<ActionType, 'resize'>; paused_by: 'user' | 'billing' },
+): Promise<void> {
   await updateInstanceWithRetry(input.instance_id, (instance) =>
     instance.active_job_id === input.job_id && instance.deleted_at === null
-      ? { changes: { ...poweredState[input.type], active_job_id: null } }
+      ? { changes: { ...poweredState(input.type, input.paused_by), active_job_id: null } }
       : undefined,
   );
   await finishJob(input.job_id, { status: 'succeeded' }, new Date().toISOString());

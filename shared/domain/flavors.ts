@@ -43,6 +43,6 @@ export function orderablePlan(flavor: string): Plan {
 }
 
 /** Hourly price in integer micro-dollars, so that no float ever touches a balance. */
-export function hourlyMicros(p: Plan): number {
-  return Math.round(p.hourly_price * 1_000_000);
+export function hourlyMicros(plan: { readonly hourly_price: number | null }): number {
+  return Math.round((plan.hourly_price ?? 0) * 1_000_000);
 }

@@ -85,6 +85,7 @@ export async function createInstance(account: Account, body: CreateInstanceBody)
     capacity_held: true,
     pending_plan: null,
     active_job_id: null,
+    quarantined_from: null,
     deleted_at: null,
     paused_by: null,
     metered_until: null,

@@ -2,6 +2,7 @@ import { logger } from '../observability';
 import type { Account } from '../store/accounts';
 import {
   CapacityExhaustedError,
+  getInstanceItem,
   getOwnedInstance,
   updateInstanceAtVersion,
   updateInstanceWithRetry,
@@ -81,8 +82,30 @@ export async function performAction(account: Account, instanceId: number | undef
     return { ok: true, action: body.type, job_id: null };
   }
   checkAction(account, instance, body.type, target);
+  const job = await launchAction(instance, body.type, target, 'user');
+  return { ok: true, action: body.type, job_id: job.job_id };
+}
 
-  const job = newJob(body.type, instance);
+/**
+ * Powers a running instance off for a billing pause, through the same path as a client's power_off; the
+ * instance is then marked `paused_by: billing`. Undefined when it could not be done now (busy or upstream
+ * refused): the next meter run tries again.
+ */
+export async function powerOffForBilling(instance: InstanceItem): Promise<Job | undefined> {
+  try {
+    return await launchAction(instance, 'power_off', undefined, 'billing');
+  } catch (error) {
+    if (error instanceof ApiError) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Records an accepted action with its job (taking the instance's one action slot and, for a resize, the target
+ * tier), makes its first upstream call, and starts its workflow.
+ */
+async function launchAction(instance: InstanceItem, type: ActionType, target: Plan | undefined, pausedBy: 'user' | 'billing'): Promise<Job> {
+  const job = newJob(type, instance);
   let accepted: boolean;
   try {
     accepted = await updateInstanceAtVersion(instance, {
@@ -96,12 +119,12 @@ export async function performAction(account: Account, instanceId: number | undef
   }
   if (!accepted) {
     // Something else changed the instance since it was read: report the state it is in now.
-    const current = await getOwnedInstance(instance.instance_id, account.account_id);
-    if (!current) throw instanceNotFound();
-    throw lifecycleConflict(current.status, body.type.replace('_', ' '));
+    const current = await getInstanceItem(instance.instance_id);
+    if (!current || current.deleted_at !== null) throw instanceNotFound();
+    throw lifecycleConflict(current.status, type.replace('_', ' '));
   }
 
-  const { request, phase } = firstUpstreamAction(body.type, instance, target);
+  const { request, phase } = firstUpstreamAction(type, instance, target);
   const serverId = instance.upstream_id;
   if (serverId === null) throw new Error(`instance ${instance.instance_id} is ${instance.status} without an upstream server`);
   let actionId: number;
@@ -110,18 +133,19 @@ export async function performAction(account: Account, instanceId: number | undef
     actionId = (await withTransientRetry(() => driver.startAction(serverId, request))).id;
   } catch (error) {
     if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
-    logger.warn('upstream refused an action', { type: body.type, status: error.status });
+    logger.warn('upstream refused an action', { type, status: error.status });
     await withdrawAction(instance, job, 'Upstream error');
     throw upstreamError();
   }
 
-  await startWorkflow(workflowOfJob[body.type], job, {
-    type: body.type,
+  await startWorkflow(workflowOfJob[type], job, {
+    type,
     action_id: actionId,
     phase,
     previous_status: instance.status,
+    paused_by: pausedBy,
   });
-  return { ok: true, action: body.type, job_id: job.job_id };
+  return job;
 }
 
 /**
@@ -147,4 +171,39 @@ export async function deleteInstance(account: Account, instanceId: number | unde
     return { instance_id: instance.instance_id, status: 'deleting', job_id: job.job_id };
   }
   throw new Error('instance kept changing during delete');
+}
+
+/** Statuses an operator may quarantine from: a settled, live instance. */
+const QUARANTINABLE: readonly InstanceStatus[] = ['active', 'stopped'];
+
+export class OperatorRefusal extends Error {
+  override readonly name = 'OperatorRefusal';
+}
+
+/**
+ * Operators quarantine an instance (abuse): every action on it is then a 409; its owner can still delete it.
+ * Only a settled instance with no action running can be quarantined, so no workflow overwrites the status.
+ */
+export async function quarantineInstance(instanceId: number): Promise<InstanceItem> {
+  const updated = await updateInstanceWithRetry(instanceId, (instance) => {
+    if (instance.deleted_at !== null || instance.status === 'quarantined') return undefined;
+    if (!QUARANTINABLE.includes(instance.status) || instance.active_job_id !== null) {
+      throw new OperatorRefusal(`instance ${instanceId} is ${instance.status}${instance.active_job_id ? ' with an action running' : ''}; try again once it is active or stopped`);
+    }
+    return { changes: { status: 'quarantined', quarantined_from: instance.status } };
+  });
+  if (!updated || updated.deleted_at !== null) throw new OperatorRefusal(`instance ${instanceId} does not exist`);
+  return updated;
+}
+
+/** Lifts a quarantine: the instance returns to the status it had. */
+export async function releaseInstance(instanceId: number): Promise<InstanceItem> {
+  const updated = await updateInstanceWithRetry(instanceId, (instance) =>
+    instance.status === 'quarantined' && instance.deleted_at === null
+      ? { changes: { status: instance.quarantined_from ?? 'stopped', quarantined_from: null } }
+      : undefined,
+  );
+  if (!updated || updated.deleted_at !== null) throw new OperatorRefusal(`instance ${instanceId} does not exist`);
+  if (updated.status === 'quarantined') throw new OperatorRefusal(`instance ${instanceId} could not be released`);
+  return updated;
 }

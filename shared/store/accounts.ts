@@ -57,3 +57,25 @@ export async function updateAccountFlags(accountId: string, flags: AccountFlags)
     throw error;
   }
 }
+
+/**
+ * Sets or lifts the billing pause, on condition that the balance still justifies it (at or below zero to set,
+ * above zero to lift) and that it is not already so. True when this call made the change.
+ */
+export async function setBillingPaused(accountId: string, paused: boolean): Promise<boolean> {
+  try {
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: tableName('accounts'),
+        Key: { account_id: accountId },
+        UpdateExpression: 'SET billing_paused = :paused',
+        ConditionExpression: paused ? 'balance <= :zero AND billing_paused = :false' : 'balance > :zero AND billing_paused = :true',
+        ExpressionAttributeValues: { ':paused': paused, ':zero': 0, ...(paused ? { ':false': false } : { ':true': true }) },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}

@@ -3,7 +3,7 @@ import { GetCommand, QueryCommand, ScanCommand, TransactWriteCommand, UpdateComm
 import { z } from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
-import { instanceDetailSchema, planSchema, type InstanceStatus } from '../schemas/instances';
+import { instanceDetailSchema, instanceStatusSchema, planSchema, type InstanceStatus } from '../schemas/instances';
 import { newJobPut, type Job } from './jobs';
 import { releaseCapacityItem, reserveCapacityItem, type CapacityPool } from './counters';
 
@@ -17,6 +17,8 @@ export const instanceItemSchema = instanceDetailSchema.extend({
   pending_plan: planSchema.nullable().default(null),
   /** The job of the lifecycle action in progress; at most one runs at a time. */
   active_job_id: z.string().nullable().default(null),
+  /** The status to return to when an operator releases a quarantined instance. */
+  quarantined_from: instanceStatusSchema.nullable().default(null),
   deleted_at: z.string().nullable(),
   paused_by: z.enum(['user', 'billing']).nullable(),
   metered_until: z.string().nullable(),

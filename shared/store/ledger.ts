@@ -1,33 +1,116 @@
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { z } from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
 
+export const ledgerEntrySchema = z.object({
+  account_id: z.string(),
+  /** Deterministic for the meter (`meter#<instance>#<period start>`), so a retried charge is refused as a duplicate. */
+  entry_id: z.string(),
+  kind: z.enum(['deposit', 'charge', 'meter']),
+  /** Integer micro-dollars; positive for deposits, negative for charges. */
+  amount: z.number().int(),
+  instance_id: z.number().int().optional(),
+  period_start: z.string().optional(),
+  period_end: z.string().optional(),
+  description: z.string().optional(),
+  created_at: z.string(),
+});
+export type LedgerEntry = z.infer<typeof ledgerEntrySchema>;
+
+function entryPut(entry: LedgerEntry) {
+  return {
+    Put: {
+      TableName: tableName('ledger'),
+      Item: ledgerEntrySchema.parse(entry),
+      ConditionExpression: 'attribute_not_exists(entry_id)',
+    },
+  };
+}
+
+function balanceUpdate(accountId: string, amount: number, alsoTotalDeposited: boolean) {
+  return {
+    Update: {
+      TableName: tableName('accounts'),
+      Key: { account_id: accountId },
+      UpdateExpression: alsoTotalDeposited ? 'ADD balance :amount, total_deposited :amount' : 'ADD balance :amount',
+      ConditionExpression: 'attribute_exists(account_id)',
+      ExpressionAttributeValues: { ':amount': amount },
+    },
+  };
+}
+
+/** True when the transaction was refused because the entry id was already recorded. */
+function isDuplicateEntry(error: unknown): boolean {
+  return error instanceof TransactionCanceledException && error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed';
+}
+
 /**
- * Credits a deposit: the ledger entry and the balance move in one transaction, and the entry id is the
- * idempotency key, so a retried deposit never credits twice.
+ * Books a deposit or a manual charge: the ledger entry and the balance move in one atomic transaction (ADD, so
+ * concurrent movements never lose an update), and the entry id makes a retry a no-op. False for a duplicate.
  */
-export async function recordDeposit(accountId: string, amountMicros: number, entryId: string, at: string): Promise<void> {
-  if (!Number.isSafeInteger(amountMicros) || amountMicros <= 0) throw new Error('deposit must be a positive integer');
-  await dynamo().send(
-    new TransactWriteCommand({
-      TransactItems: [
-        {
-          Put: {
-            TableName: tableName('ledger'),
-            Item: { account_id: accountId, entry_id: entryId, kind: 'deposit', amount: amountMicros, created_at: at },
-            ConditionExpression: 'attribute_not_exists(entry_id)',
+export async function recordLedgerEntry(entry: LedgerEntry): Promise<boolean> {
+  try {
+    await dynamo().send(
+      new TransactWriteCommand({
+        TransactItems: [entryPut(entry), balanceUpdate(entry.account_id, entry.amount, entry.kind === 'deposit')],
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isDuplicateEntry(error)) return false;
+    throw error;
+  }
+}
+
+/**
+ * Books one metered period of an instance: the entry, the balance and the instance's `metered_until` move together,
+ * on condition that `metered_until` is still the period's start. A re-run or retry finds it advanced and charges
+ * nothing. False when the period was already charged.
+ */
+export async function recordMeteredPeriod(entry: LedgerEntry & { instance_id: number; period_start: string; period_end: string }): Promise<boolean> {
+  try {
+    await dynamo().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          entryPut(entry),
+          balanceUpdate(entry.account_id, entry.amount, false),
+          {
+            Update: {
+              TableName: tableName('instances'),
+              Key: { instance_id: entry.instance_id },
+              UpdateExpression: 'SET metered_until = :end',
+              ConditionExpression: 'metered_until = :start',
+              ExpressionAttributeValues: { ':start': entry.period_start, ':end': entry.period_end },
+            },
           },
-        },
-        {
-          Update: {
-            TableName: tableName('accounts'),
-            Key: { account_id: accountId },
-            UpdateExpression: 'ADD balance :amount, total_deposited :amount',
-            ConditionExpression: 'attribute_exists(account_id)',
-            ExpressionAttributeValues: { ':amount': amountMicros },
-          },
-        },
-      ],
-    }),
-  );
+        ],
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionCanceledException && error.CancellationReasons?.some((r) => r.Code === 'ConditionalCheckFailed')) {
+      return false;
+    }
+    throw error;
+  }
+}
+
+export async function listLedgerEntries(accountId: string): Promise<LedgerEntry[]> {
+  const entries: LedgerEntry[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo().send(
+      new QueryCommand({
+        TableName: tableName('ledger'),
+        KeyConditionExpression: 'account_id = :account',
+        ExpressionAttributeValues: { ':account': accountId },
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    entries.push(...(page.Items ?? []).map((item) => ledgerEntrySchema.parse(item)));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return entries;
 }

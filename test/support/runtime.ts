@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../infra/local/runtime';
-import { deposit, issueApiKey, openAccount, usdToMicros } from '../../shared/domain/accounts';
+import { issueApiKey, openAccount, usdToMicros } from '../../shared/domain/accounts';
+import { deposit } from '../../shared/domain/billing';
 
 export interface TestRuntime extends LocalRuntime {
   /** A fresh account with one key; confirmed, not suspended, $50 deposited unless told otherwise. */

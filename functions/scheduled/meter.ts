@@ -1,0 +1,3 @@
+import { runMeter } from '../../shared/domain/billing';
+
+export const handler = async () => runMeter();

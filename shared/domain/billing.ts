@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import { logger } from '../observability';
+import { getAccount, setBillingPaused, type Account } from '../store/accounts';
+import { listOwnedInstances, scanInstancesByStatus, type InstanceItem } from '../store/instances';
+import { recordLedgerEntry, recordMeteredPeriod } from '../store/ledger';
+import { hourlyMicros } from './flavors';
+import { powerOffForBilling } from './lifecycle';
+
+/** The meter charges in five-minute periods, aligned to the clock, so every run agrees on period boundaries. */
+export const METER_PERIOD_MS = 5 * 60_000;
+const HOUR_MS = 3_600_000;
+
+/**
+ * What a period costs, in micro-dollars: the plan's hourly price pro rata, a quarter of it while the instance is
+ * powered off (paused by its owner or by billing). Integer arithmetic; half a micro-dollar rounds up.
+ */
+export function periodCharge(instance: Pick<InstanceItem, 'plan' | 'paused_by'>, durationMs: number): number {
+  const quarters = instance.paused_by === null ? 4 : 1;
+  return Math.round((hourlyMicros(instance.plan) * durationMs * quarters) / (HOUR_MS * 4));
+}
+
+async function requireAccount(accountId: string): Promise<Account> {
+  const account = await getAccount(accountId);
+  if (!account) throw new Error(`account ${accountId} does not exist`);
+  return account;
+}
+
+/** Credits a deposit; a balance brought above zero lifts a billing pause (instances stay off until powered on). */
+export async function deposit(accountId: string, amountMicros: number, entryId = `deposit#${randomUUID()}`): Promise<Account> {
+  if (!Number.isSafeInteger(amountMicros) || amountMicros <= 0) throw new Error('a deposit is a positive amount');
+  await recordLedgerEntry({ account_id: accountId, entry_id: entryId, kind: 'deposit', amount: amountMicros, created_at: new Date().toISOString() });
+  const account = await requireAccount(accountId);
+  if (account.billing_paused && account.balance > 0 && (await setBillingPaused(accountId, false))) {
+    logger.info('billing pause lifted', { account_id: accountId });
+    return { ...account, billing_paused: false };
+  }
+  return account;
+}
+
+/** A manual debit (operators); it applies the billing pause exactly as the meter does. */
+export async function charge(accountId: string, amountMicros: number, description: string): Promise<Account> {
+  if (!Number.isSafeInteger(amountMicros) || amountMicros <= 0) throw new Error('a charge is a positive amount');
+  await recordLedgerEntry({
+    account_id: accountId,
+    entry_id: `charge#${randomUUID()}`,
+    kind: 'charge',
+    amount: -amountMicros,
+    description,
+    created_at: new Date().toISOString(),
+  });
+  return enforceBillingPause(accountId);
+}
+
+/**
+ * At a balance of zero or below the account is billing-paused and its running instances are powered off by the
+ * system. Safe to repeat: an instance busy or refused now is powered off on a later run.
+ */
+export async function enforceBillingPause(accountId: string): Promise<Account> {
+  const account = await requireAccount(accountId);
+  if (account.balance > 0) return account;
+  if (!account.billing_paused && (await setBillingPaused(accountId, true))) {
+    logger.warn('account billing-paused', { account_id: accountId });
+  }
+  const running = (await listOwnedInstances(accountId)).filter((i) => i.status === 'active' && i.active_job_id === null);
+  await Promise.all(running.map(powerOffForBilling));
+  return { ...account, billing_paused: true };
+}
+
+export interface MeterReport {
+  readonly periodsCharged: number;
+  readonly amountCharged: number;
+  readonly accountsBilled: number;
+}
+
+/** The end of what can be charged now: the last aligned period boundary, or the deletion for a deleted instance. */
+function chargeableUntil(instance: InstanceItem, nowMs: number): number {
+  const boundary = nowMs - (nowMs % METER_PERIOD_MS);
+  return instance.deleted_at === null ? boundary : Math.min(Date.parse(instance.deleted_at), nowMs);
+}
+
+/**
+ * Charges every instance from its activation until now (or its deletion), one transaction per instance: ledger
+ * entry with a deterministic id, balance, and `metered_until`, conditioned on `metered_until` not having moved,
+ * so a re-run or a retry never charges a period twice. Then enforces the billing pause where balances ran out.
+ */
+export async function runMeter(nowMs = Date.now()): Promise<MeterReport> {
+  const metered = await scanInstancesByStatus(['active', 'stopped', 'resizing', 'quarantined', 'deleting', 'destroyed']);
+  const billed = new Set<string>();
+  let periodsCharged = 0;
+  let amountCharged = 0;
+  for (const instance of metered) {
+    if (instance.metered_until === null) continue;
+    const start = Date.parse(instance.metered_until);
+    const end = chargeableUntil(instance, nowMs);
+    if (end <= start) continue;
+    const amount = periodCharge(instance, end - start);
+    const charged = await recordMeteredPeriod({
+      account_id: instance.account_id,
+      entry_id: `meter#${instance.instance_id}#${instance.metered_until}`,
+      kind: 'meter',
+      amount: -amount,
+      instance_id: instance.instance_id,
+      period_start: instance.metered_until,
+      period_end: new Date(end).toISOString(),
+      created_at: new Date(nowMs).toISOString(),
+    });
+    if (!charged) continue;
+    periodsCharged += 1;
+    amountCharged += amount;
+    billed.add(instance.account_id);
+  }
+  for (const accountId of billed) await enforceBillingPause(accountId);
+  logger.info('meter run', { periodsCharged, amountCharged, accountsBilled: billed.size });
+  return { periodsCharged, amountCharged, accountsBilled: billed.size };
+}
