@@ -179,7 +179,7 @@ describe('ServiceStack (dev)', () => {
 
   const byRef = (a: { Ref: string }, b: { Ref: string }) => a.Ref.localeCompare(b.Ref);
 
-  it('lets only the routes that declare a workflow, and the reconciler, start executions', () => {
+  it('lets only the routes that declare a workflow, and the scheduled jobs, start executions', () => {
     const starters = Object.values(template.findResources('AWS::IAM::Policy')).filter((policy) =>
       (policy.Properties.PolicyDocument.Statement as Statement[]).some((statement) =>
         asList(statement.Action).includes('states:StartExecution'),
@@ -190,7 +190,7 @@ describe('ServiceStack (dev)', () => {
     expect(starters.flatMap((policy) => policy.Properties.Roles).sort(byRef)).toEqual(
       [
         ...declared.map((name) => ({ Ref: logicalId(stack.api.functions[name]!.role) })),
-        { Ref: logicalId(stack.scheduled.reconciler.function.role) },
+        ...Object.values(stack.scheduled).map((scheduled) => ({ Ref: logicalId(scheduled.function.role) })),
       ].sort(byRef),
     );
   });
