@@ -7,6 +7,7 @@ import { rateLimitHeaders, type RateLimitName, type WindowState } from '../domai
 import { parseOrBadRequest } from '../schemas/validation';
 import { logger } from '../observability';
 import { authenticateBearer, type BearerPrincipal } from './bearer-auth';
+import { authenticateSession, type SessionPrincipal } from './session-auth';
 import { idempotencyKeyOf, resolveIdempotencyKey, settleIdempotencyKey } from './idempotency';
 import { json, type ApiResponse } from './responses';
 
@@ -17,6 +18,7 @@ type Event = APIGatewayProxyEventV2;
 /** What the middlewares learn about a request, kept on the Lambda context for the ones after them. */
 interface RequestState {
   principal?: BearerPrincipal;
+  sessionPrincipal?: SessionPrincipal;
   windows: WindowState[];
   body?: unknown;
   /** The claimed Idempotency-Key, settled when the response is known. */
@@ -140,6 +142,46 @@ export function bearerRoute<TSchema extends z.ZodType | undefined = undefined>(
       body: body as TSchema extends z.ZodType ? z.output<TSchema> : undefined,
       pathParameters: event.pathParameters ?? {},
       requestId: event.requestContext.requestId,
+    });
+  });
+}
+
+export interface SessionRouteInput<TBody> {
+  readonly principal: SessionPrincipal;
+  readonly body: TBody;
+  readonly pathParameters: Record<string, string | undefined>;
+}
+
+interface SessionRouteOptions<TSchema extends z.ZodType | undefined> {
+  /** POST and DELETE: require the session's CSRF token from a same-site page. */
+  readonly csrf: boolean;
+  readonly body?: TSchema;
+}
+
+const sessionAuth = (csrf: boolean): MiddlewareObj<Event, ApiResponse, Error, StatefulContext> => ({
+  before: async ({ event, context }) => {
+    context.request.sessionPrincipal = await authenticateSession(event, csrf);
+  },
+});
+
+/** The composition of the session-authenticated (key management) routes. */
+export function sessionRoute<TSchema extends z.ZodType | undefined = undefined>(
+  options: SessionRouteOptions<TSchema>,
+  handler: (input: SessionRouteInput<TSchema extends z.ZodType ? z.output<TSchema> : undefined>) => Promise<ApiResponse>,
+) {
+  const composed = middy<Event, ApiResponse, Error, StatefulContext>()
+    .use(httpResponse())
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(sessionAuth(options.csrf));
+  if (options.body) composed.use(jsonBody(options.body));
+  return composed.handler(async (event, context) => {
+    const { sessionPrincipal, body } = context.request;
+    if (!sessionPrincipal) throw new Error('session auth did not run');
+    logger.appendKeys({ account_id: sessionPrincipal.account.account_id });
+    return handler({
+      principal: sessionPrincipal,
+      body: body as TSchema extends z.ZodType ? z.output<TSchema> : undefined,
+      pathParameters: event.pathParameters ?? {},
     });
   });
 }

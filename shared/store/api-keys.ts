@@ -84,3 +84,23 @@ export async function revokeApiKey(key: ApiKey, at: string): Promise<boolean> {
     throw error;
   }
 }
+
+/** The account's keys, revoked ones included, by id. */
+export async function listAccountApiKeys(accountId: string): Promise<ApiKey[]> {
+  const keys: ApiKey[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo().send(
+      new QueryCommand({
+        TableName: tableName('apiKeys'),
+        IndexName: 'by_account',
+        KeyConditionExpression: 'account_id = :account',
+        ExpressionAttributeValues: { ':account': accountId },
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    keys.push(...(page.Items ?? []).map((item) => apiKeySchema.parse(item)));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return keys;
+}

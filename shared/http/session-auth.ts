@@ -1,0 +1,60 @@
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { constantTimeEqual, sha256Hex } from '../domain/crypto';
+import { forbidden, unauthorized } from '../domain/errors';
+import { getAccount, type Account } from '../store/accounts';
+import { getSession, type Session } from '../store/sessions';
+
+export interface SessionPrincipal {
+  readonly account: Account;
+  readonly session: Session;
+}
+
+export const SESSION_COOKIE = 'session';
+const csrfFailed = () => forbidden('CSRF validation failed');
+
+function sessionTokenOf(event: APIGatewayProxyEventV2): string | undefined {
+  for (const cookie of event.cookies ?? []) {
+    const separator = cookie.indexOf('=');
+    if (separator > 0 && cookie.slice(0, separator).trim() === SESSION_COOKIE) return cookie.slice(separator + 1).trim();
+  }
+  return undefined;
+}
+
+/** A state-changing request from another site is refused before its token is even looked at. */
+function isCrossSite(event: APIGatewayProxyEventV2): boolean {
+  if (event.headers['sec-fetch-site'] === 'cross-site') return true;
+  const origin = event.headers.origin;
+  if (origin === undefined) return false;
+  try {
+    return new URL(origin).host !== event.headers.host;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Key management is for a signed-in browser: the `session` cookie, and for POST and DELETE the session's
+ * synchronizer token in X-CSRFToken (compared in constant time) from a same-site page. A Bearer key is never
+ * accepted here. Then the account's standing, as the authentication table says.
+ */
+export async function authenticateSession(event: APIGatewayProxyEventV2, requireCsrf: boolean, now = new Date()): Promise<SessionPrincipal> {
+  const token = sessionTokenOf(event);
+  if (!token) {
+    throw unauthorized(
+      event.headers.authorization
+        ? 'API keys are not accepted here: key management needs a session cookie'
+        : 'Missing session cookie',
+    );
+  }
+  const session = await getSession(sha256Hex(token));
+  if (!session || session.expires_at * 1000 <= now.getTime()) throw unauthorized('Invalid or expired session');
+  if (requireCsrf) {
+    const csrfToken = event.headers['x-csrftoken'];
+    if (isCrossSite(event) || !csrfToken || !constantTimeEqual(sha256Hex(csrfToken), session.csrf_hash)) throw csrfFailed();
+  }
+  const account = await getAccount(session.account_id);
+  if (!account || account.deleted_at !== null) throw unauthorized('Account not found');
+  if (account.suspended) throw forbidden('Account suspended');
+  if (!account.confirmed) throw forbidden('Account not confirmed');
+  return { account, session };
+}

@@ -1,0 +1,199 @@
+import { openSession } from '../../shared/domain/accounts';
+import { charge } from '../../shared/domain/billing';
+import { updateAccountFlags } from '../../shared/store/accounts';
+import { startTestRuntime, type TestAccount, type TestRuntime } from '../support/runtime';
+
+let runtime: TestRuntime;
+
+beforeAll(async () => {
+  runtime = await startTestRuntime();
+});
+afterAll(async () => {
+  await runtime.stop();
+});
+
+interface Browser extends TestAccount {
+  readonly cookie: string;
+  readonly csrf: string;
+}
+
+async function signedIn(options?: Parameters<TestRuntime['newAccount']>[0]): Promise<Browser> {
+  const account = await runtime.newAccount(options);
+  const { session, csrfToken } = await openSession(account.accountId);
+  return { ...account, cookie: `session=${session}`, csrf: csrfToken };
+}
+
+/** A request as the service's own web page would send it. */
+function fromPage(browser: Browser, method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}) {
+  const host = new URL(runtime.baseUrl).host;
+  return runtime.call(method, path, {
+    body,
+    headers: { cookie: browser.cookie, 'x-csrftoken': browser.csrf, origin: `http://${host}`, ...extraHeaders },
+  });
+}
+
+describe('GET /api/v1/keys', () => {
+  it('lists the caller’s keys, revoked ones included, without any secret', async () => {
+    const browser = await signedIn();
+    const created = await fromPage(browser, 'POST', '/api/v1/keys', { name: 'ci' });
+    await fromPage(browser, 'DELETE', `/api/v1/keys/${browser.keyId}`);
+
+    const listed = await runtime.call('GET', '/api/v1/keys', { headers: { cookie: browser.cookie } });
+
+    expect(listed.status).toBe(200);
+    expect(listed.body).toEqual([
+      { id: browser.keyId, name: 'Test', key_prefix: browser.apiKey.slice(0, 12), is_active: false, created_at: expect.any(String), last_used_at: null },
+      { id: created.body.id, name: 'ci', key_prefix: created.body.key_prefix, is_active: true, created_at: expect.any(String), last_used_at: null },
+    ]);
+    expect(JSON.stringify(listed.body)).not.toContain(created.body.full_key);
+  });
+
+  it('shows real use in last_used_at', async () => {
+    const browser = await signedIn();
+    await runtime.call('GET', '/api/v1/instances', { apiKey: browser.apiKey });
+
+    const listed = await runtime.call('GET', '/api/v1/keys', { headers: { cookie: browser.cookie } });
+
+    expect(Date.parse(listed.body[0].last_used_at)).toBeGreaterThan(Date.now() - 60_000);
+  });
+
+  it.each([
+    { why: 'there is no cookie', headers: {} as Record<string, string>, text: 'Missing session cookie' },
+    { why: 'the session is unknown', headers: { cookie: 'session=nope' }, text: 'Invalid or expired session' },
+  ])('answers 401 when $why', async ({ headers, text }) => {
+    const response = await runtime.call('GET', '/api/v1/keys', { headers });
+
+    expect([response.status, response.body.error]).toEqual([401, text]);
+  });
+
+  it('answers 401 for an expired session', async () => {
+    const account = await runtime.newAccount();
+    const { session } = await openSession(account.accountId, -1);
+
+    const response = await runtime.call('GET', '/api/v1/keys', { headers: { cookie: `session=${session}` } });
+
+    expect([response.status, response.body.error]).toEqual([401, 'Invalid or expired session']);
+  });
+
+  it('never accepts a Bearer key', async () => {
+    const { apiKey } = await runtime.newAccount();
+
+    const response = await runtime.call('GET', '/api/v1/keys', { apiKey });
+
+    expect(response.status).toBe(401);
+    expect(response.body.error).toMatch(/API keys are not accepted here/);
+  });
+});
+
+describe('POST /api/v1/keys', () => {
+  it('answers 201 with the record and the full key once; the key works at once', async () => {
+    const browser = await signedIn();
+
+    const created = await fromPage(browser, 'POST', '/api/v1/keys');
+    const used = await runtime.call('GET', '/api/v1/instances', { apiKey: created.body.full_key });
+
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({
+      id: expect.any(Number),
+      name: 'Default',
+      key_prefix: created.body.full_key.slice(0, 12),
+      is_active: true,
+      created_at: expect.any(String),
+      last_used_at: null,
+      full_key: expect.stringMatching(/^svcmcp_[0-9A-Za-z]{38}$/),
+    });
+    expect(used.status).toBe(200);
+  });
+
+  it.each([
+    { why: 'the CSRF token is missing', headers: { 'x-csrftoken': '' } },
+    { why: 'the CSRF token is wrong', headers: { 'x-csrftoken': 'not-the-token' } },
+    { why: 'the Origin is another site', headers: { origin: 'https://evil.example' } },
+    { why: 'the browser says it is cross-site', headers: { 'sec-fetch-site': 'cross-site' } },
+  ])('answers 403 "CSRF validation failed" when $why', async ({ headers }) => {
+    const browser = await signedIn();
+
+    const response = await fromPage(browser, 'POST', '/api/v1/keys', { name: 'x' }, headers);
+
+    expect([response.status, response.body.error]).toEqual([403, 'CSRF validation failed']);
+    expect((await runtime.call('GET', '/api/v1/keys', { headers: { cookie: browser.cookie } })).body).toHaveLength(1);
+  });
+
+  it('refuses another session’s CSRF token', async () => {
+    const browser = await signedIn();
+    const other = await signedIn();
+
+    const response = await fromPage({ ...browser, csrf: other.csrf }, 'POST', '/api/v1/keys');
+
+    expect(response.status).toBe(403);
+  });
+
+  it('answers 402 "Deposit required" until $1 has been deposited in total, and stays met after spending', async () => {
+    const poor = await signedIn({ depositUsd: '0.99' });
+    const spent = await signedIn({ depositUsd: '1' });
+    await charge(spent.accountId, 1_000_000, 'test');
+
+    const refused = await fromPage(poor, 'POST', '/api/v1/keys');
+    const allowed = await fromPage(spent, 'POST', '/api/v1/keys');
+
+    expect([refused.status, refused.body.error]).toEqual([402, 'Deposit required']);
+    expect(allowed.status).toBe(201);
+  });
+
+  it.each([
+    { standing: 'unconfirmed', flags: { confirmed: false }, status: 403, text: 'Account not confirmed' },
+    { standing: 'suspended', flags: { suspended: true }, status: 403, text: 'Account suspended' },
+    { standing: 'deleted', flags: { deleted_at: '2026-01-01T00:00:00.000Z' }, status: 401, text: 'Account not found' },
+  ])('answers $status "$text" for a $standing account', async ({ flags, status, text }) => {
+    const browser = await signedIn();
+    await updateAccountFlags(browser.accountId, flags);
+
+    const response = await fromPage(browser, 'POST', '/api/v1/keys');
+
+    expect([response.status, response.body.error]).toEqual([status, text]);
+  });
+
+  it.each([
+    { body: { name: 'x'.repeat(101) }, text: 'name must be at most 100 characters' },
+    { body: { name: '' }, text: 'name must not be empty' },
+    { body: { label: 'x' }, text: 'Unknown field: label' },
+  ])('answers 400 "$text"', async ({ body, text }) => {
+    const browser = await signedIn();
+
+    const response = await fromPage(browser, 'POST', '/api/v1/keys', body);
+
+    expect([response.status, response.body.error]).toEqual([400, text]);
+  });
+});
+
+describe('DELETE /api/v1/keys/{key_id}', () => {
+  it('revokes at once: the very next request with the key is refused', async () => {
+    const browser = await signedIn();
+    expect((await runtime.call('GET', '/api/v1/instances', { apiKey: browser.apiKey })).status).toBe(200);
+
+    const revoked = await fromPage(browser, 'DELETE', `/api/v1/keys/${browser.keyId}`);
+    const next = await runtime.call('GET', '/api/v1/instances', { apiKey: browser.apiKey });
+
+    expect(revoked.body).toEqual({ ok: true, id: browser.keyId });
+    expect([next.status, next.body.error]).toEqual([401, 'Invalid or revoked API key']);
+  });
+
+  it.each(['another account’s key', 'a key that does not exist', 'a malformed id'])('answers 404 "Key not found" for %s', async (which) => {
+    const browser = await signedIn();
+    const other = await runtime.newAccount();
+    const id = which === 'another account’s key' ? String(other.keyId) : which === 'a malformed id' ? 'abc' : '987654321';
+
+    const response = await fromPage(browser, 'DELETE', `/api/v1/keys/${id}`);
+
+    expect([response.status, response.body.error]).toEqual([404, 'Key not found']);
+    expect((await runtime.call('GET', '/api/v1/instances', { apiKey: other.apiKey })).status).toBe(200);
+  });
+
+  it('needs the CSRF token too', async () => {
+    const browser = await signedIn();
+
+    const response = await runtime.call('DELETE', `/api/v1/keys/${browser.keyId}`, { headers: { cookie: browser.cookie } });
+
+    expect([response.status, response.body.error]).toEqual([403, 'CSRF validation failed']);
+  });
+});
