@@ -105,7 +105,7 @@ describe('POST /api/v1/keys', () => {
     expect(used.status).toBe(200);
   });
 
-  it.each([
+  it.each<{ why: string; headers: Record<string, string> }>([
     { why: 'the CSRF token is missing', headers: { 'x-csrftoken': '' } },
     { why: 'the CSRF token is wrong', headers: { 'x-csrftoken': 'not-the-token' } },
     { why: 'the Origin is another site', headers: { origin: 'https://evil.example' } },
