@@ -1,4 +1,5 @@
 import { config } from '../config';
+import { namedError } from './errors';
 import { logger } from '../observability';
 import { getInstanceItem, updateInstanceWithRetry, type InstanceChanges, type InstanceItem } from '../store/instances';
 import { finishJob } from '../store/jobs';
@@ -13,14 +14,10 @@ export interface ActionStepInput {
 }
 
 /** The upstream reported the action as errored. */
-export class UpstreamActionFailedError extends Error {
-  override readonly name = 'UpstreamActionFailedError';
-}
+export class UpstreamActionFailedError extends namedError('UpstreamActionFailedError') {}
 
 /** The upstream action did not complete within the budget. */
-export class ActionTimeoutError extends Error {
-  override readonly name = 'ActionTimeoutError';
-}
+export class ActionTimeoutError extends namedError('ActionTimeoutError') {}
 
 function serverIdOf(instance: InstanceItem | undefined): number {
   if (instance?.upstream_id == null) throw new Error('the instance has no upstream server');

@@ -1,4 +1,5 @@
 import { ExecutionDoesNotExist, StopExecutionCommand } from '@aws-sdk/client-sfn';
+import { namedError } from './errors';
 import { sfn } from '../aws';
 import { config } from '../config';
 import { heldPools, updateInstanceWithRetry } from '../store/instances';
@@ -13,9 +14,7 @@ export interface DeleteStepInput {
   readonly job_id: string;
 }
 
-export class DeleteTimeoutError extends Error {
-  override readonly name = 'DeleteTimeoutError';
-}
+export class DeleteTimeoutError extends namedError('DeleteTimeoutError') {}
 
 /** Stops every other running lifecycle of the instance, so nothing acts on it while it is destroyed. */
 export async function stopLifecyclesStep({ instance_id, job_id }: DeleteStepInput): Promise<void> {

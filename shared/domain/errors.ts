@@ -30,3 +30,10 @@ export const lifecycleConflict = (status: string, action: string) =>
 
 export const rateLimitExceeded = (retryAfterSeconds: number) =>
   new ApiError(429, 'Rate limit exceeded', { retry_after: retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
+
+/** A base for workflow errors: the class name is what Step Functions Retry and Catch match on. */
+export function namedError(name: string) {
+  return class extends Error {
+    override readonly name = name;
+  };
+}

@@ -13,7 +13,7 @@ import type { ActionBody, ActionResult, ActionType, DeleteResult, InstanceStatus
 import { upstream } from '../upstream';
 import { UpstreamPermanentError, UpstreamTransientError, type UpstreamActionRequest } from '../upstream/driver';
 import { withTransientRetry } from '../upstream/retry';
-import { ApiError, forbidden, instanceNotFound, lifecycleConflict, paymentRequired, serviceUnavailable, badRequest } from './errors';
+import { ApiError, namedError, forbidden, instanceNotFound, lifecycleConflict, paymentRequired, serviceUnavailable, badRequest } from './errors';
 import { orderablePlan, type Plan } from './flavors';
 import { newJob, startWorkflow, workflowOfJob } from './jobs';
 
@@ -176,9 +176,7 @@ export async function deleteInstance(account: Account, instanceId: number | unde
 /** Statuses an operator may quarantine from: a settled, live instance. */
 const QUARANTINABLE: readonly InstanceStatus[] = ['active', 'stopped'];
 
-export class OperatorRefusal extends Error {
-  override readonly name = 'OperatorRefusal';
-}
+export class OperatorRefusal extends namedError('OperatorRefusal') {}
 
 /**
  * Operators quarantine an instance (abuse): every action on it is then a 409; its owner can still delete it.

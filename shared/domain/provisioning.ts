@@ -1,4 +1,5 @@
 import { config } from '../config';
+import { namedError } from './errors';
 import { logger } from '../observability';
 import { getInstanceItem, heldPools, transitionInstance, updateInstanceWithRetry, type InstanceItem } from '../store/instances';
 import { finishJob } from '../store/jobs';
@@ -17,14 +18,10 @@ export interface ProvisionInput {
 }
 
 /** Thrown when the server does not become active within the budget; the workflow compensates. */
-export class ProvisionTimeoutError extends Error {
-  override readonly name = 'ProvisionTimeoutError';
-}
+export class ProvisionTimeoutError extends namedError('ProvisionTimeoutError') {}
 
 /** Thrown when the upstream server we created has vanished; the workflow compensates. */
-export class UpstreamServerLostError extends Error {
-  override readonly name = 'UpstreamServerLostError';
-}
+export class UpstreamServerLostError extends namedError('UpstreamServerLostError') {}
 
 /** cloud-init user data: the root password and the authorized key the create response promised. */
 export function userDataFor(instance: InstanceItem): string {

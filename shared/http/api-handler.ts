@@ -17,8 +17,7 @@ type Event = APIGatewayProxyEventV2;
 
 /** What the middlewares learn about a request, kept on the Lambda context for the ones after them. */
 interface RequestState {
-  principal?: BearerPrincipal;
-  sessionPrincipal?: SessionPrincipal;
+  principal?: BearerPrincipal | SessionPrincipal;
   windows: WindowState[];
   body?: unknown;
   /** The claimed Idempotency-Key, settled when the response is known. */
@@ -73,9 +72,10 @@ const bearerAuth = (limits: readonly RateLimitName[], idempotent: boolean): Midd
     };
     const key = idempotent ? event.headers['idempotency-key'] : undefined;
     const deferred: RateLimitName[] = key === undefined ? [] : limits.filter((name) => name === 'deploy');
-    state.principal = await authenticateBearer(event.headers.authorization, limits.filter((name) => !deferred.includes(name)), addWindows);
+    const principal = await authenticateBearer(event.headers.authorization, limits.filter((name) => !deferred.includes(name)), addWindows);
+    state.principal = principal;
     if (key === undefined) return;
-    const outcome = await resolveIdempotencyKey(event, state.principal.account.account_id, idempotencyKeyOf(event) ?? key, deferred, addWindows);
+    const outcome = await resolveIdempotencyKey(event, principal.account.account_id, idempotencyKeyOf(event) ?? key, deferred, addWindows);
     if (outcome.kind === 'replay') state.replay = outcome.response;
     else state.idempotencyKey = outcome.key;
   },
@@ -105,11 +105,37 @@ const jsonBody = (schema: z.ZodType): MiddlewareObj<Event, ApiResponse, Error, S
   },
 });
 
-export interface RouteInput<TBody> {
-  readonly principal: BearerPrincipal;
+type BodyOf<TSchema> = TSchema extends z.ZodType ? z.output<TSchema> : undefined;
+
+export interface RouteInput<TPrincipal, TBody> {
+  readonly principal: TPrincipal;
   readonly body: TBody;
   readonly pathParameters: Record<string, string | undefined>;
-  readonly requestId: string;
+}
+
+type Principal = BearerPrincipal | SessionPrincipal;
+
+/**
+ * The one composition every route uses: response shaping and error mapping (first, so its onError runs last),
+ * logging context, the route's authentication, then body parsing; the handler itself only calls the domain.
+ */
+function composeRoute<TPrincipal extends Principal, TSchema extends z.ZodType | undefined>(
+  authentication: MiddlewareObj<Event, ApiResponse, Error, StatefulContext>,
+  bodySchema: TSchema | undefined,
+  handler: (input: RouteInput<TPrincipal, BodyOf<TSchema>>) => Promise<ApiResponse>,
+) {
+  const composed = middy<Event, ApiResponse, Error, StatefulContext>()
+    .use(httpResponse())
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(authentication);
+  if (bodySchema) composed.use(jsonBody(bodySchema));
+  return composed.handler(async (event, context) => {
+    const { principal, body, replay } = context.request;
+    if (replay) return replay;
+    if (!principal) throw new Error('authentication did not run');
+    logger.appendKeys({ account_id: principal.account.account_id });
+    return handler({ principal: principal as TPrincipal, body: body as BodyOf<TSchema>, pathParameters: event.pathParameters ?? {} });
+  });
 }
 
 interface BearerRouteOptions<TSchema extends z.ZodType | undefined> {
@@ -119,37 +145,12 @@ interface BearerRouteOptions<TSchema extends z.ZodType | undefined> {
   readonly idempotent?: boolean;
 }
 
-/**
- * The one composition every Bearer route uses: logging context, response shaping and error mapping, Bearer
- * auth with rate limits, then body parsing; the handler itself only calls the domain.
- */
+/** An instance route: Bearer key, rate limits, optional idempotency. */
 export function bearerRoute<TSchema extends z.ZodType | undefined = undefined>(
   options: BearerRouteOptions<TSchema>,
-  handler: (input: RouteInput<TSchema extends z.ZodType ? z.output<TSchema> : undefined>) => Promise<ApiResponse>,
+  handler: (input: RouteInput<BearerPrincipal, BodyOf<TSchema>>) => Promise<ApiResponse>,
 ) {
-  const composed = middy<Event, ApiResponse, Error, StatefulContext>()
-    .use(httpResponse())
-    .use(injectLambdaContext(logger, { resetKeys: true }))
-    .use(bearerAuth(options.limits ?? ['general'], options.idempotent ?? false));
-  if (options.body) composed.use(jsonBody(options.body));
-  return composed.handler(async (event, context) => {
-    const { principal, body, replay } = context.request;
-    if (replay) return replay;
-    if (!principal) throw new Error('bearer auth did not run');
-    logger.appendKeys({ account_id: principal.account.account_id });
-    return handler({
-      principal,
-      body: body as TSchema extends z.ZodType ? z.output<TSchema> : undefined,
-      pathParameters: event.pathParameters ?? {},
-      requestId: event.requestContext.requestId,
-    });
-  });
-}
-
-export interface SessionRouteInput<TBody> {
-  readonly principal: SessionPrincipal;
-  readonly body: TBody;
-  readonly pathParameters: Record<string, string | undefined>;
+  return composeRoute(bearerAuth(options.limits ?? ['general'], options.idempotent ?? false), options.body, handler);
 }
 
 interface SessionRouteOptions<TSchema extends z.ZodType | undefined> {
@@ -160,28 +161,14 @@ interface SessionRouteOptions<TSchema extends z.ZodType | undefined> {
 
 const sessionAuth = (csrf: boolean): MiddlewareObj<Event, ApiResponse, Error, StatefulContext> => ({
   before: async ({ event, context }) => {
-    context.request.sessionPrincipal = await authenticateSession(event, csrf);
+    context.request.principal = await authenticateSession(event, csrf);
   },
 });
 
-/** The composition of the session-authenticated (key management) routes. */
+/** A key-management route: session cookie, and the CSRF token for changes. */
 export function sessionRoute<TSchema extends z.ZodType | undefined = undefined>(
   options: SessionRouteOptions<TSchema>,
-  handler: (input: SessionRouteInput<TSchema extends z.ZodType ? z.output<TSchema> : undefined>) => Promise<ApiResponse>,
+  handler: (input: RouteInput<SessionPrincipal, BodyOf<TSchema>>) => Promise<ApiResponse>,
 ) {
-  const composed = middy<Event, ApiResponse, Error, StatefulContext>()
-    .use(httpResponse())
-    .use(injectLambdaContext(logger, { resetKeys: true }))
-    .use(sessionAuth(options.csrf));
-  if (options.body) composed.use(jsonBody(options.body));
-  return composed.handler(async (event, context) => {
-    const { sessionPrincipal, body } = context.request;
-    if (!sessionPrincipal) throw new Error('session auth did not run');
-    logger.appendKeys({ account_id: sessionPrincipal.account.account_id });
-    return handler({
-      principal: sessionPrincipal,
-      body: body as TSchema extends z.ZodType ? z.output<TSchema> : undefined,
-      pathParameters: event.pathParameters ?? {},
-    });
-  });
+  return composeRoute(sessionAuth(options.csrf), options.body, handler);
 }

@@ -1,8 +1,8 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
+import { whenConditionHolds } from './dynamo-helpers';
 
 export const accountSchema = z.object({
   account_id: z.string(),
@@ -40,8 +40,8 @@ export type AccountFlags = Partial<Pick<Account, 'confirmed' | 'suspended' | 'de
 export async function updateAccountFlags(accountId: string, flags: AccountFlags): Promise<boolean> {
   const entries = Object.entries(flags);
   if (entries.length === 0) return true;
-  try {
-    await dynamo().send(
+  return whenConditionHolds(
+    dynamo().send(
       new UpdateCommand({
         TableName: tableName('accounts'),
         Key: { account_id: accountId },
@@ -50,12 +50,8 @@ export async function updateAccountFlags(accountId: string, flags: AccountFlags)
         ExpressionAttributeNames: Object.fromEntries(entries.map(([key], i) => [`#f${i}`, key])),
         ExpressionAttributeValues: Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])),
       }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+    ),
+  );
 }
 
 /**
@@ -63,8 +59,8 @@ export async function updateAccountFlags(accountId: string, flags: AccountFlags)
  * above zero to lift) and that it is not already so. True when this call made the change.
  */
 export async function setBillingPaused(accountId: string, paused: boolean): Promise<boolean> {
-  try {
-    await dynamo().send(
+  return whenConditionHolds(
+    dynamo().send(
       new UpdateCommand({
         TableName: tableName('accounts'),
         Key: { account_id: accountId },
@@ -72,10 +68,6 @@ export async function setBillingPaused(accountId: string, paused: boolean): Prom
         ConditionExpression: paused ? 'balance <= :zero AND billing_paused = :false' : 'balance > :zero AND billing_paused = :true',
         ExpressionAttributeValues: { ':paused': paused, ':zero': 0, ...(paused ? { ':false': false } : { ':true': true }) },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+    ),
+  );
 }

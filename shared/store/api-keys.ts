@@ -1,18 +1,14 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { z } from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
+import { apiKeyInfoSchema } from '../schemas/keys';
+import { readAll, whenConditionHolds } from './dynamo-helpers';
 
-export const apiKeySchema = z.object({
+export const apiKeySchema = apiKeyInfoSchema.extend({
   key_hash: z.string(),
-  id: z.number().int(),
   account_id: z.string(),
-  name: z.string(),
-  key_prefix: z.string(),
-  is_active: z.boolean(),
   created_at: z.string(),
-  last_used_at: z.string().nullable(),
   revoked_at: z.string().nullable(),
 });
 export type ApiKey = z.infer<typeof apiKeySchema>;
@@ -38,8 +34,8 @@ export async function insertApiKey(key: ApiKey): Promise<void> {
 /** Records use of an active key; a no-op when recorded within the last minute or revoked meanwhile. */
 export async function touchApiKey(key: ApiKey, now: Date): Promise<void> {
   if (key.last_used_at && now.getTime() - Date.parse(key.last_used_at) < LAST_USED_RESOLUTION_MS) return;
-  try {
-    await dynamo().send(
+  await whenConditionHolds(
+    dynamo().send(
       new UpdateCommand({
         TableName: tableName('apiKeys'),
         Key: { key_hash: key.key_hash },
@@ -47,10 +43,8 @@ export async function touchApiKey(key: ApiKey, now: Date): Promise<void> {
         ConditionExpression: 'is_active = :true AND (attribute_not_exists(last_used_at) OR last_used_at = :null OR last_used_at < :now)',
         ExpressionAttributeValues: { ':now': now.toISOString(), ':true': true, ':null': null },
       }),
-    );
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  }
+    ),
+  );
 }
 
 /** The account's key with that id, if any (keys are listed per account by id). */
@@ -66,10 +60,24 @@ export async function getAccountApiKey(accountId: string, id: number): Promise<A
   return Items?.[0] ? apiKeySchema.parse(Items[0]) : undefined;
 }
 
+/** The account's keys, revoked ones included, by id. */
+export async function listAccountApiKeys(accountId: string): Promise<ApiKey[]> {
+  return readAll(
+    {
+      kind: 'query',
+      TableName: tableName('apiKeys'),
+      IndexName: 'by_account',
+      KeyConditionExpression: 'account_id = :account',
+      ExpressionAttributeValues: { ':account': accountId },
+    },
+    apiKeySchema,
+  );
+}
+
 /** Deactivates the key for good; the very next request with it is refused. False when it was already revoked. */
 export async function revokeApiKey(key: ApiKey, at: string): Promise<boolean> {
-  try {
-    await dynamo().send(
+  return whenConditionHolds(
+    dynamo().send(
       new UpdateCommand({
         TableName: tableName('apiKeys'),
         Key: { key_hash: key.key_hash },
@@ -77,30 +85,6 @@ export async function revokeApiKey(key: ApiKey, at: string): Promise<boolean> {
         ConditionExpression: 'is_active = :true',
         ExpressionAttributeValues: { ':false': false, ':true': true, ':at': at },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
-}
-
-/** The account's keys, revoked ones included, by id. */
-export async function listAccountApiKeys(accountId: string): Promise<ApiKey[]> {
-  const keys: ApiKey[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo().send(
-      new QueryCommand({
-        TableName: tableName('apiKeys'),
-        IndexName: 'by_account',
-        KeyConditionExpression: 'account_id = :account',
-        ExpressionAttributeValues: { ':account': accountId },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    keys.push(...(page.Items ?? []).map((item) => apiKeySchema.parse(item)));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return keys;
+    ),
+  );
 }

@@ -1,8 +1,9 @@
-import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, ScanCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
+import { readAll, whenConditionHolds } from './dynamo-helpers';
 import { instanceDetailSchema, instanceStatusSchema, planSchema, type InstanceStatus } from '../schemas/instances';
 import { newJobPut, type Job } from './jobs';
 import { releaseCapacityItem, reserveCapacityItem, type CapacityPool } from './counters';
@@ -92,45 +93,33 @@ export async function getOwnedInstance(instanceId: number, accountId: string): P
 }
 
 export async function listOwnedInstances(accountId: string): Promise<InstanceItem[]> {
-  const items: InstanceItem[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo().send(
-      new QueryCommand({
-        TableName: tableName('instances'),
-        IndexName: 'by_account',
-        KeyConditionExpression: 'account_id = :account',
-        FilterExpression: 'attribute_not_exists(deleted_at) OR deleted_at = :null',
-        ExpressionAttributeValues: { ':account': accountId, ':null': null },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    items.push(...(page.Items ?? []).map((item) => instanceItemSchema.parse(item)));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return items;
+  return readAll(
+    {
+      kind: 'query',
+      TableName: tableName('instances'),
+      IndexName: 'by_account',
+      KeyConditionExpression: 'account_id = :account',
+      FilterExpression: 'attribute_not_exists(deleted_at) OR deleted_at = :null',
+      ExpressionAttributeValues: { ':account': accountId, ':null': null },
+    },
+    instanceItemSchema,
+  );
 }
 
 /** Every instance in one of the statuses, deleted ones included (for the reconciler and the meter). */
 export async function scanInstancesByStatus(statuses: readonly InstanceStatus[]): Promise<InstanceItem[]> {
-  const items: InstanceItem[] = [];
   const values = Object.fromEntries(statuses.map((status, i) => [`:s${i}`, status]));
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo().send(
-      new ScanCommand({
-        TableName: tableName('instances'),
-        FilterExpression: `#status IN (${Object.keys(values).join(', ')})`,
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: values,
-        ExclusiveStartKey: startKey,
-        ConsistentRead: true,
-      }),
-    );
-    items.push(...(page.Items ?? []).map((item) => instanceItemSchema.parse(item)));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return items;
+  return readAll(
+    {
+      kind: 'scan',
+      TableName: tableName('instances'),
+      FilterExpression: `#status IN (${Object.keys(values).join(', ')})`,
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: values,
+      ConsistentRead: true,
+    },
+    instanceItemSchema,
+  );
 }
 
 export type InstanceChanges = Partial<Omit<InstanceItem, 'instance_id' | 'account_id' | 'version' | 'updated_at'>>;
@@ -155,23 +144,23 @@ export async function transitionInstance(
 ): Promise<InstanceItem | undefined> {
   const update = setExpression(changes);
   const statusValues = Object.fromEntries(from.map((status, i) => [`:from${i}`, status]));
-  try {
-    const { Attributes } = await dynamo().send(
-      new UpdateCommand({
-        TableName: tableName('instances'),
-        Key: { instance_id: instanceId },
-        UpdateExpression: update.UpdateExpression,
-        ConditionExpression: `#status IN (${Object.keys(statusValues).join(', ')}) AND (attribute_not_exists(deleted_at) OR deleted_at = :null)`,
-        ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#status': 'status' },
-        ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ...statusValues, ':null': null },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return instanceItemSchema.parse(Attributes);
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return undefined;
-    throw error;
-  }
+  let attributes: Record<string, unknown> | undefined;
+  const applied = await whenConditionHolds(
+    dynamo()
+      .send(
+        new UpdateCommand({
+          TableName: tableName('instances'),
+          Key: { instance_id: instanceId },
+          UpdateExpression: update.UpdateExpression,
+          ConditionExpression: `#status IN (${Object.keys(statusValues).join(', ')}) AND (attribute_not_exists(deleted_at) OR deleted_at = :null)`,
+          ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#status': 'status' },
+          ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ...statusValues, ':null': null },
+          ReturnValues: 'ALL_NEW',
+        }),
+      )
+      .then((output) => (attributes = output.Attributes)),
+  );
+  return applied ? instanceItemSchema.parse(attributes) : undefined;
 }
 
 export interface VersionedUpdate {

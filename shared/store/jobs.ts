@@ -1,8 +1,8 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
+import { readAll, whenConditionHolds } from './dynamo-helpers';
 
 export const jobTypes = ['provision', 'delete', 'power_on', 'power_off', 'reboot', 'resize'] as const;
 
@@ -36,8 +36,8 @@ export async function getJob(jobId: string): Promise<Job | undefined> {
 
 /** Ends a running job once; a retried step that finds it already ended changes nothing. */
 export async function finishJob(jobId: string, outcome: { status: 'succeeded' } | { status: 'failed'; error: string }, at: string): Promise<void> {
-  try {
-    await dynamo().send(
+  await whenConditionHolds(
+    dynamo().send(
       new UpdateCommand({
         TableName: tableName('jobs'),
         Key: { job_id: jobId },
@@ -51,25 +51,24 @@ export async function finishJob(jobId: string, outcome: { status: 'succeeded' } 
           ':running': 'running',
         },
       }),
-    );
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  }
+    ),
+  );
 }
 
 /** The instance's jobs that are still running, oldest first. */
 export async function listRunningJobs(instanceId: number): Promise<Job[]> {
-  const { Items } = await dynamo().send(
-    new QueryCommand({
+  return readAll(
+    {
+      kind: 'query',
       TableName: tableName('jobs'),
       IndexName: 'by_instance',
       KeyConditionExpression: 'instance_id = :instance',
       FilterExpression: '#status = :running',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: { ':instance': instanceId, ':running': 'running' },
-    }),
+    },
+    jobSchema,
   );
-  return (Items ?? []).map((item) => jobSchema.parse(item));
 }
 
 export async function insertJob(job: Job): Promise<void> {

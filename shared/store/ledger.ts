@@ -1,8 +1,9 @@
-import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { z } from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
+import { readAll } from './dynamo-helpers';
 
 export const ledgerEntrySchema = z.object({
   account_id: z.string(),
@@ -98,19 +99,13 @@ export async function recordMeteredPeriod(entry: LedgerEntry & { instance_id: nu
 }
 
 export async function listLedgerEntries(accountId: string): Promise<LedgerEntry[]> {
-  const entries: LedgerEntry[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo().send(
-      new QueryCommand({
-        TableName: tableName('ledger'),
-        KeyConditionExpression: 'account_id = :account',
-        ExpressionAttributeValues: { ':account': accountId },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    entries.push(...(page.Items ?? []).map((item) => ledgerEntrySchema.parse(item)));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return entries;
+  return readAll(
+    {
+      kind: 'query',
+      TableName: tableName('ledger'),
+      KeyConditionExpression: 'account_id = :account',
+      ExpressionAttributeValues: { ':account': accountId },
+    },
+    ledgerEntrySchema,
+  );
 }

@@ -3,16 +3,9 @@ import { dynamo } from '../../shared/aws';
 import { generateApiKey } from '../../shared/domain/api-keys';
 import { getAccountApiKey, revokeApiKey } from '../../shared/store/api-keys';
 import { updateAccountFlags } from '../../shared/store/accounts';
-import { startTestRuntime, type TestRuntime } from '../support/runtime';
+import { useTestRuntime, type TestRuntime } from '../support/runtime';
 
-let runtime: TestRuntime;
-
-beforeAll(async () => {
-  runtime = await startTestRuntime();
-});
-afterAll(async () => {
-  await runtime.stop();
-});
+const runtime = useTestRuntime();
 
 const instanceRoutes = [
   ['GET', '/api/v1/instances'],

@@ -3,17 +3,9 @@ import { getAccount } from '../../shared/store/accounts';
 import { getInstanceItem } from '../../shared/store/instances';
 import { listLedgerEntries } from '../../shared/store/ledger';
 import { setBillingState } from '../support/accounts';
-import { startTestRuntime, type TestRuntime } from '../support/runtime';
+import { useTestRuntime, type TestRuntime } from '../support/runtime';
 
-let runtime: TestRuntime;
-
-beforeAll(async () => {
-  runtime = await startTestRuntime();
-});
-afterAll(async () => {
-  await runtime.stepFunctions.idle();
-  await runtime.stop();
-});
+const runtime = useTestRuntime();
 
 const HOUR = 3_600_000;
 const meterEntries = async (accountId: string) => (await listLedgerEntries(accountId)).filter((e) => e.kind === 'meter');

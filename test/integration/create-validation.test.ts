@@ -1,15 +1,8 @@
 import { rsaPublicKeyLine } from '../fixtures/ssh-keys';
-import { startTestRuntime, type TestRuntime, type TestAccount } from '../support/runtime';
+import { useTestRuntime, type TestAccount } from '../support/runtime';
 
-let runtime: TestRuntime;
+const runtime = useTestRuntime();
 let account: TestAccount;
-
-beforeAll(async () => {
-  runtime = await startTestRuntime();
-});
-afterAll(async () => {
-  await runtime.stop();
-});
 // A fresh account per case keeps the deploy limit (5 per hour) out of the way.
 beforeEach(async () => {
   account = await runtime.newAccount();

@@ -1,14 +1,6 @@
-import { startTestRuntime, type TestRuntime } from '../support/runtime';
+import { useTestRuntime } from '../support/runtime';
 
-let runtime: TestRuntime;
-
-beforeAll(async () => {
-  runtime = await startTestRuntime();
-});
-afterAll(async () => {
-  await runtime.stepFunctions.idle();
-  await runtime.stop();
-});
+const runtime = useTestRuntime();
 
 const create = (apiKey: string, key: string, body: unknown = { project_name: 'idem', flavor: 's-1vcpu-2gb' }) =>
   runtime.call('POST', '/api/v1/instances', { apiKey, body, headers: { 'idempotency-key': key } });

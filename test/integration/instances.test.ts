@@ -6,17 +6,9 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../../shared/aws';
 import { setCapacityLimit } from '../../shared/store/counters';
 import { ED25519_FINGERPRINT, ED25519_PUBLIC_KEY } from '../fixtures/ssh-keys';
-import { startTestRuntime, type TestRuntime } from '../support/runtime';
+import { useTestRuntime, type TestRuntime } from '../support/runtime';
 
-let runtime: TestRuntime;
-
-beforeAll(async () => {
-  runtime = await startTestRuntime();
-});
-afterAll(async () => {
-  await runtime.stepFunctions.idle();
-  await runtime.stop();
-});
+const runtime = useTestRuntime();
 
 async function capacityUsed(name: string): Promise<number> {
   const { Item } = await dynamo().send(new GetCommand({ TableName: runtime.tableNames.counters, Key: { name }, ConsistentRead: true }));

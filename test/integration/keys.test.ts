@@ -1,16 +1,9 @@
 import { openSession } from '../../shared/domain/accounts';
 import { charge } from '../../shared/domain/billing';
 import { updateAccountFlags } from '../../shared/store/accounts';
-import { startTestRuntime, type TestAccount, type TestRuntime } from '../support/runtime';
+import { useTestRuntime, type TestAccount, type TestRuntime } from '../support/runtime';
 
-let runtime: TestRuntime;
-
-beforeAll(async () => {
-  runtime = await startTestRuntime();
-});
-afterAll(async () => {
-  await runtime.stop();
-});
+const runtime = useTestRuntime();
 
 interface Browser extends TestAccount {
   readonly cookie: string;

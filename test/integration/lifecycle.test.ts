@@ -3,17 +3,9 @@ import { dynamo } from '../../shared/aws';
 import { transitionInstance } from '../../shared/store/instances';
 import { setCapacityLimit } from '../../shared/store/counters';
 import { setBillingState } from '../support/accounts';
-import { startTestRuntime, type TestRuntime } from '../support/runtime';
+import { useTestRuntime } from '../support/runtime';
 
-let runtime: TestRuntime;
-
-beforeAll(async () => {
-  runtime = await startTestRuntime();
-});
-afterAll(async () => {
-  await runtime.stepFunctions.idle();
-  await runtime.stop();
-});
+const runtime = useTestRuntime();
 
 const action = (apiKey: string, id: number, body: unknown) =>
   runtime.call('POST', `/api/v1/instances/${id}/actions`, { apiKey, body });

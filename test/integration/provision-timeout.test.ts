@@ -1,16 +1,9 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../../shared/aws';
-import { startTestRuntime, type TestRuntime } from '../support/runtime';
+import { useTestRuntime } from '../support/runtime';
 
-let runtime: TestRuntime;
-
-beforeAll(async () => {
-  // Servers never finish booting within the one-second provisioning budget.
-  runtime = await startTestRuntime({ bootMs: 60_000, env: { PROVISION_TIMEOUT_SECONDS: '1' } });
-});
-afterAll(async () => {
-  await runtime.stop();
-});
+// Servers never finish booting within the one-second provisioning budget.
+const runtime = useTestRuntime({ bootMs: 60_000, env: { PROVISION_TIMEOUT_SECONDS: '1' } });
 
 describe('provision workflow', () => {
   it('fails a provision that outlives its budget, destroying the server and releasing capacity', async () => {

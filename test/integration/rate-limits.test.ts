@@ -1,16 +1,8 @@
 import { issueApiKey } from '../../shared/domain/accounts';
 import { fixedWindow } from '../../shared/domain/rate-limits';
-import { startTestRuntime, type TestRuntime } from '../support/runtime';
+import { useTestRuntime } from '../support/runtime';
 
-let runtime: TestRuntime;
-
-beforeAll(async () => {
-  runtime = await startTestRuntime();
-});
-afterAll(async () => {
-  await runtime.stepFunctions.idle();
-  await runtime.stop();
-});
+const runtime = useTestRuntime();
 
 /** Waits for a fresh general window when the current one ends too soon for a burst to fit in it. */
 async function awaitRoomyWindow() {

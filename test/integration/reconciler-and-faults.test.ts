@@ -5,17 +5,9 @@ import { getInstanceItem, insertInstanceReservingCapacity, updateInstanceAtVersi
 import { nextSequenceValue, setCapacityLimit } from '../../shared/store/counters';
 import { getJob, type Job } from '../../shared/store/jobs';
 import { capacityCounters, capacityHeldByInstances } from '../support/capacity';
-import { startTestRuntime, type TestRuntime } from '../support/runtime';
+import { useTestRuntime, type TestRuntime } from '../support/runtime';
 
-let runtime: TestRuntime;
-
-beforeAll(async () => {
-  runtime = await startTestRuntime();
-});
-afterAll(async () => {
-  await runtime.stepFunctions.idle();
-  await runtime.stop();
-});
+const runtime = useTestRuntime();
 
 const later = () => Date.now() + 10 * 60_000;
 const action = (apiKey: string, id: number, body: unknown) => runtime.call('POST', `/api/v1/instances/${id}/actions`, { apiKey, body });

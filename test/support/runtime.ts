@@ -109,3 +109,19 @@ export async function startTestRuntime(options: Partial<LocalRuntimeOptions> = {
     },
   };
 }
+
+/**
+ * The local runtime for the calling test file: started before its tests, stopped after them once every workflow
+ * it started has finished. Fields are filled in when the file's tests start.
+ */
+export function useTestRuntime(options: Partial<LocalRuntimeOptions> = {}): TestRuntime {
+  const runtime = {} as TestRuntime;
+  beforeAll(async () => {
+    Object.assign(runtime, await startTestRuntime(options));
+  });
+  afterAll(async () => {
+    await runtime.stepFunctions.idle();
+    await runtime.stop();
+  });
+  return runtime;
+}
