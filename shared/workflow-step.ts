@@ -1,8 +1,8 @@
-import { logger } from './observability';
+import { logger, metrics } from './observability';
 
 /**
- * Wraps a workflow step: its log lines carry the job and instance ids, and errors propagate by name so that the
- * state machine's Retry and Catch can match them.
+ * Wraps a workflow step: its log lines carry the job and instance ids, its metrics are published when it ends,
+ * and errors propagate by name so that the state machine's Retry and Catch can match them.
  */
 export function workflowStep<TInput extends { job_id: string; instance_id: number }, TOutput>(
   step: (input: TInput) => Promise<TOutput>,
@@ -10,6 +10,21 @@ export function workflowStep<TInput extends { job_id: string; instance_id: numbe
   return async (input: TInput): Promise<TOutput> => {
     logger.resetKeys();
     logger.appendKeys({ job_id: input.job_id, instance_id: input.instance_id });
-    return step(input);
+    try {
+      return await step(input);
+    } finally {
+      metrics.publishStoredMetrics();
+    }
+  };
+}
+
+/** Wraps a scheduled job: its metrics are published when it ends. */
+export function scheduledJob<TOutput>(job: () => Promise<TOutput>) {
+  return async (): Promise<TOutput> => {
+    try {
+      return await job();
+    } finally {
+      metrics.publishStoredMetrics();
+    }
   };
 }

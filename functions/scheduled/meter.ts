@@ -1,3 +1,4 @@
 import { runMeter } from '../../shared/domain/billing';
+import { scheduledJob } from '../../shared/workflow-step';
 
-export const handler = async () => runMeter();
+export const handler = scheduledJob(() => runMeter());

@@ -1,3 +1,4 @@
 import { reconcile } from '../../shared/domain/reconciler';
+import { scheduledJob } from '../../shared/workflow-step';
 
-export const handler = async () => reconcile();
+export const handler = scheduledJob(() => reconcile());

@@ -1,3 +1,4 @@
+import './env-defaults';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -42,7 +43,6 @@ try {
     tablePrefix: 'vps-local',
     port,
     bootMs: values.fast ? 1_000 : 20_000,
-    env: { POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN' },
     onRequest: ({ method, path, status, ms }) => console.log(`${method} ${path} ${status} ${ms.toFixed(0)} ms`),
   });
 } catch (error) {

@@ -1,6 +1,6 @@
 import { config } from '../config';
 import { namedError } from './errors';
-import { logger } from '../observability';
+import { countMetric, logger, metricNames } from '../observability';
 import { getInstanceItem, updateInstanceWithRetry, type InstanceChanges, type InstanceItem } from '../store/instances';
 import { finishJob } from '../store/jobs';
 import type { ActionType, InstanceStatus } from '../schemas/instances';
@@ -113,6 +113,7 @@ export async function settleAction(instanceId: number, jobId: string, errorName:
       current.active_job_id === jobId && current.deleted_at === null ? settledChanges(current, server) : undefined,
     );
     logger.warn('action failed; settled to the upstream state', { cause: errorName, upstream_status: server?.status });
+    if (errorName?.startsWith('Upstream')) countMetric(metricNames.upstreamErrors);
   }
   await finishJob(jobId, { status: 'failed', error: failureTexts[errorName ?? ''] ?? 'Upstream error' }, new Date().toISOString());
 }

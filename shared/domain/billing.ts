@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { logger } from '../observability';
+import { countMetric, logger, metricNames } from '../observability';
 import { getAccount, setBillingPaused, type Account } from '../store/accounts';
 import { listOwnedInstances, scanInstancesByStatus, type InstanceItem } from '../store/instances';
 import { recordLedgerEntry, recordMeteredPeriod } from '../store/ledger';
@@ -60,6 +60,7 @@ export async function enforceBillingPause(accountId: string): Promise<Account> {
   if (account.balance > 0) return account;
   if (!account.billing_paused && (await setBillingPaused(accountId, true))) {
     logger.warn('account billing-paused', { account_id: accountId });
+    countMetric(metricNames.billingPauses);
   }
   const running = (await listOwnedInstances(accountId)).filter((i) => i.status === 'active' && i.active_job_id === null);
   await Promise.all(running.map(powerOffForBilling));
@@ -111,5 +112,6 @@ export async function runMeter(nowMs = Date.now()): Promise<MeterReport> {
   }
   for (const accountId of billed) await enforceBillingPause(accountId);
   logger.info('meter run', { periodsCharged, amountCharged, accountsBilled: billed.size });
+  countMetric(metricNames.meteredPeriods, periodsCharged);
   return { periodsCharged, amountCharged, accountsBilled: billed.size };
 }

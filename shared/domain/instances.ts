@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { config } from '../config';
-import { logger } from '../observability';
+import { countMetric, logger, metricNames } from '../observability';
 import type { Account } from '../store/accounts';
 import { nextSequenceValue } from '../store/counters';
 import {
@@ -111,6 +111,7 @@ export async function createInstance(account: Account, body: CreateInstanceBody)
     throw error;
   }
   await startProvisioning(instance, job);
+  countMetric(metricNames.deploysAccepted);
   return toDetail(instance);
 }
 

@@ -1,6 +1,6 @@
 import { config } from '../config';
 import { namedError } from './errors';
-import { logger } from '../observability';
+import { countMetric, durationMetric, logger, metricNames } from '../observability';
 import { getInstanceItem, heldPools, transitionInstance, updateInstanceWithRetry, type InstanceItem } from '../store/instances';
 import { finishJob } from '../store/jobs';
 import { upstream } from '../upstream';
@@ -99,6 +99,8 @@ export async function checkServerStep(input: CheckServerInput): Promise<CheckSer
     });
     if (!activated) return { ready: false, abandoned: true };
     await finishJob(input.job_id, { status: 'succeeded' }, now);
+    countMetric(metricNames.provisionSucceeded);
+    durationMetric(metricNames.provisionDuration, Date.parse(now) - Date.parse(activated.created_at ?? now));
     return { ready: true, abandoned: false };
   }
   const elapsedSeconds = (Date.now() - Date.parse(input.started_at)) / 1000;
@@ -140,6 +142,8 @@ export async function failProvision(instanceId: number, jobId: string | undefine
     return false;
   }
   logger.warn('provisioning failed; compensating', { cause: errorName });
+  countMetric(metricNames.provisionFailed);
+  if (errorName?.startsWith('Upstream')) countMetric(metricNames.upstreamErrors);
   await destroyTaggedServers(instanceId);
   if (live) {
     await updateInstanceWithRetry(instanceId, (current) =>

@@ -1,6 +1,6 @@
 import { DescribeExecutionCommand, ExecutionDoesNotExist } from '@aws-sdk/client-sfn';
 import { sfn } from '../aws';
-import { logger } from '../observability';
+import { countMetric, logger, metricNames } from '../observability';
 import { getInstanceItem, scanInstancesByStatus, type InstanceItem } from '../store/instances';
 import { finishJob, insertJob, listRunningJobs, type Job } from '../store/jobs';
 import { upstream } from '../upstream';
@@ -99,5 +99,7 @@ export async function reconcile(now = Date.now()): Promise<ReconcileReport> {
   }
   report.leakedServersDestroyed = await destroyLeakedServers();
   logger.info('reconciled', { ...report });
+  countMetric(metricNames.reconcilerRepairs, report.deletesRestarted + report.provisionsFailed + report.actionsSettled);
+  countMetric(metricNames.leakedServersDestroyed, report.leakedServersDestroyed);
   return report;
 }

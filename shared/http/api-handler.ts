@@ -1,11 +1,13 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type { z } from 'zod';
 import { ApiError } from '../domain/errors';
 import { rateLimitHeaders, type RateLimitName, type WindowState } from '../domain/rate-limits';
 import { parseOrBadRequest } from '../schemas/validation';
-import { logger } from '../observability';
+import { countMetric, logger, metricNames, metrics, tracer } from '../observability';
 import { authenticateBearer, type BearerPrincipal } from './bearer-auth';
 import { authenticateSession, type SessionPrincipal } from './session-auth';
 import { idempotencyKeyOf, resolveIdempotencyKey, settleIdempotencyKey } from './idempotency';
@@ -30,6 +32,8 @@ type StatefulContext = Context & { request: RequestState };
 /** Maps any error to the response: domain errors with their status and text, anything else a bare 500. */
 export function errorResponse(error: unknown, requestId: string): ApiResponse {
   if (error instanceof ApiError) {
+    if (error.status === 429) countMetric(metricNames.rateLimited);
+    if (error.status === 502) countMetric(metricNames.upstreamErrors);
     if (error.status >= 500) logger.error('request failed', { error });
     return json(error.status, { error: error.message, ...error.details, request_id: requestId }, { ...error.headers });
   }
@@ -126,7 +130,9 @@ function composeRoute<TPrincipal extends Principal, TSchema extends z.ZodType | 
 ) {
   const composed = middy<Event, ApiResponse, Error, StatefulContext>()
     .use(httpResponse())
+    .use(captureLambdaHandler(tracer))
     .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(logMetrics(metrics))
     .use(authentication);
   if (bodySchema) composed.use(jsonBody(bodySchema));
   return composed.handler(async (event, context) => {
