@@ -103,6 +103,14 @@ export const routes: readonly RouteDefinition[] = [
     access: { tables: { apiKeys: 'readwrite' } },
   },
   {
+    name: 'OpenApiDocument',
+    method: 'GET',
+    path: '/api/v1/openapi.json',
+    entry: 'functions/api/openapi.ts',
+    auth: 'none',
+    access: {},
+  },
+  {
     name: 'NotFound',
     method: 'ANY',
     path: DEFAULT_ROUTE,

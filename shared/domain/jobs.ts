@@ -5,6 +5,7 @@ import { stateMachineArn } from '../config';
 import { getJob, type Job } from '../store/jobs';
 import type { InstanceItem } from '../store/instances';
 import type { WorkflowName } from '../../infra/workflows';
+import type { JobView } from '../schemas/jobs';
 import { notFound } from './errors';
 
 export const workflowOfJob: Record<Job['type'], WorkflowName> = {
@@ -44,8 +45,6 @@ export async function startWorkflow(workflow: WorkflowName, job: Job, input: Rec
     }),
   );
 }
-
-export type JobView = Omit<Job, 'account_id'>;
 
 /** GET /jobs/{id}: the caller's own jobs only; anyone else's is the same 404 as a missing one. */
 export async function getJobView(accountId: string, jobId: string | undefined): Promise<JobView> {

@@ -14,7 +14,7 @@ export const instanceStatuses = [
 export const instanceStatusSchema = z.enum(instanceStatuses);
 export type InstanceStatus = z.infer<typeof instanceStatusSchema>;
 
-export const planSchema = z.object({
+export const planSchema = z.strictObject({
   flavor: z.string(),
   vcpu: z.number().int().nullable(),
   ram_mb: z.number().int().nullable(),
@@ -22,14 +22,14 @@ export const planSchema = z.object({
   hourly_price: z.number().nullable(),
 });
 
-export const sshKeySchema = z.object({
+export const sshKeySchema = z.strictObject({
   name: z.string(),
   fingerprint: z.string().nullable(),
   public_key: z.string(),
   private_key: z.string().nullable(),
 });
 
-export const instanceSummarySchema = z.object({
+export const instanceSummarySchema = z.strictObject({
   instance_id: z.number().int(),
   vps_id: z.string(),
   status: instanceStatusSchema,
@@ -87,14 +87,14 @@ export const actionBodySchema = z
   });
 export type ActionBody = z.infer<typeof actionBodySchema>;
 
-export const actionResultSchema = z.object({
+export const actionResultSchema = z.strictObject({
   ok: z.boolean(),
   action: z.enum(actionTypes),
   job_id: z.string().nullable(),
 });
 export type ActionResult = z.infer<typeof actionResultSchema>;
 
-export const deleteResultSchema = z.object({
+export const deleteResultSchema = z.strictObject({
   instance_id: z.number().int(),
   status: z.literal('deleting'),
   job_id: z.string().nullable(),

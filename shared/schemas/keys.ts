@@ -3,7 +3,7 @@ import { z } from 'zod';
 export const KEY_NAME_MAX = 100;
 export const DEFAULT_KEY_NAME = 'Default';
 
-export const apiKeyInfoSchema = z.object({
+export const apiKeyInfoSchema = z.strictObject({
   id: z.number().int(),
   name: z.string(),
   key_prefix: z.string(),
@@ -20,7 +20,7 @@ export type CreatedApiKey = z.infer<typeof createdApiKeySchema>;
 export const createKeyBodySchema = z.strictObject({ name: z.string().trim().min(1).max(KEY_NAME_MAX).optional() }).optional();
 export type CreateKeyBody = z.infer<typeof createKeyBodySchema>;
 
-export const revokedKeySchema = z.object({ ok: z.boolean(), id: z.number().int() });
+export const revokedKeySchema = z.strictObject({ ok: z.boolean(), id: z.number().int() });
 
 const keyIdSchema = z.string().regex(/^[1-9][0-9]{0,14}$/).transform(Number);
 

@@ -5,7 +5,8 @@ import { tableName } from '../config';
 import { apiKeyInfoSchema } from '../schemas/keys';
 import { readAll, whenConditionHolds } from './dynamo-helpers';
 
-export const apiKeySchema = apiKeyInfoSchema.extend({
+export const apiKeySchema = z.object({
+  ...apiKeyInfoSchema.shape,
   key_hash: z.string(),
   account_id: z.string(),
   created_at: z.string(),

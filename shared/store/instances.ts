@@ -8,7 +8,9 @@ import { instanceDetailSchema, instanceStatusSchema, planSchema, type InstanceSt
 import { newJobPut, type Job } from './jobs';
 import { releaseCapacityItem, reserveCapacityItem, type CapacityPool } from './counters';
 
-export const instanceItemSchema = instanceDetailSchema.extend({
+/** The stored item: the API's detail fields plus what only the service sees (extra attributes are ignored). */
+export const instanceItemSchema = z.object({
+  ...instanceDetailSchema.shape,
   account_id: z.string(),
   /** The upstream server's numeric id, once created. */
   upstream_id: z.number().int().nullable(),

@@ -2,20 +2,10 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
+import { jobViewSchema } from '../schemas/jobs';
 import { readAll, whenConditionHolds } from './dynamo-helpers';
 
-export const jobTypes = ['provision', 'delete', 'power_on', 'power_off', 'reboot', 'resize'] as const;
-
-export const jobSchema = z.object({
-  job_id: z.string(),
-  type: z.enum(jobTypes),
-  instance_id: z.number().int(),
-  account_id: z.string(),
-  status: z.enum(['running', 'succeeded', 'failed']),
-  started_at: z.string(),
-  finished_at: z.string().nullable(),
-  error: z.string().nullable(),
-});
+export const jobSchema = z.object({ ...jobViewSchema.shape, account_id: z.string() });
 export type Job = z.infer<typeof jobSchema>;
 
 /** A Put for a new running job, to be written in the same transaction as the state change that starts it. */

@@ -186,3 +186,12 @@ describe('GET /api/v1/instances/{instance_id}', () => {
     expect(response.body.error).toBe('Instance not found');
   });
 });
+
+describe('GET /api/v1/openapi.json', () => {
+  it('serves the OpenAPI document without authentication', async () => {
+    const response = await runtime.call('GET', '/api/v1/openapi.json');
+
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ openapi: '3.1.0', info: { version: '1.0.0' } });
+  });
+});

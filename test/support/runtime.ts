@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
+import { contractViolations } from './contract';
 import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../infra/local/runtime';
 import { issueApiKey, openAccount, usdToMicros } from '../../shared/domain/accounts';
 import { deposit } from '../../shared/domain/billing';
@@ -66,7 +67,10 @@ export async function startTestRuntime(options: Partial<LocalRuntimeOptions> = {
       body: rawBody ?? (body === undefined ? undefined : JSON.stringify(body)),
     });
     const text = await response.text();
-    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+    const parsed = text ? JSON.parse(text) : undefined;
+    const violations = contractViolations(method, path, response.status, response.headers, parsed);
+    if (violations.length > 0) throw new Error(`response breaks the OpenAPI document:\n${violations.join('\n')}`);
+    return { status: response.status, headers: response.headers, body: parsed };
   }
 
   async function poll<T>(what: string, read: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {

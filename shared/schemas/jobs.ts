@@ -1,0 +1,14 @@
+import { z } from 'zod';
+
+export const jobTypes = ['provision', 'delete', 'power_on', 'power_off', 'reboot', 'resize'] as const;
+
+export const jobViewSchema = z.strictObject({
+  job_id: z.string(),
+  type: z.enum(jobTypes),
+  instance_id: z.number().int(),
+  status: z.enum(['running', 'succeeded', 'failed']),
+  started_at: z.string(),
+  finished_at: z.string().nullable(),
+  error: z.string().nullable(),
+});
+export type JobView = z.infer<typeof jobViewSchema>;

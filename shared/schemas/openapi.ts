@@ -1,0 +1,244 @@
+import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import { errorBodySchema, rateLimitErrorSchema } from './errors';
+import {
+  actionBodySchema,
+  actionResultSchema,
+  createInstanceBodySchema,
+  deleteResultSchema,
+  instanceDetailSchema,
+  instanceSummarySchema,
+  planSchema,
+  sshKeySchema,
+} from './instances';
+import { jobViewSchema } from './jobs';
+import { apiKeyInfoSchema, createdApiKeySchema, createKeyBodySchema, revokedKeySchema } from './keys';
+
+/**
+ * The machine-readable interface, generated from the same zod schemas that validate requests and shape
+ * responses, so the document cannot drift from the code.
+ */
+const registry = new OpenAPIRegistry();
+
+const bearerAuth = registry.registerComponent('securitySchemes', 'bearerAuth', {
+  type: 'http',
+  scheme: 'bearer',
+  description: 'An API key (`svcmcp_…`).',
+});
+const sessionCookie = registry.registerComponent('securitySchemes', 'sessionCookie', {
+  type: 'apiKey',
+  in: 'cookie',
+  name: 'session',
+  description: 'A browser session; POST and DELETE also need the X-CSRFToken header.',
+});
+
+/** Named components: the generator emits each once and refers to it. */
+const Plan = planSchema.meta({ id: 'Plan' });
+const SshKey = sshKeySchema.meta({ id: 'SshKey' });
+const InstanceDetail = instanceDetailSchema.extend({ plan: Plan, ssh_key: SshKey }).meta({ id: 'InstanceDetail' });
+const InstanceSummary = instanceSummarySchema.extend({ plan: Plan }).meta({ id: 'InstanceSummary' });
+const ErrorBody = errorBodySchema.meta({ id: 'Error' });
+const RateLimitError = rateLimitErrorSchema.meta({ id: 'RateLimitError' });
+const ApiKeyInfo = apiKeyInfoSchema.meta({ id: 'ApiKeyInfo' });
+
+const header = (description: string, required: boolean, schema: { type: 'string'; pattern?: string } = { type: 'string' }) => ({
+  description,
+  required,
+  schema,
+});
+const requestIdHeader = { 'X-Request-Id': header('Identifies the request in our logs.', true) };
+/** On every answer to an authenticated instance request; absent when the key itself was refused. */
+const rateLimitHeaders = (required: boolean) => ({
+  ...requestIdHeader,
+  RateLimit: header('What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`.', required),
+  'RateLimit-Policy': header('The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create.', required),
+});
+
+const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
+
+type Headers = Record<string, ReturnType<typeof header>>;
+
+function error(description: string, headers: Headers = requestIdHeader) {
+  return { description, headers, content: json(ErrorBody) };
+}
+
+/** The error responses an instance route can give, by status. */
+function instanceErrors(statuses: number[]) {
+  const texts: Record<number, string> = {
+    400: 'Invalid request (the text says which field and why).',
+    401: 'Missing or malformed Authorization header; Invalid API key prefix; Invalid or revoked API key; API key owner not found.',
+    402: 'Insufficient balance.',
+    403: 'Account suspended; Account not confirmed; Instance is billing-paused.',
+    404: 'Instance not found (missing, or owned by someone else).',
+    409: 'lifecycle conflict (with the current `status`), or an Idempotency-Key whose first request is still in progress.',
+    413: 'Request body too large (limit 16 KiB).',
+    422: 'The Idempotency-Key was already used with a different request.',
+    502: 'Upstream error.',
+    503: 'Capacity exhausted (IPv4 pool or tier).',
+  };
+  return Object.fromEntries([
+    ...statuses.map((status) => [status, error(texts[status] ?? 'Error.', rateLimitHeaders(false))]),
+    [
+      429,
+      {
+        description: 'Rate limit exceeded.',
+        headers: { ...rateLimitHeaders(true), 'Retry-After': header('Seconds to wait.', true, { type: 'string', pattern: '^[0-9]+$' }) },
+        content: json(RateLimitError),
+      },
+    ],
+    [500, error('Internal server error (no details).')],
+  ]);
+}
+
+const instancePath = z.object({ instance_id: z.number().int().meta({ description: 'The instance id.' }) });
+const idempotencyHeader = z.object({
+  'Idempotency-Key': z.string().max(255).optional().meta({
+    description: 'Makes a retry safe: the same key and request within 24 hours replays the first response.',
+  }),
+});
+const csrfHeader = z.object({ 'X-CSRFToken': z.string().meta({ description: "The session's CSRF token." }) });
+const replayedHeader = { 'Idempotent-Replayed': header('`true` when this is the replay of an earlier response.', false) };
+
+const instanceRoutes: RouteConfig[] = [
+  {
+    method: 'post',
+    path: '/api/v1/instances',
+    operationId: 'createInstance',
+    summary: 'Deploy an Ubuntu 24.04 server; poll its detail until active or failed',
+    security: [{ [bearerAuth.name]: [] }],
+    request: { headers: idempotencyHeader, body: { required: true, content: json(createInstanceBodySchema) } },
+    responses: {
+      202: { description: 'Accepted; status pending, with connection credentials.', headers: { ...rateLimitHeaders(true), ...replayedHeader }, content: json(InstanceDetail) },
+      ...instanceErrors([400, 401, 402, 403, 409, 413, 422, 503]),
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/instances',
+    operationId: 'listInstances',
+    summary: "The caller's instances, in summary form",
+    security: [{ [bearerAuth.name]: [] }],
+    responses: {
+      200: { description: 'The instances.', headers: rateLimitHeaders(true), content: json(z.array(InstanceSummary)) },
+      ...instanceErrors([401, 403]),
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/instances/{instance_id}',
+    operationId: 'getInstance',
+    summary: 'One instance, with its live power state, SSH credentials and plan',
+    security: [{ [bearerAuth.name]: [] }],
+    request: { params: instancePath },
+    responses: {
+      200: { description: 'The instance.', headers: rateLimitHeaders(true), content: json(InstanceDetail) },
+      ...instanceErrors([401, 403, 404]),
+    },
+  },
+  {
+    method: 'delete',
+    path: '/api/v1/instances/{instance_id}',
+    operationId: 'deleteInstance',
+    summary: 'Delete an instance: gone from the API at once, destroyed upstream asynchronously',
+    security: [{ [bearerAuth.name]: [] }],
+    request: { params: instancePath },
+    responses: {
+      200: { description: 'Deletion started.', headers: rateLimitHeaders(true), content: json(deleteResultSchema) },
+      ...instanceErrors([401, 403, 404]),
+    },
+  },
+  {
+    method: 'post',
+    path: '/api/v1/instances/{instance_id}/actions',
+    operationId: 'instanceAction',
+    summary: 'power_on, power_off, reboot or resize',
+    security: [{ [bearerAuth.name]: [] }],
+    request: { params: instancePath, headers: idempotencyHeader, body: { required: true, content: json(actionBodySchema) } },
+    responses: {
+      200: { description: 'Accepted; follow job_id.', headers: { ...rateLimitHeaders(true), ...replayedHeader }, content: json(actionResultSchema) },
+      ...instanceErrors([400, 401, 402, 403, 404, 409, 413, 422, 502, 503]),
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/jobs/{job_id}',
+    operationId: 'getJob',
+    summary: 'Progress of a provision, action or delete (the caller’s own jobs only)',
+    security: [{ [bearerAuth.name]: [] }],
+    request: { params: z.object({ job_id: z.string() }) },
+    responses: {
+      200: { description: 'The job.', headers: rateLimitHeaders(true), content: json(jobViewSchema) },
+      ...instanceErrors([401, 403, 404]),
+    },
+  },
+];
+
+const keyErrors = {
+  400: error('Invalid request.'),
+  401: error('No valid session (a Bearer key is never accepted here).'),
+  403: error('CSRF validation failed; Account suspended; Account not confirmed.'),
+  500: error('Internal server error (no details).'),
+};
+
+const keyRoutes: RouteConfig[] = [
+  {
+    method: 'get',
+    path: '/api/v1/keys',
+    operationId: 'listKeys',
+    summary: "The caller's API keys, revoked ones included; never the full key",
+    security: [{ [sessionCookie.name]: [] }],
+    responses: { 200: { description: 'The keys.', headers: requestIdHeader, content: json(z.array(ApiKeyInfo)) }, 401: keyErrors[401], 403: keyErrors[403], 500: keyErrors[500] },
+  },
+  {
+    method: 'post',
+    path: '/api/v1/keys',
+    operationId: 'createKey',
+    summary: 'Create a key; the full key is returned only here',
+    security: [{ [sessionCookie.name]: [] }],
+    request: { headers: csrfHeader, body: { required: false, content: json(createKeyBodySchema.unwrap()) } },
+    responses: {
+      201: { description: 'Created.', headers: requestIdHeader, content: json(createdApiKeySchema) },
+      ...keyErrors,
+      402: error('Deposit required.'),
+      413: error('Request body too large (limit 16 KiB).'),
+    },
+  },
+  {
+    method: 'delete',
+    path: '/api/v1/keys/{key_id}',
+    operationId: 'revokeKey',
+    summary: 'Revoke a key, at once and for good',
+    security: [{ [sessionCookie.name]: [] }],
+    request: { headers: csrfHeader, params: z.object({ key_id: z.number().int() }) },
+    responses: {
+      200: { description: 'Revoked.', headers: requestIdHeader, content: json(revokedKeySchema) },
+      401: keyErrors[401],
+      403: keyErrors[403],
+      404: error('Key not found.'),
+      500: keyErrors[500],
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/openapi.json',
+    operationId: 'getOpenApiDocument',
+    summary: 'This document',
+    responses: { 200: { description: 'The OpenAPI 3.1.0 document.', content: json(z.record(z.string(), z.unknown())) } },
+  },
+];
+
+for (const route of [...instanceRoutes, ...keyRoutes]) registry.registerPath(route);
+
+let document: ReturnType<OpenApiGeneratorV31['generateDocument']> | undefined;
+
+export function openApiDocument() {
+  document ??= new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Virtual Server Provisioning Service',
+      version: '1.0.0',
+      description: 'Deploys and manages bare Ubuntu 24.04 servers. Instance endpoints take a Bearer API key; key management takes a browser session and its CSRF token.',
+    },
+  });
+  return document;
+}
