@@ -49,6 +49,7 @@ const httpResponse = (): MiddlewareObj<Event, ApiResponse, Error, StatefulContex
   const finish = (request: { event: Event; context: StatefulContext; response: ApiResponse | null | undefined }) => {
     const requestId = request.event.requestContext.requestId;
     const response = request.response ?? json(500, { error: 'Internal server error', request_id: requestId });
+    if (logger.getLevelName() === 'DEBUG') logger.debug('response', { status: response.statusCode, body: JSON.parse(response.body ?? 'null') });
     response.headers = { ...response.headers, ...rateLimitHeaders(request.context.request.windows), 'X-Request-Id': requestId };
     request.response = response;
   };
