@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
@@ -12,12 +13,42 @@ function localOverrides(endpoint: string | undefined) {
   return endpoint ? { endpoint, credentials: LOCAL_CREDENTIALS } : {};
 }
 
+/** One DynamoDB call as the client made it: which operation, and when it started and ended. */
+export interface DynamoCall {
+  readonly operation: string;
+  readonly startedAt: number;
+  readonly endedAt: number;
+}
+
+/**
+ * Where DynamoDB calls are recorded, when whoever runs a handler asks for it (the benchmarks count round trips
+ * per request this way, on the real client). Outside such a scope the middleware only looks the store up.
+ */
+export const dynamoCallLog = new AsyncLocalStorage<DynamoCall[]>();
+
+function recordCalls(client: DynamoDBClient): DynamoDBClient {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const calls = dynamoCallLog.getStore();
+      if (!calls) return next(args);
+      const startedAt = performance.now();
+      try {
+        return await next(args);
+      } finally {
+        calls.push({ operation: String(context.commandName), startedAt, endedAt: performance.now() });
+      }
+    },
+    { step: 'initialize', name: 'recordDynamoCalls' },
+  );
+  return client;
+}
+
 let documentClient: DynamoDBDocumentClient | undefined;
 let sfnClient: SFNClient | undefined;
 
 export function dynamo(): DynamoDBDocumentClient {
   documentClient ??= DynamoDBDocumentClient.from(
-    tracer.captureAWSv3Client(new DynamoDBClient({ region: config().region, ...localOverrides(config().dynamodbEndpoint) })),
+    tracer.captureAWSv3Client(recordCalls(new DynamoDBClient({ region: config().region, ...localOverrides(config().dynamodbEndpoint) }))),
     { marshallOptions: { removeUndefinedValues: true } },
   );
   return documentClient;

@@ -3,6 +3,8 @@
 process.env.POWERTOOLS_LOG_LEVEL = 'DEBUG';
 process.env.POWERTOOLS_LOGGER_LOG_EVENT = 'true';
 
+export {};
+
 const { useTestRuntime } = await import('../support/runtime');
 const { openSession } = await import('../../shared/domain/accounts');
 
