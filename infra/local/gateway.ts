@@ -21,6 +21,10 @@ export interface GatewayOptions {
   readonly host?: string;
   /** Called once per request, for an access log. */
   readonly onRequest?: (line: { method: string; path: string; status: number; ms: number }) => void;
+  /** The route table to serve (default: the service's). */
+  readonly routes?: readonly RouteDefinition[];
+  /** Runs around each handler invocation (the benchmarks record DynamoDB calls per request this way). */
+  readonly aroundInvocation?: <T>(invoke: () => Promise<T>) => Promise<T>;
 }
 
 export interface Gateway {
@@ -119,12 +123,14 @@ function internalError(response: ServerResponse) {
 }
 
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  const served = options.routes ?? routes;
+  const around = options.aroundInvocation ?? ((invoke) => invoke());
   const handlers = new Map<RouteDefinition, Handler>();
-  for (const route of routes) {
+  for (const route of served) {
     const module = (await import(pathToFileURL(resolve(options.root, route.entry)).href)) as { handler: Handler };
     handlers.set(route, module.handler);
   }
-  const defaultRoute = routes.find((route) => route.path === DEFAULT_ROUTE);
+  const defaultRoute = served.find((route) => route.path === DEFAULT_ROUTE);
   if (!defaultRoute) throw new Error('the route table has no $default route');
 
   const server: Server = createServer((request, response) => {
@@ -141,13 +147,14 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
           response.end(JSON.stringify({ message: 'Request Entity Too Large' }));
           return;
         }
-        const match = routesForPath(url.pathname).find(({ route }) => route.method === method);
+        const match = routesForPath(url.pathname, served).find(({ route }) => route.method === method);
         const route = match?.route ?? defaultRoute;
         const routeKey = match ? `${route.method} ${route.path}` : DEFAULT_ROUTE;
         const event = toEvent(request, url, body, routeKey, match?.pathParameters ?? {});
         const handler = handlers.get(route);
         if (!handler) throw new Error(`no handler for ${routeKey}`);
-        send(response, normalise(await handler(event, lambdaContext(route.name, event.requestContext.requestId))));
+        const context = lambdaContext(route.name, event.requestContext.requestId);
+        send(response, normalise(await around(() => handler(event, context))));
       })
       .catch(() => internalError(response));
   });

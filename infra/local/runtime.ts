@@ -25,6 +25,8 @@ export interface LocalRuntimeOptions {
   /** Extra environment for the handlers (for example a shorter provisioning budget). */
   readonly env?: Record<string, string>;
   readonly onRequest?: GatewayOptions['onRequest'];
+  readonly routes?: GatewayOptions['routes'];
+  readonly aroundInvocation?: GatewayOptions['aroundInvocation'];
   /** Run the scheduled jobs on timers, as EventBridge Scheduler does on AWS (default true). */
   readonly schedules?: boolean;
 }
@@ -79,7 +81,13 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     retryMs: options.retryMs ?? 200,
   });
   process.env.SFN_ENDPOINT = stepFunctions.endpoint;
-  const gateway = await startGateway({ root: repositoryRoot, port: options.port ?? 0, onRequest: options.onRequest });
+  const gateway = await startGateway({
+    root: repositoryRoot,
+    port: options.port ?? 0,
+    onRequest: options.onRequest,
+    routes: options.routes,
+    aroundInvocation: options.aroundInvocation,
+  });
   const timers = options.schedules === false ? [] : await startScheduleTimers();
 
   return {

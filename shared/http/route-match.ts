@@ -19,8 +19,8 @@ export interface RouteMatch {
 }
 
 /** Routes whose path template matches, whatever their method. */
-export function routesForPath(path: string): RouteMatch[] {
-  return routes
+export function routesForPath(path: string, table: readonly RouteDefinition[] = routes): RouteMatch[] {
+  return table
     .filter((route) => route.path !== DEFAULT_ROUTE)
     .flatMap((route) => {
       const match = patternOf(route.path).exec(path);
