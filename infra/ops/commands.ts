@@ -1,0 +1,338 @@
+import { randomBytes } from 'node:crypto';
+import type { ParseArgsOptionsConfig } from 'node:util';
+import { openAccount, openSession, usdToMicros } from '../../shared/domain/accounts';
+import { charge, deposit, runMeter } from '../../shared/domain/billing';
+import { catalog, flavorIds } from '../../shared/domain/flavors';
+import { quarantineInstance, releaseInstance } from '../../shared/domain/lifecycle';
+import { getAccount, updateAccountFlags, type Account, type AccountFlags } from '../../shared/store/accounts';
+import { listAccountApiKeys } from '../../shared/store/api-keys';
+import { setCapacityLimit, type CapacityPool } from '../../shared/store/counters';
+import { getInstanceItem, listOwnedInstances, type InstanceItem } from '../../shared/store/instances';
+import { listLedgerEntries } from '../../shared/store/ledger';
+
+/** Wrong arguments: nothing was changed (exit code 2). */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** The options commands take, besides the global --json and --stack. */
+export const commandOptions = {
+  email: { type: 'string' },
+  deposit: { type: 'string' },
+  unconfirmed: { type: 'boolean' },
+  suspended: { type: 'boolean' },
+  ipv4: { type: 'string' },
+  flavor: { type: 'string' },
+  limit: { type: 'string' },
+} as const satisfies ParseArgsOptionsConfig;
+
+type OptionName = keyof typeof commandOptions;
+export type Options = { [K in OptionName]?: (typeof commandOptions)[K]['type'] extends 'string' ? string : boolean };
+
+export interface Output {
+  readonly json: Record<string, unknown>;
+  readonly text: string;
+}
+
+/** What a command does once its arguments are valid; it may still refuse (UsageError) before changing anything. */
+export type Action = () => Promise<Output>;
+
+interface Command<A extends string = string> {
+  /** Positional arguments, by name. */
+  readonly args: readonly A[];
+  readonly options?: readonly OptionName[];
+  /** How the options are given, for help. */
+  readonly synopsis?: string;
+  readonly summary: string;
+  /** Checks the arguments without reaching the service, so that nothing runs unless all of them are valid. */
+  prepare(args: Record<A, string>, options: Options): Action;
+}
+
+const command = <const A extends string>(definition: Command<A>): Command => definition;
+
+// Arguments
+
+function usd(text: string): number {
+  try {
+    return usdToMicros(text);
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+function positiveUsd(text: string): number {
+  const micros = usd(text);
+  if (micros === 0) throw new UsageError('the amount must be more than 0');
+  return micros;
+}
+
+function nonNegativeInteger(text: string, what: string): number {
+  const value = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(value)) throw new UsageError(`${what} must be a whole number, not ${text}`);
+  return value;
+}
+
+function instanceIdArg(text: string): number {
+  const id = nonNegativeInteger(text, 'an instance id');
+  if (id === 0) throw new UsageError('an instance id must be a whole number from 1');
+  return id;
+}
+
+function flavorArg(flavor: string): string {
+  if (!catalog.has(flavor)) throw new UsageError(`unknown flavor ${flavor}; one of ${flavorIds.join(', ')}`);
+  return flavor;
+}
+
+function emailArg(email: string | undefined): string {
+  if (email === undefined) return `${randomBytes(6).toString('hex')}@example.com`;
+  if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw new UsageError(`not an email address: ${email}`);
+  return email;
+}
+
+// Lookups made before any change
+
+async function existingAccount(accountId: string): Promise<Account> {
+  const account = await getAccount(accountId);
+  if (!account) throw new UsageError(`no account ${accountId}`);
+  return account;
+}
+
+async function requireLiveInstance(instanceId: number): Promise<void> {
+  const instance = await getInstanceItem(instanceId);
+  if (!instance || instance.deleted_at !== null) throw new UsageError(`no instance ${instanceId}`);
+}
+
+// Output
+
+/** Micro-dollars as dollars and cents; half a cent rounds away from zero. */
+function usdOf(micros: number): string {
+  const cents = Math.floor((Math.abs(micros) + 5_000) / 10_000);
+  return `${micros < 0 && cents > 0 ? '-' : ''}${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
+}
+
+/** An amount both ways: `<name>_usd` to read, `<name>_micros` exact. */
+const money = <N extends string>(name: N, micros: number) =>
+  ({ [`${name}_usd`]: usdOf(micros), [`${name}_micros`]: micros }) as Record<`${N}_usd`, string> & Record<`${N}_micros`, number>;
+
+const accountView = (account: Account) => ({
+  account_id: account.account_id,
+  email: account.email,
+  confirmed: account.confirmed,
+  suspended: account.suspended,
+  deleted_at: account.deleted_at,
+  billing_paused: account.billing_paused,
+  ...money('balance', account.balance),
+  ...money('total_deposited', account.total_deposited),
+  created_at: account.created_at,
+});
+
+const shown = (value: unknown) => (value === null || value === undefined ? '-' : String(value));
+
+/** `name  value` lines, aligned. */
+function fields(record: Readonly<Record<string, unknown>>): string {
+  const width = Math.max(...Object.keys(record).map((key) => key.length));
+  return Object.entries(record)
+    .map(([key, value]) => `${key.padEnd(width)}  ${shown(value)}`)
+    .join('\n');
+}
+
+/** Rows under a heading, in aligned columns named after the first row's fields. */
+function table(heading: string, rows: readonly Readonly<Record<string, unknown>>[]): string {
+  const columns = Object.keys(rows[0] ?? {});
+  if (columns.length === 0) return `${heading}: none`;
+  const widths = columns.map((column) => Math.max(column.length, ...rows.map((row) => shown(row[column]).length)));
+  const line = (cells: string[]) => `  ${cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')}`.trimEnd();
+  return [`${heading}:`, line(columns), ...rows.map((row) => line(columns.map((column) => shown(row[column]))))].join('\n');
+}
+
+// Commands
+
+const LEDGER_ENTRIES_SHOWN = 20;
+
+/** A deposit or a charge: the account must exist; prints the account with the amount moved. */
+function moneyCommand(summary: string, verb: string, move: (accountId: string, micros: number) => Promise<Account>): Command {
+  return command({
+    args: ['id', 'usd'],
+    summary,
+    prepare: ({ id, usd: amount }) => {
+      const micros = positiveUsd(amount);
+      return async () => {
+        await existingAccount(id);
+        const account = await move(id, micros);
+        return {
+          json: { ...accountView(account), ...money('amount', micros) },
+          text: `${id}: ${verb} $${usdOf(micros)}; balance $${usdOf(account.balance)}${account.billing_paused ? ' (billing paused)' : ''}`,
+        };
+      };
+    },
+  });
+}
+
+/** An operator change to an account's standing; prints the account as it is afterwards. */
+function flagCommand(summary: string, verb: string, flags: () => AccountFlags): Command {
+  return command({
+    args: ['id'],
+    summary,
+    prepare: ({ id }) => async () => {
+      // A conditional update: a missing account is refused, not created.
+      if (!(await updateAccountFlags(id, flags()))) throw new UsageError(`no account ${id}`);
+      const account = await existingAccount(id);
+      return { json: accountView(account), text: `${id}: ${verb}` };
+    },
+  });
+}
+
+/** Quarantine or release: prints the instance's status afterwards. */
+function instanceCommand(summary: string, apply: (instanceId: number) => Promise<InstanceItem>): Command {
+  return command({
+    args: ['id'],
+    summary,
+    prepare: ({ id }) => {
+      const instanceId = instanceIdArg(id);
+      return async () => {
+        await requireLiveInstance(instanceId);
+        const { status } = await apply(instanceId);
+        return { json: { instance_id: instanceId, status }, text: `instance ${instanceId}: ${status}` };
+      };
+    },
+  });
+}
+
+function capacityPool(options: Options): { pool: CapacityPool; limit: number } {
+  const { ipv4, flavor, limit } = options;
+  if (ipv4 !== undefined && flavor === undefined && limit === undefined) {
+    return { pool: { kind: 'ipv4' }, limit: nonNegativeInteger(ipv4, '--ipv4') };
+  }
+  if (ipv4 === undefined && flavor !== undefined && limit !== undefined) {
+    return { pool: { kind: 'tier', flavor: flavorArg(flavor) }, limit: nonNegativeInteger(limit, '--limit') };
+  }
+  throw new UsageError('give either --ipv4 N or --flavor F --limit N');
+}
+
+const commands = new Map<string, Command>([
+  [
+    'account create',
+    command({
+      args: [],
+      options: ['email', 'deposit', 'unconfirmed', 'suspended'],
+      synopsis: '[--email E] [--deposit USD] [--unconfirmed] [--suspended]',
+      summary: 'open an account, and a session for it',
+      prepare: (_, options) => {
+        const email = emailArg(options.email);
+        const depositMicros = options.deposit === undefined ? 0 : usd(options.deposit);
+        return async () => {
+          const opened = await openAccount({ email, confirmed: !options.unconfirmed, suspended: options.suspended === true });
+          const account = depositMicros > 0 ? await deposit(opened.account_id, depositMicros) : opened;
+          const { session, csrfToken, expiresAt } = await openSession(account.account_id);
+          const json = { ...accountView(account), session, csrf_token: csrfToken, session_expires_at: expiresAt.toISOString() };
+          return { json, text: fields(json) };
+        };
+      },
+    }),
+  ],
+  ['account deposit', moneyCommand('credit an account', 'deposited', deposit)],
+  ['account charge', moneyCommand('debit an account (billing pause applies)', 'charged', (id, micros) => charge(id, micros, 'operator charge'))],
+  ['account confirm', flagCommand('mark an account confirmed', 'confirmed', () => ({ confirmed: true }))],
+  ['account suspend', flagCommand('suspend an account', 'suspended', () => ({ suspended: true }))],
+  ['account unsuspend', flagCommand('lift a suspension', 'unsuspended', () => ({ suspended: false }))],
+  ['account delete', flagCommand('mark an account deleted now', 'deleted', () => ({ deleted_at: new Date().toISOString() }))],
+  [
+    'account show',
+    command({
+      args: ['id'],
+      summary: `an account, its keys, live instances and last ${LEDGER_ENTRIES_SHOWN} ledger entries`,
+      prepare: ({ id }) => async () => {
+        const summary = accountView(await existingAccount(id));
+        const [keys, instances, ledger] = await Promise.all([listAccountApiKeys(id), listOwnedInstances(id), listLedgerEntries(id)]);
+        const json = {
+          ...summary,
+          keys: keys.map(({ id: keyId, name, key_prefix, is_active, last_used_at }) => ({ id: keyId, name, key_prefix, is_active, last_used_at })),
+          instances: instances.map((i) => ({ id: i.instance_id, status: i.status, flavor: i.plan.flavor })),
+          // Entry ids sort by kind, not time.
+          ledger: ledger
+            .toSorted((a, b) => a.created_at.localeCompare(b.created_at))
+            .slice(-LEDGER_ENTRIES_SHOWN)
+            .map((e) => ({ created_at: e.created_at, kind: e.kind, ...money('amount', e.amount), instance_id: e.instance_id ?? null, description: e.description ?? null })),
+        };
+        return { json, text: [fields(summary), table('keys', json.keys), table('instances', json.instances), table('ledger', json.ledger)].join('\n\n') };
+      },
+    }),
+  ],
+  [
+    'session create',
+    command({
+      args: ['id'],
+      summary: 'a browser session and its CSRF token',
+      prepare: ({ id }) => async () => {
+        await existingAccount(id);
+        const { session, csrfToken, expiresAt } = await openSession(id);
+        const json = { account_id: id, session, csrf_token: csrfToken, expires_at: expiresAt.toISOString() };
+        return { json, text: fields(json) };
+      },
+    }),
+  ],
+  [
+    'billing meter',
+    command({
+      args: [],
+      summary: 'charge every instance up to now, once',
+      prepare: () => async () => {
+        const report = await runMeter();
+        return {
+          json: { periods_charged: report.periodsCharged, ...money('amount_charged', report.amountCharged), accounts_billed: report.accountsBilled },
+          text: `meter: ${report.periodsCharged} periods charged, $${usdOf(report.amountCharged)} from ${report.accountsBilled} accounts`,
+        };
+      },
+    }),
+  ],
+  [
+    'capacity set',
+    command({
+      args: [],
+      options: ['ipv4', 'flavor', 'limit'],
+      synopsis: '--ipv4 N | --flavor F --limit N',
+      summary: 'size the IPv4 pool or a flavor tier (units in use stay in use)',
+      prepare: (_, options) => {
+        const { pool, limit } = capacityPool(options);
+        return async () => {
+          await setCapacityLimit(pool, limit);
+          return {
+            json: { pool: pool.kind, ...(pool.kind === 'tier' ? { flavor: pool.flavor } : {}), limit },
+            text: `${pool.kind === 'tier' ? `tier ${pool.flavor}` : 'ipv4 pool'}: limit ${limit}`,
+          };
+        };
+      },
+    }),
+  ],
+  ['instance quarantine', instanceCommand('refuse every action on an instance but delete', quarantineInstance)],
+  ['instance release', instanceCommand('lift a quarantine', releaseInstance)],
+]);
+
+function usageOf(name: string, { args, synopsis }: Command): string {
+  return [name, ...args.map((a) => a.toUpperCase()), ...(synopsis ? [synopsis] : [])].join(' ');
+}
+
+export function usage(): string {
+  const lines = [...commands].map(([name, definition]) => [usageOf(name, definition), definition.summary] as const);
+  const width = Math.max(...lines.map(([text]) => text.length));
+  return [
+    'Usage: npm run --silent ops -- <command> [--json] [--stack NAME]',
+    '',
+    ...lines.map(([text, summary]) => `  ${text.padEnd(width)}  ${summary}`),
+    '',
+    'USD amounts are dollars with up to two decimals (12 or 12.50). The local service (npm start) is the target',
+    'unless --stack NAME names a deployed stack. --json prints one JSON object.',
+  ].join('\n');
+}
+
+/** Finds the command and checks its arguments and options; a UsageError when any is wrong. */
+export function prepareCommand(positionals: readonly string[], options: Options): Action {
+  const [group = '', verb = '', ...args] = positionals;
+  const name = `${group} ${verb}`.trim();
+  const definition = commands.get(name);
+  if (!definition) throw new UsageError(`unknown command ${name}; see help`);
+  if (args.length !== definition.args.length) throw new UsageError(`usage: ${usageOf(name, definition)}`);
+  const stray = (Object.keys(options) as OptionName[]).find((o) => options[o] !== undefined && !definition.options?.includes(o));
+  if (stray) throw new UsageError(`${name} takes no --${stray}`);
+  return definition.prepare(Object.fromEntries(definition.args.map((a, i) => [a, args[i] ?? ''])), options);
+}

@@ -1,0 +1,99 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { tableNames, tables } from '../tables';
+import { workflowNames, workflows } from '../workflows';
+import { localStateMachineArn } from '../local/step-functions';
+
+/**
+ * Where the operations CLI acts: the environment that points shared/config at a service, either the one
+ * `npm start` runs (described by its runtime.json) or a deployed stack (described by its CloudFormation outputs).
+ */
+export type TargetEnv = Record<string, string>;
+
+const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+/** What `npm start` writes to `.local/runtime.json` that the CLI needs. */
+const runtimeFileSchema = z.object({
+  dynamodb_endpoint: z.string(),
+  sfn_endpoint: z.string(),
+  simulator_url: z.string(),
+  upstream_token: z.string(),
+  table_prefix: z.string(),
+});
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export async function localTarget(file = process.env.OPS_RUNTIME_FILE || resolve(repositoryRoot, '.local/runtime.json')): Promise<TargetEnv> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    throw new Error('no local service found: start it with npm start');
+  }
+  const parsed = runtimeFileSchema.safeParse(parseJson(text));
+  if (!parsed.success) throw new Error(`${file} does not describe a local service: start it again with npm start`);
+  const runtime = parsed.data;
+  return {
+    // The same settings the local runtime gives its handlers.
+    STAGE: 'local',
+    AWS_REGION: 'us-east-1',
+    DYNAMODB_ENDPOINT: runtime.dynamodb_endpoint,
+    SFN_ENDPOINT: runtime.sfn_endpoint,
+    UPSTREAM_BASE_URL: runtime.simulator_url,
+    UPSTREAM_TOKEN: runtime.upstream_token,
+    UPSTREAM_TOKEN_SECRET_ARN: '',
+    ...Object.fromEntries(tableNames.map((t) => [tables[t].envVar, `${runtime.table_prefix}-${t}`])),
+    ...Object.fromEntries(workflowNames.map((w) => [workflows[w].envVar, localStateMachineArn(w)])),
+  };
+}
+
+/** The output names infra/stack.ts gives each table and state machine. */
+const pascal = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
+
+/** The environment for a stack's resources, from its outputs; fails naming every output that is missing. */
+export function stackEnv(stackName: string, region: string, outputs: Readonly<Record<string, string>>): TargetEnv {
+  const wanted: Record<string, string> = {
+    UPSTREAM_TOKEN_SECRET_ARN: 'UpstreamTokenSecretArn',
+    ...Object.fromEntries(tableNames.map((t) => [tables[t].envVar, `${pascal(t)}TableName`])),
+    ...Object.fromEntries(workflowNames.map((w) => [workflows[w].envVar, `${pascal(w)}StateMachineArn`])),
+  };
+  const missing = Object.values(wanted).filter((output) => !outputs[output]);
+  if (missing.length > 0) throw new Error(`stack ${stackName} has no output ${missing.join(', ')}: is it this service's stack?`);
+  return {
+    AWS_REGION: region,
+    // Empty endpoints and token: the AWS services themselves, and the token from the stack's secret.
+    DYNAMODB_ENDPOINT: '',
+    SFN_ENDPOINT: '',
+    UPSTREAM_TOKEN: '',
+    ...Object.fromEntries(Object.entries(wanted).map(([envVar, output]) => [envVar, outputs[output] ?? ''])),
+  };
+}
+
+export async function stackTarget(stackName: string): Promise<TargetEnv> {
+  // The region shared/config falls back to as well, so the stack and its tables are looked up in the same place.
+  const region = process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || 'us-east-1';
+  // Loaded only here: the local target never needs it, and it is a large client to load on every run.
+  const { CloudFormationClient, DescribeStacksCommand } = await import('@aws-sdk/client-cloudformation');
+  const client = new CloudFormationClient({ region });
+  let outputs: Record<string, string>;
+  try {
+    const { Stacks } = await client.send(new DescribeStacksCommand({ StackName: stackName }));
+    outputs = Object.fromEntries((Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']));
+  } catch (error) {
+    throw new Error(`could not read stack ${stackName} in ${region}: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    client.destroy();
+  }
+  return stackEnv(stackName, region, outputs);
+}
+
+export const resolveTarget = (stackName: string | undefined): Promise<TargetEnv> =>
+  stackName === undefined ? localTarget() : stackTarget(stackName);

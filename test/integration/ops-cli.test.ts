@@ -1,0 +1,257 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { inject } from 'vitest';
+import { repositoryRoot } from '../../infra/local/runtime';
+import { stackEnv } from '../../infra/ops/target';
+import { dynamo } from '../../shared/aws';
+import { sha256Hex } from '../../shared/domain/crypto';
+import { getAccount, updateAccountFlags } from '../../shared/store/accounts';
+import { getSession } from '../../shared/store/sessions';
+import { useTestRuntime } from '../support/runtime';
+
+const runtime = useTestRuntime();
+let runtimeDir: string;
+let runtimeFile: string;
+
+beforeAll(async () => {
+  runtimeDir = await mkdtemp(join(tmpdir(), 'ops-cli-'));
+  runtimeFile = join(runtimeDir, 'runtime.json');
+  await writeFile(
+    runtimeFile,
+    JSON.stringify({
+      base_url: runtime.baseUrl,
+      simulator_url: runtime.simulator.url,
+      dynamodb_endpoint: inject('dynamodbEndpoint'),
+      sfn_endpoint: runtime.stepFunctions.endpoint,
+      table_prefix: runtime.tableNames.accounts.replace(/-accounts$/, ''),
+      upstream_token: runtime.upstreamToken,
+    }),
+  );
+});
+afterAll(() => rm(runtimeDir, { recursive: true, force: true }));
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** The CLI as operators run it (`npm run ops` is tsx on the project's Node), pointed at this file's runtime. */
+function ops(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [resolve(repositoryRoot, 'node_modules/tsx/dist/cli.mjs'), 'infra/ops/cli.ts', ...args], {
+      cwd: repositoryRoot,
+      env: { ...process.env, OPS_RUNTIME_FILE: runtimeFile, ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', fail);
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+/** A successful --json run: exactly one JSON object on stdout, nothing on stderr. */
+async function opsJson(...args: string[]): Promise<Record<string, any>> {
+  const run = await ops([...args, '--json']);
+  const lines = run.stdout.split('\n');
+  if (run.code !== 0 || run.stderr !== '' || lines.length !== 2 || lines[1] !== '') {
+    throw new Error(`ops ${args.join(' ')} --json: ${JSON.stringify(run)}`);
+  }
+  return JSON.parse(run.stdout);
+}
+
+/** The stored session behind a printed session token, and what its CSRF token must hash to. */
+const storedSession = async (output: Record<string, any>) => ({
+  stored: await getSession(sha256Hex(output.session)),
+  csrfHash: sha256Hex(output.csrf_token),
+});
+
+/** Everything an operator command could change, to show a refused one changed nothing. */
+async function storedState() {
+  const tables = ['accounts', 'ledger', 'counters', 'sessions', 'apiKeys', 'instances'] as const;
+  const scans = await Promise.all(
+    tables.map((table) => dynamo().send(new ScanCommand({ TableName: runtime.tableNames[table], ConsistentRead: true }))),
+  );
+  return Object.fromEntries(tables.map((table, i) => [table, scans[i]?.Items ?? []]));
+}
+
+describe('refusals, target and help', () => {
+  const usageCases = [
+    'account deposit ID abc',
+    'account deposit nope 5',
+    'account deposit ID',
+    'account suspend ID extra',
+    'capacity set --flavor s-9 --limit 1',
+    'capacity set --ipv4 -1',
+    'instance release 999999',
+    'frobnicate',
+  ];
+  const runs = new Map<string, Run>();
+  let before: Awaited<ReturnType<typeof storedState>>;
+
+  // One batch of processes, run side by side: each costs about a second of start-up.
+  beforeAll(async () => {
+    const { accountId } = await runtime.newAccount();
+    before = await storedState();
+    const batch: [string, Promise<Run>][] = [
+      ...usageCases.map((command) => [command, ops(command.replace('ID', accountId).split(' '))] as [string, Promise<Run>]),
+      ['missing service', ops(['billing', 'meter', '--json'], { OPS_RUNTIME_FILE: join(tmpdir(), 'no-such-runtime.json') })],
+      ['help', ops(['help'])],
+    ];
+    for (const [name, run] of batch) runs.set(name, await run);
+  });
+
+  it.each(usageCases)('%s: exit 2, one line on stderr, nothing on stdout', (command) => {
+    const run = runs.get(command);
+    expect(run?.code).toBe(2);
+    expect(run?.stdout).toBe('');
+    expect(run?.stderr).toMatch(/^error: [^\n]+\n$/);
+  });
+
+  it('refused commands change nothing', async () => {
+    expect(await storedState()).toEqual(before);
+  });
+
+  it('without a local service: exit 1 and says how to start one', () => {
+    expect(runs.get('missing service')).toEqual({ code: 1, stdout: '', stderr: 'error: no local service found: start it with npm start\n' });
+  });
+
+  it('help prints the usage (exit 0)', () => {
+    expect(runs.get('help')).toMatchObject({ code: 0, stderr: '', stdout: expect.stringContaining('capacity set --ipv4 N | --flavor F --limit N') });
+  });
+
+  it("maps a stack's outputs to the settings, and names the outputs it lacks", () => {
+    const outputs: Record<string, string> = {
+      UpstreamTokenSecretArn: 'arn:secret',
+      ...Object.fromEntries(Object.keys(runtime.tableNames).map((t) => [`${t[0]!.toUpperCase()}${t.slice(1)}TableName`, `physical-${t}`])),
+      ...Object.fromEntries(['Provision', 'Power', 'Resize', 'Delete'].map((w) => [`${w}StateMachineArn`, `arn:${w}`])),
+    };
+    expect(stackEnv('vps-dev', 'eu-west-1', outputs)).toMatchObject({
+      AWS_REGION: 'eu-west-1',
+      DYNAMODB_ENDPOINT: '',
+      UPSTREAM_TOKEN_SECRET_ARN: 'arn:secret',
+      API_KEYS_TABLE: 'physical-apiKeys',
+      DELETE_STATE_MACHINE_ARN: 'arn:Delete',
+    });
+    const { LedgerTableName: _, ...withoutLedger } = outputs;
+    expect(() => stackEnv('vps-dev', 'eu-west-1', withoutLedger)).toThrow('stack vps-dev has no output LedgerTableName');
+  });
+});
+
+const create = (apiKey: string, flavor: string) => runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'ops', flavor } });
+
+// Each test has its own account, flavor or instance, so they run side by side.
+describe.concurrent('commands', () => {
+  it('quarantine refuses actions (409) until release', async ({ expect }) => {
+    const { apiKey } = await runtime.newAccount();
+    const { instance_id: id } = await runtime.activeInstance(apiKey, 's-2vcpu-2gb');
+    const reboot = () => runtime.call('POST', `/api/v1/instances/${id}/actions`, { apiKey, body: { type: 'reboot' } });
+
+    const quarantined = await opsJson('instance', 'quarantine', String(id));
+    const refused = await reboot();
+    const released = await opsJson('instance', 'release', String(id));
+    const accepted = await reboot();
+
+    expect(quarantined).toEqual({ instance_id: id, status: 'quarantined' });
+    expect(refused).toMatchObject({ status: 409, body: { error: 'lifecycle conflict', status: 'quarantined' } });
+    expect(released).toEqual({ instance_id: id, status: 'active' });
+    expect(accepted.status).toBe(200);
+    await runtime.waitForJob(apiKey, accepted.body.job_id);
+  });
+
+  it.for([
+    { args: ['--email', 'ops@example.com', '--deposit', '50'], email: 'ops@example.com', balance: 50_000_000, confirmed: true, suspended: false },
+    { args: ['--unconfirmed', '--suspended'], email: expect.stringMatching(/^[0-9a-f]+@example\.com$/), balance: 0, confirmed: false, suspended: true },
+  ])('account create $args opens the account with its deposit and a working session', async ({ args, email, balance, confirmed, suspended }, { expect }) => {
+    const output = await opsJson('account', 'create', ...args);
+
+    expect(output).toMatchObject({ email, confirmed, suspended, balance_micros: balance, balance_usd: (balance / 1e6).toFixed(2) });
+    expect(await getAccount(output.account_id)).toMatchObject({ email, confirmed, suspended, balance, deleted_at: null });
+    const { stored, csrfHash } = await storedSession(output);
+    expect(stored).toMatchObject({ account_id: output.account_id, csrf_hash: csrfHash });
+  });
+
+  it('session create opens a working session', async ({ expect }) => {
+    const { accountId } = await runtime.newAccount();
+
+    const output = await opsJson('session', 'create', accountId);
+
+    expect(output).toEqual({ account_id: accountId, session: expect.any(String), csrf_token: expect.any(String), expires_at: expect.any(String) });
+    const { stored, csrfHash } = await storedSession(output);
+    expect(stored).toMatchObject({ account_id: accountId, csrf_hash: csrfHash });
+  });
+
+  it('charge and deposit move the balance exactly, pausing billing at zero and lifting it; show lists it all', async ({ expect }) => {
+    const { accountId, keyId } = await runtime.newAccount({ depositUsd: '10' });
+
+    const first = await opsJson('account', 'charge', accountId, '3.33');
+    const second = await opsJson('account', 'charge', accountId, '10');
+    const deposited = await ops(['account', 'deposit', accountId, '5.01']);
+    const shown = await opsJson('account', 'show', accountId);
+
+    expect(first).toMatchObject({ amount_micros: 3_330_000, balance_micros: 6_670_000, balance_usd: '6.67', billing_paused: false });
+    expect(second).toMatchObject({ balance_micros: -3_330_000, balance_usd: '-3.33', billing_paused: true });
+    expect(deposited).toEqual({ code: 0, stdout: `${accountId}: deposited $5.01; balance $1.68\n`, stderr: '' });
+    expect(await getAccount(accountId)).toMatchObject({ balance: 1_680_000, total_deposited: 15_010_000, billing_paused: false });
+    expect(shown).toMatchObject({ account_id: accountId, balance_micros: 1_680_000, balance_usd: '1.68', billing_paused: false, instances: [] });
+    expect(shown.keys).toEqual([{ id: keyId, name: 'Test', key_prefix: expect.any(String), is_active: true, last_used_at: null }]);
+    expect(shown.ledger.map((e: any) => [e.kind, e.amount_micros, e.amount_usd])).toEqual([
+      ['deposit', 10_000_000, '10.00'],
+      ['charge', -3_330_000, '-3.33'],
+      ['charge', -10_000_000, '-10.00'],
+      ['deposit', 5_010_000, '5.01'],
+    ]);
+  });
+
+  it.for([
+    { command: 'confirm', start: { confirmed: false }, expected: { confirmed: true } },
+    { command: 'suspend', start: {}, expected: { suspended: true } },
+    { command: 'unsuspend', start: { suspended: true }, expected: { suspended: false } },
+    { command: 'delete', start: {}, expected: { deleted_at: expect.any(String) } },
+  ])('account $command flips the flag', async ({ command, start, expected }, { expect }) => {
+    const { accountId } = await runtime.newAccount();
+    await updateAccountFlags(accountId, start);
+
+    const output = await opsJson('account', command, accountId);
+
+    expect(output).toMatchObject({ account_id: accountId, ...expected });
+    expect(await getAccount(accountId)).toMatchObject(expected);
+  });
+
+  it('capacity set --flavor bounds what create can reserve', async ({ expect }) => {
+    const { apiKey } = await runtime.newAccount();
+
+    const closed = await opsJson('capacity', 'set', '--flavor', 's-1vcpu-2gb', '--limit', '0');
+    const refused = await create(apiKey, 's-1vcpu-2gb');
+    await opsJson('capacity', 'set', '--flavor', 's-1vcpu-2gb', '--limit', '200');
+    const accepted = await create(apiKey, 's-1vcpu-2gb');
+
+    expect(closed).toEqual({ pool: 'tier', flavor: 's-1vcpu-2gb', limit: 0 });
+    expect(refused).toMatchObject({ status: 503, body: { error: 'Tier capacity exhausted' } });
+    expect(accepted.status).toBe(202);
+  });
+
+  it('capacity set --ipv4 sizes the address pool', async ({ expect }) => {
+    const output = await opsJson('capacity', 'set', '--ipv4', '900');
+
+    const { Item } = await dynamo().send(new GetCommand({ TableName: runtime.tableNames.counters, Key: { name: 'capacity#ipv4' }, ConsistentRead: true }));
+    expect(output).toEqual({ pool: 'ipv4', limit: 900 });
+    expect(Item?.limit).toBe(900);
+  });
+
+  it('billing meter runs the meter and prints its report', async ({ expect }) => {
+    const report = await opsJson('billing', 'meter');
+
+    expect(report).toEqual({
+      periods_charged: expect.any(Number),
+      amount_charged_usd: expect.stringMatching(/^\d+\.\d\d$/),
+      amount_charged_micros: expect.any(Number),
+      accounts_billed: expect.any(Number),
+    });
+  });
+});
