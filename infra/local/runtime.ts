@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { tables, tableNames, type TableName } from '../tables';
-import { workflows, workflowNames } from '../workflows';
+import type { TableName } from '../tables';
 import { schedules, type ScheduleDefinition, type ScheduleName } from '../schedules';
 import { createLocalTables } from './tables';
 import { startGateway, type GatewayOptions } from './gateway';
 import { startSimulator, type Simulator } from './simulator';
-import { localStateMachineArn, startLocalStepFunctions, type LocalStepFunctions } from './step-functions';
+import { startLocalStepFunctions, type LocalStepFunctions } from './step-functions';
+import { localHandlerEnv, localTableNames } from './handler-env';
 
 export const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -61,26 +61,24 @@ async function startScheduleTimers(): Promise<NodeJS.Timeout[]> {
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
   const upstreamToken = randomBytes(24).toString('hex');
   const simulator = await startSimulator({ bootMs: options.bootMs, token: upstreamToken });
-  const names = Object.fromEntries(tableNames.map((t) => [t, `${options.tablePrefix}-${t}`])) as Record<TableName, string>;
+  const names = localTableNames(options.tablePrefix);
   await createLocalTables(options.dynamodbEndpoint, names);
-
-  // The handlers read their configuration once, on first use: it must be in place before they are loaded.
-  Object.assign(process.env, {
-    STAGE: 'local',
-    AWS_REGION: 'us-east-1',
-    DYNAMODB_ENDPOINT: options.dynamodbEndpoint,
-    UPSTREAM_BASE_URL: simulator.url,
-    UPSTREAM_TOKEN: upstreamToken,
-    ...Object.fromEntries(tableNames.map((t) => [tables[t].envVar, names[t]])),
-    ...Object.fromEntries(workflowNames.map((w) => [workflows[w].envVar, localStateMachineArn(w)])),
-    ...options.env,
-  });
   const stepFunctions = await startLocalStepFunctions({
     root: repositoryRoot,
     waitMs: options.waitMs ?? 250,
     retryMs: options.retryMs ?? 200,
   });
-  process.env.SFN_ENDPOINT = stepFunctions.endpoint;
+  // The handlers read their configuration once, on first use: it must be in place before any of them runs.
+  Object.assign(process.env, {
+    ...localHandlerEnv({
+      dynamodbEndpoint: options.dynamodbEndpoint,
+      sfnEndpoint: stepFunctions.endpoint,
+      simulatorUrl: simulator.url,
+      upstreamToken,
+      tablePrefix: options.tablePrefix,
+    }),
+    ...options.env,
+  });
   const gateway = await startGateway({
     root: repositoryRoot,
     port: options.port ?? 0,

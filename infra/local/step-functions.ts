@@ -4,17 +4,14 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { StateMachine, type RunOptions } from 'aws-local-stepfunctions';
 import { workflows, type WorkflowName } from '../workflows';
+import { localArn, localStateMachineArn } from './handler-env';
 
 /**
  * A local Step Functions endpoint speaking the service's JSON 1.0 protocol (StartExecution, DescribeExecution,
  * StopExecution, ListExecutions, GetExecutionHistory). It runs the same `statemachines/*.asl.json` with
  * aws-local-stepfunctions, binding each `${Key}` Task resource to the handler module the CDK stack deploys for it.
  */
-const REGION = 'us-east-1';
-const ACCOUNT = '000000000000';
-
-export const localStateMachineArn = (name: string) => `arn:aws:states:${REGION}:${ACCOUNT}:stateMachine:${name}`;
-const localFunctionArn = (key: string) => `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${key}`;
+const localFunctionArn = (key: string) => localArn('lambda', `function:${key}`);
 
 type TaskHandlers = NonNullable<NonNullable<RunOptions['overrides']>['taskResourceLocalHandlers']>;
 type TaskHandler = TaskHandlers[string];

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { tableNames, tables } from '../tables';
 import { workflowNames, workflows } from '../workflows';
-import { localStateMachineArn } from '../local/step-functions';
+import { localHandlerEnv } from '../local/handler-env';
 
 /**
  * Where the operations CLI acts: the environment that points shared/config at a service, either the one
@@ -43,15 +43,14 @@ export async function localTarget(file = process.env.OPS_RUNTIME_FILE || resolve
   const runtime = parsed.data;
   return {
     // The same settings the local runtime gives its handlers.
-    STAGE: 'local',
-    AWS_REGION: 'us-east-1',
-    DYNAMODB_ENDPOINT: runtime.dynamodb_endpoint,
-    SFN_ENDPOINT: runtime.sfn_endpoint,
-    UPSTREAM_BASE_URL: runtime.simulator_url,
-    UPSTREAM_TOKEN: runtime.upstream_token,
+    ...localHandlerEnv({
+      dynamodbEndpoint: runtime.dynamodb_endpoint,
+      sfnEndpoint: runtime.sfn_endpoint,
+      simulatorUrl: runtime.simulator_url,
+      upstreamToken: runtime.upstream_token,
+      tablePrefix: runtime.table_prefix,
+    }),
     UPSTREAM_TOKEN_SECRET_ARN: '',
-    ...Object.fromEntries(tableNames.map((t) => [tables[t].envVar, `${runtime.table_prefix}-${t}`])),
-    ...Object.fromEntries(workflowNames.map((w) => [workflows[w].envVar, localStateMachineArn(w)])),
   };
 }
 

@@ -1,0 +1,40 @@
+import { tableNames, tables, type TableName } from '../tables';
+import { workflowNames, workflows } from '../workflows';
+
+/**
+ * How the local runtime names things and what environment its handlers get. Kept apart from the runtime itself so
+ * that tools (the operations CLI) can point the same domain code at a running local service cheaply.
+ */
+const REGION = 'us-east-1';
+const ACCOUNT = '000000000000';
+
+/** An ARN in the local runtime's pretend account and region. */
+export const localArn = (service: string, resource: string) => `arn:aws:${service}:${REGION}:${ACCOUNT}:${resource}`;
+export const localStateMachineArn = (name: string) => localArn('states', `stateMachine:${name}`);
+
+export function localTableNames(prefix: string): Record<TableName, string> {
+  return Object.fromEntries(tableNames.map((t) => [t, `${prefix}-${t}`])) as Record<TableName, string>;
+}
+
+export interface LocalEndpoints {
+  readonly dynamodbEndpoint: string;
+  readonly sfnEndpoint: string;
+  readonly simulatorUrl: string;
+  readonly upstreamToken: string;
+  readonly tablePrefix: string;
+}
+
+/** The environment a handler gets locally: the AWS one, with local endpoints and names. */
+export function localHandlerEnv(endpoints: LocalEndpoints): Record<string, string> {
+  const names = localTableNames(endpoints.tablePrefix);
+  return {
+    STAGE: 'local',
+    AWS_REGION: REGION,
+    DYNAMODB_ENDPOINT: endpoints.dynamodbEndpoint,
+    SFN_ENDPOINT: endpoints.sfnEndpoint,
+    UPSTREAM_BASE_URL: endpoints.simulatorUrl,
+    UPSTREAM_TOKEN: endpoints.upstreamToken,
+    ...Object.fromEntries(tableNames.map((t) => [tables[t].envVar, names[t]])),
+    ...Object.fromEntries(workflowNames.map((w) => [workflows[w].envVar, localStateMachineArn(w)])),
+  };
+}
