@@ -5,8 +5,9 @@ import type { Construct } from 'constructs';
 import { authAccess, routes } from './routes';
 import { tableNames, tables, type TableName } from './tables';
 import { workflowNames, workflows, type WorkflowName } from './workflows';
-import { mergeAccess, type ServiceContext } from './constructs/api-function';
+import { mergeAccess, type ApiFunction, type ServiceContext } from './constructs/api-function';
 import { HttpApi } from './constructs/http-api';
+import { Operations } from './constructs/operations';
 import { ServiceTable } from './constructs/table';
 import { Workflow } from './constructs/workflow';
 import { ScheduledFunction } from './constructs/scheduled-function';
@@ -53,13 +54,14 @@ function configFromContext(scope: Construct): ServiceConfig {
 
 const pascal = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
 
-/** The whole service: tables, upstream token, lifecycle workflows and the HTTP API. */
+/** The whole service: tables, upstream token, lifecycle workflows, the HTTP API, its dashboard and alarms. */
 export class ServiceStack extends Stack {
   readonly tables: Readonly<Record<TableName, ServiceTable>>;
   readonly workflows: Readonly<Record<WorkflowName, Workflow>>;
   readonly api: HttpApi;
   readonly upstreamToken: secretsmanager.Secret;
   readonly scheduled: Readonly<Record<ScheduleName, ScheduledFunction>>;
+  readonly operations: Operations;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -118,7 +120,25 @@ export class ServiceStack extends Stack {
       },
     });
 
+    this.operations = this.addOperations(config.stage);
     this.addOutputs();
+  }
+
+  /** The dashboard and alarms over every function, in one group per part of the service, and every workflow. */
+  private addOperations(stage: Stage): Operations {
+    const functionsOf = (group: Readonly<Record<string, ApiFunction>>) => Object.values(group).map((fn) => fn.function);
+    const stepGroups = workflowNames.map((name) => [`${pascal(name)}Steps`, functionsOf(this.workflows[name].steps)]);
+    return new Operations(this, 'Operations', {
+      stage,
+      httpStage: this.api.stage,
+      functionGroups: {
+        Api: functionsOf(this.api.functions),
+        ...Object.fromEntries(stepGroups),
+        Scheduled: Object.values(this.scheduled).map((scheduled) => scheduled.function.function),
+      },
+      stateMachines: Object.fromEntries(workflowNames.map((name) => [pascal(name), this.workflows[name].stateMachine])),
+      meter: this.scheduled.meter.function.function,
+    });
   }
 
   /**
@@ -142,6 +162,8 @@ export class ServiceStack extends Stack {
   private addOutputs(): void {
     new CfnOutput(this, 'ApiUrl', { value: this.api.url });
     new CfnOutput(this, 'UpstreamTokenSecretArn', { value: this.upstreamToken.secretArn });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.operations.alarmTopic.topicArn });
+    new CfnOutput(this, 'DashboardName', { value: this.operations.dashboard.dashboardName });
     for (const name of tableNames) {
       new CfnOutput(this, `${pascal(name)}TableName`, { value: this.tables[name].tableName });
     }

@@ -16,6 +16,8 @@ function localOverrides(endpoint: string | undefined) {
 /** One DynamoDB call as the client made it: which operation, and when it started and ended. */
 export interface DynamoCall {
   readonly operation: string;
+  /** The table addressed, when the call addresses one. */
+  readonly table: string | undefined;
   readonly startedAt: number;
   readonly endedAt: number;
 }
@@ -35,7 +37,8 @@ function recordCalls(client: DynamoDBClient): DynamoDBClient {
       try {
         return await next(args);
       } finally {
-        calls.push({ operation: String(context.commandName), startedAt, endedAt: performance.now() });
+        const table = (args.input as { TableName?: unknown }).TableName;
+        calls.push({ operation: String(context.commandName), table: typeof table === 'string' ? table : undefined, startedAt, endedAt: performance.now() });
       }
     },
     { step: 'initialize', name: 'recordDynamoCalls' },

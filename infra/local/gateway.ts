@@ -24,7 +24,7 @@ export interface GatewayOptions {
   /** The route table to serve (default: the service's). */
   readonly routes?: readonly RouteDefinition[];
   /** Runs around each handler invocation (the benchmarks record DynamoDB calls per request this way). */
-  readonly aroundInvocation?: <T>(invoke: () => Promise<T>) => Promise<T>;
+  readonly aroundInvocation?: <T>(route: RouteDefinition, invoke: () => Promise<T>) => Promise<T>;
 }
 
 export interface Gateway {
@@ -124,7 +124,7 @@ function internalError(response: ServerResponse) {
 
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const served = options.routes ?? routes;
-  const around = options.aroundInvocation ?? ((invoke) => invoke());
+  const around = options.aroundInvocation ?? ((_route, invoke) => invoke());
   const handlers = new Map<RouteDefinition, Handler>();
   for (const route of served) {
     const module = (await import(pathToFileURL(resolve(options.root, route.entry)).href)) as { handler: Handler };
@@ -154,7 +154,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         const handler = handlers.get(route);
         if (!handler) throw new Error(`no handler for ${routeKey}`);
         const context = lambdaContext(route.name, event.requestContext.requestId);
-        send(response, normalise(await around(() => handler(event, context))));
+        send(response, normalise(await around(route, () => handler(event, context))));
       })
       .catch(() => internalError(response));
   });

@@ -15,7 +15,8 @@ const localFunctionArn = (key: string) => localArn('lambda', `function:${key}`);
 
 type TaskHandlers = NonNullable<NonNullable<RunOptions['overrides']>['taskResourceLocalHandlers']>;
 type TaskHandler = TaskHandlers[string];
-type EventLog = { type: string; timestamp: number };
+/** The part of aws-local-stepfunctions' event log we keep: enough for the history and transition counts. */
+type EventLog = { type: string; timestamp: number; state?: { name: string; type: string } };
 
 type Status = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED';
 

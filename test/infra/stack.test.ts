@@ -2,24 +2,29 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { App, RemovalPolicy, Stack, type CfnElement } from 'aws-cdk-lib';
+import { App, AssetStaging, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import type { IConstruct } from 'constructs';
-import { ApiFunction, REPO_ROOT } from '../../infra/constructs/api-function';
-import { routes } from '../../infra/routes';
-import { ServiceStack, type Stage } from '../../infra/stack';
+import type { FunctionAccess, TableAccess } from '../../infra/access';
+import { ApiFunction, mergeAccess } from '../../infra/constructs/api-function';
+import { authAccess, routes } from '../../infra/routes';
+import type { ServiceStack } from '../../infra/stack';
 import { tableNames, tables } from '../../infra/tables';
-import { workflows } from '../../infra/workflows';
-import { schedules } from '../../infra/schedules';
+import { workflowNames, workflows } from '../../infra/workflows';
+import { schedules, type ScheduleName } from '../../infra/schedules';
+import {
+  asList,
+  cdkJsonContext,
+  logicalId,
+  policyStatements,
+  referencedIds,
+  synthesize,
+  type Resource,
+  type Statement,
+} from './synth';
 
-type Resource = { Properties: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string };
-type Statement = { Action: string | string[]; Resource: unknown };
-
-/** The feature flags `cdk synth` runs with, so these tests see the same template. */
-const cdkJsonContext = JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')).context;
-
+const DYNAMODB_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:Scan'];
 const DYNAMODB_WRITE_ACTIONS = [
   'dynamodb:PutItem',
   'dynamodb:UpdateItem',
@@ -28,25 +33,59 @@ const DYNAMODB_WRITE_ACTIONS = [
   'dynamodb:TransactWriteItems',
 ];
 
-function synthesize(stage: Stage, extraContext: Record<string, string> = {}) {
-  // Bundling skipped: the real bundling has its own test below.
-  const app = new App({ context: { ...cdkJsonContext, ...extraContext, stage, 'aws:cdk:bundling-stacks': [] } });
-  const stack = new ServiceStack(app, `VpsService-${stage}`);
-  return { stack, template: Template.fromStack(stack) };
+/** A deployed function with the access its definition declares. */
+interface DeclaredFunction {
+  readonly name: string;
+  readonly fn: ApiFunction;
+  readonly access: FunctionAccess;
 }
 
-function logicalId(construct: IConstruct): string {
-  const stack = Stack.of(construct);
-  return stack.resolve(stack.getLogicalId(construct.node.defaultChild as CfnElement));
+/** Every function of the stack: routes (with their auth's access), workflow steps and scheduled jobs. */
+function declaredFunctions(stack: ServiceStack): DeclaredFunction[] {
+  return [
+    ...routes.map((route) => ({
+      name: route.name,
+      fn: stack.api.functions[route.name]!,
+      access: mergeAccess(route.access, authAccess[route.auth]),
+    })),
+    ...workflowNames.flatMap((workflow) =>
+      Object.entries(workflows[workflow].steps).map(([key, step]) => ({
+        name: `${workflow}.${key}`,
+        fn: stack.workflows[workflow].steps[key]!,
+        access: step.access,
+      })),
+    ),
+    ...(Object.keys(schedules) as ScheduleName[]).map((name) => ({
+      name,
+      fn: stack.scheduled[name].function,
+      access: schedules[name].access,
+    })),
+  ];
 }
 
-const asList = (value: string | string[]) => (Array.isArray(value) ? value : [value]);
+/** For each resource a role's statements name, the actions with `prefix` granted on it. */
+function actionsByResource(statements: readonly Statement[], prefix: string): Map<string, Set<string>> {
+  const granted = new Map<string, Set<string>>();
+  for (const statement of statements.filter((candidate) => candidate.Effect === 'Allow')) {
+    const actions = asList(statement.Action).filter((action) => action.startsWith(prefix));
+    for (const resource of actions.length ? asList(statement.Resource) : []) {
+      // A resource naming no construct (a literal ARN or `*`) stands for itself.
+      const ids = referencedIds(resource);
+      for (const id of ids.length ? ids : [JSON.stringify(resource)]) {
+        granted.set(id, new Set([...(granted.get(id) ?? []), ...actions]));
+      }
+    }
+  }
+  return granted;
+}
 
-function policyStatements(template: Template, roleId?: string): Statement[] {
-  const filter = roleId ? { Properties: { Roles: Match.arrayWith([{ Ref: roleId }]) } } : undefined;
-  return Object.values(template.findResources('AWS::IAM::Policy', filter)).flatMap(
-    (policy) => policy.Properties.PolicyDocument.Statement as Statement[],
-  );
+/** The table access an IAM policy actually gives, in the terms of FunctionAccess. */
+function tableAccessOf(actions: ReadonlySet<string>): TableAccess | 'other' {
+  const reads = DYNAMODB_READ_ACTIONS.some((action) => actions.has(action));
+  const writes = DYNAMODB_WRITE_ACTIONS.some((action) => actions.has(action));
+  if (reads && writes) return 'readwrite';
+  if (writes) return 'write';
+  return reads ? 'read' : 'other';
 }
 
 describe('ServiceStack (dev)', () => {
@@ -167,32 +206,93 @@ describe('ServiceStack (dev)', () => {
     expect(invokes[0]?.Resource).toHaveLength(Object.keys(functionArns).length);
   });
 
-  it('gives ListInstances no write action on the instances table', () => {
-    const instancesTableId = logicalId(stack.tables.instances);
-    const onInstances = policyStatements(template, logicalId(stack.api.functions.ListInstances!.role)).filter(
-      (statement) => JSON.stringify(statement.Resource).includes(instancesTableId),
-    );
-    const actions = onInstances.flatMap((statement) => asList(statement.Action));
-    expect(actions).toContain('dynamodb:Query');
-    expect(actions.filter((action) => DYNAMODB_WRITE_ACTIONS.includes(action))).toEqual([]);
-  });
+  describe('least privilege, derived from the IAM policy of each function', () => {
+    let declared: DeclaredFunction[];
+    const statementsOf = (fn: ApiFunction) => policyStatements(template, logicalId(fn.role));
+    const tableNameById = () =>
+      new Map<string, string>(tableNames.map((name) => [logicalId(stack.tables[name]), name]));
+    const stateMachineNameById = () =>
+      new Map<string, string>(workflowNames.map((name) => [logicalId(stack.workflows[name].stateMachine), name]));
+    /** The names `ids` stand for; an id that is not one of `known` stays as it is, so that it fails the comparison. */
+    const namesOf = (ids: Iterable<string>, known: Map<string, string>) =>
+      [...ids].map((id) => known.get(id) ?? id).sort();
 
-  const byRef = (a: { Ref: string }, b: { Ref: string }) => a.Ref.localeCompare(b.Ref);
+    beforeAll(() => {
+      declared = declaredFunctions(stack);
+    });
 
-  it('lets only the routes that declare a workflow, and the scheduled jobs, start executions', () => {
-    const starters = Object.values(template.findResources('AWS::IAM::Policy')).filter((policy) =>
-      (policy.Properties.PolicyDocument.Statement as Statement[]).some((statement) =>
-        asList(statement.Action).includes('states:StartExecution'),
-      ),
-    );
-    const declared = routes.filter((route) => route.access.startsWorkflows?.length).map((route) => route.name);
-    expect(declared).toEqual(['CreateInstance', 'DeleteInstance', 'InstanceAction']);
-    expect(starters.flatMap((policy) => policy.Properties.Roles).sort(byRef)).toEqual(
-      [
-        ...declared.map((name) => ({ Ref: logicalId(stack.api.functions[name]!.role) })),
-        ...Object.values(stack.scheduled).map((scheduled) => ({ Ref: logicalId(scheduled.function.role) })),
-      ].sort(byRef),
-    );
+    it('covers every function of the stack', () => {
+      expect(declared.map(({ fn }) => logicalId(fn.function)).sort()).toEqual(Object.keys(functions).sort());
+    });
+
+    it('gives every function exactly the tables its access names, reading and writing only as declared', () => {
+      const tableNameOf = tableNameById();
+      for (const { name, fn, access } of declared) {
+        const granted = actionsByResource(statementsOf(fn), 'dynamodb:');
+        // Index ARNs fold into their table, so the levels are compared per table.
+        const byTable = new Map<string, Set<string>>();
+        for (const [id, actions] of granted) {
+          const table = tableNameOf.get(id) ?? id;
+          byTable.set(table, new Set([...(byTable.get(table) ?? []), ...actions]));
+        }
+        const derived = Object.fromEntries([...byTable].map(([table, actions]) => [table, tableAccessOf(actions)]));
+        expect(derived, name).toEqual(access.tables ?? {});
+      }
+    });
+
+    it('lets ListInstances write only the Bearer check bookkeeping, start nothing and read no secret', () => {
+      const statements = statementsOf(stack.api.functions.ListInstances!);
+      const tableNameOf = tableNameById();
+      const written = [...actionsByResource(statements, 'dynamodb:')]
+        .filter(([, actions]) => DYNAMODB_WRITE_ACTIONS.some((action) => actions.has(action)))
+        .map(([id]) => tableNameOf.get(id) ?? id);
+      // Every Bearer route stamps its key's last use and counts its rate-limit windows; nothing else.
+      const bookkeeping = Object.entries(authAccess.bearer.tables ?? {}).filter(([, level]) => level !== 'read');
+      expect([...new Set(written)].sort()).toEqual(bookkeeping.map(([table]) => table).sort());
+      expect(written).not.toContain('instances');
+      const actions = statements.flatMap((statement) => asList(statement.Action));
+      expect(actions.filter((action) => /^(states|secretsmanager):/.test(action))).toEqual([]);
+    });
+
+    it('keeps the key functions away from the instances table', () => {
+      const instancesTableId = logicalId(stack.tables.instances);
+      for (const name of ['ListKeys', 'CreateKey', 'RevokeKey']) {
+        const statements = statementsOf(stack.api.functions[name]!);
+        const touched = statements.flatMap((statement) => referencedIds(statement.Resource));
+        expect(touched, name).not.toContain(instancesTableId);
+      }
+    });
+
+    it('lets exactly the functions with upstream access read the upstream token', () => {
+      const secretId = logicalId(stack.upstreamToken);
+      for (const { name, fn, access } of declared) {
+        const secrets = [...actionsByResource(statementsOf(fn), 'secretsmanager:').keys()];
+        expect(secrets, name).toEqual(access.upstream ? [secretId] : []);
+      }
+    });
+
+    it('lets a function start and stop executions of exactly the state machines it declares', () => {
+      const stateMachineNameOf = stateMachineNameById();
+      for (const { name, fn, access } of declared) {
+        const statements = statementsOf(fn);
+        const starts = actionsByResource(statements, 'states:StartExecution');
+        const stops = actionsByResource(statements, 'states:StopExecution');
+        expect(namesOf(starts.keys(), stateMachineNameOf), name).toEqual([...(access.startsWorkflows ?? [])].sort());
+        expect(namesOf(stops.keys(), stateMachineNameOf), name).toEqual([...(access.stopsWorkflows ?? [])].sort());
+      }
+    });
+
+    it('gives no other role states:StartExecution', () => {
+      const starters = Object.values(template.findResources('AWS::IAM::Policy')).filter((policy) =>
+        (policy.Properties.PolicyDocument.Statement as Statement[]).some((statement) =>
+          asList(statement.Action).includes('states:StartExecution'),
+        ),
+      );
+      const declaredStarters = declared.filter(({ access }) => access.startsWorkflows?.length);
+      expect(starters.flatMap((policy) => referencedIds(policy.Properties.Roles)).sort()).toEqual(
+        declaredStarters.map(({ fn }) => logicalId(fn.role)).sort(),
+      );
+    });
   });
 
   it('invokes each scheduled function at its rate through a role limited to that function', () => {
@@ -216,6 +316,20 @@ describe('ServiceStack (dev)', () => {
     expect(violations.filter((violation) => violation.severity === 'warning').map((v) => v.ruleName)).toEqual([]);
     expect(Annotations.fromStack(stack).findError('*', Match.anyValue())).toEqual([]);
     expect(Annotations.fromStack(stack).findWarning('*', Match.anyValue())).toEqual([]);
+  });
+
+  it('gives every acknowledged finding a written reason', () => {
+    const reasons = stack.node
+      .findAll()
+      .flatMap((construct) => construct.node.metadata)
+      .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+      .flatMap((entry) => Object.entries(entry.data as Record<string, unknown>));
+    expect(reasons.map(([id]) => id)).toContainEqual(expect.stringMatching(/AwsSolutions-SNS2$/));
+    for (const [id, reason] of reasons) expect(String(reason).length, id).toBeGreaterThan(40);
+  });
+
+  it('synthesizes the same template again, so a second synth leaves nothing to deploy', () => {
+    expect(synthesize('dev').template.toJSON()).toEqual(template.toJSON());
   });
 });
 
@@ -248,21 +362,27 @@ describe('ServiceStack (prod)', () => {
   });
 });
 
+/** One real bundle of ListInstances; asset hashes are cached per process, so the cache is cleared to bundle again. */
+function synthesizeBundle() {
+  AssetStaging.clearAssetHashCache();
+  const app = new App({ context: cdkJsonContext });
+  const stack = new Stack(app, 'BundlingProbe');
+  new ApiFunction(stack, 'ListInstances', {
+    entry: 'functions/api/list-instances.ts',
+    access: {},
+    service: {
+      stage: 'test',
+      logs: { retention: RetentionDays.ONE_DAY, removalPolicy: RemovalPolicy.DESTROY },
+      tables: {},
+      stateMachines: {},
+    },
+  });
+  return app.synth();
+}
+
 describe('ApiFunction bundling', () => {
   it('bundles a handler offline with the local esbuild into a loadable ES module', () => {
-    const app = new App({ context: cdkJsonContext });
-    const stack = new Stack(app, 'BundlingProbe');
-    new ApiFunction(stack, 'ListInstances', {
-      entry: 'functions/api/list-instances.ts',
-      access: {},
-      service: {
-        stage: 'test',
-        logs: { retention: RetentionDays.ONE_DAY, removalPolicy: RemovalPolicy.DESTROY },
-        tables: {},
-        stateMachines: {},
-      },
-    });
-    const assembly = app.synth();
+    const assembly = synthesizeBundle();
     try {
       const assets = readdirSync(assembly.directory).filter((name) => name.startsWith('asset.'));
       expect(assets).toHaveLength(1);
@@ -276,4 +396,14 @@ describe('ApiFunction bundling', () => {
       rmSync(assembly.directory, { recursive: true, force: true });
     }
   }, 20_000);
+
+  it('bundles the same handler into the same asset twice, so `cdk diff` after a new synth is clean', () => {
+    const assemblies = [synthesizeBundle(), synthesizeBundle()];
+    try {
+      const [first, second] = assemblies.map((assembly) => assembly.getStackArtifact('BundlingProbe').template);
+      expect(second).toEqual(first);
+    } finally {
+      for (const assembly of assemblies) rmSync(assembly.directory, { recursive: true, force: true });
+    }
+  }, 30_000);
 });
