@@ -2,6 +2,7 @@ import { CfnOutput, RemovalPolicy, Stack, Validations, type StackProps } from 'a
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
+import { outputNames, pascal } from './outputs';
 import { authAccess, routes } from './routes';
 import { tableNames, tables, type TableName } from './tables';
 import { workflowNames, workflows, type WorkflowName } from './workflows';
@@ -52,7 +53,6 @@ function configFromContext(scope: Construct): ServiceConfig {
   };
 }
 
-const pascal = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
 
 /** The whole service: tables, upstream token, lifecycle workflows, the HTTP API, its dashboard and alarms. */
 export class ServiceStack extends Stack {
@@ -121,7 +121,7 @@ export class ServiceStack extends Stack {
     });
 
     this.operations = this.addOperations(config.stage);
-    this.addOutputs();
+    this.addOutputs(config.upstreamBaseUrl);
   }
 
   /** The dashboard and alarms over every function, in one group per part of the service, and every workflow. */
@@ -159,17 +159,17 @@ export class ServiceStack extends Stack {
     return secret;
   }
 
-  private addOutputs(): void {
-    new CfnOutput(this, 'ApiUrl', { value: this.api.url });
-    new CfnOutput(this, 'UpstreamTokenSecretArn', { value: this.upstreamToken.secretArn });
-    new CfnOutput(this, 'AlarmTopicArn', { value: this.operations.alarmTopic.topicArn });
-    new CfnOutput(this, 'DashboardName', { value: this.operations.dashboard.dashboardName });
+  private addOutputs(upstreamBaseUrl: string): void {
+    new CfnOutput(this, outputNames.apiUrl, { value: this.api.url });
+    new CfnOutput(this, outputNames.upstreamTokenSecretArn, { value: this.upstreamToken.secretArn });
+    new CfnOutput(this, outputNames.upstreamBaseUrl, { value: upstreamBaseUrl });
+    new CfnOutput(this, outputNames.alarmTopicArn, { value: this.operations.alarmTopic.topicArn });
+    new CfnOutput(this, outputNames.dashboardName, { value: this.operations.dashboard.dashboardName });
     for (const name of tableNames) {
-      new CfnOutput(this, `${pascal(name)}TableName`, { value: this.tables[name].tableName });
+      new CfnOutput(this, outputNames.table(name), { value: this.tables[name].tableName });
     }
     for (const name of workflowNames) {
-      const { stateMachine } = this.workflows[name];
-      new CfnOutput(this, `${pascal(name)}StateMachineArn`, { value: stateMachine.stateMachineArn });
+      new CfnOutput(this, outputNames.stateMachine(name), { value: this.workflows[name].stateMachine.stateMachineArn });
     }
   }
 }

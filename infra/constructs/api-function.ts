@@ -11,6 +11,7 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference';
 import { Construct } from 'constructs';
 import type { FunctionAccess, TableAccess } from '../access';
+import { bundleSettings } from '../bundling';
 import { tables as tableDefinitions, type TableName } from '../tables';
 import { workflows as workflowDefinitions, type WorkflowName } from '../workflows';
 
@@ -18,9 +19,6 @@ import { workflows as workflowDefinitions, type WorkflowName } from '../workflow
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export const POWERTOOLS_SERVICE_NAME = 'vps-provisioning';
-
-const REQUIRE_SHIM =
-  "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
 
 /** Retention and removal of the log groups a construct creates. */
 export interface LogSettings {
@@ -93,12 +91,11 @@ export class ApiFunction extends Construct {
       },
       bundling: {
         format: OutputFormat.ESM,
-        target: 'node24',
-        mainFields: ['module', 'main'],
-        // CommonJS dependencies bundled into an ES module still call require().
-        banner: REQUIRE_SHIM,
-        minify: true,
-        sourceMap: true,
+        target: bundleSettings.target,
+        mainFields: [...bundleSettings.mainFields],
+        banner: bundleSettings.banner,
+        minify: bundleSettings.minify,
+        sourceMap: bundleSettings.sourcemap,
         // Bundle SDK v3 too: the version we test against, not whichever one the runtime ships today.
         externalModules: [],
       },

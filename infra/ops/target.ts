@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { tableNames, tables } from '../tables';
 import { workflowNames, workflows } from '../workflows';
 import { localHandlerEnv } from '../local/handler-env';
+import { outputNames } from '../outputs';
 
 /**
  * Where the operations CLI acts: the environment that points shared/config at a service, either the one
@@ -54,15 +55,13 @@ export async function localTarget(file = process.env.OPS_RUNTIME_FILE || resolve
   };
 }
 
-/** The output names infra/stack.ts gives each table and state machine. */
-const pascal = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
-
 /** The environment for a stack's resources, from its outputs; fails naming every output that is missing. */
 export function stackEnv(stackName: string, region: string, outputs: Readonly<Record<string, string>>): TargetEnv {
   const wanted: Record<string, string> = {
-    UPSTREAM_TOKEN_SECRET_ARN: 'UpstreamTokenSecretArn',
-    ...Object.fromEntries(tableNames.map((t) => [tables[t].envVar, `${pascal(t)}TableName`])),
-    ...Object.fromEntries(workflowNames.map((w) => [workflows[w].envVar, `${pascal(w)}StateMachineArn`])),
+    UPSTREAM_TOKEN_SECRET_ARN: outputNames.upstreamTokenSecretArn,
+    UPSTREAM_BASE_URL: outputNames.upstreamBaseUrl,
+    ...Object.fromEntries(tableNames.map((t) => [tables[t].envVar, outputNames.table(t)])),
+    ...Object.fromEntries(workflowNames.map((w) => [workflows[w].envVar, outputNames.stateMachine(w)])),
   };
   const missing = Object.values(wanted).filter((output) => !outputs[output]);
   if (missing.length > 0) throw new Error(`stack ${stackName} has no output ${missing.join(', ')}: is it this service's stack?`);

@@ -128,6 +128,7 @@ describe('refusals, target and help', () => {
   it("maps a stack's outputs to the settings, and names the outputs it lacks", () => {
     const outputs: Record<string, string> = {
       UpstreamTokenSecretArn: 'arn:secret',
+      UpstreamBaseUrl: 'https://upstream.example',
       ...Object.fromEntries(Object.keys(runtime.tableNames).map((t) => [`${t[0]!.toUpperCase()}${t.slice(1)}TableName`, `physical-${t}`])),
       ...Object.fromEntries(['Provision', 'Power', 'Resize', 'Delete'].map((w) => [`${w}StateMachineArn`, `arn:${w}`])),
     };
@@ -135,6 +136,7 @@ describe('refusals, target and help', () => {
       AWS_REGION: 'eu-west-1',
       DYNAMODB_ENDPOINT: '',
       UPSTREAM_TOKEN_SECRET_ARN: 'arn:secret',
+      UPSTREAM_BASE_URL: 'https://upstream.example',
       API_KEYS_TABLE: 'physical-apiKeys',
       DELETE_STATE_MACHINE_ARN: 'arn:Delete',
     });
