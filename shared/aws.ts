@@ -18,6 +18,8 @@ export interface DynamoCall {
   readonly operation: string;
   /** The table addressed, when the call addresses one. */
   readonly table: string | undefined;
+  /** Items written by a transaction (1 otherwise). */
+  readonly items: number;
   readonly startedAt: number;
   readonly endedAt: number;
 }
@@ -37,8 +39,14 @@ function recordCalls(client: DynamoDBClient): DynamoDBClient {
       try {
         return await next(args);
       } finally {
-        const table = (args.input as { TableName?: unknown }).TableName;
-        calls.push({ operation: String(context.commandName), table: typeof table === 'string' ? table : undefined, startedAt, endedAt: performance.now() });
+        const input = args.input as { TableName?: unknown; TransactItems?: unknown[] };
+        calls.push({
+          operation: String(context.commandName),
+          table: typeof input.TableName === 'string' ? input.TableName : undefined,
+          items: input.TransactItems?.length ?? 1,
+          startedAt,
+          endedAt: performance.now(),
+        });
       }
     },
     { step: 'initialize', name: 'recordDynamoCalls' },

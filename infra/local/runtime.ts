@@ -6,7 +6,7 @@ import { schedules, type ScheduleDefinition, type ScheduleName } from '../schedu
 import { createLocalTables } from './tables';
 import { startGateway, type GatewayOptions } from './gateway';
 import { startSimulator, type Simulator } from './simulator';
-import { startLocalStepFunctions, type LocalStepFunctions } from './step-functions';
+import { startLocalStepFunctions, type LocalStepFunctions, type LocalStepFunctionsOptions } from './step-functions';
 import { localHandlerEnv, localTableNames } from './handler-env';
 
 export const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -27,6 +27,7 @@ export interface LocalRuntimeOptions {
   readonly onRequest?: GatewayOptions['onRequest'];
   readonly routes?: GatewayOptions['routes'];
   readonly aroundInvocation?: GatewayOptions['aroundInvocation'];
+  readonly aroundTask?: LocalStepFunctionsOptions['aroundTask'];
   /** Run the scheduled jobs on timers, as EventBridge Scheduler does on AWS (default true). */
   readonly schedules?: boolean;
 }
@@ -67,6 +68,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     root: repositoryRoot,
     waitMs: options.waitMs ?? 250,
     retryMs: options.retryMs ?? 200,
+    aroundTask: options.aroundTask,
   });
   // The handlers read their configuration once, on first use: it must be in place before any of them runs.
   Object.assign(process.env, {

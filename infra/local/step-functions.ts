@@ -50,6 +50,8 @@ export interface LocalStepFunctionsOptions {
   readonly waitMs: number;
   /** Every retry pause lasts this long locally (ms). */
   readonly retryMs: number;
+  /** Runs around each Task invocation (the benchmarks record DynamoDB calls and durations per step this way). */
+  readonly aroundTask?: <T>(workflow: WorkflowName, stateName: string, invoke: () => Promise<T>) => Promise<T>;
 }
 
 export interface LocalStepFunctions {
@@ -77,7 +79,8 @@ async function loadMachine(root: string, name: WorkflowName, options: LocalStepF
     const step = key ? (workflow.steps as Record<string, { entry: string }>)[key] : undefined;
     if (!step) throw new Error(`${workflow.definitionFile}: state ${stateName} has no step for ${state.Resource}`);
     const module = (await import(pathToFileURL(resolve(root, step.entry)).href)) as { handler: TaskHandler };
-    taskHandlers[stateName] = module.handler;
+    const around = options.aroundTask;
+    taskHandlers[stateName] = around ? (input) => around(name, stateName, async () => module.handler(input)) : module.handler;
   }
   const definition = JSON.parse(raw.replace(/\$\{(\w+)\}/g, (_, key: string) => localFunctionArn(key)));
   return { machine: new StateMachine(definition), taskHandlers, waitOverrides, retryOverrides };

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { z } from 'zod';
+import * as z from 'zod';
 import { tableNames, tables } from '../tables';
 import { workflowNames, workflows } from '../workflows';
 import { localHandlerEnv } from '../local/handler-env';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const jobTypes = ['provision', 'delete', 'power_on', 'power_off', 'reboot', 'resize'] as const;
 

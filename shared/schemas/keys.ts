@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const KEY_NAME_MAX = 100;
 export const DEFAULT_KEY_NAME = 'Default';

@@ -49,8 +49,11 @@ describe('POST /api/v1/instances/{instance_id}/actions', () => {
     const smallBefore = await capacityUsed('capacity#tier#s-1vcpu-2gb');
     const largeBefore = await capacityUsed('capacity#tier#s-2vcpu-4gb');
 
+    // Slow upstream actions, so that the resize is surely still running when its status is read.
+    await runtime.simulator.control.config({ action_ms: 1_000 });
     const resize = await action(apiKey, instance.instance_id, { type: 'resize', flavor: 's-2vcpu-4gb' });
     const during = await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey });
+    await runtime.simulator.control.config({ action_ms: 75 });
     const job = await runtime.waitForJob(apiKey, resize.body.job_id);
     const after = await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey });
 

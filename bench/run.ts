@@ -1,0 +1,300 @@
+import '../infra/local/env-defaults';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { routes } from '../infra/routes';
+import { startDynamoDbLocal } from '../infra/local/dynamodb-local';
+import { repositoryRoot } from '../infra/local/runtime';
+import { fixedWindow, rateLimits } from '../shared/domain/rate-limits';
+import { startBenchServer, type BenchServer } from './client';
+import { bundle, measureColdStart, type ColdStart } from './cold-start';
+import { costOf } from './cost';
+import { apiEvent } from './events';
+import { runLoad, type LoadResult, type Scenario } from './load';
+import { NOOP_ROUTE, type BenchAccount, type ExecutionSummary, type RequestCalls, type TaskStats } from './protocol';
+import { writeReport, type BenchResults } from './report';
+
+/**
+ * `npm run bench`: measures the service on this machine and writes bench/results.md and bench/results.json.
+ * Every figure is a count or a ratio taken within this one run, because absolute times on a shared machine drift.
+ */
+const LOAD_REQUESTS = 400;
+const LOAD_CONNECTIONS = 8;
+/** Each account takes at most this many of a scenario's requests, safely under the 60-a-minute limit. */
+const REQUESTS_PER_ACCOUNT = 50;
+
+const started = Date.now();
+const log = (message: string) => process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0)}s] ${message}\n`);
+
+async function accounts(server: BenchServer, count: number, depositUsd = '50'): Promise<BenchAccount[]> {
+  return server.ask<BenchAccount[]>({ kind: 'accounts', count, depositUsd });
+}
+
+async function until<T>(read: () => Promise<T | undefined>, what: string, timeoutMs = 60_000, everyMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+/** Creates an instance on each account and waits until all are active; optionally powers them off. */
+async function instancesFor(server: BenchServer, owners: BenchAccount[], stopped = false): Promise<number[]> {
+  const ids = await Promise.all(
+    owners.map(async ({ apiKey }) => {
+      const created = await server.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'bench', flavor: 's-1vcpu-2gb' } });
+      if (created.status !== 202) throw new Error(`create answered ${created.status}`);
+      return created.body.instance_id as number;
+    }),
+  );
+  await Promise.all(
+    ids.map((id, i) =>
+      until(async () => {
+        const detail = await server.call('GET', `/api/v1/instances/${id}`, { apiKey: owners[i]!.apiKey });
+        return detail.body.status === 'active' ? true : undefined;
+      }, `instance ${id} to be active`, 60_000, 1_000),
+    ),
+  );
+  if (stopped) {
+    await Promise.all(ids.map((id, i) => server.call('POST', `/api/v1/instances/${id}/actions`, { apiKey: owners[i]!.apiKey, body: { type: 'power_off' } })));
+    await server.ask({ kind: 'idle' });
+  }
+  return ids;
+}
+
+const bearer = (account: BenchAccount) => ({ authorization: `Bearer ${account.apiKey}` });
+const rotate = <T>(items: T[], i: number): T => items[i % items.length]!;
+
+/** 1. Request overhead: each endpoint next to the floor (the same gateway and a handler that does no work). */
+async function requestOverhead(server: BenchServer): Promise<LoadResult[]> {
+  const pool = () => accounts(server, Math.ceil(LOAD_REQUESTS / REQUESTS_PER_ACCOUNT));
+  const [detailOwners, listOwners, actionOwners] = await Promise.all([pool(), pool(), pool()]);
+  const creators = await accounts(server, Math.ceil(LOAD_REQUESTS / 4 / rateLimits.deploy.limit));
+  const [detailIds, actionIds] = await Promise.all([instancesFor(server, detailOwners), instancesFor(server, actionOwners, true)]);
+  log('fixtures ready; running load');
+
+  const scenarios: [Scenario, number][] = [
+    [{ name: 'floor (no-op handler)', method: 'GET', expectedStatus: 200, request: () => ({ path: NOOP_ROUTE.path }) }, LOAD_REQUESTS],
+    [
+      {
+        name: 'GET /api/v1/instances/{id}',
+        method: 'GET',
+        expectedStatus: 200,
+        request: (i) => ({ path: `/api/v1/instances/${rotate(detailIds, i)}`, headers: bearer(rotate(detailOwners, i)) }),
+      },
+      LOAD_REQUESTS,
+    ],
+    [{ name: 'GET /api/v1/instances', method: 'GET', expectedStatus: 200, request: (i) => ({ path: '/api/v1/instances', headers: bearer(rotate(listOwners, i)) }) }, LOAD_REQUESTS],
+    [
+      {
+        name: 'POST /api/v1/instances',
+        method: 'POST',
+        expectedStatus: 202,
+        request: (i) => ({ path: '/api/v1/instances', headers: bearer(rotate(creators, i)), body: { project_name: `load-${i}`, flavor: 's-1vcpu-2gb' } }),
+      },
+      creators.length * rateLimits.deploy.limit,
+    ],
+    [
+      {
+        name: 'POST /api/v1/instances/{id}/actions (power_off, already stopped)',
+        method: 'POST',
+        expectedStatus: 200,
+        request: (i) => ({ path: `/api/v1/instances/${rotate(actionIds, i)}/actions`, headers: bearer(rotate(actionOwners, i)), body: { type: 'power_off' } }),
+      },
+      LOAD_REQUESTS,
+    ],
+  ];
+  const results: LoadResult[] = [];
+  for (const [scenario, requests] of scenarios) {
+    results.push(await runLoad(server, scenario, requests, LOAD_CONNECTIONS));
+    log(`load: ${scenario.name}`);
+  }
+  return results;
+}
+
+/** 2. DynamoDB round trips per request, recorded on the real client, one request at a time. */
+async function roundTrips(server: BenchServer): Promise<RequestCalls[]> {
+  const [owner] = await accounts(server, 1);
+  if (!owner) throw new Error('no account');
+  const [instanceId] = await instancesFor(server, [owner]);
+  const session = await server.ask<{ session: string; csrfToken: string }>({ kind: 'session', accountId: owner.accountId });
+  const page = { cookie: `session=${session.session}`, 'x-csrftoken': session.csrfToken };
+  await server.ask({ kind: 'recordCalls', on: true });
+  const apiKey = owner.apiKey;
+  await server.call('GET', '/api/v1/instances', { apiKey });
+  await server.call('GET', `/api/v1/instances/${instanceId}`, { apiKey });
+  const created = await server.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'rt', flavor: 's-1vcpu-2gb' } });
+  const reboot = await server.call('POST', `/api/v1/instances/${instanceId}/actions`, { apiKey, body: { type: 'reboot' } });
+  await server.call('GET', `/api/v1/jobs/${reboot.body.job_id}`, { apiKey });
+  await server.ask({ kind: 'idle' });
+  await server.call('DELETE', `/api/v1/instances/${created.body.instance_id}`, { apiKey });
+  await server.call('GET', '/api/v1/keys', { headers: page });
+  const key = await server.call('POST', '/api/v1/keys', { headers: page, body: { name: 'rt' } });
+  await server.call('DELETE', `/api/v1/keys/${key.body.id}`, { headers: page });
+  await server.ask({ kind: 'recordCalls', on: false });
+  await server.ask({ kind: 'idle' });
+  await server.ask({ kind: 'takeTaskStats' });
+  return server.ask<RequestCalls[]>({ kind: 'takeCalls' });
+}
+
+/** 3. Cold start: each API function bundled as deployed, started in a fresh Node 24 process, next to hello-world. */
+async function coldStarts(server: BenchServer): Promise<ColdStart[]> {
+  const owners = await accounts(server, 2);
+  const [owner, creator] = owners as [BenchAccount, BenchAccount];
+  const [instanceId] = await instancesFor(server, [owner], true);
+  const session = await server.ask<{ session: string }>({ kind: 'session', accountId: owner.accountId });
+  const events: Record<string, (sample: number) => unknown> = {
+    ListInstances: () => apiEvent({ method: 'GET', routePath: '/api/v1/instances', path: '/api/v1/instances', headers: bearer(owner) }),
+    GetInstance: () =>
+      apiEvent({
+        method: 'GET',
+        routePath: '/api/v1/instances/{instance_id}',
+        path: `/api/v1/instances/${instanceId}`,
+        pathParameters: { instance_id: String(instanceId) },
+        headers: bearer(owner),
+      }),
+    CreateInstance: (sample) =>
+      apiEvent({ method: 'POST', routePath: '/api/v1/instances', path: '/api/v1/instances', headers: bearer(creator), body: { project_name: `cold-${sample}`, flavor: 's-1vcpu-2gb' } }),
+    InstanceAction: () =>
+      apiEvent({
+        method: 'POST',
+        routePath: '/api/v1/instances/{instance_id}/actions',
+        path: `/api/v1/instances/${instanceId}/actions`,
+        pathParameters: { instance_id: String(instanceId) },
+        headers: bearer(owner),
+        body: { type: 'power_off' },
+      }),
+    ListKeys: () => apiEvent({ method: 'GET', routePath: '/api/v1/keys', path: '/api/v1/keys', cookies: [`session=${session.session}`] }),
+    OpenApiDocument: () => apiEvent({ method: 'GET', routePath: '/api/v1/openapi.json', path: '/api/v1/openapi.json' }),
+    NotFound: () => apiEvent({ method: 'GET', routePath: '$default', path: '/nowhere' }),
+  };
+  const results = [await measureColdStart('hello-world', await bundle('hello-world', 'bench/hello-handler.ts'), {}, () => ({}))];
+  for (const route of routes) {
+    const event = events[route.name];
+    const bundlePath = await bundle(route.name, route.entry);
+    results.push(await measureColdStart(route.name, bundlePath, server.handlerEnv, event ?? (() => undefined)));
+    log(`cold start: ${route.name}`);
+  }
+  return results;
+}
+
+export interface Orchestration {
+  readonly provisionToActiveMs: number[];
+  readonly executions: Record<string, { transitions: number; taskInvocations: number; durationMs: number }>;
+  readonly taskStats: Record<string, TaskStats>;
+  readonly createCalls: RequestCalls[];
+}
+
+/** 4. Orchestration overhead with instant upstream boots and no waits, and the transitions of each lifecycle. */
+async function orchestration(dynamodbEndpoint: string): Promise<Orchestration> {
+  const server = await startBenchServer({ dynamodbEndpoint, bootMs: 0, waitMs: 0, retryMs: 0 });
+  try {
+    const owners = await accounts(server, 6);
+    await server.ask({ kind: 'recordCalls', on: true });
+    const provisionToActiveMs: number[] = [];
+    const instances: { id: number; owner: BenchAccount }[] = [];
+    for (const owner of owners) {
+      const startedAt = performance.now();
+      const created = await server.call('POST', '/api/v1/instances', { apiKey: owner.apiKey, body: { project_name: 'orch', flavor: 's-1vcpu-2gb' } });
+      const id = created.body.instance_id as number;
+      await until(async () => ((await server.call('GET', `/api/v1/instances/${id}`, { apiKey: owner.apiKey })).body.status === 'active' ? true : undefined), 'active', 30_000, 10);
+      provisionToActiveMs.push(performance.now() - startedAt);
+      instances.push({ id, owner });
+      await server.ask({ kind: 'idle' });
+    }
+    const createCalls = (await server.ask<RequestCalls[]>({ kind: 'takeCalls' })).filter((c) => c.route === 'CreateInstance');
+    const taskStats = await server.ask<Record<string, TaskStats>>({ kind: 'takeTaskStats' });
+    await server.ask({ kind: 'recordCalls', on: false });
+    const [first] = instances;
+    if (first) {
+      await server.call('POST', `/api/v1/instances/${first.id}/actions`, { apiKey: first.owner.apiKey, body: { type: 'resize', flavor: 's-2vcpu-4gb' } });
+      await server.ask({ kind: 'idle' });
+      await server.call('DELETE', `/api/v1/instances/${first.id}`, { apiKey: first.owner.apiKey });
+      await server.ask({ kind: 'idle' });
+    }
+    const executions = await server.ask<ExecutionSummary[]>({ kind: 'executions' });
+    const byWorkflow = Object.fromEntries(
+      ['provision', 'resize', 'delete'].map((workflow) => {
+        const runs = executions.filter((e) => e.workflow === workflow && e.status === 'SUCCEEDED');
+        const mean = (pick: (e: ExecutionSummary) => number) => runs.reduce((sum, e) => sum + pick(e), 0) / Math.max(1, runs.length);
+        return [workflow, { transitions: mean((e) => e.transitions), taskInvocations: mean((e) => e.taskInvocations), durationMs: mean((e) => e.durationMs) }];
+      }),
+    );
+    return { provisionToActiveMs, executions: byWorkflow, taskStats, createCalls };
+  } finally {
+    await server.stop();
+  }
+}
+
+export interface RateLimitWindow {
+  readonly window: number;
+  readonly sent: number;
+  readonly allowed: number;
+  readonly refused: number;
+}
+
+/** 5. Rate-limit accuracy: parallel clients on one account, in consecutive windows. */
+async function rateLimitAccuracy(server: BenchServer, windows = 2, clients = 20, perWindow = 150): Promise<RateLimitWindow[]> {
+  const [account] = await accounts(server, 1);
+  if (!account) throw new Error('no account');
+  const results: RateLimitWindow[] = [];
+  for (let window = 1; window <= windows; window++) {
+    // Start each burst just after a window opens, so that all of it falls in one window.
+    await sleep(fixedWindow('general', Date.now()).resetSeconds * 1000 + 200);
+    const load = await runLoad(
+      server,
+      { name: `window ${window}`, method: 'GET', expectedStatus: 200, request: () => ({ path: '/api/v1/instances', headers: bearer(account) }) },
+      perWindow,
+      clients,
+    );
+    results.push({ window, sent: load.requests, allowed: load.requests - load.unexpected, refused: load.unexpected });
+    log(`rate limit: window ${window}`);
+  }
+  return results;
+}
+
+const dynamodb = await startDynamoDbLocal();
+const server = await startBenchServer({ dynamodbEndpoint: dynamodb.endpoint, bootMs: 200, waitMs: 250, retryMs: 50 });
+try {
+  log('service up');
+  const overhead = await requestOverhead(server);
+  const calls = await roundTrips(server);
+  log('round trips recorded');
+  const cold = await coldStarts(server);
+  const orchestrated = await orchestration(dynamodb.endpoint);
+  log('orchestration measured');
+  const rateLimit = await rateLimitAccuracy(server);
+  const provisions = orchestrated.provisionToActiveMs.length;
+  const createP50 = overhead.find((o) => o.scenario === 'POST /api/v1/instances')?.p50Ms ?? 0;
+  const provisionCost = costOf({
+    apiRequests: provisions,
+    lambdaInvocations: provisions * (1 + (orchestrated.executions.provision?.taskInvocations ?? 0)),
+    lambdaMs: provisions * createP50 + (orchestrated.taskStats.provision?.totalMs ?? 0),
+    transitions: provisions * (orchestrated.executions.provision?.transitions ?? 0),
+    calls: [...orchestrated.createCalls.flatMap((c) => c.shapes), ...(orchestrated.taskStats.provision?.shapes ?? [])],
+  });
+  const results: BenchResults = {
+    ranAt: new Date().toISOString(),
+    durationSeconds: Math.round((Date.now() - started) / 1000),
+    machine: { node: process.version, cpus: (await import('node:os')).cpus().length },
+    overhead,
+    roundTrips: calls,
+    coldStarts: cold,
+    orchestration: orchestrated,
+    provisionCostPer1000: Object.fromEntries(
+      Object.entries(provisionCost)
+        .filter((entry): entry is [string, number] => typeof entry[1] === 'number')
+        .map(([part, dollars]) => [part, (dollars * 1000) / Math.max(1, provisions)]),
+    ),
+    rateLimit,
+  };
+  mkdirSync(resolve(repositoryRoot, 'bench'), { recursive: true });
+  writeFileSync(resolve(repositoryRoot, 'bench/results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(resolve(repositoryRoot, 'bench/results.md'), writeReport(results));
+  log('wrote bench/results.md and bench/results.json');
+} finally {
+  await server.stop();
+  await dynamodb.stop();
+}

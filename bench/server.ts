@@ -1,0 +1,136 @@
+import '../infra/local/env-defaults';
+import { randomBytes } from 'node:crypto';
+import { routes } from '../infra/routes';
+import { localHandlerEnv } from '../infra/local/handler-env';
+import { startLocalRuntime } from '../infra/local/runtime';
+import { dynamoCallLog, type DynamoCall } from '../shared/aws';
+import { issueApiKey, openAccount, openSession, usdToMicros } from '../shared/domain/accounts';
+import { deposit } from '../shared/domain/billing';
+import { NOOP_ROUTE, type CallShape, type ExecutionSummary, type Request, type RequestCalls, type ServerSettings, type TaskStats } from './protocol';
+
+/**
+ * The service under measurement, in its own process so that the load generator does not share its event loop:
+ * the local runtime plus a no-op route (the floor), driven over IPC by bench/run.ts.
+ */
+const settings = JSON.parse(process.argv[2] ?? '{}') as ServerSettings;
+const tablePrefix = `bench${randomBytes(4).toString('hex')}`;
+const recordedRequests: RequestCalls[] = [];
+const taskStats = new Map<string, { invocations: number; totalMs: number; shapes: CallShape[] }>();
+let recording = false;
+
+const shapeOf = (call: DynamoCall): CallShape => ({
+  operation: call.operation,
+  table: call.table?.slice(tablePrefix.length + 1) ?? '-',
+  items: call.items,
+});
+
+/** Sequential rounds: a call that starts after every earlier one has ended begins a new round. */
+function summarize(route: string, calls: DynamoCall[]): RequestCalls {
+  const ordered = [...calls].sort((a, b) => a.startedAt - b.startedAt);
+  let rounds = 0;
+  let authRounds = 0;
+  let lastEnd = -Infinity;
+  for (const call of ordered) {
+    if (call.startedAt >= lastEnd) rounds += 1;
+    lastEnd = Math.max(lastEnd, call.endedAt);
+    if (authRounds === 0 && call.operation === 'GetItemCommand' && shapeOf(call).table === 'accounts') authRounds = rounds;
+  }
+  return { route, calls: calls.length, rounds, authRounds, shapes: ordered.map(shapeOf) };
+}
+
+async function recorded<T>(invoke: () => Promise<T>, done: (calls: DynamoCall[], ms: number) => void): Promise<T> {
+  if (!recording) return invoke();
+  const calls: DynamoCall[] = [];
+  const started = performance.now();
+  try {
+    return await dynamoCallLog.run(calls, invoke);
+  } finally {
+    done(calls, performance.now() - started);
+  }
+}
+
+const runtime = await startLocalRuntime({
+  dynamodbEndpoint: settings.dynamodbEndpoint,
+  tablePrefix,
+  bootMs: settings.bootMs,
+  waitMs: settings.waitMs,
+  retryMs: settings.retryMs,
+  schedules: false,
+  // Load tests create many instances; the default pools are sized for a small deployment.
+  env: { DEFAULT_TIER_CAPACITY: '100000', DEFAULT_IPV4_POOL_SIZE: '100000' },
+  routes: [...routes, { ...NOOP_ROUTE, method: 'GET', auth: 'none', access: {} }],
+  aroundInvocation: (route, invoke) => recorded(invoke, (calls) => recordedRequests.push(summarize(route.name, calls))),
+  aroundTask: (workflow, _state, invoke) =>
+    recorded(invoke, (calls, ms) => {
+      const stats = taskStats.get(workflow) ?? { invocations: 0, totalMs: 0, shapes: [] };
+      stats.invocations += 1;
+      stats.totalMs += ms;
+      stats.shapes.push(...calls.map(shapeOf));
+      taskStats.set(workflow, stats);
+    }),
+});
+
+function executions(): ExecutionSummary[] {
+  return [...runtime.stepFunctions.executions.values()].map((execution) => ({
+    name: execution.name,
+    workflow: execution.stateMachineArn.split(':').pop() ?? '',
+    status: execution.status,
+    transitions: execution.events.filter((e) => e.type === 'StateEntered' || e.type === 'StateRetried').length,
+    taskInvocations: execution.events.filter((e) => (e.type === 'StateEntered' || e.type === 'StateRetried') && e.state?.type === 'Task').length,
+    durationMs: (execution.stopDate ?? Date.now()) - execution.startDate,
+  }));
+}
+
+async function handle(request: Request): Promise<unknown> {
+  switch (request.kind) {
+    case 'accounts':
+      return Promise.all(
+        Array.from({ length: request.count }, async () => {
+          const account = await openAccount({ email: `${randomBytes(4).toString('hex')}@example.com`, confirmed: true, suspended: false });
+          await deposit(account.account_id, usdToMicros(request.depositUsd));
+          const { fullKey } = await issueApiKey(account.account_id, 'Bench');
+          return { accountId: account.account_id, apiKey: fullKey };
+        }),
+      );
+    case 'session':
+      return openSession(request.accountId);
+    case 'recordCalls':
+      recording = request.on;
+      return null;
+    case 'takeCalls':
+      return recordedRequests.splice(0);
+    case 'takeTaskStats': {
+      const stats: Record<string, TaskStats> = Object.fromEntries(taskStats);
+      taskStats.clear();
+      return stats;
+    }
+    case 'executions':
+      return executions();
+    case 'idle':
+      return runtime.stepFunctions.idle();
+  }
+}
+
+process.on('message', (request: Request) => {
+  handle(request).then(
+    (result) => process.send?.({ id: request.id, result }),
+    (error: unknown) => process.send?.({ id: request.id, error: String(error) }),
+  );
+});
+process.on('disconnect', () => void runtime.stop().then(() => process.exit(0)));
+process.send?.({
+  ready: {
+    baseUrl: runtime.baseUrl,
+    handlerEnv: {
+      ...localHandlerEnv({
+        dynamodbEndpoint: settings.dynamodbEndpoint,
+        sfnEndpoint: runtime.stepFunctions.endpoint,
+        simulatorUrl: runtime.simulator.url,
+        upstreamToken: runtime.upstreamToken,
+        tablePrefix,
+      }),
+      DEFAULT_TIER_CAPACITY: '100000',
+      DEFAULT_IPV4_POOL_SIZE: '100000',
+    },
+  },
+});
