@@ -67,3 +67,8 @@ export function countMetric(name: MetricName, value = 1): void {
 export function durationMetric(name: MetricName, milliseconds: number): void {
   metrics.addMetric(name, MetricUnit.Milliseconds, milliseconds);
 }
+
+/** Publishes what this invocation recorded; an invocation that recorded nothing writes nothing (not even a warning). */
+export function publishMetrics(): void {
+  if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+}

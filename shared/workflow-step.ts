@@ -1,4 +1,4 @@
-import { logger, metrics } from './observability';
+import { logger, publishMetrics } from './observability';
 
 /**
  * Wraps a workflow step: its log lines carry the job and instance ids, its metrics are published when it ends,
@@ -13,7 +13,7 @@ export function workflowStep<TInput extends { job_id: string; instance_id: numbe
     try {
       return await step(input);
     } finally {
-      metrics.publishStoredMetrics();
+      publishMetrics();
     }
   };
 }
@@ -24,7 +24,7 @@ export function scheduledJob<TOutput>(job: () => Promise<TOutput>) {
     try {
       return await job();
     } finally {
-      metrics.publishStoredMetrics();
+      publishMetrics();
     }
   };
 }

@@ -1,13 +1,12 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type * as z from 'zod';
 import { ApiError } from '../domain/errors';
 import { rateLimitHeaders, type RateLimitName, type WindowState } from '../domain/rate-limits';
 import { parseOrBadRequest } from '../schemas/validation';
-import { countMetric, logger, metricNames, metrics, tracer } from '../observability';
+import { countMetric, logger, metricNames, publishMetrics, tracer } from '../observability';
 import { authenticateBearer, type BearerPrincipal } from './bearer-auth';
 import { authenticateSession, type SessionPrincipal } from './session-auth';
 import { idempotencyKeyOf, resolveIdempotencyKey, settleIdempotencyKey } from './idempotency';
@@ -43,7 +42,7 @@ export function errorResponse(error: unknown, requestId: string): ApiResponse {
 
 /**
  * Shapes every response: the error mapping on failure, and on every response the request id and the rate-limit
- * headers. Registered first, so that its onError runs after every other middleware's.
+ * headers; then publishes the invocation's metrics. Registered first, so that its onError runs after every other middleware's.
  */
 const httpResponse = (): MiddlewareObj<Event, ApiResponse, Error, StatefulContext> => {
   const finish = (request: { event: Event; context: StatefulContext; response: ApiResponse | null | undefined }) => {
@@ -52,6 +51,8 @@ const httpResponse = (): MiddlewareObj<Event, ApiResponse, Error, StatefulContex
     if (logger.getLevelName() === 'DEBUG') logger.debug('response', { status: response.statusCode, body: JSON.parse(response.body ?? 'null') });
     response.headers = { ...response.headers, ...rateLimitHeaders(request.context.request.windows), 'X-Request-Id': requestId };
     request.response = response;
+    // Last of all, so that metrics counted while mapping an error are published with this invocation.
+    publishMetrics();
   };
   return {
     before: (request) => {
@@ -133,7 +134,6 @@ function composeRoute<TPrincipal extends Principal, TSchema extends z.ZodType | 
     .use(httpResponse())
     .use(captureLambdaHandler(tracer))
     .use(injectLambdaContext(logger, { resetKeys: true }))
-    .use(logMetrics(metrics))
     .use(authentication);
   if (bodySchema) composed.use(jsonBody(bodySchema));
   return composed.handler(async (event, context) => {

@@ -7,24 +7,9 @@ export {};
 
 const { useTestRuntime } = await import('../support/runtime');
 const { openSession } = await import('../../shared/domain/accounts');
+const { captureStdoutLines } = await import('../support/stdout');
 
 const runtime = useTestRuntime();
-
-/** Captures what is written to stdout (where Powertools writes its JSON log lines) while `work` runs. */
-async function captureLogLines(work: () => Promise<void>): Promise<string[]> {
-  const lines: string[] = [];
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((chunk: string | Uint8Array) => {
-    lines.push(String(chunk));
-    return true;
-  }) as typeof process.stdout.write;
-  try {
-    await work();
-  } finally {
-    process.stdout.write = write;
-  }
-  return lines.join('').split('\n').filter((line) => line.startsWith('{'));
-}
 
 describe('log redaction', () => {
   it('keeps keys, sessions, CSRF tokens, root passwords and private keys out of every log line', async () => {
@@ -32,7 +17,7 @@ describe('log redaction', () => {
     const { session, csrfToken } = await openSession(account.accountId);
     const secrets: string[] = [account.apiKey, session, csrfToken];
 
-    const lines = await captureLogLines(async () => {
+    const lines = await captureStdoutLines(async () => {
       const created = await runtime.call('POST', '/api/v1/instances', { apiKey: account.apiKey, body: { project_name: 'logged', flavor: 's-1vcpu-2gb' } });
       secrets.push(created.body.root_password, created.body.ssh_key.private_key.split('\n')[2]);
       await runtime.call('GET', `/api/v1/instances/${created.body.instance_id}`, { apiKey: account.apiKey });
