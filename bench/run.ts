@@ -1,5 +1,5 @@
 import '../infra/local/env-defaults';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { routes } from '../infra/routes';
@@ -170,7 +170,10 @@ async function coldStarts(server: BenchServer): Promise<ColdStart[]> {
     OpenApiDocument: () => apiEvent({ method: 'GET', routePath: '/api/v1/openapi.json', path: '/api/v1/openapi.json' }),
     NotFound: () => apiEvent({ method: 'GET', routePath: '$default', path: '/nowhere' }),
   };
-  const results = [await measureColdStart('hello-world', await bundle('hello-world', 'bench/hello-handler.ts'), {}, () => ({}))];
+  const results = [
+    await measureColdStart('hello-world', await bundle('hello-world', 'bench/hello-handler.ts'), {}, () => ({})),
+    await measureColdStart('sdk-floor', await bundle('sdk-floor', 'bench/sdk-floor-handler.ts'), server.handlerEnv, () => ({})),
+  ];
   for (const route of routes) {
     const event = events[route.name];
     const bundlePath = await bundle(route.name, route.entry);
@@ -292,7 +295,9 @@ try {
   };
   mkdirSync(resolve(repositoryRoot, 'bench'), { recursive: true });
   writeFileSync(resolve(repositoryRoot, 'bench/results.json'), `${JSON.stringify(results, null, 2)}\n`);
-  writeFileSync(resolve(repositoryRoot, 'bench/results.md'), writeReport(results));
+  const baselineFile = resolve(repositoryRoot, 'bench/baseline.json');
+  const baseline = existsSync(baselineFile) ? (JSON.parse(readFileSync(baselineFile, 'utf8')) as BenchResults) : undefined;
+  writeFileSync(resolve(repositoryRoot, 'bench/results.md'), writeReport(results, baseline));
   log('wrote bench/results.md and bench/results.json');
 } finally {
   await server.stop();
