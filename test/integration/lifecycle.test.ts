@@ -184,6 +184,18 @@ describe('POST /api/v1/instances/{instance_id}/actions', () => {
       await runtime.waitForJob(apiKey, retried.body.job_id);
     });
 
+    it('answers 502 "Upstream error" when the upstream keeps failing past the retries', async () => {
+      const { apiKey } = await runtime.newAccount();
+      const instance = await runtime.activeInstance(apiKey);
+      await runtime.simulator.control.faults({ fail_next: 5, status: 503, match: 'POST /v2/droplets/' });
+
+      const response = await action(apiKey, instance.instance_id, { type: 'power_off' });
+      await runtime.simulator.control.faults({ fail_next: 0 });
+
+      expect([response.status, response.body.error]).toEqual([502, 'Upstream error']);
+      expect((await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey })).body.status).toBe('active');
+    });
+
     it('answers 503 "Tier capacity exhausted" when the resize target tier is full, and holds nothing', async () => {
       const { apiKey } = await runtime.newAccount();
       const instance = await runtime.activeInstance(apiKey, 's-1vcpu-2gb');
