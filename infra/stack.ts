@@ -30,6 +30,9 @@ interface ServiceConfig {
   readonly instanceDomainSuffix: string;
   readonly upstreamBaseUrl: string;
   readonly provisionTimeoutSeconds: number;
+  /** Sizing: the IPv4 pool and each flavor's tier capacity until an operator sets them (ops CLI). */
+  readonly ipv4PoolSize: number;
+  readonly tierCapacity: number;
 }
 
 function contextValue(scope: Construct, key: string, fallback: string | undefined): string {
@@ -38,18 +41,22 @@ function contextValue(scope: Construct, key: string, fallback: string | undefine
   return String(value);
 }
 
+function positiveIntegerContext(scope: Construct, key: string, fallback: string): number {
+  const value = Number(contextValue(scope, key, fallback));
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`context ${key} must be a positive integer`);
+  return value;
+}
+
 function configFromContext(scope: Construct): ServiceConfig {
   const stage = stageOf(scope);
-  const provisionTimeoutSeconds = Number(contextValue(scope, 'provisionTimeoutSeconds', '600'));
-  if (!Number.isInteger(provisionTimeoutSeconds) || provisionTimeoutSeconds <= 0) {
-    throw new Error('context provisionTimeoutSeconds must be a positive integer');
-  }
   return {
     stage,
     // Only dev may fall back to the placeholder domain; a real stage must name its own.
     instanceDomainSuffix: contextValue(scope, 'instanceDomainSuffix', stage === 'dev' ? 'vps.example.net' : undefined),
     upstreamBaseUrl: contextValue(scope, 'upstreamBaseUrl', 'https://api.digitalocean.com'),
-    provisionTimeoutSeconds,
+    provisionTimeoutSeconds: positiveIntegerContext(scope, 'provisionTimeoutSeconds', '600'),
+    ipv4PoolSize: positiveIntegerContext(scope, 'ipv4PoolSize', stage === 'prod' ? '1000' : '50'),
+    tierCapacity: positiveIntegerContext(scope, 'tierCapacity', stage === 'prod' ? '200' : '10'),
   };
 }
 
@@ -86,6 +93,8 @@ export class ServiceStack extends Stack {
       environment: {
         INSTANCE_DOMAIN_SUFFIX: config.instanceDomainSuffix,
         PROVISION_TIMEOUT_SECONDS: String(config.provisionTimeoutSeconds),
+        DEFAULT_IPV4_POOL_SIZE: String(config.ipv4PoolSize),
+        DEFAULT_TIER_CAPACITY: String(config.tierCapacity),
       },
     };
 

@@ -333,6 +333,23 @@ describe('ServiceStack (dev)', () => {
   });
 });
 
+describe('ServiceStack sizing from context', () => {
+  it('passes stage, budgets and pool sizes from context to every function, with stage defaults', () => {
+    const sized = synthesize('dev', { ipv4PoolSize: '300', tierCapacity: '40', provisionTimeoutSeconds: '900' }).template;
+    const defaults = synthesize('dev').template;
+    const environmentOf = (template: Template) =>
+      Object.values(template.findResources('AWS::Lambda::Function')).map((fn) => fn.Properties.Environment.Variables as Record<string, string>);
+
+    for (const variables of environmentOf(sized)) {
+      expect(variables).toMatchObject({ STAGE: 'dev', DEFAULT_IPV4_POOL_SIZE: '300', DEFAULT_TIER_CAPACITY: '40', PROVISION_TIMEOUT_SECONDS: '900' });
+    }
+    for (const variables of environmentOf(defaults)) {
+      expect(variables).toMatchObject({ DEFAULT_IPV4_POOL_SIZE: '50', DEFAULT_TIER_CAPACITY: '10', PROVISION_TIMEOUT_SECONDS: '600' });
+    }
+    expect(() => synthesize('dev', { tierCapacity: 'many' })).toThrow('context tierCapacity must be a positive integer');
+  });
+});
+
 describe('ServiceStack (prod)', () => {
   let stack: ServiceStack;
   let template: Template;
