@@ -110,6 +110,9 @@ function usdOf(micros: number): string {
   return `${micros < 0 && cents > 0 ? '-' : ''}${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
 }
 
+/** An amount for people: `$12.34`, `-$1.00`. */
+const dollars = (micros: number) => (usdOf(micros).startsWith('-') ? `-$${usdOf(-micros)}` : `$${usdOf(micros)}`);
+
 /** An amount both ways: `<name>_usd` to read, `<name>_micros` exact. */
 const money = <N extends string>(name: N, micros: number) =>
   ({ [`${name}_usd`]: usdOf(micros), [`${name}_micros`]: micros }) as Record<`${N}_usd`, string> & Record<`${N}_micros`, number>;
@@ -161,7 +164,7 @@ function moneyCommand(summary: string, verb: string, move: (accountId: string, m
         const account = await move(id, micros);
         return {
           json: { ...accountView(account), ...money('amount', micros) },
-          text: `${id}: ${verb} $${usdOf(micros)}; balance $${usdOf(account.balance)}${account.billing_paused ? ' (billing paused)' : ''}`,
+          text: `${id}: ${verb} ${dollars(micros)}; balance ${dollars(account.balance)}${account.billing_paused ? ' (billing paused)' : ''}`,
         };
       };
     },
@@ -280,7 +283,7 @@ const commands = new Map<string, Command>([
         const report = await runMeter();
         return {
           json: { periods_charged: report.periodsCharged, ...money('amount_charged', report.amountCharged), accounts_billed: report.accountsBilled },
-          text: `meter: ${report.periodsCharged} periods charged, $${usdOf(report.amountCharged)} from ${report.accountsBilled} accounts`,
+          text: `meter: ${report.periodsCharged} periods charged, ${dollars(report.amountCharged)} from ${report.accountsBilled} accounts`,
         };
       },
     }),
