@@ -33,6 +33,8 @@ interface ServiceConfig {
   /** Sizing: the IPv4 pool and each flavor's tier capacity until an operator sets them (ops CLI). */
   readonly ipv4PoolSize: number;
   readonly tierCapacity: number;
+  /** Comma-separated origins of the service's web pages when they live on another host than the API. */
+  readonly trustedOrigins: string;
 }
 
 function contextValue(scope: Construct, key: string, fallback: string | undefined): string {
@@ -57,6 +59,7 @@ function configFromContext(scope: Construct): ServiceConfig {
     provisionTimeoutSeconds: positiveIntegerContext(scope, 'provisionTimeoutSeconds', '600'),
     ipv4PoolSize: positiveIntegerContext(scope, 'ipv4PoolSize', stage === 'prod' ? '1000' : '50'),
     tierCapacity: positiveIntegerContext(scope, 'tierCapacity', stage === 'prod' ? '200' : '10'),
+    trustedOrigins: String(scope.node.tryGetContext('trustedOrigins') ?? ''),
   };
 }
 
@@ -95,6 +98,7 @@ export class ServiceStack extends Stack {
         PROVISION_TIMEOUT_SECONDS: String(config.provisionTimeoutSeconds),
         DEFAULT_IPV4_POOL_SIZE: String(config.ipv4PoolSize),
         DEFAULT_TIER_CAPACITY: String(config.tierCapacity),
+        TRUSTED_ORIGINS: config.trustedOrigins,
       },
     };
 

@@ -20,10 +20,14 @@ export interface Config {
     readonly token: string | undefined;
     readonly tokenSecretArn: string | undefined;
     readonly timeoutMs: number;
+    /** Per-call budget for upstream calls made while a client waits. */
+    readonly requestTimeoutMs: number;
     /** Time budget for the live-status read in GET detail. */
     readonly liveStatusTimeoutMs: number;
   };
   readonly instanceDomainSuffix: string;
+  /** Origins (scheme://host[:port]) of the service's own web pages when they are served from another host. */
+  readonly trustedOrigins: readonly string[];
   readonly provisionTimeoutSeconds: number;
   /** Budget for one upstream action (power, resize phase) or for destroying a server. */
   readonly actionTimeoutSeconds: number;
@@ -58,9 +62,11 @@ function load(): Config {
       token: process.env.UPSTREAM_TOKEN || undefined,
       tokenSecretArn: process.env.UPSTREAM_TOKEN_SECRET_ARN || undefined,
       timeoutMs: integer('UPSTREAM_TIMEOUT_MS', 10_000),
+      requestTimeoutMs: integer('UPSTREAM_REQUEST_TIMEOUT_MS', 4_000),
       liveStatusTimeoutMs: integer('LIVE_STATUS_TIMEOUT_MS', 800),
     },
     instanceDomainSuffix: process.env.INSTANCE_DOMAIN_SUFFIX ?? 'vps.example.net',
+    trustedOrigins: (process.env.TRUSTED_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean),
     provisionTimeoutSeconds: integer('PROVISION_TIMEOUT_SECONDS', 600),
     actionTimeoutSeconds: integer('ACTION_TIMEOUT_SECONDS', 900),
     defaultIpv4PoolSize: integer('DEFAULT_IPV4_POOL_SIZE', 1000),

@@ -29,12 +29,9 @@ async function requireAccount(accountId: string): Promise<Account> {
 export async function deposit(accountId: string, amountMicros: number, entryId = `deposit#${randomUUID()}`): Promise<Account> {
   if (!Number.isSafeInteger(amountMicros) || amountMicros <= 0) throw new Error('a deposit is a positive amount');
   await recordLedgerEntry({ account_id: accountId, entry_id: entryId, kind: 'deposit', amount: amountMicros, created_at: new Date().toISOString() });
-  const account = await requireAccount(accountId);
-  if (account.billing_paused && account.balance > 0 && (await setBillingPaused(accountId, false))) {
-    logger.info('billing pause lifted', { account_id: accountId });
-    return { ...account, billing_paused: false };
-  }
-  return account;
+  // Conditional on the balance being above zero now, so it needs no read first.
+  if (await setBillingPaused(accountId, false)) logger.info('billing pause lifted', { account_id: accountId });
+  return requireAccount(accountId);
 }
 
 /** A manual debit (operators); it applies the billing pause exactly as the meter does. */
@@ -56,15 +53,16 @@ export async function charge(accountId: string, amountMicros: number, descriptio
  * system. Safe to repeat: an instance busy or refused now is powered off on a later run.
  */
 export async function enforceBillingPause(accountId: string): Promise<Account> {
-  const account = await requireAccount(accountId);
-  if (account.balance > 0) return account;
-  if (!account.billing_paused && (await setBillingPaused(accountId, true))) {
+  if (await setBillingPaused(accountId, true)) {
     logger.warn('account billing-paused', { account_id: accountId });
     countMetric(metricNames.billingPauses);
   }
+  // Decide on a fresh read: a deposit that landed meanwhile keeps the servers running.
+  const account = await requireAccount(accountId);
+  if (!account.billing_paused) return account;
   const running = (await listOwnedInstances(accountId)).filter((i) => i.status === 'active' && i.active_job_id === null);
   await Promise.all(running.map(powerOffForBilling));
-  return { ...account, billing_paused: true };
+  return account;
 }
 
 export interface MeterReport {
@@ -79,6 +77,26 @@ function chargeableUntil(instance: InstanceItem, nowMs: number): number {
   return instance.deleted_at === null ? boundary : Math.min(Date.parse(instance.deleted_at), nowMs);
 }
 
+/** Charges one instance up to now; the amount, or undefined when there was nothing (left) to charge. */
+async function meterInstance(instance: InstanceItem, nowMs: number): Promise<number | undefined> {
+  if (instance.metered_until === null) return undefined;
+  const start = Date.parse(instance.metered_until);
+  const end = chargeableUntil(instance, nowMs);
+  if (end <= start) return undefined;
+  const amount = periodCharge(instance, end - start);
+  const charged = await recordMeteredPeriod({
+    account_id: instance.account_id,
+    entry_id: `meter#${instance.instance_id}#${instance.metered_until}`,
+    kind: 'meter',
+    amount: -amount,
+    instance_id: instance.instance_id,
+    period_start: instance.metered_until,
+    period_end: new Date(end).toISOString(),
+    created_at: new Date(nowMs).toISOString(),
+  });
+  return charged ? amount : undefined;
+}
+
 /**
  * Charges every instance from its activation until now (or its deletion), one transaction per instance: ledger
  * entry with a deterministic id, balance, and `metered_until`, conditioned on `metered_until` not having moved,
@@ -89,29 +107,23 @@ export async function runMeter(nowMs = Date.now()): Promise<MeterReport> {
   const billed = new Set<string>();
   let periodsCharged = 0;
   let amountCharged = 0;
+  const failures: unknown[] = [];
   for (const instance of metered) {
-    if (instance.metered_until === null) continue;
-    const start = Date.parse(instance.metered_until);
-    const end = chargeableUntil(instance, nowMs);
-    if (end <= start) continue;
-    const amount = periodCharge(instance, end - start);
-    const charged = await recordMeteredPeriod({
-      account_id: instance.account_id,
-      entry_id: `meter#${instance.instance_id}#${instance.metered_until}`,
-      kind: 'meter',
-      amount: -amount,
-      instance_id: instance.instance_id,
-      period_start: instance.metered_until,
-      period_end: new Date(end).toISOString(),
-      created_at: new Date(nowMs).toISOString(),
-    });
-    if (!charged) continue;
-    periodsCharged += 1;
-    amountCharged += amount;
-    billed.add(instance.account_id);
+    try {
+      const charged = await meterInstance(instance, nowMs);
+      if (charged === undefined) continue;
+      periodsCharged += 1;
+      amountCharged += charged;
+      billed.add(instance.account_id);
+    } catch (error) {
+      // One instance that cannot be charged now (it is charged on a later run) must not stop the others.
+      logger.error('could not meter an instance', { instance_id: instance.instance_id, error });
+      failures.push(error);
+    }
   }
   for (const accountId of billed) await enforceBillingPause(accountId);
   logger.info('meter run', { periodsCharged, amountCharged, accountsBilled: billed.size });
   countMetric(metricNames.meteredPeriods, periodsCharged);
+  if (failures.length > 0) throw new AggregateError(failures, `${failures.length} instance(s) could not be metered`);
   return { periodsCharged, amountCharged, accountsBilled: billed.size };
 }

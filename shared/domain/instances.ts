@@ -50,18 +50,22 @@ export function toSummary(item: InstanceItem): InstanceSummary {
   };
 }
 
-export const upstreamTagOf = (instanceId: number) => `instance-${instanceId}`;
-/** Every server we create carries this tag too, so that servers left behind can be found and destroyed. */
-export const SERVICE_TAG = 'vps-service';
+/**
+ * Every server we create carries the deployment's tag, so that servers left behind can be found and destroyed, and
+ * one for its instance, which makes creation idempotent. Both name the stage, so that two stages sharing one
+ * upstream account never adopt or destroy each other's servers.
+ */
+export const serviceTag = () => `vps-${config().stage}`;
+export const upstreamTagOf = (instanceId: number) => `${serviceTag()}-instance-${instanceId}`;
 
 /** Accepts a deploy: validates, reserves capacity, records the instance and its job, and starts provisioning. */
 export async function createInstance(account: Account, body: CreateInstanceBody): Promise<InstanceDetail> {
   const plan = orderablePlan(body.flavor);
+  const keyName = `${body.project_name}-key`;
+  const sshKey = body.ssh_public_key === undefined ? null : parsePublicKey(body.ssh_public_key, keyName);
   if (account.balance <= DEPLOY_MIN_BALANCE_MICROS) {
     throw paymentRequired('Insufficient balance to deploy: the balance must be above $3.00');
   }
-  const keyName = `${body.project_name}-key`;
-  const sshKey = body.ssh_public_key === undefined ? null : parsePublicKey(body.ssh_public_key, keyName);
 
   const instanceId = await nextSequenceValue('instance_id');
   const now = new Date().toISOString();

@@ -46,9 +46,12 @@ export async function startWorkflow(workflow: WorkflowName, job: Job, input: Rec
   );
 }
 
+/** Job ids are UUIDs; anything else cannot name a job (and is never looked up). */
+const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 /** GET /jobs/{id}: the caller's own jobs only; anyone else's is the same 404 as a missing one. */
 export async function getJobView(accountId: string, jobId: string | undefined): Promise<JobView> {
-  const job = jobId ? await getJob(jobId) : undefined;
+  const job = jobId && JOB_ID.test(jobId) ? await getJob(jobId) : undefined;
   if (!job || job.account_id !== accountId) throw notFound('Job not found');
   const { account_id: _owner, ...view } = job;
   return view;

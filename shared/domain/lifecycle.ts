@@ -10,9 +10,9 @@ import {
 } from '../store/instances';
 import { finishJob, type Job } from '../store/jobs';
 import type { ActionBody, ActionResult, ActionType, DeleteResult, InstanceStatus } from '../schemas/instances';
-import { upstream } from '../upstream';
+import { upstreamForRequests } from '../upstream';
 import { UpstreamPermanentError, UpstreamTransientError, type UpstreamActionRequest } from '../upstream/driver';
-import { withTransientRetry } from '../upstream/retry';
+import { refusedUnprocessed, withTransientRetry } from '../upstream/retry';
 import { ApiError, namedError, forbidden, instanceNotFound, lifecycleConflict, paymentRequired, serviceUnavailable, badRequest } from './errors';
 import { orderablePlan, type Plan } from './flavors';
 import { newJob, startWorkflow, workflowOfJob } from './jobs';
@@ -59,7 +59,8 @@ function firstUpstreamAction(type: ActionType, instance: InstanceItem, target: P
 /** Undoes an accepted action that never got going: status, lock and any reserved tier go back as they were. */
 async function withdrawAction(instance: InstanceItem, job: Job, reason: string): Promise<void> {
   await updateInstanceWithRetry(instance.instance_id, (current) =>
-    current.active_job_id === job.job_id
+    // A delete that came in meanwhile owns the instance now, capacity included.
+    current.active_job_id === job.job_id && current.deleted_at === null
       ? {
           changes: { status: instance.status, active_job_id: null, pending_plan: null },
           release: current.pending_plan ? [{ kind: 'tier', flavor: current.pending_plan.flavor }] : [],
@@ -129,8 +130,9 @@ async function launchAction(instance: InstanceItem, type: ActionType, target: Pl
   if (serverId === null) throw new Error(`instance ${instance.instance_id} is ${instance.status} without an upstream server`);
   let actionId: number;
   try {
-    const driver = await upstream();
-    actionId = (await withTransientRetry(() => driver.startAction(serverId, request))).id;
+    const driver = await upstreamForRequests();
+    // Only refusals are sent again: a timed-out action may have been taken, and a second one would be refused.
+    actionId = (await withTransientRetry(() => driver.startAction(serverId, request), { retryable: refusedUnprocessed })).id;
   } catch (error) {
     if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
     logger.warn('upstream refused an action', { type, status: error.status });

@@ -6,7 +6,7 @@ import { finishJob } from '../store/jobs';
 import { upstream } from '../upstream';
 import type { UpstreamDriver, UpstreamServer } from '../upstream/driver';
 import type { InstanceStatus } from '../schemas/instances';
-import { SERVICE_TAG, upstreamTagOf } from './instances';
+import { serviceTag, upstreamTagOf } from './instances';
 
 export const UBUNTU_IMAGE = 'ubuntu-24-04-x64';
 
@@ -48,7 +48,7 @@ async function ensureServer(driver: UpstreamDriver, instance: InstanceItem): Pro
   if (existing) return existing;
   return driver.createServer({
     name: `vps-${instance.instance_id}`,
-    tags: [tag, SERVICE_TAG],
+    tags: [tag, serviceTag()],
     size: instance.plan.flavor,
     image: UBUNTU_IMAGE,
     userData: userDataFor(instance),

@@ -5,7 +5,7 @@ import { getInstanceItem, scanInstancesByStatus, type InstanceItem } from '../st
 import { finishJob, insertJob, listRunningJobs, type Job } from '../store/jobs';
 import { upstream } from '../upstream';
 import { settleAction } from './action-steps';
-import { SERVICE_TAG } from './instances';
+import { serviceTag } from './instances';
 import { executionArnOf, newJob, startWorkflow } from './jobs';
 import { failProvision } from './provisioning';
 
@@ -66,10 +66,11 @@ async function repair(instance: InstanceItem): Promise<Repair | undefined> {
 /** Destroys our tagged servers that no live instance owns; returns how many. */
 async function destroyLeakedServers(): Promise<number> {
   const driver = await upstream();
-  const servers = await driver.listServersByTag(SERVICE_TAG);
+  const servers = await driver.listServersByTag(serviceTag());
+  const instanceTag = new RegExp(`^${serviceTag()}-instance-(\\d+)$`);
   let destroyed = 0;
   for (const server of servers) {
-    const instanceId = Number(server.tags.map((tag) => /^instance-(\d+)$/.exec(tag)?.[1]).find(Boolean));
+    const instanceId = Number(server.tags.map((tag) => instanceTag.exec(tag)?.[1]).find(Boolean));
     const instance = Number.isSafeInteger(instanceId) && instanceId > 0 ? await getInstanceItem(instanceId) : undefined;
     // A deleting instance's own workflow destroys its server; anything else without a live instance is a leak.
     if (instance && !['destroyed', 'failed'].includes(instance.status)) continue;

@@ -3,7 +3,7 @@ import { forbidden, rateLimitExceeded, unauthorized } from '../domain/errors';
 import { fixedWindow, rateLimits, type RateLimitName, type WindowState } from '../domain/rate-limits';
 import { getAccount, type Account } from '../store/accounts';
 import { getApiKeyByHash, touchApiKey, type ApiKey } from '../store/api-keys';
-import { hitWindow } from '../store/counters';
+import { giveBackWindow, hitWindow } from '../store/counters';
 import { logger } from '../observability';
 
 export interface BearerPrincipal {
@@ -13,20 +13,39 @@ export interface BearerPrincipal {
 
 const BEARER = /^Bearer +(\S+)$/i;
 
-/** Counts the request in each window the route is subject to, all in parallel. */
+/**
+ * Counts the request in each window the route is subject to, all at once. A request refused by one window gives
+ * back what it took from the narrower ones (the deploy quota), so that a refused create never uses up deploys;
+ * the general window keeps it, since every authenticated request counts there.
+ */
 export async function countRequest(accountId: string, limits: readonly RateLimitName[], nowMs: number): Promise<WindowState[]> {
-  return Promise.all(
+  const counted = await Promise.all(
     limits.map(async (name) => {
       const window = fixedWindow(name, nowMs);
-      const hit = await hitWindow(`rate#${name}#${accountId}#${window.startsAt}`, rateLimits[name].limit, window.endsAt);
+      const counter = `rate#${name}#${accountId}#${window.startsAt}`;
+      const hit = await hitWindow(counter, rateLimits[name].limit, window.endsAt);
       return {
-        name,
-        remaining: Math.max(0, rateLimits[name].limit - hit.count),
-        resetSeconds: window.resetSeconds,
-        exceeded: !hit.allowed,
+        counter,
+        state: {
+          name,
+          remaining: Math.max(0, rateLimits[name].limit - hit.count),
+          resetSeconds: window.resetSeconds,
+          exceeded: !hit.allowed,
+        },
       };
     }),
   );
+  if (counted.some(({ state }) => state.exceeded)) {
+    await Promise.all(
+      counted
+        .filter(({ state }) => !state.exceeded && state.name !== 'general')
+        .map(async ({ counter, state }) => {
+          await giveBackWindow(counter);
+          Object.assign(state, { remaining: state.remaining + 1 });
+        }),
+    );
+  }
+  return counted.map(({ state }) => state);
 }
 
 /**

@@ -64,9 +64,13 @@ export async function resolveIdempotencyKey(
   return { kind: 'claimed', key: scopedKey };
 }
 
-/** Keeps what the first request answered (success or client error) for replay; gives the key up otherwise. */
+/**
+ * Keeps what the first request answered for replay: successes and refusals that a retry would meet again (bad
+ * input, not found, no funds). Gives the key up for answers that depend on the moment (409 conflicts, 429, 5xx),
+ * so that a retry with the same key is processed afresh.
+ */
 export async function settleIdempotencyKey(scopedKey: string, response: ApiResponse): Promise<void> {
-  if (response.statusCode >= 500 || response.statusCode === 429) {
+  if (response.statusCode >= 500 || response.statusCode === 429 || response.statusCode === 409) {
     await releaseIdempotencyKey(scopedKey);
     return;
   }

@@ -3,6 +3,7 @@ import { constantTimeEqual, sha256Hex } from '../domain/crypto';
 import { forbidden, unauthorized } from '../domain/errors';
 import { getAccount, type Account } from '../store/accounts';
 import { getSession, type Session } from '../store/sessions';
+import { config } from '../config';
 
 export interface SessionPrincipal {
   readonly account: Account;
@@ -20,10 +21,14 @@ function sessionTokenOf(event: APIGatewayProxyEventV2): string | undefined {
   return undefined;
 }
 
-/** A state-changing request from another site is refused before its token is even looked at. */
+/**
+ * A state-changing request from another site is refused before its token is even looked at. Same origin means the
+ * API's own host, or one of the configured origins of the service's web pages.
+ */
 function isCrossSite(event: APIGatewayProxyEventV2): boolean {
-  if (event.headers['sec-fetch-site'] === 'cross-site') return true;
   const origin = event.headers.origin;
+  if (origin !== undefined && config().trustedOrigins.includes(origin)) return false;
+  if (event.headers['sec-fetch-site'] === 'cross-site') return true;
   if (origin === undefined) return false;
   try {
     return new URL(origin).host !== event.headers.host;

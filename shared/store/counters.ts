@@ -5,6 +5,7 @@ import * as z from 'zod';
 import { dynamo } from '../aws';
 import { config, tableName } from '../config';
 import { TTL_ATTRIBUTE } from '../../infra/tables';
+import { whenConditionHolds } from './dynamo-helpers';
 
 /** Ids are reserved this many at a time, so that most creates pay no round trip for their id. */
 const SEQUENCE_BLOCK = 20;
@@ -66,6 +67,22 @@ export async function hitWindow(name: string, limit: number, windowEndsAtSeconds
     }
     throw error;
   }
+}
+
+/** Returns one request to a window (it was counted, then refused elsewhere). */
+export async function giveBackWindow(name: string): Promise<void> {
+  await whenConditionHolds(
+    dynamo().send(
+      new UpdateCommand({
+        TableName: tableName('counters'),
+        Key: { name },
+        UpdateExpression: 'ADD #count :minusOne',
+        ConditionExpression: '#count > :zero',
+        ExpressionAttributeNames: { '#count': 'count' },
+        ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
+      }),
+    ),
+  );
 }
 
 export type CapacityPool = { kind: 'ipv4' } | { kind: 'tier'; flavor: string };

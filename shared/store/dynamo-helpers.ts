@@ -1,5 +1,12 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { QueryCommand, ScanCommand, type QueryCommandInput, type ScanCommandInput } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  QueryCommand,
+  ScanCommand,
+  TransactWriteCommand,
+  type QueryCommandInput,
+  type ScanCommandInput,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import type * as z from 'zod';
 import { dynamo } from '../aws';
 
@@ -29,4 +36,25 @@ export async function readAll<T extends z.ZodType>(
     startKey = page.LastEvaluatedKey;
   } while (startKey);
   return items;
+}
+
+const CONFLICT_ATTEMPTS = 5;
+
+/**
+ * A transaction that is retried, with jitter, when it only collided with another transaction on the same items
+ * (DynamoDB cancels both rather than queue them, and the SDK does not retry that). A failed condition is an
+ * answer, not a collision, and is passed on at once.
+ */
+export async function transactWrite(input: TransactWriteCommandInput): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await dynamo().send(new TransactWriteCommand(input));
+      return;
+    } catch (error) {
+      const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
+      const collidedOnly = reasons.some((r) => r.Code === 'TransactionConflict') && !reasons.some((r) => r.Code === 'ConditionalCheckFailed');
+      if (!collidedOnly || attempt >= CONFLICT_ATTEMPTS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 25 * 2 ** attempt));
+    }
+  }
 }

@@ -1,9 +1,9 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
-import { readAll, whenConditionHolds } from './dynamo-helpers';
+import { readAll, transactWrite, whenConditionHolds } from './dynamo-helpers';
 import { instanceDetailSchema, instanceStatusSchema, planSchema, type InstanceStatus } from '../schemas/instances';
 import { newJobPut, type Job } from './jobs';
 import { releaseCapacityItem, reserveCapacityItem, type CapacityPool } from './counters';
@@ -58,21 +58,19 @@ function exhaustedPool(error: unknown, reserve: readonly CapacityPool[]): Capaci
 export async function insertInstanceReservingCapacity(instance: InstanceItem, job: Job): Promise<void> {
   const reserve = heldPools(instance);
   try {
-    await dynamo().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          ...reserve.map(reserveCapacityItem),
-          {
-            Put: {
-              TableName: tableName('instances'),
-              Item: instanceItemSchema.parse({ ...instance, updated_at: instance.created_at }),
-              ConditionExpression: 'attribute_not_exists(instance_id)',
-            },
+    await transactWrite({
+      TransactItems: [
+        ...reserve.map(reserveCapacityItem),
+        {
+          Put: {
+            TableName: tableName('instances'),
+            Item: instanceItemSchema.parse({ ...instance, updated_at: instance.created_at }),
+            ConditionExpression: 'attribute_not_exists(instance_id)',
           },
-          newJobPut(job),
-        ],
-      }),
-    );
+        },
+        newJobPut(job),
+      ],
+    });
   } catch (error) {
     const pool = exhaustedPool(error, reserve);
     if (pool) throw new CapacityExhaustedError(pool.kind);
@@ -184,24 +182,22 @@ export async function updateInstanceAtVersion(instance: InstanceItem, update: Ve
   const reserve = update.reserve ?? [];
   const expression = setExpression(update.changes);
   try {
-    await dynamo().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          ...reserve.map(reserveCapacityItem),
-          ...(update.release ?? []).map(releaseCapacityItem),
-          {
-            Update: {
-              TableName: tableName('instances'),
-              Key: { instance_id: instance.instance_id },
-              ...expression,
-              ConditionExpression: 'version = :version',
-              ExpressionAttributeValues: { ...expression.ExpressionAttributeValues, ':version': instance.version },
-            },
+    await transactWrite({
+      TransactItems: [
+        ...reserve.map(reserveCapacityItem),
+        ...(update.release ?? []).map(releaseCapacityItem),
+        {
+          Update: {
+            TableName: tableName('instances'),
+            Key: { instance_id: instance.instance_id },
+            ...expression,
+            ConditionExpression: 'version = :version',
+            ExpressionAttributeValues: { ...expression.ExpressionAttributeValues, ':version': instance.version },
           },
-          ...(update.job ? [newJobPut(update.job)] : []),
-        ],
-      }),
-    );
+        },
+        ...(update.job ? [newJobPut(update.job)] : []),
+      ],
+    });
     return true;
   } catch (error) {
     const pool = exhaustedPool(error, reserve);

@@ -1,9 +1,7 @@
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
-import { dynamo } from '../aws';
 import { tableName } from '../config';
-import { readAll } from './dynamo-helpers';
+import { readAll, transactWrite } from './dynamo-helpers';
 
 export const ledgerEntrySchema = z.object({
   account_id: z.string(),
@@ -53,11 +51,9 @@ function isDuplicateEntry(error: unknown): boolean {
  */
 export async function recordLedgerEntry(entry: LedgerEntry): Promise<boolean> {
   try {
-    await dynamo().send(
-      new TransactWriteCommand({
-        TransactItems: [entryPut(entry), balanceUpdate(entry.account_id, entry.amount, entry.kind === 'deposit')],
-      }),
-    );
+    await transactWrite({
+      TransactItems: [entryPut(entry), balanceUpdate(entry.account_id, entry.amount, entry.kind === 'deposit')],
+    });
     return true;
   } catch (error) {
     if (isDuplicateEntry(error)) return false;
@@ -72,23 +68,21 @@ export async function recordLedgerEntry(entry: LedgerEntry): Promise<boolean> {
  */
 export async function recordMeteredPeriod(entry: LedgerEntry & { instance_id: number; period_start: string; period_end: string }): Promise<boolean> {
   try {
-    await dynamo().send(
-      new TransactWriteCommand({
-        TransactItems: [
-          entryPut(entry),
-          balanceUpdate(entry.account_id, entry.amount, false),
-          {
-            Update: {
-              TableName: tableName('instances'),
-              Key: { instance_id: entry.instance_id },
-              UpdateExpression: 'SET metered_until = :end',
-              ConditionExpression: 'metered_until = :start',
-              ExpressionAttributeValues: { ':start': entry.period_start, ':end': entry.period_end },
-            },
+    await transactWrite({
+      TransactItems: [
+        entryPut(entry),
+        balanceUpdate(entry.account_id, entry.amount, false),
+        {
+          Update: {
+            TableName: tableName('instances'),
+            Key: { instance_id: entry.instance_id },
+            UpdateExpression: 'SET metered_until = :end',
+            ConditionExpression: 'metered_until = :start',
+            ExpressionAttributeValues: { ':start': entry.period_start, ':end': entry.period_end },
           },
-        ],
-      }),
-    );
+        },
+      ],
+    });
     return true;
   } catch (error) {
     if (error instanceof TransactionCanceledException && error.CancellationReasons?.some((r) => r.Code === 'ConditionalCheckFailed')) {

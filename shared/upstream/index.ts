@@ -32,5 +32,8 @@ function driverWithTimeout(timeoutMs: number): Promise<UpstreamDriver> {
 /** The driver for workflow steps and actions, with the normal per-call timeout. */
 export const upstream = () => driverWithTimeout(config().upstream.timeoutMs);
 
+/** The driver for calls made while a client waits (starting an action): bounded well within the API's timeout. */
+export const upstreamForRequests = () => driverWithTimeout(config().upstream.requestTimeoutMs);
+
 /** The driver for reads made while a client waits for a quick answer (live status). */
 export const upstreamForLiveReads = () => driverWithTimeout(config().upstream.liveStatusTimeoutMs);

@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { upstreamTagOf } from '../../shared/domain/instances';
 import { dynamo } from '../../shared/aws';
 import { setCapacityLimit } from '../../shared/store/counters';
 import { ED25519_FINGERPRINT, ED25519_PUBLIC_KEY } from '../fixtures/ssh-keys';
@@ -47,7 +48,7 @@ describe('POST /api/v1/instances', () => {
     expect(active.ipv4).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
     expect(active.activated_at).toEqual(expect.any(String));
     expect(active.vps_id).not.toBe('');
-    expect(droplets(`instance-${created.body.instance_id}`)).toHaveLength(1);
+    expect(droplets(upstreamTagOf(created.body.instance_id))).toHaveLength(1);
   });
 
   it('keeps a supplied public key, fingerprinted as ssh-keygen does, and returns no private key', async () => {
@@ -107,7 +108,7 @@ describe('POST /api/v1/instances', () => {
     await runtime.simulator.control.faults({ fail_creates: false });
 
     expect(failed.status).toBe('failed');
-    expect(droplets(`instance-${created.body.instance_id}`)).toHaveLength(0);
+    expect(droplets(upstreamTagOf(created.body.instance_id))).toHaveLength(0);
     await runtime.stepFunctions.idle();
     expect(await capacityUsed('capacity#ipv4')).toBe(ipv4Before);
     expect(await capacityUsed('capacity#tier#s-4vcpu-8gb')).toBe(tierBefore);
@@ -121,7 +122,7 @@ describe('POST /api/v1/instances', () => {
     const settled = await runtime.waitForStatus(apiKey, created.body.instance_id, ['active', 'failed']);
 
     expect(settled.status).toBe('active');
-    expect(droplets(`instance-${created.body.instance_id}`)).toHaveLength(1);
+    expect(droplets(upstreamTagOf(created.body.instance_id))).toHaveLength(1);
   });
 
   it.each([

@@ -3,7 +3,8 @@ import { charge } from '../../shared/domain/billing';
 import { updateAccountFlags } from '../../shared/store/accounts';
 import { useTestRuntime, type TestAccount, type TestRuntime } from '../support/runtime';
 
-const runtime = useTestRuntime();
+const TRUSTED_PAGE = 'https://app.vps.example.net';
+const runtime = useTestRuntime({ env: { TRUSTED_ORIGINS: TRUSTED_PAGE } });
 
 interface Browser extends TestAccount {
   readonly cookie: string;
@@ -110,6 +111,14 @@ describe('POST /api/v1/keys', () => {
 
     expect([response.status, response.body.error]).toEqual([403, 'CSRF validation failed']);
     expect((await runtime.call('GET', '/api/v1/keys', { headers: { cookie: browser.cookie } })).body).toHaveLength(1);
+  });
+
+  it('accepts a configured page origin on another host', async () => {
+    const browser = await signedIn();
+
+    const response = await fromPage(browser, 'POST', '/api/v1/keys', { name: 'app' }, { origin: TRUSTED_PAGE, 'sec-fetch-site': 'same-site' });
+
+    expect(response.status).toBe(201);
   });
 
   it('refuses another session’s CSRF token', async () => {

@@ -1,4 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { upstreamTagOf } from '../../shared/domain/instances';
 import { dynamo } from '../../shared/aws';
 import { transitionInstance } from '../../shared/store/instances';
 import { setCapacityLimit } from '../../shared/store/counters';
@@ -184,10 +185,13 @@ describe('POST /api/v1/instances/{instance_id}/actions', () => {
       await runtime.waitForJob(apiKey, retried.body.job_id);
     });
 
-    it('answers 502 "Upstream error" when the upstream keeps failing past the retries', async () => {
+    it.each([
+      { why: 'keeps refusing past the retries', fault: { fail_next: 5, status: 429 } },
+      { why: 'fails in a way that may have taken the action (never sent twice)', fault: { fail_next: 1, status: 503 } },
+    ])('answers 502 "Upstream error" when the upstream $why', async ({ fault }) => {
       const { apiKey } = await runtime.newAccount();
       const instance = await runtime.activeInstance(apiKey);
-      await runtime.simulator.control.faults({ fail_next: 5, status: 503, match: 'POST /v2/droplets/' });
+      await runtime.simulator.control.faults({ ...fault, match: 'POST /v2/droplets/' });
 
       const response = await action(apiKey, instance.instance_id, { type: 'power_off' });
       await runtime.simulator.control.faults({ fail_next: 0 });
@@ -229,7 +233,7 @@ describe('DELETE /api/v1/instances/{instance_id}', () => {
     expect(list.body).toEqual([]);
     expect(again.status).toBe(404);
     expect(job).toMatchObject({ type: 'delete', status: 'succeeded' });
-    expect(runtime.simulator.state().droplets.filter((d) => d.tags.includes(`instance-${instance.instance_id}`))).toEqual([]);
+    expect(runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(instance.instance_id)))).toEqual([]);
     expect(await capacityUsed('capacity#tier#s-8vcpu-16gb')).toBe(tierBefore - 1);
   });
 
@@ -243,7 +247,7 @@ describe('DELETE /api/v1/instances/{instance_id}', () => {
     await runtime.stepFunctions.idle();
 
     expect(job.status).toBe('succeeded');
-    expect(runtime.simulator.state().droplets.filter((d) => d.tags.includes(`instance-${created.body.instance_id}`))).toEqual([]);
+    expect(runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(created.body.instance_id)))).toEqual([]);
     expect(await capacityUsed('capacity#ipv4')).toBe(ipv4Before);
   });
 

@@ -54,6 +54,17 @@ describe('rate limits', () => {
     expect(over.status).toBe(429);
   });
 
+  it('does not use deploy quota for a create the general limit refused', async () => {
+    const { apiKey } = await runtime.newAccount();
+    await awaitRoomyWindow();
+    await Promise.all(Array.from({ length: 60 }, () => runtime.call('GET', '/api/v1/instances', { apiKey })));
+
+    const refused = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'p', flavor: 's-1vcpu-2gb' } });
+
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('ratelimit')).toMatch(/"deploy";r=5;/);
+  });
+
   it('allows 5 deploys an hour and refuses the sixth with the wait in seconds', async () => {
     const { apiKey } = await runtime.newAccount({ depositUsd: '100' });
 

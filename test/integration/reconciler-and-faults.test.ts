@@ -1,3 +1,4 @@
+import { serviceTag, upstreamTagOf } from '../../shared/domain/instances';
 import { randomUUID } from 'node:crypto';
 import { reconcile } from '../../shared/domain/reconciler';
 import { upstream } from '../../shared/upstream';
@@ -11,7 +12,7 @@ const runtime = useTestRuntime();
 
 const later = () => Date.now() + 10 * 60_000;
 const action = (apiKey: string, id: number, body: unknown) => runtime.call('POST', `/api/v1/instances/${id}/actions`, { apiKey, body });
-const serversOf = (instanceId: number) => runtime.simulator.state().droplets.filter((d) => d.tags.includes(`instance-${instanceId}`));
+const serversOf = (instanceId: number) => runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(instanceId)));
 
 /** A job recorded as running whose workflow never started (as after a crash between the two). */
 function orphanJob(type: Job['type'], instance: { instance_id: number; account_id: string }): Job {
@@ -19,16 +20,18 @@ function orphanJob(type: Job['type'], instance: { instance_id: number; account_i
 }
 
 describe('reconciler', () => {
-  it('destroys tagged upstream servers that no live instance owns, and counts them', async () => {
+  it('destroys servers tagged for this stage that no live instance owns, and counts them', async () => {
     const driver = await upstream();
-    const orphan = await driver.createServer({ name: 'vps-999999', tags: ['instance-999999', 'vps-service'], size: 's-1vcpu-2gb', image: 'ubuntu-24-04-x64', userData: '' });
+    const orphan = await driver.createServer({ name: 'vps-999999', tags: [upstreamTagOf(999_999), serviceTag()], size: 's-1vcpu-2gb', image: 'ubuntu-24-04-x64', userData: '' });
     const foreign = await driver.createServer({ name: 'not-ours', tags: ['someone-else'], size: 's-1vcpu-2gb', image: 'ubuntu-24-04-x64', userData: '' });
+    const otherStage = await driver.createServer({ name: 'vps-999998', tags: ['vps-prod-instance-999998', 'vps-prod'], size: 's-1vcpu-2gb', image: 'ubuntu-24-04-x64', userData: '' });
 
     const report = await reconcile(later());
 
     expect(report.leakedServersDestroyed).toBe(1);
     expect(await driver.getServer(orphan.id)).toBeNull();
     expect(await driver.getServer(foreign.id)).not.toBeNull();
+    expect(await driver.getServer(otherStage.id)).not.toBeNull();
   });
 
   it('restarts a delete whose workflow never ran, and the instance ends destroyed with nothing held', async () => {
@@ -94,11 +97,11 @@ describe('reconciler', () => {
 });
 
 describe('faults', () => {
-  it('retries bursts of upstream 5xx and 429 during actions and deletes, and still completes them', async () => {
+  it('retries bursts of upstream 429 and 5xx during actions and deletes, and still completes them', async () => {
     const { apiKey } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey, 's-1vcpu-2gb');
 
-    await runtime.simulator.control.faults({ fail_next: 2, status: 503, match: 'POST /v2/droplets/' });
+    await runtime.simulator.control.faults({ fail_next: 2, status: 429, match: 'POST /v2/droplets/' });
     const resize = await action(apiKey, detail.instance_id, { type: 'resize', flavor: 's-2vcpu-4gb' });
     await runtime.simulator.control.faults({ fail_next: 3, status: 429, match: 'GET /v2/actions/' });
     const resized = await runtime.waitForJob(apiKey, resize.body.job_id);
@@ -136,6 +139,6 @@ describe('faults', () => {
     expect(refusedResize.status).toBe(503);
     expect(upstreamRefused.status).toBe(502);
     expect(await capacityCounters()).toEqual(await capacityHeldByInstances());
-    expect(runtime.simulator.state().droplets.every((d) => !d.tags.includes(`instance-${doomed.body.instance_id}`))).toBe(true);
+    expect(runtime.simulator.state().droplets.every((d) => !d.tags.includes(upstreamTagOf(doomed.body.instance_id)))).toBe(true);
   });
 });
