@@ -12,7 +12,7 @@ import { authenticateSession, type SessionPrincipal } from './session-auth';
 import { idempotencyKeyOf, resolveIdempotencyKey, settleIdempotencyKey } from './idempotency';
 import { json, type ApiResponse } from './responses';
 
-export const MAX_BODY_BYTES = 16 * 1024;
+const MAX_BODY_BYTES = 16 * 1024;
 
 type Event = APIGatewayProxyEventV2;
 

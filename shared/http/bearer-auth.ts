@@ -35,17 +35,14 @@ export async function countRequest(accountId: string, limits: readonly RateLimit
       };
     }),
   );
-  if (counted.some(({ state }) => state.exceeded)) {
-    await Promise.all(
-      counted
-        .filter(({ state }) => !state.exceeded && state.name !== 'general')
-        .map(async ({ counter, state }) => {
-          await giveBackWindow(counter);
-          Object.assign(state, { remaining: state.remaining + 1 });
-        }),
-    );
-  }
-  return counted.map(({ state }) => state);
+  if (!counted.some(({ state }) => state.exceeded)) return counted.map(({ state }) => state);
+  return Promise.all(
+    counted.map(async ({ counter, state }): Promise<WindowState> => {
+      if (state.exceeded || state.name === 'general') return state;
+      await giveBackWindow(counter);
+      return { ...state, remaining: state.remaining + 1 };
+    }),
+  );
 }
 
 /**

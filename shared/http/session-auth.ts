@@ -10,7 +10,7 @@ export interface SessionPrincipal {
   readonly session: Session;
 }
 
-export const SESSION_COOKIE = 'session';
+const SESSION_COOKIE = 'session';
 const csrfFailed = () => forbidden('CSRF validation failed');
 
 function sessionTokenOf(event: APIGatewayProxyEventV2): string | undefined {
