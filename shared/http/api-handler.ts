@@ -132,7 +132,8 @@ function composeRoute<TPrincipal extends Principal, TSchema extends z.ZodType | 
 ) {
   const composed = middy<Event, ApiResponse, Error, StatefulContext>()
     .use(httpResponse())
-    .use(captureLambdaHandler(tracer))
+    // Responses carry root passwords and private keys: never record them as trace metadata.
+    .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(authentication);
   if (bodySchema) composed.use(jsonBody(bodySchema));

@@ -143,7 +143,7 @@ describe('ServiceStack (dev)', () => {
       });
       const logGroup = logGroups[fn.Properties.LoggingConfig.LogGroup.Ref];
       expect(logGroup?.Properties.RetentionInDays).toBe(30);
-      expect(fn.Properties.Environment.Variables).toMatchObject({ NODE_OPTIONS: '--enable-source-maps', STAGE: 'dev' });
+      expect(fn.Properties.Environment.Variables).toMatchObject({ NODE_OPTIONS: '--enable-source-maps', STAGE: 'dev', POWERTOOLS_TRACER_CAPTURE_RESPONSE: 'false' });
       expect(fn.Properties.Environment.Variables).not.toHaveProperty('DYNAMODB_ENDPOINT');
       expect(fn.Properties.Environment.Variables).not.toHaveProperty('SFN_ENDPOINT');
     }
