@@ -74,7 +74,7 @@ export const routes: readonly RouteDefinition[] = [
     access: {
       tables: {
         instances: ['GetItem', 'UpdateItem'],
-        jobs: ['PutItem', 'UpdateItem'],
+        jobs: ['GetItem', 'PutItem', 'UpdateItem'],
         counters: ['UpdateItem'],
         idempotency: ['PutItem', 'UpdateItem', 'DeleteItem'],
       },

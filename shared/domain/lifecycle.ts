@@ -8,7 +8,7 @@ import {
   updateInstanceWithRetry,
   type InstanceItem,
 } from '../store/instances';
-import { finishJob, type Job } from '../store/jobs';
+import { finishJob, getJob, type Job } from '../store/jobs';
 import type { ActionBody, ActionResult, ActionType, DeleteResult, InstanceStatus } from '../schemas/instances';
 import { upstreamForRequests } from '../upstream';
 import { UpstreamPermanentError, UpstreamTransientError, type UpstreamActionRequest } from '../upstream/driver';
@@ -27,13 +27,17 @@ const allowedFrom: Record<ActionType, readonly InstanceStatus[]> = {
 
 const upstreamError = () => new ApiError(502, 'Upstream error');
 
+/** The 409 for `type` on the instance as it is now, naming the job it is busy with, if any. */
+async function conflictWith(instance: InstanceItem, type: ActionType): Promise<ApiError> {
+  const running = instance.active_job_id === null ? undefined : await getJob(instance.active_job_id);
+  return lifecycleConflict(instance.status, type.replace('_', ' '), running?.type);
+}
+
 /** The checks of DESIGN §6 that come after the lookup, in that order. */
-function checkAction(account: Account, instance: InstanceItem, type: ActionType, target: Plan | undefined): void {
+async function checkAction(account: Account, instance: InstanceItem, type: ActionType, target: Plan | undefined): Promise<void> {
   if (type !== 'power_off' && account.billing_paused) throw forbidden('Instance is billing-paused');
   if (type === 'power_on' && account.balance <= 0) throw paymentRequired('Insufficient balance to power on');
-  if (instance.active_job_id !== null || !allowedFrom[type].includes(instance.status)) {
-    throw lifecycleConflict(instance.status, type.replace('_', ' '));
-  }
+  if (instance.active_job_id !== null || !allowedFrom[type].includes(instance.status)) throw await conflictWith(instance, type);
   if (target) {
     if (target.flavor === instance.plan.flavor) throw badRequest('Already on this flavor');
     if ((target.disk_gb ?? 0) < (instance.plan.disk_gb ?? 0)) throw badRequest('Cannot downgrade disk size');
@@ -82,7 +86,7 @@ export async function performAction(account: Account, instanceId: number | undef
   if (body.type === 'power_off' && instance.status === 'stopped' && instance.active_job_id === null) {
     return { ok: true, action: body.type, job_id: null };
   }
-  checkAction(account, instance, body.type, target);
+  await checkAction(account, instance, body.type, target);
   const job = await launchAction(instance, body.type, target, 'user');
   return { ok: true, action: body.type, job_id: job.job_id };
 }
@@ -122,7 +126,7 @@ async function launchAction(instance: InstanceItem, type: ActionType, target: Pl
     // Something else changed the instance since it was read: report the state it is in now.
     const current = await getInstanceItem(instance.instance_id);
     if (!current || current.deleted_at !== null) throw instanceNotFound();
-    throw lifecycleConflict(current.status, type.replace('_', ' '));
+    throw await conflictWith(current, type);
   }
 
   const { request, phase } = firstUpstreamAction(type, instance, target);

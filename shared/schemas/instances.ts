@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { displayName } from './validation';
 
 export const instanceStatuses = [
   'pending',
@@ -55,7 +56,7 @@ export type InstanceDetail = z.infer<typeof instanceDetailSchema>;
 export const PROJECT_NAME_MAX = 64;
 
 export const createInstanceBodySchema = z.strictObject({
-  project_name: z.string().trim().min(1).max(PROJECT_NAME_MAX),
+  project_name: displayName(PROJECT_NAME_MAX),
   flavor: z.string(),
   ssh_public_key: z.string().optional(),
 });
