@@ -134,7 +134,8 @@ export const routes: readonly RouteDefinition[] = [
 
 /** Tables every route of an auth kind touches before its own work. */
 export const authAccess: Record<RouteAuth, FunctionAccess> = {
-  bearer: { tables: { apiKeys: ['GetItem', 'UpdateItem'], accounts: ['GetItem'], counters: ['UpdateItem'] } },
+  // Counters: the rate-limit windows (GetItem only to give a refused create's deploy unit back).
+  bearer: { tables: { apiKeys: ['GetItem', 'UpdateItem'], accounts: ['GetItem'], counters: ['GetItem', 'UpdateItem'] } },
   session: { tables: { sessions: ['GetItem'], accounts: ['GetItem'] } },
   none: {},
 };
