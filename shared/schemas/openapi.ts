@@ -51,6 +51,9 @@ const ErrorBody = errorBodySchema.meta({ id: 'Error' });
 const RateLimitError = rateLimitErrorSchema.meta({ id: 'RateLimitError' });
 const ApiKeyInfo = apiKeyInfoSchema.meta({ id: 'ApiKeyInfo' });
 const CreatedApiKey = createdApiKeySchema.meta({ id: 'CreatedApiKey' });
+const Job = jobViewSchema.meta({ id: 'Job' });
+const ActionResult = actionResultSchema.meta({ id: 'ActionResult' });
+const DeleteResult = deleteResultSchema.meta({ id: 'DeleteResult' });
 
 const header = (description: string, required: boolean, schema: { type: 'string' | 'integer'; minimum?: number } = { type: 'string' }) => ({
   description,
@@ -165,7 +168,7 @@ const instanceRoutes: RouteConfig[] = [
     security: bearer,
     request: { params: instancePath },
     responses: {
-      200: { description: 'Deletion started.', headers: rateLimitHeaders(true), content: json(deleteResultSchema) },
+      200: { description: 'Deletion started.', headers: rateLimitHeaders(true), content: json(DeleteResult) },
       ...instanceErrors([401, 403, 404]),
     },
   },
@@ -180,7 +183,7 @@ const instanceRoutes: RouteConfig[] = [
     security: bearer,
     request: { params: instancePath, headers: idempotencyHeader, body: { required: true, content: json(actionBodySchema) } },
     responses: {
-      200: { description: 'Accepted; follow job_id.', headers: { ...rateLimitHeaders(true), ...replayedHeader }, content: json(actionResultSchema) },
+      200: { description: 'Accepted; follow job_id.', headers: { ...rateLimitHeaders(true), ...replayedHeader }, content: json(ActionResult) },
       ...instanceErrors([400, 401, 402, 403, 404, 409, 413, 422, 502, 503]),
     },
   },
@@ -195,7 +198,7 @@ const instanceRoutes: RouteConfig[] = [
     security: bearer,
     request: { params: z.object({ job_id: z.string().meta({ description: 'The job id, as returned by create, an action or delete.' }) }) },
     responses: {
-      200: { description: 'The job.', headers: rateLimitHeaders(true), content: json(jobViewSchema) },
+      200: { description: 'The job.', headers: rateLimitHeaders(true), content: json(Job) },
       ...instanceErrors([401, 403, 404]),
     },
   },
