@@ -45,6 +45,7 @@ export const workflows = {
     definitionFile: 'statemachines/power.asl.json',
     envVar: 'POWER_STATE_MACHINE_ARN',
     steps: {
+      FindActionFunctionArn: step('action-find'),
       CheckActionFunctionArn: step('action-check'),
       FinishPowerFunctionArn: step('power-finish'),
       FailActionFunctionArn: step('action-fail'),
@@ -54,6 +55,7 @@ export const workflows = {
     definitionFile: 'statemachines/resize.asl.json',
     envVar: 'RESIZE_STATE_MACHINE_ARN',
     steps: {
+      FindActionFunctionArn: step('action-find'),
       CheckActionFunctionArn: step('action-check'),
       StartActionFunctionArn: step('action-start'),
       FinishResizeFunctionArn: step('resize-finish'),
