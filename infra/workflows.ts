@@ -22,7 +22,7 @@ export type WorkflowName = (typeof workflowNames)[number];
 
 /** Workflow steps read and settle instances, jobs and capacity, and call the upstream. */
 const lifecycleStepAccess: FunctionAccess = {
-  tables: { instances: 'readwrite', jobs: 'readwrite', counters: 'readwrite' },
+  tables: { instances: ['GetItem', 'UpdateItem'], jobs: ['UpdateItem'], counters: ['UpdateItem'] },
   upstream: true,
 };
 
@@ -36,7 +36,8 @@ export const workflows = {
     definitionFile: 'statemachines/provision.asl.json',
     envVar: 'PROVISION_STATE_MACHINE_ARN',
     steps: {
-      CreateServerFunctionArn: step('provision-create-server'),
+      // Opens the root password to write it into the server's user data.
+      CreateServerFunctionArn: step('provision-create-server', { ...lifecycleStepAccess, secrets: ['open'] }),
       CheckServerFunctionArn: step('provision-check-server'),
       CompensateFunctionArn: step('provision-compensate'),
     },
@@ -67,12 +68,12 @@ export const workflows = {
     envVar: 'DELETE_STATE_MACHINE_ARN',
     steps: {
       StopLifecyclesFunctionArn: step('delete-stop-lifecycles', {
-        tables: { jobs: 'readwrite' },
+        tables: { jobs: ['Query', 'UpdateItem'] },
         stopsWorkflows: ['provision', 'power', 'resize'],
       }),
       DestroyServersFunctionArn: step('delete-destroy-servers', { upstream: true }),
       FinishDeleteFunctionArn: step('delete-finish'),
-      FailDeleteFunctionArn: step('delete-fail', { tables: { jobs: 'readwrite' } }),
+      FailDeleteFunctionArn: step('delete-fail', { tables: { jobs: ['UpdateItem'] } }),
     },
   },
 } as const satisfies Record<WorkflowName, WorkflowDefinition>;

@@ -7,6 +7,7 @@ import { upstream } from '../upstream';
 import type { UpstreamDriver, UpstreamServer } from '../upstream/driver';
 import type { InstanceStatus } from '../schemas/instances';
 import { serviceTag, upstreamTagOf } from './instances';
+import { openInstanceSecrets } from './instance-secrets';
 
 export const UBUNTU_IMAGE = 'ubuntu-24-04-x64';
 
@@ -24,7 +25,7 @@ export class ProvisionTimeoutError extends namedError('ProvisionTimeoutError') {
 export class UpstreamServerLostError extends namedError('UpstreamServerLostError') {}
 
 /** cloud-init user data: the root password and the authorized key the create response promised. */
-export function userDataFor(instance: InstanceItem): string {
+export function userDataFor(instance: InstanceItem, rootPassword: string): string {
   return [
     '#cloud-config',
     'ssh_pwauth: true',
@@ -32,7 +33,7 @@ export function userDataFor(instance: InstanceItem): string {
     'chpasswd:',
     '  expire: false',
     '  users:',
-    `    - {name: root, password: ${JSON.stringify(instance.root_password)}, type: text}`,
+    `    - {name: root, password: ${JSON.stringify(rootPassword)}, type: text}`,
     'users:',
     '  - name: root',
     '    ssh_authorized_keys:',
@@ -46,12 +47,14 @@ async function ensureServer(driver: UpstreamDriver, instance: InstanceItem): Pro
   const tag = upstreamTagOf(instance.instance_id);
   const [existing] = await driver.listServersByTag(tag);
   if (existing) return existing;
+  const secrets = await openInstanceSecrets(instance);
+  if (!secrets) throw new Error(`instance ${instance.instance_id} has no credentials to provision with`);
   return driver.createServer({
     name: `vps-${instance.instance_id}`,
     tags: [tag, serviceTag()],
     size: instance.plan.flavor,
     image: UBUNTU_IMAGE,
-    userData: userDataFor(instance),
+    userData: userDataFor(instance, secrets.root_password),
   });
 }
 
