@@ -74,7 +74,8 @@ export const workflows = {
     steps: {
       FindActionFunctionArn: step('action-find'),
       CheckActionFunctionArn: step('action-check'),
-      StartActionFunctionArn: step('action-start'),
+      // Reads the job to learn whether its start was already attempted.
+      StartActionFunctionArn: step('action-start', { ...lifecycleStepAccess, tables: { ...lifecycleStepAccess.tables, jobs: ['GetItem', 'UpdateItem'] } }),
       FinishResizeFunctionArn: step('resize-finish'),
       FailActionFunctionArn: step('action-fail'),
     },
