@@ -17,9 +17,17 @@ export interface RouteDefinition {
   readonly entry: string;
   readonly auth: RouteAuth;
   readonly access: FunctionAccess;
+  /** The function's timeout, sized from its worst case. @default DEFAULT_ROUTE_TIMEOUT_SECONDS */
+  readonly timeoutSeconds?: number;
 }
 
 export const DEFAULT_ROUTE = '$default';
+
+/**
+ * Routes that only touch DynamoDB (and Step Functions) finish in well under a second; 10 s leaves room for the
+ * SDK's own throttling retries, a cold start and, on GetInstance, a cold token read plus the 0.8 s live read.
+ */
+export const DEFAULT_ROUTE_TIMEOUT_SECONDS = 10;
 
 export const routes: readonly RouteDefinition[] = [
   {
@@ -81,6 +89,10 @@ export const routes: readonly RouteDefinition[] = [
       startsWorkflows: ['power', 'resize'],
       upstream: true,
     },
+    // Worst case about 15.6 s: auth, idempotency and the claim (1 s), a cold token read (1 s), three 4 s starts
+    // with up to 0.6 s of backoff, then the workflow start and settling (1 s). An attempt that would not end
+    // 1.5 s before the timeout is not sent, so the claim is always withdrawn or handed to the workflow.
+    timeoutSeconds: 20,
   },
   {
     name: 'GetJob',

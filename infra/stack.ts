@@ -36,12 +36,19 @@ interface ServiceConfig {
   readonly tierCapacity: number;
   /** Comma-separated origins of the service's web pages when they live on another host than the API. */
   readonly trustedOrigins: string;
+  /** Subscribed to the alarm topic when given. */
+  readonly alarmEmail: string | undefined;
 }
 
 function contextValue(scope: Construct, key: string, fallback: string | undefined): string {
   const value = scope.node.tryGetContext(key) ?? fallback;
   if (value === undefined || value === '') throw new Error(`context ${key} is required (-c ${key}=...)`);
   return String(value);
+}
+
+function optionalContext(scope: Construct, key: string): string | undefined {
+  const value = scope.node.tryGetContext(key);
+  return value === undefined || value === '' ? undefined : String(value);
 }
 
 function positiveIntegerContext(scope: Construct, key: string, fallback: string): number {
@@ -61,7 +68,16 @@ function configFromContext(scope: Construct): ServiceConfig {
     ipv4PoolSize: positiveIntegerContext(scope, 'ipv4PoolSize', stage === 'prod' ? '1000' : '50'),
     tierCapacity: positiveIntegerContext(scope, 'tierCapacity', stage === 'prod' ? '200' : '10'),
     trustedOrigins: String(scope.node.tryGetContext('trustedOrigins') ?? ''),
+    alarmEmail: optionalContext(scope, 'alarmEmail'),
   };
+}
+
+/** The steps give up on a server at the provisioning timeout; the execution timeout must not cut that short. */
+function checkProvisionTimeout({ provisionTimeoutSeconds }: ServiceConfig): void {
+  const limit = workflows.provision.timeoutSeconds;
+  if (provisionTimeoutSeconds * 2 > limit) {
+    throw new Error(`context provisionTimeoutSeconds must be at most ${limit / 2} (half the provision execution timeout)`);
+  }
 }
 
 
@@ -78,6 +94,7 @@ export class ServiceStack extends Stack {
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
     const config = configFromContext(this);
+    checkProvisionTimeout(config);
     const retain = config.stage !== 'dev';
     const removalPolicy = retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     this.upstreamToken = this.upstreamTokenSecret(removalPolicy);
@@ -137,12 +154,12 @@ export class ServiceStack extends Stack {
       },
     });
 
-    this.operations = this.addOperations(config.stage);
+    this.operations = this.addOperations(config);
     this.addOutputs(config.upstreamBaseUrl);
   }
 
   /** The dashboard and alarms over every function, in one group per part of the service, and every workflow. */
-  private addOperations(stage: Stage): Operations {
+  private addOperations({ stage, alarmEmail }: ServiceConfig): Operations {
     const functionsOf = (group: Readonly<Record<string, ApiFunction>>) => Object.values(group).map((fn) => fn.function);
     const stepGroups = workflowNames.map((name) => [`${pascal(name)}Steps`, functionsOf(this.workflows[name].steps)]);
     return new Operations(this, 'Operations', {
@@ -155,6 +172,15 @@ export class ServiceStack extends Stack {
       },
       stateMachines: Object.fromEntries(workflowNames.map((name) => [pascal(name), this.workflows[name].stateMachine])),
       meter: this.scheduled.meter.function.function,
+      scheduledJobs: Object.fromEntries(
+        (Object.keys(schedules) as ScheduleName[]).map((name) => [
+          name,
+          { function: this.scheduled[name].function.function, everyMinutes: schedules[name].everyMinutes },
+        ]),
+      ),
+      tables: this.tables,
+      accessLogs: this.api.accessLogs,
+      alarmEmail,
     });
   }
 

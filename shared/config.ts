@@ -36,6 +36,11 @@ export interface Config {
   readonly provisionTimeoutSeconds: number;
   /** Budget for one upstream action (power, resize phase) or for destroying a server. */
   readonly actionTimeoutSeconds: number;
+  /**
+   * How long after a call whose answer was lost the upstream may still carry it out (a request in flight): the
+   * service looks again for this long before it takes the call as not done.
+   */
+  readonly unknownOutcomeWindowSeconds: number;
   readonly defaultIpv4PoolSize: number;
   readonly defaultTierCapacity: number;
 }
@@ -78,6 +83,7 @@ function load(): Config {
     trustedOrigins: (process.env.TRUSTED_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean),
     provisionTimeoutSeconds: integer('PROVISION_TIMEOUT_SECONDS', 600),
     actionTimeoutSeconds: integer('ACTION_TIMEOUT_SECONDS', 900),
+    unknownOutcomeWindowSeconds: integer('UNKNOWN_OUTCOME_WINDOW_SECONDS', 60),
     defaultIpv4PoolSize: integer('DEFAULT_IPV4_POOL_SIZE', 1000),
     defaultTierCapacity: integer('DEFAULT_TIER_CAPACITY', 200),
   };

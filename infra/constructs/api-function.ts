@@ -13,6 +13,7 @@ import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference';
 import { Construct } from 'constructs';
 import type { FunctionAccess, SecretsAccess, TableAccess } from '../access';
 import { bundleSettings } from '../bundling';
+import { DEFAULT_ROUTE_TIMEOUT_SECONDS } from '../routes';
 import { tables as tableDefinitions, type TableName } from '../tables';
 import { workflows as workflowDefinitions, type WorkflowName } from '../workflows';
 
@@ -54,7 +55,7 @@ export interface ApiFunctionProps {
   readonly service: ServiceContext;
   /** @default 512 */
   readonly memorySize?: number;
-  /** @default 10 seconds */
+  /** Sized from the function's worst case where it is declared. @default DEFAULT_ROUTE_TIMEOUT_SECONDS */
   readonly timeout?: Duration;
 }
 
@@ -82,7 +83,7 @@ export class ApiFunction extends Construct {
       runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memorySize ?? 512,
-      timeout: props.timeout ?? Duration.seconds(10),
+      timeout: props.timeout ?? Duration.seconds(DEFAULT_ROUTE_TIMEOUT_SECONDS),
       tracing: lambda.Tracing.ACTIVE,
       logGroup: this.logGroup,
       role: this.role,

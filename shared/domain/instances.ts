@@ -129,9 +129,9 @@ async function startProvisioning(instance: InstanceItem, job: Job): Promise<void
     await startWorkflow('provision', job, {});
   } catch (error) {
     logger.error('could not start provisioning', { error, instance_id: instance.instance_id });
-    const at = new Date().toISOString();
-    await updateInstanceAtVersion(instance, { changes: { status: 'failed', capacity_held: false }, release: heldPools(instance) });
-    await finishJob(job.job_id, { status: 'failed', error: 'Provisioning could not be started' }, at);
+    const finish = { job_id: job.job_id, outcome: { status: 'failed' as const, error: 'Provisioning could not be started' }, at: new Date().toISOString() };
+    await updateInstanceAtVersion(instance, { changes: { status: 'failed', capacity_held: false }, release: heldPools(instance), finish });
+    await finishJob(job.job_id, finish.outcome, finish.at);
     throw error;
   }
 }

@@ -102,14 +102,17 @@ export async function checkServerStep(input: CheckServerInput): Promise<CheckSer
   if (!server) throw new UpstreamServerLostError(`upstream server ${input.upstream_id} disappeared`);
   if (server.status === 'active' && server.ipv4) {
     const now = new Date().toISOString();
-    const activated = await transitionInstance(input.instance_id, ['provisioning'], {
-      status: 'active',
-      ipv4: server.ipv4,
-      activated_at: now,
-      metered_until: now,
-    });
-    if (!activated) return { ready: false, abandoned: true };
-    await finishJob(input.job_id, { status: 'succeeded' }, now);
+    const ipv4 = server.ipv4;
+    // The instance write and the job's end are one transaction: no crash can leave the job running.
+    const activated = await updateInstanceWithRetry(input.instance_id, (instance) =>
+      instance.status === 'provisioning' && instance.deleted_at === null
+        ? {
+            changes: { status: 'active', ipv4, activated_at: now, metered_until: now },
+            finish: { job_id: input.job_id, outcome: { status: 'succeeded' }, at: now },
+          }
+        : undefined,
+    );
+    if (activated?.activated_at !== now) return { ready: false, abandoned: true };
     countMetric(metricNames.provisionSucceeded);
     durationMetric(metricNames.provisionDuration, Date.parse(now) - Date.parse(activated.created_at ?? now));
     return { ready: true, abandoned: false };
@@ -156,17 +159,17 @@ export async function failProvision(instanceId: number, jobId: string | undefine
   countMetric(metricNames.provisionFailed);
   if (errorName?.startsWith('Upstream')) countMetric(metricNames.upstreamErrors);
   await destroyTaggedServers(instanceId);
+  const finish = jobId
+    ? { job_id: jobId, outcome: { status: 'failed' as const, error: failureTexts[errorName ?? ''] ?? 'Provisioning failed' }, at: new Date().toISOString() }
+    : undefined;
   if (live) {
     await updateInstanceWithRetry(instanceId, (current) =>
       current.deleted_at === null && PROVISIONING_STATUSES.includes(current.status)
-        ? { changes: { status: 'failed', capacity_held: false, pending_plan: null }, release: heldPools(current) }
+        ? { changes: { status: 'failed', capacity_held: false, pending_plan: null }, release: heldPools(current), finish }
         : undefined,
     );
   }
-  if (jobId) {
-    const reason = failureTexts[errorName ?? ''] ?? 'Provisioning failed';
-    await finishJob(jobId, { status: 'failed', error: reason }, new Date().toISOString());
-  }
+  if (finish) await finishJob(finish.job_id, finish.outcome, finish.at);
   return true;
 }
 

@@ -3,6 +3,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type * as z from 'zod';
+import { runWithDeadline } from '../deadline';
 import { ApiError } from '../domain/errors';
 import { rateLimitHeaders, type RateLimitName, type WindowState } from '../domain/rate-limits';
 import { parseOrBadRequest } from '../schemas/validation';
@@ -163,7 +164,8 @@ function composeRoute<TPrincipal extends Principal, TSchema extends z.ZodType | 
     if (replay) return replay;
     if (!principal) throw new Error('authentication did not run');
     logger.appendKeys({ account_id: principal.account.account_id });
-    return handler({ principal: principal as TPrincipal, body: body as BodyOf<TSchema>, pathParameters: event.pathParameters ?? {} });
+    const input = { principal: principal as TPrincipal, body: body as BodyOf<TSchema>, pathParameters: event.pathParameters ?? {} };
+    return runWithDeadline(context, () => handler(input));
   });
 }
 

@@ -20,6 +20,8 @@ function messageFor(issue: RawIssue): string | undefined {
       return `${field} must not be empty`;
     case 'custom':
       return issue.params?.unsafeText ? `${field} must not contain control characters, bidirectional overrides or unpaired surrogates` : undefined;
+    case 'invalid_value':
+      return field && issue.input === undefined ? `${field} is required` : undefined;
     case 'unrecognized_keys':
       return `Unknown field${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}`;
     default:

@@ -5,7 +5,7 @@ import { dynamo } from '../aws';
 import { tableName } from '../config';
 import { batchGetAll, readAll, transactWrite, whenConditionHolds } from './dynamo-helpers';
 import { instanceDetailSchema, instanceStatusSchema, planSchema, sshKeySchema, type InstanceStatus } from '../schemas/instances';
-import { newJobPut, type Job } from './jobs';
+import { finishJobUpdate, newJobPut, type Job, type JobFinish } from './jobs';
 import { releaseCapacityItem, reserveCapacityItem, type CapacityPool } from './counters';
 
 /**
@@ -186,6 +186,8 @@ export interface VersionedUpdate {
   readonly release?: readonly CapacityPool[];
   /** A job to record with the change (an accepted action, a delete). */
   readonly job?: Job;
+  /** A running job that this change ends, in the same transaction, so no job is left running by a crash. */
+  readonly finish?: JobFinish;
 }
 
 /**
@@ -211,6 +213,7 @@ export async function updateInstanceAtVersion(instance: InstanceItem, update: Ve
           },
         },
         ...(update.job ? [newJobPut(update.job)] : []),
+        ...(update.finish ? [finishJobUpdate(update.finish)] : []),
       ],
     });
     return true;
@@ -218,8 +221,11 @@ export async function updateInstanceAtVersion(instance: InstanceItem, update: Ve
     const pool = exhaustedPool(error, reserve);
     if (pool) throw new CapacityExhaustedError(pool.kind);
     if (error instanceof TransactionCanceledException) {
+      const reasons = error.CancellationReasons ?? [];
       const instanceIndex = reserve.length + (update.release?.length ?? 0);
-      if (error.CancellationReasons?.[instanceIndex]?.Code === 'ConditionalCheckFailed') return false;
+      if (reasons[instanceIndex]?.Code === 'ConditionalCheckFailed') return false;
+      // The job had already ended (a delete cancelled it): the state change stands on its own.
+      if (update.finish && reasons.at(-1)?.Code === 'ConditionalCheckFailed') return updateInstanceAtVersion(instance, { ...update, finish: undefined });
     }
     throw error;
   }
