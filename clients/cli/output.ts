@@ -115,7 +115,8 @@ export function progress(what: string) {
     };
   }
   let current = 'waiting';
-  const spinner = ora({ text: `${what}: ${current}`, stream: process.stderr, discardStdin: false }).start();
+  // Enabled explicitly: ora would also switch itself off where a CI variable is set, terminal or not.
+  const spinner = ora({ text: `${what}: ${current}`, stream: process.stderr, discardStdin: false, isEnabled: true }).start();
   const ticker = setInterval(() => (spinner.text = `${what}: ${current} (${elapsed(started)})`), 1000);
   return {
     status(status: string) {
