@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { access, readFile, writeFile } from 'node:fs/promises';
 import { text } from 'node:stream/consumers';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { createVpsClient, flavorValues, InstanceFailedError, JobFailedError, VpsApiError, type Flavor, type Instance, type InstanceStatus, type VpsClient } from '../sdk';
@@ -46,6 +46,16 @@ async function instanceClient(command: Command): Promise<VpsClient> {
 async function sessionClient(command: Command): Promise<VpsClient> {
   const { apiUrl, session, csrfToken } = requireSession(await resolveCredentials(optionsOf(command)));
   return createVpsClient({ baseUrl: apiUrl, session, csrfToken, onRateLimited });
+}
+
+/** Refuses, before anything is sent, a --save-key file that exists: the key could then be saved nowhere. */
+async function assertNewFile(file: string | undefined): Promise<void> {
+  if (!file) return;
+  const exists = await access(file).then(
+    () => true,
+    () => false,
+  );
+  if (exists) throw new UsageError(`${file} exists; not overwriting it`);
 }
 
 /** Writes a generated private key for the user alone; never over an existing file. */
@@ -110,6 +120,7 @@ function buildProgram(): Command {
     .addHelpText('after', example('vps instances get 42', 'vps instances get 42 --save-key ~/.ssh/vps-42'))
     .action(async (id: number, _options, command: Command) => {
       const options = optionsOf(command);
+      await assertNewFile(options.saveKey);
       const instance = await (await instanceClient(command)).getInstance(id);
       printInstance(options, instance, await saveKey(instance, options.saveKey));
     });
@@ -127,6 +138,8 @@ function buildProgram(): Command {
     .action(async (options: { name: string; flavor: Flavor; sshKey?: string }, command: Command) => {
       const global = optionsOf(command);
       const sshPublicKey = options.sshKey === undefined ? undefined : (await readFile(options.sshKey, 'utf8')).trim();
+      if (sshPublicKey && global.saveKey) throw new UsageError('--save-key saves a generated key pair; with --ssh-key there is none');
+      await assertNewFile(global.saveKey);
       const vps = await instanceClient(command);
       const created = await vps.createInstance({ project_name: options.name, flavor: options.flavor, ...(sshPublicKey ? { ssh_public_key: sshPublicKey } : {}) });
       // Saved before waiting: the key is in this response and must not be lost if the wait is interrupted.
@@ -282,7 +295,6 @@ function failure(error: unknown, apiUrl: string | undefined): { message: string;
     return { message: `${error.error} (HTTP ${error.status}${error.requestId ? `, request id ${error.requestId}` : ''}${wait})`, code: 1 };
   }
   if (error instanceof JobFailedError || error instanceof InstanceFailedError) return { message: error.message, code: 1 };
-  if (error instanceof Error && (error as NodeJS.ErrnoException).code === 'EEXIST') return { message: `${(error as NodeJS.ErrnoException).path} exists; not overwriting it`, code: 2 };
   if (error instanceof Error && (error as NodeJS.ErrnoException).code === 'ENOENT') return { message: `no such file: ${(error as NodeJS.ErrnoException).path}`, code: 2 };
   if (error instanceof TypeError && error.message === 'fetch failed') return { message: `cannot reach the service at ${apiUrl ?? 'its URL'}`, code: 1 };
   return { message: error instanceof Error ? error.message : String(error), code: 1 };

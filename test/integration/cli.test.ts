@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openSession } from '../../shared/domain/accounts';
 import { cliHome, runVps, runVpsJson, type CliHome } from '../support/cli';
@@ -152,6 +152,18 @@ describe('vps error paths', () => {
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain("error: option '--flavor <flavor>' argument 's-1vcpu-2g' is invalid. Allowed choices are s-1vcpu-2gb, s-2vcpu-2gb, s-2vcpu-4gb, s-4vcpu-8gb, s-8vcpu-16gb, s-16vcpu-32gb.");
+    expect((await runtime.call('GET', '/api/v1/instances', { apiKey })).body).toEqual([]);
+  });
+
+  it('refuses a --save-key file that exists before deploying anything (exit 2)', async () => {
+    const { env, apiKey } = await account();
+    const existing = join(home.dir, 'existing-key');
+    await writeFile(existing, 'mine');
+
+    const run = await runVps(home, ['instances', 'create', '--name', 'kept', '--flavor', 's-1vcpu-2gb', '--save-key', existing], { env });
+
+    expect([run.code, run.stderr]).toEqual([2, `error: ${existing} exists; not overwriting it\n`]);
+    expect(await readFile(existing, 'utf8')).toBe('mine');
     expect((await runtime.call('GET', '/api/v1/instances', { apiKey })).body).toEqual([]);
   });
 
