@@ -1,16 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { repositoryRoot } from '../../infra/local/runtime';
+import { runNode, type ProcessRun } from './child-process';
 
 export const vpsBin = resolve(repositoryRoot, 'clients/cli/bin/vps.mjs');
-
-export interface CliRun {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
 
 /** The environment of a clean machine: no VPS_* variables, an empty config directory, no local service file. */
 export interface CliHome {
@@ -37,17 +31,8 @@ export async function cliHome(): Promise<CliHome> {
 }
 
 /** Runs `vps` as a user would (the bin file on the project's Node), with stdout and stderr piped. */
-export function runVps(home: CliHome, args: readonly string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<CliRun> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [vpsBin, ...args], { cwd: repositoryRoot, env: { ...home.env, ...options.env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-    child.stdin.end(options.stdin ?? '');
-  });
+export function runVps(home: CliHome, args: readonly string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<ProcessRun> {
+  return runNode([vpsBin, ...args], { env: { ...home.env, ...options.env }, ...(options.stdin === undefined ? {} : { stdin: options.stdin }) });
 }
 
 /** A successful --json run: exactly one JSON document on stdout. */
