@@ -344,8 +344,13 @@ function serviceWidgets(): cloudwatch.IWidget[][] {
       graph('Rate limits and upstream errors', counts(metricNames.rateLimited, metricNames.upstreamErrors), 8),
     ],
     [
-      graph('Billing', counts(metricNames.meteredPeriods, metricNames.billingPauses), 12),
-      graph('Reconciler', counts(metricNames.reconcilerRepairs, metricNames.leakedServersDestroyed), 12),
+      graph('Billing', counts(metricNames.meteredPeriods, metricNames.billingPauses), 8),
+      graph('Reconciler', counts(metricNames.reconcilerRepairs, metricNames.leakedServersDestroyed), 8),
+      graph(
+        'Drift repaired',
+        counts(metricNames.driftServerVanished, metricNames.driftPowerChanged, metricNames.driftSizeChanged, metricNames.foreignServerRefused),
+        8,
+      ),
     ],
   ];
 }
