@@ -17,6 +17,7 @@ import { ApiError, namedError, forbidden, instanceNotFound, lifecycleConflict, p
 import { orderablePlan, type Plan } from './flavors';
 import { newJob, startWorkflow, workflowOfJob } from './jobs';
 import { startKnownNotTaken } from './convergence';
+import { ownServer, ServerNotOursError } from './server-guard';
 
 /** DESIGN §7: where each action may start from. power_off on a stopped instance is a no-op success. */
 const allowedFrom: Record<ActionType, readonly InstanceStatus[]> = {
@@ -136,8 +137,17 @@ async function launchAction(instance: InstanceItem, type: ActionType, target: Pl
   const serverId = instance.upstream_id;
   if (serverId === null) throw new Error(`instance ${instance.instance_id} is ${instance.status} without an upstream server`);
   let actionId: number | null;
+  const driver = await upstreamForRequests();
   try {
-    const driver = await upstreamForRequests();
+    await withTransientRetry(() => ownServer(driver, instance));
+  } catch (error) {
+    if (error instanceof ServerNotOursError) throw upstreamError();
+    if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
+    // Nothing was sent to the server yet: the action did not happen.
+    await withdrawAction(instance, job, 'Upstream error');
+    throw upstreamError();
+  }
+  try {
     // Only refusals are sent again: a timed-out action may have been taken, and a second one would be refused.
     actionId = (await withTransientRetry(() => driver.startAction(serverId, request), { retryable: refusedUnprocessed })).id;
   } catch (error) {

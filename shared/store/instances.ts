@@ -31,6 +31,12 @@ export const instanceItemSchema = z.object({
   deleted_at: z.string().nullable(),
   paused_by: z.enum(['user', 'billing']).nullable(),
   metered_until: z.string().nullable(),
+  /** When a create was last sent upstream: a retry whose tag lookup finds nothing waits before creating again. */
+  create_requested_at: z.string().nullable().default(null),
+  /** When the drift sweep last saw the server upstream; billing of an instance whose server vanished ends here. */
+  seen_at: z.string().nullable().default(null),
+  /** Set when the instance lost its server: nothing after this is charged. */
+  billing_ends_at: z.string().nullable().default(null),
   updated_at: z.string().optional(),
   version: z.number().int(),
 });
@@ -130,6 +136,21 @@ export async function scanInstancesByStatus(statuses: readonly InstanceStatus[])
       ConsistentRead: true,
     },
     instanceItemSchema,
+  );
+}
+
+/** Notes that the instance's server was seen upstream; not a state change, so the version stays as it is. */
+export async function recordServerSeen(instanceId: number, at: string): Promise<void> {
+  await whenConditionHolds(
+    dynamo().send(
+      new UpdateCommand({
+        TableName: tableName('instances'),
+        Key: { instance_id: instanceId },
+        UpdateExpression: 'SET seen_at = :at',
+        ConditionExpression: 'attribute_exists(instance_id)',
+        ExpressionAttributeValues: { ':at': at },
+      }),
+    ),
   );
 }
 
