@@ -1,4 +1,4 @@
-import { CfnOutput, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, RemovalPolicy, Stack, Token, Validations, type Environment, type StackProps } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
@@ -7,6 +7,7 @@ import { authAccess, routes } from './routes';
 import { tableNames, tables, type TableName } from './tables';
 import { workflowNames, workflows, type WorkflowName } from './workflows';
 import { mergeAccess, type ApiFunction, type ServiceContext } from './constructs/api-function';
+import { GradualDeployments } from './constructs/gradual-deployments';
 import { HttpApi } from './constructs/http-api';
 import { Operations } from './constructs/operations';
 import { ServiceTable } from './constructs/table';
@@ -80,6 +81,18 @@ function checkProvisionTimeout({ provisionTimeoutSeconds }: ServiceConfig): void
 }
 
 
+/**
+ * Where the stage deploys. Prod is bound to the account and region named in context (`-c account=… -c region=…`),
+ * so that credentials for another account or a shell's default region can never deploy it elsewhere; dev deploys
+ * wherever the shell's credentials point.
+ */
+export function deploymentEnvironment(scope: Construct): Environment {
+  if (stageOf(scope) !== 'prod') return { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
+  const account = contextValue(scope, 'account', undefined);
+  if (!/^\d{12}$/.test(account)) throw new Error('context account must be a 12-digit AWS account id');
+  return { account, region: contextValue(scope, 'region', undefined) };
+}
+
 /** The whole service: tables, upstream token, lifecycle workflows, the HTTP API, its dashboard and alarms. */
 export class ServiceStack extends Stack {
   readonly tables: Readonly<Record<TableName, ServiceTable>>;
@@ -88,9 +101,15 @@ export class ServiceStack extends Stack {
   readonly upstreamToken: secretsmanager.Secret;
   readonly scheduled: Readonly<Record<ScheduleName, ScheduledFunction>>;
   readonly operations: Operations;
+  readonly apiDeployments: GradualDeployments;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
-    super(scope, id, props);
+    const stage = stageOf(scope);
+    // Prod can be neither deleted by accident nor synthesized without its account and region.
+    super(scope, id, { ...props, terminationProtection: stage === 'prod' });
+    if (stage === 'prod' && (Token.isUnresolved(this.account) || Token.isUnresolved(this.region))) {
+      throw new Error('prod is bound to an account and a region: -c account=<id> -c region=<region>');
+    }
     const config = configFromContext(this);
     checkProvisionTimeout(config);
     const retain = config.stage !== 'dev';
@@ -151,6 +170,11 @@ export class ServiceStack extends Stack {
     });
 
     this.operations = this.addOperations(config);
+    // A new version of a route takes 10 % of its traffic for 5 minutes; an API 5xx or latency alarm rolls it back.
+    this.apiDeployments = new GradualDeployments(this, 'ApiDeployments', {
+      aliases: Object.fromEntries(Object.entries(this.api.functions).map(([name, fn]) => [name, fn.alias])),
+      rollbackAlarms: [this.operations.api5xxAlarm, this.operations.apiLatencyAlarm],
+    });
     this.addOutputs(config.upstreamBaseUrl);
   }
 
