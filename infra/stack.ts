@@ -7,6 +7,7 @@ import { authAccess, routes } from './routes';
 import { tableNames, tables, type TableName } from './tables';
 import { workflowNames, workflows, type WorkflowName } from './workflows';
 import { mergeAccess, type ApiFunction, type ServiceContext } from './constructs/api-function';
+import { Backups } from './constructs/backups';
 import { GradualDeployments } from './constructs/gradual-deployments';
 import { HttpApi } from './constructs/http-api';
 import { Operations } from './constructs/operations';
@@ -38,6 +39,8 @@ interface ServiceConfig {
   readonly trustedOrigins: string;
   /** Subscribed to the alarm topic when given. */
   readonly alarmEmail: string | undefined;
+  /** A backup vault in another region or account that receives a copy of every recovery point. */
+  readonly backupCopyVaultArn: string | undefined;
 }
 
 function contextValue(scope: Construct, key: string, fallback: string | undefined): string {
@@ -69,6 +72,7 @@ function configFromContext(scope: Construct): ServiceConfig {
     tierCapacity: positiveIntegerContext(scope, 'tierCapacity', stage === 'prod' ? '200' : '10'),
     trustedOrigins: String(scope.node.tryGetContext('trustedOrigins') ?? ''),
     alarmEmail: optionalContext(scope, 'alarmEmail'),
+    backupCopyVaultArn: optionalContext(scope, 'backupCopyVaultArn'),
   };
 }
 
@@ -102,6 +106,7 @@ export class ServiceStack extends Stack {
   readonly scheduled: Readonly<Record<ScheduleName, ScheduledFunction>>;
   readonly operations: Operations;
   readonly apiDeployments: GradualDeployments;
+  readonly backups: Backups;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     const stage = stageOf(scope);
@@ -122,6 +127,12 @@ export class ServiceStack extends Stack {
         new ServiceTable(this, `${pascal(name)}Table`, { definition: tables[name], retain }),
       ]),
     ) as Record<TableName, ServiceTable>;
+    this.backups = new Backups(this, 'Backups', {
+      tables: [this.tables.accounts, this.tables.ledger, this.tables.instances],
+      ledger: this.tables.ledger,
+      copyVaultArn: config.backupCopyVaultArn,
+      retain,
+    });
 
     const service: ServiceContext = {
       stage: config.stage,
@@ -205,15 +216,17 @@ export class ServiceStack extends Stack {
   }
 
   /**
-   * Created by the stack, so its exact ARN (no name-suffix wildcard) goes into the grants. Deploys store a
-   * generated placeholder; the operator puts the real upstream token with `aws secretsmanager put-secret-value`.
+   * Created by the stack, so its exact ARN (no name-suffix wildcard) goes into the grants, but created empty: the
+   * operator puts the token (`aws secretsmanager put-secret-value`), and no template change can ever make
+   * CloudFormation generate a value over it, as a generator block would on any change to it.
    */
   private upstreamTokenSecret(removalPolicy: RemovalPolicy): secretsmanager.Secret {
     const secret = new secretsmanager.Secret(this, 'UpstreamToken', {
-      description: 'Upstream compute API token; replace the generated placeholder with the real token',
-      generateSecretString: { passwordLength: 32, excludePunctuation: true },
+      description: 'Upstream compute API token, put by the operator; the stack never sets or generates its value',
       removalPolicy,
     });
+    // Without a generator and without a value, CloudFormation creates the secret with no value at all.
+    (secret.node.defaultChild as secretsmanager.CfnSecret).addPropertyDeletionOverride('GenerateSecretString');
     Validations.of(secret).acknowledge({
       id: 'AwsSolutions-SMG4',
       reason:

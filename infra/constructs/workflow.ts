@@ -7,6 +7,7 @@ import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference';
 import { Construct } from 'constructs';
 import { DEFAULT_STEP_TIMEOUT_SECONDS, type WorkflowDefinition } from '../workflows';
 import { ApiFunction, REPO_ROOT, type ServiceContext } from './api-function';
+import { stackUniqueName } from './stack-unique-name';
 
 export interface WorkflowProps {
   readonly definition: WorkflowDefinition;
@@ -39,8 +40,9 @@ export class Workflow extends Construct {
     );
 
     const logGroup = new logs.LogGroup(this, 'LogGroup', {
-      // The vendedlogs prefix keeps Step Functions from growing the account's CloudWatch Logs resource policy.
-      logGroupName: `/aws/vendedlogs/states/${Names.uniqueId(this)}`,
+      // The vendedlogs prefix keeps Step Functions from growing the account's CloudWatch Logs resource policy; the
+      // stack's id keeps a retained group from blocking the stack's re-creation.
+      logGroupName: stackUniqueName(`/aws/vendedlogs/states/${Names.uniqueId(this)}`),
       retention: service.logs.retention,
       removalPolicy: service.logs.removalPolicy,
     });

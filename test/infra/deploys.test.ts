@@ -91,6 +91,13 @@ describe('safe deploys', () => {
     }
   });
 
+  it('creates the upstream token secret empty, with nothing CloudFormation could ever generate over the real token', () => {
+    const secret = resources('AWS::SecretsManager::Secret')[logicalId(stack.upstreamToken)]!;
+    expect(secret.Properties).not.toHaveProperty('GenerateSecretString');
+    expect(secret.Properties).not.toHaveProperty('SecretString');
+    expect(Object.keys(resources('AWS::SecretsManager::Secret'))).toEqual([logicalId(stack.upstreamToken)]);
+  });
+
   it('deploys only after approval of changes that broaden security', () => {
     const scripts = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).scripts;
     expect(scripts.deploy).toBe('cdk deploy --require-approval broadening');
