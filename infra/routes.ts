@@ -37,8 +37,15 @@ export const routes: readonly RouteDefinition[] = [
     entry: 'functions/api/create-instance.ts',
     auth: 'bearer',
     access: {
-      tables: { instances: 'readwrite', jobs: 'write', counters: 'readwrite', idempotency: 'readwrite' },
+      tables: {
+        instances: ['PutItem', 'UpdateItem'],
+        jobs: ['PutItem', 'UpdateItem'],
+        counters: ['UpdateItem'],
+        idempotency: ['PutItem', 'UpdateItem', 'DeleteItem'],
+      },
       startsWorkflows: ['provision'],
+      // Seals the new credentials; opens a stored response to replay it.
+      secrets: ['seal', 'open'],
     },
   },
   {
@@ -47,7 +54,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/instances',
     entry: 'functions/api/list-instances.ts',
     auth: 'bearer',
-    access: { tables: { instances: 'read' } },
+    access: { tables: { instances: ['Query', 'BatchGetItem'] }, secrets: ['open'] },
   },
   {
     name: 'GetInstance',
@@ -56,7 +63,7 @@ export const routes: readonly RouteDefinition[] = [
     entry: 'functions/api/get-instance.ts',
     auth: 'bearer',
     // Writes only to record a live power change it observed upstream.
-    access: { tables: { instances: 'readwrite' }, upstream: true },
+    access: { tables: { instances: ['GetItem', 'UpdateItem'] }, upstream: true, secrets: ['open'] },
   },
   {
     name: 'DeleteInstance',
@@ -64,7 +71,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/instances/{instance_id}',
     entry: 'functions/api/delete-instance.ts',
     auth: 'bearer',
-    access: { tables: { instances: 'readwrite', jobs: 'write' }, startsWorkflows: ['delete'] },
+    access: { tables: { instances: ['GetItem', 'UpdateItem'], jobs: ['PutItem', 'UpdateItem'] }, startsWorkflows: ['delete'] },
   },
   {
     name: 'InstanceAction',
@@ -73,7 +80,12 @@ export const routes: readonly RouteDefinition[] = [
     entry: 'functions/api/instance-action.ts',
     auth: 'bearer',
     access: {
-      tables: { instances: 'readwrite', jobs: 'readwrite', counters: 'readwrite', idempotency: 'readwrite' },
+      tables: {
+        instances: ['GetItem', 'UpdateItem'],
+        jobs: ['PutItem', 'UpdateItem'],
+        counters: ['UpdateItem'],
+        idempotency: ['PutItem', 'UpdateItem', 'DeleteItem'],
+      },
       startsWorkflows: ['power', 'resize'],
       upstream: true,
     },
@@ -88,7 +100,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/jobs/{job_id}',
     entry: 'functions/api/get-job.ts',
     auth: 'bearer',
-    access: { tables: { jobs: 'read' } },
+    access: { tables: { jobs: ['GetItem'] } },
   },
   {
     name: 'ListKeys',
@@ -96,7 +108,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/keys',
     entry: 'functions/api/list-keys.ts',
     auth: 'session',
-    access: { tables: { apiKeys: 'read' } },
+    access: { tables: { apiKeys: ['Query'] } },
   },
   {
     name: 'CreateKey',
@@ -104,7 +116,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/keys',
     entry: 'functions/api/create-key.ts',
     auth: 'session',
-    access: { tables: { apiKeys: 'write', counters: 'readwrite' } },
+    access: { tables: { apiKeys: ['PutItem'], counters: ['UpdateItem'] } },
   },
   {
     name: 'RevokeKey',
@@ -112,7 +124,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/keys/{key_id}',
     entry: 'functions/api/revoke-key.ts',
     auth: 'session',
-    access: { tables: { apiKeys: 'readwrite' } },
+    access: { tables: { apiKeys: ['Query', 'UpdateItem'] } },
   },
   {
     name: 'OpenApiDocument',
@@ -134,7 +146,7 @@ export const routes: readonly RouteDefinition[] = [
 
 /** Tables every route of an auth kind touches before its own work. */
 export const authAccess: Record<RouteAuth, FunctionAccess> = {
-  bearer: { tables: { apiKeys: 'readwrite', accounts: 'read', counters: 'readwrite' } },
-  session: { tables: { sessions: 'read', accounts: 'read' } },
+  bearer: { tables: { apiKeys: ['GetItem', 'UpdateItem'], accounts: ['GetItem'], counters: ['UpdateItem'] } },
+  session: { tables: { sessions: ['GetItem'], accounts: ['GetItem'] } },
   none: {},
 };

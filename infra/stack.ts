@@ -12,6 +12,7 @@ import { GradualDeployments } from './constructs/gradual-deployments';
 import { HttpApi } from './constructs/http-api';
 import { Operations } from './constructs/operations';
 import { ServiceTable } from './constructs/table';
+import { SecretsKey } from './constructs/secrets-key';
 import { Workflow } from './constructs/workflow';
 import { ScheduledFunction } from './constructs/scheduled-function';
 import { schedules, type ScheduleName } from './schedules';
@@ -103,6 +104,7 @@ export class ServiceStack extends Stack {
   readonly workflows: Readonly<Record<WorkflowName, Workflow>>;
   readonly api: HttpApi;
   readonly upstreamToken: secretsmanager.Secret;
+  readonly secretsKey: SecretsKey;
   readonly scheduled: Readonly<Record<ScheduleName, ScheduledFunction>>;
   readonly operations: Operations;
   readonly apiDeployments: GradualDeployments;
@@ -120,6 +122,7 @@ export class ServiceStack extends Stack {
     const retain = config.stage !== 'dev';
     const removalPolicy = retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     this.upstreamToken = this.upstreamTokenSecret(removalPolicy);
+    this.secretsKey = new SecretsKey(this, 'SecretsKey', { removalPolicy });
 
     this.tables = Object.fromEntries(
       tableNames.map((name) => [
@@ -140,6 +143,7 @@ export class ServiceStack extends Stack {
       tables: this.tables,
       stateMachines: {},
       upstream: { baseUrl: config.upstreamBaseUrl, tokenSecret: this.upstreamToken },
+      secretsKey: this.secretsKey,
       environment: {
         INSTANCE_DOMAIN_SUFFIX: config.instanceDomainSuffix,
         PROVISION_TIMEOUT_SECONDS: String(config.provisionTimeoutSeconds),

@@ -32,7 +32,7 @@ export type WorkflowName = (typeof workflowNames)[number];
 
 /** Workflow steps read and settle instances, jobs and capacity, and call the upstream. */
 const lifecycleStepAccess: FunctionAccess = {
-  tables: { instances: 'readwrite', jobs: 'readwrite', counters: 'readwrite' },
+  tables: { instances: ['GetItem', 'UpdateItem'], jobs: ['UpdateItem'], counters: ['UpdateItem'] },
   upstream: true,
 };
 
@@ -49,7 +49,8 @@ export const workflows = {
     timeoutSeconds: 1800,
     envVar: 'PROVISION_STATE_MACHINE_ARN',
     steps: {
-      CreateServerFunctionArn: step('provision-create-server'),
+      // Opens the root password to write it into the server's user data.
+      CreateServerFunctionArn: step('provision-create-server', { ...lifecycleStepAccess, secrets: ['open'] }),
       CheckServerFunctionArn: step('provision-check-server'),
       CompensateFunctionArn: step('provision-compensate'),
     },
@@ -60,6 +61,7 @@ export const workflows = {
     timeoutSeconds: 3600,
     envVar: 'POWER_STATE_MACHINE_ARN',
     steps: {
+      FindActionFunctionArn: step('action-find'),
       CheckActionFunctionArn: step('action-check'),
       FinishPowerFunctionArn: step('power-finish'),
       FailActionFunctionArn: step('action-fail'),
@@ -70,8 +72,10 @@ export const workflows = {
     timeoutSeconds: 3600,
     envVar: 'RESIZE_STATE_MACHINE_ARN',
     steps: {
+      FindActionFunctionArn: step('action-find'),
       CheckActionFunctionArn: step('action-check'),
-      StartActionFunctionArn: step('action-start'),
+      // Reads the job to learn whether its start was already attempted.
+      StartActionFunctionArn: step('action-start', { ...lifecycleStepAccess, tables: { ...lifecycleStepAccess.tables, jobs: ['GetItem', 'UpdateItem'] } }),
       FinishResizeFunctionArn: step('resize-finish'),
       FailActionFunctionArn: step('action-fail'),
     },
@@ -82,14 +86,14 @@ export const workflows = {
     envVar: 'DELETE_STATE_MACHINE_ARN',
     steps: {
       StopLifecyclesFunctionArn: step('delete-stop-lifecycles', {
-        tables: { jobs: 'readwrite' },
+        tables: { jobs: ['Query', 'UpdateItem'] },
         stopsWorkflows: ['provision', 'power', 'resize'],
       }),
       // A listing, one delete per server and a second listing, 10 s each: 60 s covers three servers; with more,
       // the deletes that would not finish are not started and the step's Retry carries on where it stopped.
       DestroyServersFunctionArn: step('delete-destroy-servers', { upstream: true }, 60),
       FinishDeleteFunctionArn: step('delete-finish'),
-      FailDeleteFunctionArn: step('delete-fail', { tables: { jobs: 'readwrite' } }),
+      FailDeleteFunctionArn: step('delete-fail', { tables: { jobs: ['UpdateItem'] } }),
     },
   },
 } as const satisfies Record<WorkflowName, WorkflowDefinition>;

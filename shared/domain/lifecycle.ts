@@ -16,6 +16,7 @@ import { refusedUnprocessed, withTransientRetry } from '../upstream/retry';
 import { ApiError, namedError, forbidden, instanceNotFound, lifecycleConflict, paymentRequired, serviceUnavailable, badRequest } from './errors';
 import { orderablePlan, type Plan } from './flavors';
 import { newJob, startWorkflow, workflowOfJob } from './jobs';
+import { startKnownNotTaken } from './convergence';
 
 /** DESIGN §7: where each action may start from. power_off on a stopped instance is a no-op success. */
 const allowedFrom: Record<ActionType, readonly InstanceStatus[]> = {
@@ -56,18 +57,20 @@ function firstUpstreamAction(type: ActionType, instance: InstanceItem, target: P
   }
 }
 
-/** Undoes an accepted action that never got going: status, lock and any reserved tier go back as they were. */
+/** Undoes an accepted action that the upstream refused: status, lock and any reserved tier go back as they were. */
 async function withdrawAction(instance: InstanceItem, job: Job, reason: string): Promise<void> {
+  const finish = { job_id: job.job_id, outcome: { status: 'failed' as const, error: reason }, at: new Date().toISOString() };
   await updateInstanceWithRetry(instance.instance_id, (current) =>
     // A delete that came in meanwhile owns the instance now, capacity included.
     current.active_job_id === job.job_id && current.deleted_at === null
       ? {
           changes: { status: instance.status, active_job_id: null, pending_plan: null },
           release: current.pending_plan ? [{ kind: 'tier', flavor: current.pending_plan.flavor }] : [],
+          finish,
         }
       : undefined,
   );
-  await finishJob(job.job_id, { status: 'failed', error: reason }, new Date().toISOString());
+  await finishJob(job.job_id, finish.outcome, finish.at);
 }
 
 /**
@@ -128,21 +131,27 @@ async function launchAction(instance: InstanceItem, type: ActionType, target: Pl
   const { request, phase } = firstUpstreamAction(type, instance, target);
   const serverId = instance.upstream_id;
   if (serverId === null) throw new Error(`instance ${instance.instance_id} is ${instance.status} without an upstream server`);
-  let actionId: number;
+  let actionId: number | null;
   try {
     const driver = await upstreamForRequests();
     // Only refusals are sent again: a timed-out action may have been taken, and a second one would be refused.
     actionId = (await withTransientRetry(() => driver.startAction(serverId, request), { retryable: refusedUnprocessed })).id;
   } catch (error) {
     if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
-    logger.warn('upstream refused an action', { type, status: error.status });
-    await withdrawAction(instance, job, 'Upstream error');
-    throw upstreamError();
+    if (startKnownNotTaken(error)) {
+      logger.warn('upstream refused an action', { type, status: error.status });
+      await withdrawAction(instance, job, 'Upstream error');
+      throw upstreamError();
+    }
+    // The answer was lost, not the action: the workflow finds out from the server's action list what was done.
+    logger.warn('upstream answer to an action start was lost; the workflow looks for the action', { type, status: error.status });
+    actionId = null;
   }
 
   await startWorkflow(workflowOfJob[type], job, {
     type,
     action_id: actionId,
+    action_type: request.type,
     phase,
     previous_status: instance.status,
     paused_by: pausedBy,

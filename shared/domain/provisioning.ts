@@ -7,6 +7,7 @@ import { upstream } from '../upstream';
 import type { UpstreamDriver, UpstreamServer } from '../upstream/driver';
 import type { InstanceStatus } from '../schemas/instances';
 import { serviceTag, upstreamTagOf } from './instances';
+import { openInstanceSecrets } from './instance-secrets';
 
 export const UBUNTU_IMAGE = 'ubuntu-24-04-x64';
 
@@ -24,7 +25,7 @@ export class ProvisionTimeoutError extends namedError('ProvisionTimeoutError') {
 export class UpstreamServerLostError extends namedError('UpstreamServerLostError') {}
 
 /** cloud-init user data: the root password and the authorized key the create response promised. */
-export function userDataFor(instance: InstanceItem): string {
+export function userDataFor(instance: InstanceItem, rootPassword: string): string {
   return [
     '#cloud-config',
     'ssh_pwauth: true',
@@ -32,7 +33,7 @@ export function userDataFor(instance: InstanceItem): string {
     'chpasswd:',
     '  expire: false',
     '  users:',
-    `    - {name: root, password: ${JSON.stringify(instance.root_password)}, type: text}`,
+    `    - {name: root, password: ${JSON.stringify(rootPassword)}, type: text}`,
     'users:',
     '  - name: root',
     '    ssh_authorized_keys:',
@@ -46,12 +47,14 @@ async function ensureServer(driver: UpstreamDriver, instance: InstanceItem): Pro
   const tag = upstreamTagOf(instance.instance_id);
   const [existing] = await driver.listServersByTag(tag);
   if (existing) return existing;
+  const secrets = await openInstanceSecrets(instance);
+  if (!secrets) throw new Error(`instance ${instance.instance_id} has no credentials to provision with`);
   return driver.createServer({
     name: `vps-${instance.instance_id}`,
     tags: [tag, serviceTag()],
     size: instance.plan.flavor,
     image: UBUNTU_IMAGE,
-    userData: userDataFor(instance),
+    userData: userDataFor(instance, secrets.root_password),
   });
 }
 
@@ -91,14 +94,17 @@ export async function checkServerStep(input: CheckServerInput): Promise<CheckSer
   if (!server) throw new UpstreamServerLostError(`upstream server ${input.upstream_id} disappeared`);
   if (server.status === 'active' && server.ipv4) {
     const now = new Date().toISOString();
-    const activated = await transitionInstance(input.instance_id, ['provisioning'], {
-      status: 'active',
-      ipv4: server.ipv4,
-      activated_at: now,
-      metered_until: now,
-    });
-    if (!activated) return { ready: false, abandoned: true };
-    await finishJob(input.job_id, { status: 'succeeded' }, now);
+    const ipv4 = server.ipv4;
+    // The instance write and the job's end are one transaction: no crash can leave the job running.
+    const activated = await updateInstanceWithRetry(input.instance_id, (instance) =>
+      instance.status === 'provisioning' && instance.deleted_at === null
+        ? {
+            changes: { status: 'active', ipv4, activated_at: now, metered_until: now },
+            finish: { job_id: input.job_id, outcome: { status: 'succeeded' }, at: now },
+          }
+        : undefined,
+    );
+    if (activated?.activated_at !== now) return { ready: false, abandoned: true };
     countMetric(metricNames.provisionSucceeded);
     durationMetric(metricNames.provisionDuration, Date.parse(now) - Date.parse(activated.created_at ?? now));
     return { ready: true, abandoned: false };
@@ -145,17 +151,17 @@ export async function failProvision(instanceId: number, jobId: string | undefine
   countMetric(metricNames.provisionFailed);
   if (errorName?.startsWith('Upstream')) countMetric(metricNames.upstreamErrors);
   await destroyTaggedServers(instanceId);
+  const finish = jobId
+    ? { job_id: jobId, outcome: { status: 'failed' as const, error: failureTexts[errorName ?? ''] ?? 'Provisioning failed' }, at: new Date().toISOString() }
+    : undefined;
   if (live) {
     await updateInstanceWithRetry(instanceId, (current) =>
       current.deleted_at === null && PROVISIONING_STATUSES.includes(current.status)
-        ? { changes: { status: 'failed', capacity_held: false, pending_plan: null }, release: heldPools(current) }
+        ? { changes: { status: 'failed', capacity_held: false, pending_plan: null }, release: heldPools(current), finish }
         : undefined,
     );
   }
-  if (jobId) {
-    const reason = failureTexts[errorName ?? ''] ?? 'Provisioning failed';
-    await finishJob(jobId, { status: 'failed', error: reason }, new Date().toISOString());
-  }
+  if (finish) await finishJob(finish.job_id, finish.outcome, finish.at);
   return true;
 }
 

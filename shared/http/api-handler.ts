@@ -71,7 +71,11 @@ const httpResponse = (): MiddlewareObj<Event, ApiResponse, Error, StatefulContex
  * Bearer auth with the route's rate limits. With an Idempotency-Key on an idempotent route, the key is resolved
  * right after auth, and only a request that is not a replay counts against the deploy quota.
  */
-const bearerAuth = (limits: readonly RateLimitName[], idempotent: boolean): MiddlewareObj<Event, ApiResponse, Error, StatefulContext> => ({
+const bearerAuth = (
+  limits: readonly RateLimitName[],
+  idempotent: boolean,
+  credentials: boolean,
+): MiddlewareObj<Event, ApiResponse, Error, StatefulContext> => ({
   before: async ({ event, context }) => {
     const state = context.request;
     const addWindows = (windows: WindowState[]) => {
@@ -87,11 +91,11 @@ const bearerAuth = (limits: readonly RateLimitName[], idempotent: boolean): Midd
     else state.idempotencyKey = outcome.key;
   },
   after: async ({ context, response }) => {
-    if (context.request.idempotencyKey && response) await settleIdempotencyKey(context.request.idempotencyKey, response);
+    if (context.request.idempotencyKey && response) await settleIdempotencyKey(context.request.idempotencyKey, response, credentials);
   },
   onError: async ({ event, context, error }) => {
     const key = context.request.idempotencyKey;
-    if (key) await settleIdempotencyKey(key, errorResponse(error, event.requestContext.requestId));
+    if (key) await settleIdempotencyKey(key, errorResponse(error, event.requestContext.requestId), false);
   },
 });
 
@@ -153,6 +157,8 @@ interface BearerRouteOptions<TSchema extends z.ZodType | undefined> {
   readonly body?: TSchema;
   /** Honour the Idempotency-Key header: the same key and request within 24 h replays the first response. */
   readonly idempotent?: boolean;
+  /** Responses carry customers' credentials: a response kept for replay is stored sealed. */
+  readonly credentials?: boolean;
 }
 
 /** An instance route: Bearer key, rate limits, optional idempotency. */
@@ -160,7 +166,11 @@ export function bearerRoute<TSchema extends z.ZodType | undefined = undefined>(
   options: BearerRouteOptions<TSchema>,
   handler: (input: RouteInput<BearerPrincipal, BodyOf<TSchema>>) => Promise<ApiResponse>,
 ) {
-  return composeRoute(bearerAuth(options.limits ?? ['general'], options.idempotent ?? false), options.body, handler);
+  return composeRoute(
+    bearerAuth(options.limits ?? ['general'], options.idempotent ?? false, options.credentials ?? false),
+    options.body,
+    handler,
+  );
 }
 
 interface SessionRouteOptions<TSchema extends z.ZodType | undefined> {

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { timestampSchema } from './timestamps';
 
 export const jobTypes = ['provision', 'delete', 'power_on', 'power_off', 'reboot', 'resize'] as const;
 
@@ -7,8 +8,8 @@ export const jobViewSchema = z.strictObject({
   type: z.enum(jobTypes),
   instance_id: z.number().int(),
   status: z.enum(['running', 'succeeded', 'failed']),
-  started_at: z.string(),
-  finished_at: z.string().nullable(),
+  started_at: timestampSchema,
+  finished_at: timestampSchema.nullable(),
   error: z.string().nullable(),
 });
 export type JobView = z.infer<typeof jobViewSchema>;

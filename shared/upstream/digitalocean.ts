@@ -7,6 +7,7 @@ import {
   UpstreamTransientError,
   type CreateServerRequest,
   type UpstreamAction,
+  type UpstreamActionRecord,
   type UpstreamActionRequest,
   type UpstreamDriver,
   type UpstreamServer,
@@ -51,6 +52,10 @@ const dropletPageSchema = z.object({
 const actionSchema = z.object({
   action: z.object({ id: z.int(), type: z.string(), status: z.enum(['in-progress', 'completed', 'errored']) }),
 });
+const actionPageSchema = z.object({
+  actions: z.array(z.object({ id: z.int(), type: z.string(), status: z.enum(['in-progress', 'completed', 'errored']), started_at: z.string() })),
+  links: z.object({ pages: z.object({ next: z.string().optional() }).optional() }).optional(),
+});
 const errorBodySchema = z.object({ message: z.string() });
 
 /** One HTTP exchange: what was asked (for messages), the status and the body (undefined when empty or not JSON). */
@@ -87,17 +92,29 @@ export class DigitalOceanDriver implements UpstreamDriver {
   }
 
   async listServersByTag(tag: string): Promise<UpstreamServer[]> {
-    const servers: UpstreamServer[] = [];
-    let path: string | undefined = `/v2/droplets?${new URLSearchParams({ tag_name: tag, per_page: String(this.perPage) })}`;
-    for (let pages = 0; path !== undefined; pages++) {
-      if (pages === MAX_PAGES) throw this.transient(`DigitalOcean GET /v2/droplets: more than ${MAX_PAGES} pages`);
+    const query = new URLSearchParams({ tag_name: tag, per_page: String(this.perPage) });
+    const pages = await this.readPages(`/v2/droplets?${query}`, dropletPageSchema);
+    return pages.flatMap((page) => page.droplets.map(toServer));
+  }
+
+  async listActions(serverId: number): Promise<UpstreamActionRecord[]> {
+    const pages = await this.readPages(`/v2/droplets/${serverId}/actions?per_page=${this.perPage}`, actionPageSchema);
+    return pages.flatMap((page) => page.actions.map(({ started_at, ...action }) => ({ ...action, startedAt: started_at })));
+  }
+
+  /** Every page of a listing, following next links (sent to baseUrl whatever host they name). */
+  private async readPages<T extends { links?: { pages?: { next?: string } } }>(firstPath: string, schema: z.ZodType<T>): Promise<T[]> {
+    const pages: T[] = [];
+    let path: string | undefined = firstPath;
+    for (let count = 0; path !== undefined; count++) {
+      if (count === MAX_PAGES) throw this.transient(`DigitalOcean GET ${firstPath.split('?')[0]}: more than ${MAX_PAGES} pages`);
       const answer = await this.send('GET', path);
-      const page = this.read(answer, dropletPageSchema);
-      servers.push(...page.droplets.map(toServer));
+      const page = this.read(answer, schema);
+      pages.push(page);
       const next = page.links?.pages?.next;
       path = next === undefined ? undefined : this.localPath(next, answer);
     }
-    return servers;
+    return pages;
   }
 
   async createServer(request: CreateServerRequest): Promise<UpstreamServer> {

@@ -36,6 +36,11 @@ export interface UpstreamAction {
   readonly status: UpstreamActionStatus;
 }
 
+/** An action as the droplet's action list shows it: when it started, by the upstream's clock (seconds precision). */
+export interface UpstreamActionRecord extends UpstreamAction {
+  readonly startedAt: string;
+}
+
 export interface UpstreamDriver {
   /** Servers carrying the tag (all pages). */
   listServersByTag(tag: string): Promise<UpstreamServer[]>;
@@ -46,6 +51,8 @@ export interface UpstreamDriver {
   deleteServer(id: number): Promise<void>;
   startAction(serverId: number, action: UpstreamActionRequest): Promise<UpstreamAction>;
   getAction(actionId: number): Promise<UpstreamAction>;
+  /** The server's actions (all pages), whatever started them: how a call whose answer was lost is found out. */
+  listActions(serverId: number): Promise<UpstreamActionRecord[]>;
 }
 
 /** 5xx, 429, timeouts and network failures: worth retrying. The name is what Step Functions Retry matches. */
