@@ -10,6 +10,7 @@ import { mergeAccess, type ApiFunction, type ServiceContext } from './constructs
 import { HttpApi } from './constructs/http-api';
 import { Operations } from './constructs/operations';
 import { ServiceTable } from './constructs/table';
+import { SecretsKey } from './constructs/secrets-key';
 import { Workflow } from './constructs/workflow';
 import { ScheduledFunction } from './constructs/scheduled-function';
 import { schedules, type ScheduleName } from './schedules';
@@ -35,12 +36,19 @@ interface ServiceConfig {
   readonly tierCapacity: number;
   /** Comma-separated origins of the service's web pages when they live on another host than the API. */
   readonly trustedOrigins: string;
+  /** Subscribed to the alarm topic when given. */
+  readonly alarmEmail: string | undefined;
 }
 
 function contextValue(scope: Construct, key: string, fallback: string | undefined): string {
   const value = scope.node.tryGetContext(key) ?? fallback;
   if (value === undefined || value === '') throw new Error(`context ${key} is required (-c ${key}=...)`);
   return String(value);
+}
+
+function optionalContext(scope: Construct, key: string): string | undefined {
+  const value = scope.node.tryGetContext(key);
+  return value === undefined || value === '' ? undefined : String(value);
 }
 
 function positiveIntegerContext(scope: Construct, key: string, fallback: string): number {
@@ -60,7 +68,16 @@ function configFromContext(scope: Construct): ServiceConfig {
     ipv4PoolSize: positiveIntegerContext(scope, 'ipv4PoolSize', stage === 'prod' ? '1000' : '50'),
     tierCapacity: positiveIntegerContext(scope, 'tierCapacity', stage === 'prod' ? '200' : '10'),
     trustedOrigins: String(scope.node.tryGetContext('trustedOrigins') ?? ''),
+    alarmEmail: optionalContext(scope, 'alarmEmail'),
   };
+}
+
+/** The steps give up on a server at the provisioning timeout; the execution timeout must not cut that short. */
+function checkProvisionTimeout({ provisionTimeoutSeconds }: ServiceConfig): void {
+  const limit = workflows.provision.timeoutSeconds;
+  if (provisionTimeoutSeconds * 2 > limit) {
+    throw new Error(`context provisionTimeoutSeconds must be at most ${limit / 2} (half the provision execution timeout)`);
+  }
 }
 
 
@@ -70,15 +87,18 @@ export class ServiceStack extends Stack {
   readonly workflows: Readonly<Record<WorkflowName, Workflow>>;
   readonly api: HttpApi;
   readonly upstreamToken: secretsmanager.Secret;
+  readonly secretsKey: SecretsKey;
   readonly scheduled: Readonly<Record<ScheduleName, ScheduledFunction>>;
   readonly operations: Operations;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
     const config = configFromContext(this);
+    checkProvisionTimeout(config);
     const retain = config.stage !== 'dev';
     const removalPolicy = retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     this.upstreamToken = this.upstreamTokenSecret(removalPolicy);
+    this.secretsKey = new SecretsKey(this, 'SecretsKey', { removalPolicy });
 
     this.tables = Object.fromEntries(
       tableNames.map((name) => [
@@ -93,6 +113,7 @@ export class ServiceStack extends Stack {
       tables: this.tables,
       stateMachines: {},
       upstream: { baseUrl: config.upstreamBaseUrl, tokenSecret: this.upstreamToken },
+      secretsKey: this.secretsKey,
       environment: {
         INSTANCE_DOMAIN_SUFFIX: config.instanceDomainSuffix,
         PROVISION_TIMEOUT_SECONDS: String(config.provisionTimeoutSeconds),
@@ -133,12 +154,12 @@ export class ServiceStack extends Stack {
       },
     });
 
-    this.operations = this.addOperations(config.stage);
+    this.operations = this.addOperations(config);
     this.addOutputs(config.upstreamBaseUrl);
   }
 
   /** The dashboard and alarms over every function, in one group per part of the service, and every workflow. */
-  private addOperations(stage: Stage): Operations {
+  private addOperations({ stage, alarmEmail }: ServiceConfig): Operations {
     const functionsOf = (group: Readonly<Record<string, ApiFunction>>) => Object.values(group).map((fn) => fn.function);
     const stepGroups = workflowNames.map((name) => [`${pascal(name)}Steps`, functionsOf(this.workflows[name].steps)]);
     return new Operations(this, 'Operations', {
@@ -151,6 +172,15 @@ export class ServiceStack extends Stack {
       },
       stateMachines: Object.fromEntries(workflowNames.map((name) => [pascal(name), this.workflows[name].stateMachine])),
       meter: this.scheduled.meter.function.function,
+      scheduledJobs: Object.fromEntries(
+        (Object.keys(schedules) as ScheduleName[]).map((name) => [
+          name,
+          { function: this.scheduled[name].function.function, everyMinutes: schedules[name].everyMinutes },
+        ]),
+      ),
+      tables: this.tables,
+      accessLogs: this.api.accessLogs,
+      alarmEmail,
     });
   }
 

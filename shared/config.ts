@@ -26,6 +26,11 @@ export interface Config {
     readonly liveStatusTimeoutMs: number;
   };
   readonly instanceDomainSuffix: string;
+  /** Customers' secrets are sealed with the KMS key (AWS) or the raw AES key in a local file (local runtime). */
+  readonly secrets: {
+    readonly kmsKeyArn: string | undefined;
+    readonly localKeyFile: string | undefined;
+  };
   /** Origins (scheme://host[:port]) of the service's own web pages when they are served from another host. */
   readonly trustedOrigins: readonly string[];
   readonly provisionTimeoutSeconds: number;
@@ -71,6 +76,10 @@ function load(): Config {
       liveStatusTimeoutMs: integer('LIVE_STATUS_TIMEOUT_MS', 800),
     },
     instanceDomainSuffix: process.env.INSTANCE_DOMAIN_SUFFIX ?? 'vps.example.net',
+    secrets: {
+      kmsKeyArn: process.env.SECRETS_KMS_KEY_ARN || undefined,
+      localKeyFile: process.env.SECRETS_KEY_FILE || undefined,
+    },
     trustedOrigins: (process.env.TRUSTED_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean),
     provisionTimeoutSeconds: integer('PROVISION_TIMEOUT_SECONDS', 600),
     actionTimeoutSeconds: integer('ACTION_TIMEOUT_SECONDS', 900),

@@ -53,6 +53,9 @@ export const metricNames = {
   provisionDuration: 'ProvisionDuration',
   rateLimited: 'RateLimited',
   upstreamErrors: 'UpstreamErrors',
+  /** Upstream answers 401 (the token is wrong or revoked) and 429 (our upstream rate limit is spent), by the driver. */
+  upstreamUnauthorized: 'UpstreamUnauthorized',
+  upstreamThrottled: 'UpstreamThrottled',
   billingPauses: 'BillingPauses',
   reconcilerRepairs: 'ReconcilerRepairs',
   leakedServersDestroyed: 'LeakedServersDestroyed',

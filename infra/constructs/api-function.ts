@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Duration, Stack, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -10,8 +11,9 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference';
 import { Construct } from 'constructs';
-import type { FunctionAccess, TableAccess } from '../access';
+import type { FunctionAccess, SecretsAccess, TableAccess } from '../access';
 import { bundleSettings } from '../bundling';
+import { DEFAULT_ROUTE_TIMEOUT_SECONDS } from '../routes';
 import { tables as tableDefinitions, type TableName } from '../tables';
 import { workflows as workflowDefinitions, type WorkflowName } from '../workflows';
 
@@ -39,6 +41,8 @@ export interface ServiceContext {
   readonly tables: Readonly<Partial<Record<TableName, dynamodb.ITableV2>>>;
   readonly stateMachines: Readonly<Partial<Record<WorkflowName, sfn.IStateMachine>>>;
   readonly upstream?: UpstreamSettings;
+  /** The customer-managed key that wraps the data keys sealing customers' secrets. */
+  readonly secretsKey?: kms.IKey;
   /** Non-secret settings every function receives as environment variables. */
   readonly environment?: Readonly<Record<string, string>>;
 }
@@ -51,7 +55,7 @@ export interface ApiFunctionProps {
   readonly service: ServiceContext;
   /** @default 512 */
   readonly memorySize?: number;
-  /** @default 10 seconds */
+  /** Sized from the function's worst case where it is declared. @default DEFAULT_ROUTE_TIMEOUT_SECONDS */
   readonly timeout?: Duration;
 }
 
@@ -79,7 +83,7 @@ export class ApiFunction extends Construct {
       runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memorySize ?? 512,
-      timeout: props.timeout ?? Duration.seconds(10),
+      timeout: props.timeout ?? Duration.seconds(DEFAULT_ROUTE_TIMEOUT_SECONDS),
       tracing: lambda.Tracing.ACTIVE,
       logGroup: this.logGroup,
       role: this.role,
@@ -107,11 +111,17 @@ export class ApiFunction extends Construct {
   }
 
   private grantAccess(access: FunctionAccess, service: ServiceContext): void {
-    for (const [name, level] of Object.entries(access.tables ?? {}) as [TableName, TableAccess][]) {
+    for (const [name, actions] of Object.entries(access.tables ?? {}) as [TableName, TableAccess][]) {
       const table = required(service.tables[name], `table ${name}`, this);
-      const grant = grantTable(table, level, this.function);
+      const grant = table.grant(this.function, ...actions.map((action) => `dynamodb:${action}`));
       this.acknowledgeWildcards(grant, `Covers the GSIs of ${name}, which the function queries.`);
       this.function.addEnvironment(tableDefinitions[name].envVar, table.tableName);
+    }
+    if (access.secrets?.length) {
+      const key = required(service.secretsKey, 'the secrets key', this);
+      const kmsActions: Record<SecretsAccess, string> = { seal: 'kms:GenerateDataKey', open: 'kms:Decrypt' };
+      key.grant(this.function, ...access.secrets.map((use) => kmsActions[use]));
+      this.function.addEnvironment('SECRETS_KMS_KEY_ARN', key.keyArn);
     }
     for (const name of access.startsWorkflows ?? []) {
       const machine = this.wireStateMachine(name, service);
@@ -154,17 +164,6 @@ export class ApiFunction extends Construct {
   }
 }
 
-function grantTable(table: dynamodb.ITableV2, level: TableAccess, grantee: iam.IGrantable): iam.Grant {
-  switch (level) {
-    case 'read':
-      return table.grantReadData(grantee);
-    case 'write':
-      return table.grantWriteData(grantee);
-    case 'readwrite':
-      return table.grantReadWriteData(grantee);
-  }
-}
-
 function acknowledge(scope: Construct, finding: string, reason: string): void {
   Validations.of(scope).acknowledge({ id: `AwsSolutions-IAM5[${finding}]`, reason });
 }
@@ -174,19 +173,15 @@ function required<T>(value: T | undefined, what: string, scope: Construct): T {
   return value;
 }
 
-function widerTableAccess(a: TableAccess | undefined, b: TableAccess | undefined): TableAccess | undefined {
-  if (a === undefined || b === undefined || a === b) return a ?? b;
-  return 'readwrite';
-}
-
-/** The union of two accesses: a table read by one and written by the other becomes readwrite. */
+/** The union of two accesses: every operation either calls, on every table either touches. */
 export function mergeAccess(a: FunctionAccess, b: FunctionAccess): FunctionAccess {
   const names = [...new Set([...Object.keys(a.tables ?? {}), ...Object.keys(b.tables ?? {})])] as TableName[];
   const union = <T>(x: readonly T[] = [], y: readonly T[] = []) => [...new Set([...x, ...y])];
   return {
-    tables: Object.fromEntries(names.map((name) => [name, widerTableAccess(a.tables?.[name], b.tables?.[name])])),
+    tables: Object.fromEntries(names.map((name) => [name, union(a.tables?.[name], b.tables?.[name]).sort()])),
     startsWorkflows: union(a.startsWorkflows, b.startsWorkflows),
     stopsWorkflows: union(a.stopsWorkflows, b.stopsWorkflows),
     upstream: Boolean(a.upstream || b.upstream),
+    secrets: union(a.secrets, b.secrets),
   };
 }

@@ -5,7 +5,10 @@ import { Construct } from 'constructs';
 import type { ScheduleDefinition } from '../schedules';
 import { ApiFunction, type ServiceContext } from './api-function';
 
-/** Scheduled work sweeps whole tables and the upstream, so it gets more time than a request. */
+/**
+ * Scheduled work sweeps whole tables and the upstream, so its worst case grows with the fleet; it gets 5 minutes
+ * (one period) and stops starting upstream calls it could not finish, leaving the rest to the next run.
+ */
 const SCHEDULED_TIMEOUT = Duration.minutes(5);
 
 export interface ScheduledFunctionProps {

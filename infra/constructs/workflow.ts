@@ -4,11 +4,8 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import type { WorkflowDefinition } from '../workflows';
+import { DEFAULT_STEP_TIMEOUT_SECONDS, type WorkflowDefinition } from '../workflows';
 import { ApiFunction, REPO_ROOT, type ServiceContext } from './api-function';
-
-/** A step may wait out a full upstream call (10 s timeout) and one retry of it. */
-const STEP_TIMEOUT = Duration.seconds(30);
 
 export interface WorkflowProps {
   readonly definition: WorkflowDefinition;
@@ -26,7 +23,12 @@ export class Workflow extends Construct {
     this.steps = Object.fromEntries(
       Object.entries(definition.steps).map(([key, step]) => [
         key,
-        new ApiFunction(this, key, { entry: step.entry, access: step.access, service, timeout: STEP_TIMEOUT }),
+        new ApiFunction(this, key, {
+          entry: step.entry,
+          access: step.access,
+          service,
+          timeout: Duration.seconds(step.timeoutSeconds ?? DEFAULT_STEP_TIMEOUT_SECONDS),
+        }),
       ]),
     );
     const functionArns = Object.fromEntries(

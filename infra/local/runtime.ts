@@ -8,6 +8,7 @@ import { startGateway, type GatewayOptions } from './gateway';
 import { startSimulator, type Simulator } from './simulator';
 import { startLocalStepFunctions, type LocalStepFunctions, type LocalStepFunctionsOptions } from './step-functions';
 import { localHandlerEnv, localTableNames } from './handler-env';
+import { temporarySecretsKeyFile } from './secrets-key';
 
 export const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -30,6 +31,8 @@ export interface LocalRuntimeOptions {
   readonly aroundTask?: LocalStepFunctionsOptions['aroundTask'];
   /** Run the scheduled jobs on timers, as EventBridge Scheduler does on AWS (default true). */
   readonly schedules?: boolean;
+  /** The local secrets key (see ensureSecretsKeyFile); by default a fresh one, removed when the runtime stops. */
+  readonly secretsKeyFile?: string;
 }
 
 export interface LocalRuntime {
@@ -39,6 +42,7 @@ export interface LocalRuntime {
   readonly tableNames: Record<TableName, string>;
   /** The simulator's token, for tools that drive the upstream as the service does. */
   readonly upstreamToken: string;
+  readonly secretsKeyFile: string;
   stop(): Promise<void>;
 }
 
@@ -63,6 +67,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   const upstreamToken = randomBytes(24).toString('hex');
   const simulator = await startSimulator({ bootMs: options.bootMs, token: upstreamToken });
   const names = localTableNames(options.tablePrefix);
+  const temporaryKey = options.secretsKeyFile === undefined ? temporarySecretsKeyFile() : undefined;
+  const secretsKeyFile = options.secretsKeyFile ?? temporaryKey?.path ?? '';
   await createLocalTables(options.dynamodbEndpoint, names);
   const stepFunctions = await startLocalStepFunctions({
     root: repositoryRoot,
@@ -78,6 +84,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       simulatorUrl: simulator.url,
       upstreamToken,
       tablePrefix: options.tablePrefix,
+      secretsKeyFile,
     }),
     ...options.env,
   });
@@ -96,11 +103,13 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     stepFunctions,
     tableNames: names,
     upstreamToken,
+    secretsKeyFile,
     async stop() {
       for (const timer of timers) clearInterval(timer);
       await gateway.close();
       await stepFunctions.close();
       await simulator.close();
+      temporaryKey?.remove();
     },
   };
 }

@@ -11,7 +11,7 @@ import {
 import { finishJob, type Job } from '../store/jobs';
 import type { ActionBody, ActionResult, ActionType, DeleteResult, InstanceStatus } from '../schemas/instances';
 import { upstreamForRequests } from '../upstream';
-import { UpstreamPermanentError, UpstreamTransientError, type UpstreamActionRequest } from '../upstream/driver';
+import { UpstreamDeadlineError, UpstreamPermanentError, UpstreamTransientError, type UpstreamActionRequest } from '../upstream/driver';
 import { refusedUnprocessed, withTransientRetry } from '../upstream/retry';
 import { ApiError, namedError, forbidden, instanceNotFound, lifecycleConflict, paymentRequired, serviceUnavailable, badRequest } from './errors';
 import { orderablePlan, type Plan } from './flavors';
@@ -135,7 +135,8 @@ async function launchAction(instance: InstanceItem, type: ActionType, target: Pl
   let actionId: number | null;
   const driver = await upstreamForRequests();
   try {
-    await withTransientRetry(() => ownServer(driver, instance));
+    // One read, not retried: the client's time is kept for the start itself.
+    await ownServer(driver, instance);
   } catch (error) {
     if (error instanceof ServerNotOursError) throw upstreamError();
     if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
@@ -148,7 +149,8 @@ async function launchAction(instance: InstanceItem, type: ActionType, target: Pl
     actionId = (await withTransientRetry(() => driver.startAction(serverId, request), { retryable: refusedUnprocessed })).id;
   } catch (error) {
     if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
-    if (startKnownNotTaken(error)) {
+    // A start the driver did not send for lack of time is as known as a refusal.
+    if (error instanceof UpstreamDeadlineError || startKnownNotTaken(error)) {
       logger.warn('upstream refused an action', { type, status: error.status });
       await withdrawAction(instance, job, 'Upstream error');
       throw upstreamError();

@@ -6,6 +6,7 @@ import { finishJob } from '../store/jobs';
 import { upstream } from '../upstream';
 import type { InstanceStatus } from '../schemas/instances';
 import { serviceTag, upstreamTagOf } from './instances';
+import { openInstanceSecrets } from './instance-secrets';
 
 export const UBUNTU_IMAGE = 'ubuntu-24-04-x64';
 
@@ -23,7 +24,7 @@ export class ProvisionTimeoutError extends namedError('ProvisionTimeoutError') {
 export class UpstreamServerLostError extends namedError('UpstreamServerLostError') {}
 
 /** cloud-init user data: the root password and the authorized key the create response promised. */
-export function userDataFor(instance: InstanceItem): string {
+export function userDataFor(instance: InstanceItem, rootPassword: string): string {
   return [
     '#cloud-config',
     'ssh_pwauth: true',
@@ -31,7 +32,7 @@ export function userDataFor(instance: InstanceItem): string {
     'chpasswd:',
     '  expire: false',
     '  users:',
-    `    - {name: root, password: ${JSON.stringify(instance.root_password)}, type: text}`,
+    `    - {name: root, password: ${JSON.stringify(rootPassword)}, type: text}`,
     'users:',
     '  - name: root',
     '    ssh_authorized_keys:',
@@ -66,12 +67,14 @@ export async function createServerStep({ instance_id }: ProvisionInput): Promise
     }
     const noted = await transitionInstance(instance_id, PROVISIONING_STATUSES, { create_requested_at: new Date().toISOString() });
     if (!noted) return { upstream_id: null, abandoned: true, waiting: false };
+    const secrets = await openInstanceSecrets(instance);
+    if (!secrets) throw new Error(`instance ${instance_id} has no credentials to provision with`);
     server = await driver.createServer({
       name: `vps-${instance_id}`,
       tags: [tag, serviceTag()],
       size: instance.plan.flavor,
       image: UBUNTU_IMAGE,
-      userData: userDataFor(instance),
+      userData: userDataFor(instance, secrets.root_password),
     });
   }
   const moved = await transitionInstance(instance_id, PROVISIONING_STATUSES, {

@@ -1,5 +1,8 @@
 import * as z from 'zod';
+import { hasTimeFor } from '../deadline';
+import { countMetric, metricNames } from '../observability';
 import {
+  UpstreamDeadlineError,
   UpstreamPermanentError,
   UpstreamTransientError,
   type CreateServerRequest,
@@ -14,7 +17,12 @@ export interface DigitalOceanDriverOptions {
   /** API origin, e.g. `https://api.digitalocean.com`. Every request, next-page links included, goes here. */
   readonly baseUrl: string;
   readonly token: string;
-  /** Limit for each HTTP call, response body included. */
+  /**
+   * Reads the token again after the upstream answered 401 to `stale` (an operator may have replaced it); the
+   * call is then sent once more with the token it returns. Without it a 401 is final.
+   */
+  readonly rereadToken?: (stale: string) => Promise<string>;
+  /** Limit for each HTTP call, response body included; no call starts unless the invocation has this long left. */
   readonly timeoutMs: number;
   /** Region for new droplets. */
   readonly region?: string;
@@ -60,7 +68,10 @@ interface Answer {
 /** The upstream driver for DigitalOcean API v2 droplets. */
 export class DigitalOceanDriver implements UpstreamDriver {
   private readonly baseUrl: string;
-  private readonly token: string;
+  private token: string;
+  /** Every token this driver has sent, so that none of them can leak through an error message. */
+  private readonly tokensSent: string[] = [];
+  private readonly rereadToken: ((stale: string) => Promise<string>) | undefined;
   private readonly timeoutMs: number;
   private readonly region: string;
   private readonly perPage: number;
@@ -70,6 +81,7 @@ export class DigitalOceanDriver implements UpstreamDriver {
     if (options.token === '') throw new Error('DigitalOcean token is empty');
     this.baseUrl = options.baseUrl;
     this.token = options.token;
+    this.rereadToken = options.rereadToken;
     this.timeoutMs = options.timeoutMs;
     this.region = options.region ?? 'nyc3';
     this.perPage = options.perPage ?? 200;
@@ -139,9 +151,32 @@ export class DigitalOceanDriver implements UpstreamDriver {
     return this.read(await this.send('GET', `/v2/actions/${actionId}`), actionSchema).action;
   }
 
-  /** Performs one call; only network failures and timeouts throw here, HTTP statuses are judged by the caller. */
+  /**
+   * Performs one call, sent once more with a re-read token after a 401 (which the upstream answers before doing
+   * anything, so even a create may be resent). Only network failures, timeouts and a deadline too near throw
+   * here; HTTP statuses are judged by the caller.
+   */
   private async send(method: string, path: string, body?: unknown): Promise<Answer> {
+    const answer = await this.sendOnce(method, path, body);
+    if (answer.status === 429) countMetric(metricNames.upstreamThrottled);
+    if (answer.status !== 401) return answer;
+    countMetric(metricNames.upstreamUnauthorized);
+    if (!this.rereadToken) return answer;
+    const fresh = await this.rereadToken(this.token);
+    if (fresh === '' || fresh === this.token) return answer;
+    this.token = fresh;
+    const retried = await this.sendOnce(method, path, body);
+    if (retried.status === 401) countMetric(metricNames.upstreamUnauthorized);
+    return retried;
+  }
+
+  private async sendOnce(method: string, path: string, body?: unknown): Promise<Answer> {
     const call = `DigitalOcean ${method} ${path.split('?')[0]}`;
+    // A call cut off by the function's own timeout has an unknown outcome; better not to start it at all.
+    if (!hasTimeFor(this.timeoutMs)) {
+      throw new UpstreamDeadlineError(`${call} not started: the invocation ends before its ${this.timeoutMs} ms could run out`);
+    }
+    if (!this.tokensSent.includes(this.token)) this.tokensSent.push(this.token);
     const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     try {
@@ -196,7 +231,7 @@ export class DigitalOceanDriver implements UpstreamDriver {
 
   /** Upstream error texts are echoed into messages; make sure none of them can carry the token onwards. */
   private redact(message: string): string {
-    return message.replaceAll(this.token, '[redacted]');
+    return this.tokensSent.reduce((redacted, token) => redacted.replaceAll(token, '[redacted]'), message.replaceAll(this.token, '[redacted]'));
   }
 }
 

@@ -66,6 +66,12 @@ export class UpstreamTransientError extends Error {
   }
 }
 
+/**
+ * A call the driver did not start because the invocation would be cut off before it could finish: nothing was
+ * sent, so it is as safe to retry as any transient error (and keeps that name for the state machines' Retry).
+ */
+export class UpstreamDeadlineError extends UpstreamTransientError {}
+
 /** Any other refusal (4xx): retrying will not help. */
 export class UpstreamPermanentError extends Error {
   override readonly name = 'UpstreamPermanentError';

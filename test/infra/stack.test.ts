@@ -24,7 +24,6 @@ import {
   type Statement,
 } from './synth';
 
-const DYNAMODB_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:Scan'];
 const DYNAMODB_WRITE_ACTIONS = [
   'dynamodb:PutItem',
   'dynamodb:UpdateItem',
@@ -80,19 +79,14 @@ function actionsByResource(statements: readonly Statement[], prefix: string): Ma
 }
 
 /** The table access an IAM policy actually gives, in the terms of FunctionAccess. */
-function tableAccessOf(actions: ReadonlySet<string>): TableAccess | 'other' {
-  const reads = DYNAMODB_READ_ACTIONS.some((action) => actions.has(action));
-  const writes = DYNAMODB_WRITE_ACTIONS.some((action) => actions.has(action));
-  if (reads && writes) return 'readwrite';
-  if (writes) return 'write';
-  return reads ? 'read' : 'other';
-}
+const tableAccessOf = (actions: ReadonlySet<string>): TableAccess => [...actions].map((action) => action.replace(/^dynamodb:/, '')).sort() as TableAccess;
 
 describe('ServiceStack (dev)', () => {
   let stack: ServiceStack;
   let template: Template;
   let functions: Record<string, Resource>;
   let logGroups: Record<string, Resource>;
+  const env = (fn: ApiFunction | undefined) => functions[logicalId(fn!.function)]?.Properties.Environment.Variables;
 
   beforeAll(() => {
     ({ stack, template } = synthesize('dev'));
@@ -150,7 +144,6 @@ describe('ServiceStack (dev)', () => {
   });
 
   it('tells a function only the tables and workflows it may touch', () => {
-    const env = (fn: ApiFunction | undefined) => functions[logicalId(fn!.function)]?.Properties.Environment.Variables;
     const listInstances = env(stack.api.functions.ListInstances);
     const tableVariables = Object.keys(listInstances).filter((name) => name.endsWith('_TABLE'));
     expect(tableVariables.sort()).toEqual(['ACCOUNTS_TABLE', 'API_KEYS_TABLE', 'COUNTERS_TABLE', 'INSTANCES_TABLE']);
@@ -180,6 +173,34 @@ describe('ServiceStack (dev)', () => {
       expect(builtIndexes.map((index) => index.IndexName)).toEqual(indexes.map((index) => index.indexName));
       expect(table.DeletionPolicy).toBe('Delete');
     }
+  });
+
+  it('projects into each index only the attributes its queries read, and never a secret', () => {
+    const projections = Object.fromEntries(
+      tableNames.flatMap((name) => {
+        const table = template.findResources('AWS::DynamoDB::GlobalTable')[logicalId(stack.tables[name])] as Resource;
+        return ((table.Properties.GlobalSecondaryIndexes ?? []) as { IndexName: string; Projection: unknown }[]).map(
+          (index) => [`${name}.${index.IndexName}`, index.Projection],
+        );
+      }),
+    );
+
+    expect(projections).toEqual({
+      'apiKeys.by_account': {
+        ProjectionType: 'INCLUDE',
+        NonKeyAttributes: ['name', 'key_prefix', 'is_active', 'created_at', 'last_used_at', 'revoked_at'],
+      },
+      'instances.by_account': { ProjectionType: 'KEYS_ONLY' },
+      'jobs.by_instance': { ProjectionType: 'INCLUDE', NonKeyAttributes: ['type', 'account_id', 'status', 'finished_at', 'error'] },
+    });
+  });
+
+  it('keeps a customer-managed, yearly rotated KMS key for customers\' secrets and tells its users its ARN', () => {
+    template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true, RotationPeriodInDays: 365 });
+    const keyRef = { 'Fn::GetAtt': [logicalId(stack.secretsKey), 'Arn'] };
+    expect(env(stack.api.functions.GetInstance)).toMatchObject({ SECRETS_KMS_KEY_ARN: keyRef });
+    expect(env(stack.workflows.provision.steps.CreateServerFunctionArn)).toMatchObject({ SECRETS_KMS_KEY_ARN: keyRef });
+    expect(env(stack.api.functions.GetJob)).not.toHaveProperty('SECRETS_KMS_KEY_ARN');
   });
 
   it('runs provisioning as a STANDARD, fully logged, traced state machine over exactly its step functions', () => {
@@ -236,8 +257,30 @@ describe('ServiceStack (dev)', () => {
           byTable.set(table, new Set([...(byTable.get(table) ?? []), ...actions]));
         }
         const derived = Object.fromEntries([...byTable].map(([table, actions]) => [table, tableAccessOf(actions)]));
-        expect(derived, name).toEqual(access.tables ?? {});
+        const declaredTables = Object.fromEntries(Object.entries(access.tables ?? {}).map(([table, actions]) => [table, [...actions].sort()]));
+        expect(derived, name).toEqual(declaredTables);
       }
+    });
+
+    it('gives no API route dynamodb:Scan, nor any function batch writes or stream reads', () => {
+      for (const { name, fn } of declared) {
+        const actions = statementsOf(fn).flatMap((statement) => asList(statement.Action));
+        if (routes.some((route) => route.name === name)) expect(actions, name).not.toContain('dynamodb:Scan');
+        expect(actions.filter((action) => /^dynamodb:(BatchWriteItem|GetRecords|GetShardIterator|DescribeStream|ListStreams)$/.test(action)), name).toEqual([]);
+      }
+      const scanners = declared.filter(({ fn }) => statementsOf(fn).some((statement) => asList(statement.Action).includes('dynamodb:Scan')));
+      expect(scanners.map(({ name }) => name).sort()).toEqual(['meter', 'reconciler']);
+    });
+
+    it('lets exactly the functions that seal or open customers\' secrets use the secrets key, for exactly that', () => {
+      const keyId = logicalId(stack.secretsKey);
+      for (const { name, fn, access } of declared) {
+        const granted = [...(actionsByResource(statementsOf(fn), 'kms:').get(keyId) ?? [])].sort();
+        const expected = [...(access.secrets ?? [])].map((use) => (use === 'seal' ? 'kms:GenerateDataKey' : 'kms:Decrypt')).sort();
+        expect(granted, name).toEqual(expected);
+      }
+      const openers = declared.filter(({ access }) => access.secrets?.includes('open')).map(({ name }) => name);
+      expect(openers.sort()).toEqual(['CreateInstance', 'GetInstance', 'ListInstances', 'provision.CreateServerFunctionArn']);
     });
 
     it('lets ListInstances write only the Bearer check bookkeeping, start nothing and read no secret', () => {
@@ -247,7 +290,7 @@ describe('ServiceStack (dev)', () => {
         .filter(([, actions]) => DYNAMODB_WRITE_ACTIONS.some((action) => actions.has(action)))
         .map(([id]) => tableNameOf.get(id) ?? id);
       // Every Bearer route stamps its key's last use and counts its rate-limit windows; nothing else.
-      const bookkeeping = Object.entries(authAccess.bearer.tables ?? {}).filter(([, level]) => level !== 'read');
+      const bookkeeping = Object.entries(authAccess.bearer.tables ?? {}).filter(([, actions]) => actions.some((action) => action !== 'GetItem'));
       expect([...new Set(written)].sort()).toEqual(bookkeeping.map(([table]) => table).sort());
       expect(written).not.toContain('instances');
       const actions = statements.flatMap((statement) => asList(statement.Action));

@@ -28,6 +28,7 @@ beforeAll(async () => {
       sfn_endpoint: runtime.stepFunctions.endpoint,
       table_prefix: runtime.tableNames.accounts.replace(/-accounts$/, ''),
       upstream_token: runtime.upstreamToken,
+      secrets_key_file: runtime.secretsKeyFile,
     }),
   );
 });
