@@ -1,5 +1,5 @@
 import { logger } from '../observability';
-import type { Account } from '../store/accounts';
+import { stillBillingPausedCheck, type Account } from '../store/accounts';
 import {
   CapacityExhaustedError,
   getInstanceItem,
@@ -117,6 +117,8 @@ async function launchAction(instance: InstanceItem, type: ActionType, target: Pl
       changes: target ? { active_job_id: job.job_id, status: 'resizing', pending_plan: target } : { active_job_id: job.job_id },
       reserve: target ? [{ kind: 'tier', flavor: target.flavor }] : [],
       job,
+      // The system powers off only an account that is still paused when the action is recorded.
+      checks: pausedBy === 'billing' ? [stillBillingPausedCheck(instance.account_id)] : [],
     });
   } catch (error) {
     if (error instanceof CapacityExhaustedError) throw serviceUnavailable('Tier capacity exhausted');
