@@ -1,5 +1,5 @@
 import { logger } from '../observability';
-import type { Account } from '../store/accounts';
+import { stillBillingPausedCheck, type Account } from '../store/accounts';
 import {
   CapacityExhaustedError,
   getInstanceItem,
@@ -11,7 +11,7 @@ import {
 import { finishJob, getJob, type Job } from '../store/jobs';
 import type { ActionBody, ActionResult, ActionType, DeleteResult, InstanceStatus } from '../schemas/instances';
 import { upstreamForRequests } from '../upstream';
-import { UpstreamPermanentError, UpstreamTransientError, type UpstreamActionRequest } from '../upstream/driver';
+import { UpstreamDeadlineError, UpstreamPermanentError, UpstreamTransientError, type UpstreamActionRequest } from '../upstream/driver';
 import { refusedUnprocessed, withTransientRetry } from '../upstream/retry';
 import { ApiError, namedError, forbidden, instanceNotFound, lifecycleConflict, paymentRequired, serviceUnavailable, badRequest } from './errors';
 import { orderablePlan, type Plan } from './flavors';
@@ -121,6 +121,8 @@ async function launchAction(instance: InstanceItem, type: ActionType, target: Pl
       changes: target ? { active_job_id: job.job_id, status: 'resizing', pending_plan: target } : { active_job_id: job.job_id },
       reserve: target ? [{ kind: 'tier', flavor: target.flavor }] : [],
       job,
+      // The system powers off only an account that is still paused when the action is recorded.
+      checks: pausedBy === 'billing' ? [stillBillingPausedCheck(instance.account_id)] : [],
     });
   } catch (error) {
     if (error instanceof CapacityExhaustedError) throw serviceUnavailable('Tier capacity exhausted');
@@ -139,7 +141,8 @@ async function launchAction(instance: InstanceItem, type: ActionType, target: Pl
   let actionId: number | null;
   const driver = await upstreamForRequests();
   try {
-    await withTransientRetry(() => ownServer(driver, instance));
+    // One read, not retried: the client's time is kept for the start itself.
+    await ownServer(driver, instance);
   } catch (error) {
     if (error instanceof ServerNotOursError) throw upstreamError();
     if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
@@ -152,7 +155,8 @@ async function launchAction(instance: InstanceItem, type: ActionType, target: Pl
     actionId = (await withTransientRetry(() => driver.startAction(serverId, request), { retryable: refusedUnprocessed })).id;
   } catch (error) {
     if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
-    if (startKnownNotTaken(error)) {
+    // A start the driver did not send for lack of time is as known as a refusal.
+    if (error instanceof UpstreamDeadlineError || startKnownNotTaken(error)) {
       logger.warn('upstream refused an action', { type, status: error.status });
       await withdrawAction(instance, job, 'Upstream error');
       throw upstreamError();

@@ -1,5 +1,5 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
@@ -154,6 +154,8 @@ export async function recordServerSeen(instanceId: number, at: string): Promise<
   );
 }
 
+export type TransactionCheck = Required<Pick<NonNullable<TransactWriteCommandInput['TransactItems']>[number], 'ConditionCheck'>>;
+
 export type InstanceChanges = Partial<Omit<InstanceItem, 'instance_id' | 'account_id' | 'version' | 'updated_at'>>;
 
 /** Once an instance has failed or is being deleted, nobody may log in with its credentials again: they go. */
@@ -209,6 +211,8 @@ export interface VersionedUpdate {
   readonly job?: Job;
   /** A running job that this change ends, in the same transaction, so no job is left running by a crash. */
   readonly finish?: JobFinish;
+  /** Conditions on other items that must still hold (the change is refused, false, when one does not). */
+  readonly checks?: readonly TransactionCheck[];
 }
 
 /**
@@ -233,6 +237,7 @@ export async function updateInstanceAtVersion(instance: InstanceItem, update: Ve
             ExpressionAttributeValues: { ...expression.ExpressionAttributeValues, ':version': instance.version },
           },
         },
+        ...(update.checks ?? []),
         ...(update.job ? [newJobPut(update.job)] : []),
         ...(update.finish ? [finishJobUpdate(update.finish)] : []),
       ],
@@ -244,7 +249,8 @@ export async function updateInstanceAtVersion(instance: InstanceItem, update: Ve
     if (error instanceof TransactionCanceledException) {
       const reasons = error.CancellationReasons ?? [];
       const instanceIndex = reserve.length + (update.release?.length ?? 0);
-      if (reasons[instanceIndex]?.Code === 'ConditionalCheckFailed') return false;
+      const checked = reasons.slice(instanceIndex, instanceIndex + 1 + (update.checks?.length ?? 0));
+      if (checked.some((reason) => reason.Code === 'ConditionalCheckFailed')) return false;
       // The job had already ended (a delete cancelled it): the state change stands on its own.
       if (update.finish && reasons.at(-1)?.Code === 'ConditionalCheckFailed') return updateInstanceAtVersion(instance, { ...update, finish: undefined });
     }
