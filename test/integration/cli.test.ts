@@ -34,7 +34,8 @@ describe('vps instances', () => {
     expect(run.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`^instance ${instance.instance_id}: active \\(\\d+s\\)$`));
   });
 
-  it('powers off, on and reboots with --wait, and resizes to a bigger flavor', async () => {
+  // Each step is a process of its own that starts Node and waits for a job: generous on a busy machine.
+  it('powers off, on and reboots with --wait, and resizes to a bigger flavor', { timeout: 180_000 }, async () => {
     const { env } = await account();
     const { instance_id: id } = await runVpsJson(home, ['instances', 'create', '--name', 'cycle', '--flavor', 's-1vcpu-2gb', '--wait'], env);
 
@@ -113,7 +114,7 @@ describe('vps instances', () => {
 });
 
 describe('vps keys', () => {
-  it('creates a key shown once and revokes it, after which the key is refused', async () => {
+  it('creates a key shown once and revokes it, after which the key is refused', { timeout: 120_000 }, async () => {
     const { accountId, env } = await account();
     const { session, csrfToken } = await openSession(accountId);
     const sessionEnv = { VPS_API_URL: runtime.baseUrl, VPS_SESSION: session, VPS_CSRF_TOKEN: csrfToken };
