@@ -41,7 +41,7 @@ async function main(argv: string[]): Promise<number> {
     Object.assign(process.env, await resolveTarget(stack));
     const output = await action();
     console.log(json ? JSON.stringify(output.json) : output.text);
-    return 0;
+    return output.exitCode ?? 0;
   } catch (error) {
     if (process.env.OPS_DEBUG) console.error(error);
     console.error(`error: ${oneLine(error instanceof Error ? error.message : String(error))}`);

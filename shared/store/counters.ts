@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
@@ -138,4 +138,10 @@ export async function setCapacityLimit(pool: CapacityPool, limit: number): Promi
       ExpressionAttributeValues: { ':limit': limit },
     }),
   );
+}
+
+/** A pool's size and the units in use, as the counter holds them (the configured default when no limit was set). */
+export async function readCapacity(pool: CapacityPool): Promise<{ limit: number; used: number }> {
+  const { Item } = await dynamo().send(new GetCommand({ TableName: tableName('counters'), Key: { name: capacityCounterName(pool) }, ConsistentRead: true }));
+  return { limit: typeof Item?.limit === 'number' ? Item.limit : defaultLimit(pool), used: typeof Item?.used === 'number' ? Item.used : 0 };
 }
