@@ -43,7 +43,7 @@ async function main(argv: string[]): Promise<number> {
     const output = await action();
     // JSON.stringify leaves C1 controls, separators and bidi overrides raw; as \u escapes the JSON means the same.
     console.log(json ? escapeUnsafeCharacters(JSON.stringify(output.json)) : output.text);
-    return 0;
+    return output.exitCode ?? 0;
   } catch (error) {
     if (process.env.OPS_DEBUG) console.error(error);
     console.error(`error: ${escapeUnsafeCharacters(oneLine(error instanceof Error ? error.message : String(error)))}`);

@@ -4,6 +4,8 @@ import { openAccount, openSession, usdToMicros } from '../../shared/domain/accou
 import { charge, deposit, runMeter } from '../../shared/domain/billing';
 import { catalog, flavorIds } from '../../shared/domain/flavors';
 import { quarantineInstance, releaseInstance } from '../../shared/domain/lifecycle';
+import { audit, capacityOverview } from '../../shared/domain/audit';
+import { reconcile } from '../../shared/domain/reconciler';
 import { getAccount, updateAccountFlags, type Account, type AccountFlags } from '../../shared/store/accounts';
 import { listAccountApiKeys } from '../../shared/store/api-keys';
 import { setCapacityLimit, type CapacityPool } from '../../shared/store/counters';
@@ -25,6 +27,7 @@ export const commandOptions = {
   ipv4: { type: 'string' },
   flavor: { type: 'string' },
   limit: { type: 'string' },
+  grace: { type: 'string' },
 } as const satisfies ParseArgsOptionsConfig;
 
 type OptionName = keyof typeof commandOptions;
@@ -33,6 +36,8 @@ export type Options = { [K in OptionName]?: (typeof commandOptions)[K]['type'] e
 export interface Output {
   readonly json: Record<string, unknown>;
   readonly text: string;
+  /** 1 when the command found something wrong (audit); 0 by default. */
+  readonly exitCode?: number;
 }
 
 /** What a command does once its arguments are valid; it may still refuse (UsageError) before changing anything. */
@@ -306,6 +311,64 @@ const commands = new Map<string, Command>([
             text: `${pool.kind === 'tier' ? `tier ${pool.flavor}` : 'ipv4 pool'}: limit ${limit}`,
           };
         };
+      },
+    }),
+  ],
+  [
+    'capacity show',
+    command({
+      args: [],
+      summary: 'the IPv4 pool and every flavor tier: limit and units in use',
+      prepare: () => async () => {
+        const capacity = await capacityOverview();
+        const rows = [
+          { pool: 'ipv4', ...capacity.ipv4 },
+          ...Object.entries(capacity.tiers).map(([flavor, tier]) => ({ pool: `tier ${flavor}`, ...tier })),
+        ];
+        return { json: capacity, text: table('capacity', rows) };
+      },
+    }),
+  ],
+  [
+    'reconcile',
+    command({
+      args: [],
+      options: ['grace'],
+      synopsis: '[--grace SECONDS]',
+      summary: 'run the reconciler now (work untouched for --grace seconds, default 120, counts as stuck)',
+      prepare: (_, options) => {
+        const graceMs = options.grace === undefined ? undefined : nonNegativeInteger(options.grace, '--grace') * 1000;
+        return async () => {
+          const report = await reconcile(Date.now(), graceMs);
+          const { drift, ...repairs } = report;
+          const json = {
+            deletes_restarted: repairs.deletesRestarted,
+            provisions_failed: repairs.provisionsFailed,
+            actions_settled: repairs.actionsSettled,
+            jobs_ended: repairs.jobsEnded,
+            leaked_servers_destroyed: repairs.leakedServersDestroyed,
+            drift,
+          };
+          const { drift: _, ...counts } = json;
+          return { json, text: fields({ ...counts, ...Object.fromEntries(Object.entries(drift).map(([kind, n]) => [`drift_${kind}`, n])) }) };
+        };
+      },
+    }),
+  ],
+  [
+    'audit',
+    command({
+      args: [],
+      summary: 'compare every live instance with its server and every counter with what instances hold (exit 1 on drift)',
+      prepare: () => async () => {
+        const report = await audit();
+        const drifts = report.instances.length + report.leaked_servers.length + report.counters.length;
+        const text = [
+          table('instances drifted', report.instances.map(({ instance_id, kinds }) => ({ instance_id, kinds: kinds.join(',') }))),
+          table('leaked servers', report.leaked_servers),
+          table('counters off', report.counters),
+        ].join('\n\n');
+        return { json: { ...report, drift_count: drifts }, text, exitCode: drifts > 0 ? 1 : 0 };
       },
     }),
   ],

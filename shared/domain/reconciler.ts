@@ -4,6 +4,7 @@ import { countMetric, logger, metricNames } from '../observability';
 import { getInstanceItem, scanInstancesByStatus, type InstanceItem } from '../store/instances';
 import { finishJob, insertJob, listRunningJobs, scanRunningJobs, type Job } from '../store/jobs';
 import { upstream } from '../upstream';
+import type { UpstreamServer } from '../upstream/driver';
 import { settleAction } from './action-steps';
 import { serviceTag } from './instances';
 import { executionArnOf, newJob, startWorkflow } from './jobs';
@@ -78,10 +79,10 @@ function ownedByInstance(job: Job, instance: InstanceItem | undefined): boolean 
 }
 
 /** Ends running jobs that have no execution and that their instance no longer points at; returns how many. */
-async function endOrphanJobs(now: number): Promise<number> {
+async function endOrphanJobs(now: number, graceMs: number): Promise<number> {
   let ended = 0;
   for (const job of await scanRunningJobs()) {
-    if (now - Date.parse(job.started_at) < GRACE_MS) continue;
+    if (now - Date.parse(job.started_at) < graceMs) continue;
     try {
       const instance = await getInstanceItem(job.instance_id);
       if (ownedByInstance(job, instance) || (await executionRunning(job))) continue;
@@ -94,12 +95,11 @@ async function endOrphanJobs(now: number): Promise<number> {
   return ended;
 }
 
-/** Destroys our tagged servers that no live instance owns; returns how many. */
-async function destroyLeakedServers(): Promise<number> {
-  const driver = await upstream();
-  const servers = await driver.listServersByTag(serviceTag());
+/** Our tagged servers that are not a live instance's recorded server (none owns them, or a second one of one). */
+export async function findLeakedServers(): Promise<{ server: UpstreamServer; instanceId: number | null }[]> {
+  const servers = await (await upstream()).listServersByTag(serviceTag());
   const instanceTag = new RegExp(`^${serviceTag()}-instance-(\\d+)$`);
-  let destroyed = 0;
+  const leaked = [];
   for (const server of servers) {
     const instanceId = Number(server.tags.map((tag) => instanceTag.exec(tag)?.[1]).find(Boolean));
     const instance = Number.isSafeInteger(instanceId) && instanceId > 0 ? await getInstanceItem(instanceId) : undefined;
@@ -107,23 +107,32 @@ async function destroyLeakedServers(): Promise<number> {
     // still being created has none recorded yet); anything else is a leak.
     const live = instance && !['destroyed', 'failed'].includes(instance.status);
     if (live && (instance.status === 'deleting' || instance.upstream_id === null || instance.upstream_id === server.id)) continue;
-    logger.warn('destroying a leaked upstream server', { server_id: server.id, instance_id: instanceId || null });
-    await driver.deleteServer(server.id);
-    destroyed += 1;
+    leaked.push({ server, instanceId: instanceId || null });
   }
-  return destroyed;
+  return leaked;
+}
+
+/** Destroys our tagged servers that are not a live instance's server; returns how many. */
+async function destroyLeakedServers(): Promise<number> {
+  const driver = await upstream();
+  const leaked = await findLeakedServers();
+  for (const { server, instanceId } of leaked) {
+    logger.warn('destroying a leaked upstream server', { server_id: server.id, instance_id: instanceId });
+    await driver.deleteServer(server.id);
+  }
+  return leaked.length;
 }
 
 /**
  * Finds lifecycles that stopped half-way (their workflow died or was never started) and finishes them safely,
  * then destroys upstream servers that belong to no live instance, so that a leak never costs anyone silently.
  */
-export async function reconcile(now = Date.now()): Promise<ReconcileReport> {
+export async function reconcile(now = Date.now(), graceMs = GRACE_MS): Promise<ReconcileReport> {
   const report = { deletesRestarted: 0, provisionsFailed: 0, actionsSettled: 0, jobsEnded: 0, leakedServersDestroyed: 0, drift: { vanished: 0, foreign: 0, power: 0, size: 0 } };
   const candidates = await scanInstancesByStatus(['pending', 'provisioning', 'resizing', 'deleting', 'active', 'stopped']);
   for (const instance of candidates) {
     const transitional = !['active', 'stopped'].includes(instance.status) || instance.active_job_id !== null;
-    if (!transitional || now - Date.parse(instance.updated_at ?? instance.created_at ?? '') < GRACE_MS) continue;
+    if (!transitional || now - Date.parse(instance.updated_at ?? instance.created_at ?? '') < graceMs) continue;
     try {
       const repaired = await repair(instance);
       if (repaired) report[repaired] += 1;
@@ -131,7 +140,7 @@ export async function reconcile(now = Date.now()): Promise<ReconcileReport> {
       logger.error('could not reconcile an instance', { instance_id: instance.instance_id, error });
     }
   }
-  report.jobsEnded = await endOrphanJobs(now);
+  report.jobsEnded = await endOrphanJobs(now, graceMs);
   report.drift = await repairDrift(now);
   report.leakedServersDestroyed = await destroyLeakedServers();
   logger.info('reconciled', { ...report });

@@ -181,3 +181,9 @@ export async function setCapacityLimit(pool: CapacityPool, limit: number): Promi
     }),
   );
 }
+
+/** A pool's size and the units in use, as the counter holds them (the configured default when no limit was set). */
+export async function readCapacity(pool: CapacityPool): Promise<{ limit: number; used: number }> {
+  const { Item } = await dynamo().send(new GetCommand({ TableName: tableName('counters'), Key: { name: capacityCounterName(pool) }, ConsistentRead: true }));
+  return { limit: typeof Item?.limit === 'number' ? Item.limit : defaultLimit(pool), used: typeof Item?.used === 'number' ? Item.used : 0 };
+}

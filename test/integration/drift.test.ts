@@ -8,6 +8,7 @@ import { listLedgerEntries } from '../../shared/store/ledger';
 import { upstream } from '../../shared/upstream';
 import { capacityCounters, capacityHeldByInstances } from '../support/capacity';
 import { useTestRuntime } from '../support/runtime';
+import { prepareCommand } from '../../infra/ops/commands';
 
 /** One server per instance, and records that follow what happened to the servers behind the service's back. */
 const runtime = useTestRuntime({ env: { UPSTREAM_TIMEOUT_MS: '1000', UNKNOWN_OUTCOME_WINDOW_SECONDS: '5' } });
@@ -118,5 +119,36 @@ describe('drift sweep', () => {
     expect([after?.status, after?.plan.flavor, after?.paused_by]).toEqual(['stopped', 's-2vcpu-4gb', 'user']);
     expect(await capacityUsed('capacity#tier#s-1vcpu-2gb')).toBe(smallBefore - 1);
     expect(await capacityUsed('capacity#tier#s-2vcpu-4gb')).toBe(largeBefore + 1);
+  });
+});
+
+describe('operator commands', () => {
+  const run = (...positionals: string[]) => prepareCommand(positionals, positionals.includes('reconcile') ? { grace: '0' } : {})();
+
+  it('capacity show prints every pool with its limit and the units in use', async () => {
+    const { apiKey } = await runtime.newAccount();
+    await runtime.activeInstance(apiKey, 's-4vcpu-8gb');
+
+    const { json } = await run('capacity', 'show');
+
+    expect(Object.keys(json)).toEqual(['ipv4', 'tiers']);
+    expect(json.ipv4).toEqual({ limit: 1000, used: await capacityUsed('capacity#ipv4') });
+    expect(Object.keys(json.tiers as object)).toEqual(['s-1vcpu-2gb', 's-2vcpu-2gb', 's-2vcpu-4gb', 's-4vcpu-8gb', 's-8vcpu-16gb', 's-16vcpu-32gb']);
+    expect((json.tiers as Record<string, unknown>)['s-4vcpu-8gb']).toEqual({ limit: 200, used: await capacityUsed('capacity#tier#s-4vcpu-8gb') });
+  });
+
+  it('audit exits 1 listing a drifted instance; reconcile repairs it and audit then exits 0', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const detail = await runtime.activeInstance(apiKey);
+    await runtime.simulator.control.outOfBand(Number(detail.vps_id), { type: 'power_off' });
+
+    const before = await run('audit');
+    const repaired = await run('reconcile');
+    const after = await run('audit');
+
+    expect(before.exitCode).toBe(1);
+    expect(before.json.instances).toEqual([{ instance_id: detail.instance_id, kinds: ['power'] }]);
+    expect(repaired.json).toMatchObject({ drift: { vanished: 0, foreign: 0, power: 1, size: 0 } });
+    expect([after.exitCode, after.json.drift_count]).toEqual([0, 0]);
   });
 });

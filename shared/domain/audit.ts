@@ -1,0 +1,49 @@
+import { capacityCounterName, readCapacity, type CapacityPool } from '../store/counters';
+import { heldPools, scanInstancesByStatus } from '../store/instances';
+import { instanceStatusSchema } from '../schemas/instances';
+import { upstream } from '../upstream';
+import { driftOf, type DriftKind } from './convergence';
+import { catalog, flavorIds } from './flavors';
+import { upstreamTagOf } from './instances';
+import { findLeakedServers } from './reconciler';
+
+export interface AuditReport {
+  /** Settled live instances whose record differs from their server, and how. */
+  readonly instances: { instance_id: number; kinds: DriftKind[] }[];
+  /** Our servers that are not a live instance's server. */
+  readonly leaked_servers: { server_id: number; instance_id: number | null }[];
+  /** Counters whose units in use differ from what the instances on record hold. */
+  readonly counters: { counter: string; used: number; held: number }[];
+}
+
+const pools = (): CapacityPool[] => [{ kind: 'ipv4' }, ...flavorIds.map((flavor) => ({ kind: 'tier', flavor }) as const)];
+
+/** The capacity of every pool: `{ipv4: {limit, used}, tiers: {<flavor>: {limit, used}}}`. */
+export async function capacityOverview() {
+  const [ipv4, ...tiers] = await Promise.all(pools().map(readCapacity));
+  return { ipv4: ipv4!, tiers: Object.fromEntries(flavorIds.map((flavor, i) => [flavor, tiers[i]!])) };
+}
+
+/** Compares every live instance with its server and every counter with what instances hold; changes nothing. */
+export async function audit(): Promise<AuditReport> {
+  const everyInstance = await scanInstancesByStatus(instanceStatusSchema.options);
+  const driver = await upstream();
+  const instances: AuditReport['instances'] = [];
+  for (const instance of everyInstance) {
+    const settled = ['active', 'stopped'].includes(instance.status) && instance.active_job_id === null && instance.deleted_at === null;
+    if (!settled || instance.upstream_id === null) continue;
+    const server = await driver.getServer(instance.upstream_id);
+    const drift = driftOf(instance, server, upstreamTagOf(instance.instance_id), (flavor) => catalog.get(flavor));
+    if (drift) instances.push({ instance_id: instance.instance_id, kinds: drift.kinds });
+  }
+  const leaked = (await findLeakedServers()).map(({ server, instanceId }) => ({ server_id: server.id, instance_id: instanceId }));
+  const held = new Map<string, number>();
+  for (const pool of everyInstance.flatMap(heldPools)) held.set(capacityCounterName(pool), (held.get(capacityCounterName(pool)) ?? 0) + 1);
+  const counters: AuditReport['counters'] = [];
+  for (const pool of pools()) {
+    const counter = capacityCounterName(pool);
+    const { used } = await readCapacity(pool);
+    if (used !== (held.get(counter) ?? 0)) counters.push({ counter, used, held: held.get(counter) ?? 0 });
+  }
+  return { instances, leaked_servers: leaked, counters };
+}
