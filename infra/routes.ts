@@ -94,8 +94,8 @@ export const routes: readonly RouteDefinition[] = [
       startsWorkflows: ['power', 'resize'],
       upstream: true,
     },
-    // Worst case about 15.6 s: auth, idempotency and the claim (1 s), a cold token read (1 s), three 4 s starts
-    // with up to 0.6 s of backoff, then the workflow start and settling (1 s). An attempt that would not end
+    // Worst case about 19.6 s: auth, idempotency and the claim (1 s), a cold token read (1 s), one 4 s read of the
+    // server, three 4 s starts with up to 0.6 s of backoff, then the workflow start and settling (1 s). An attempt that would not end
     // 1.5 s before the timeout is not sent, so the claim is always withdrawn or handed to the workflow.
     timeoutSeconds: 20,
   },

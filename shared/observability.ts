@@ -75,6 +75,12 @@ export const metricNames = {
   reconcilerRepairs: 'ReconcilerRepairs',
   leakedServersDestroyed: 'LeakedServersDestroyed',
   meteredPeriods: 'MeteredPeriods',
+  /** Drift repaired by the sweep, one metric per kind. */
+  driftServerVanished: 'DriftServerVanished',
+  driftPowerChanged: 'DriftPowerChanged',
+  driftSizeChanged: 'DriftSizeChanged',
+  /** A stored server id that names a server without the instance's tag: never acted on. */
+  foreignServerRefused: 'ForeignServerRefused',
 } as const;
 export type MetricName = (typeof metricNames)[keyof typeof metricNames];
 

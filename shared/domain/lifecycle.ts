@@ -1,5 +1,5 @@
 import { logger } from '../observability';
-import type { Account } from '../store/accounts';
+import { stillBillingPausedCheck, type Account } from '../store/accounts';
 import {
   CapacityExhaustedError,
   getInstanceItem,
@@ -13,12 +13,13 @@ import { assertRequestStillAuthorized } from '../store/request-guard';
 import { runUnguarded } from '../request-guard';
 import type { ActionBody, ActionResult, ActionType, DeleteResult, InstanceStatus } from '../schemas/instances';
 import { upstreamForRequests } from '../upstream';
-import { UpstreamPermanentError, UpstreamTransientError, type UpstreamActionRequest } from '../upstream/driver';
+import { UpstreamDeadlineError, UpstreamPermanentError, UpstreamTransientError, type UpstreamActionRequest } from '../upstream/driver';
 import { refusedUnprocessed, withTransientRetry } from '../upstream/retry';
 import { ApiError, namedError, forbidden, instanceNotFound, lifecycleConflict, paymentRequired, serviceUnavailable, badRequest } from './errors';
 import { orderablePlan, type Plan } from './flavors';
 import { newJob, startWorkflow, workflowOfJob } from './jobs';
 import { startKnownNotTaken } from './convergence';
+import { ownServer, ServerNotOursError } from './server-guard';
 
 /** DESIGN §7: where each action may start from. power_off on a stopped instance is a no-op success. */
 const allowedFrom: Record<ActionType, readonly InstanceStatus[]> = {
@@ -122,6 +123,8 @@ async function launchAction(instance: InstanceItem, type: ActionType, target: Pl
       changes: target ? { active_job_id: job.job_id, status: 'resizing', pending_plan: target } : { active_job_id: job.job_id },
       reserve: target ? [{ kind: 'tier', flavor: target.flavor }] : [],
       job,
+      // The system powers off only an account that is still paused when the action is recorded.
+      checks: pausedBy === 'billing' ? [stillBillingPausedCheck(instance.account_id)] : [],
     });
   } catch (error) {
     if (error instanceof CapacityExhaustedError) throw serviceUnavailable('Tier capacity exhausted');
@@ -138,8 +141,18 @@ async function launchAction(instance: InstanceItem, type: ActionType, target: Pl
   const serverId = instance.upstream_id;
   if (serverId === null) throw new Error(`instance ${instance.instance_id} is ${instance.status} without an upstream server`);
   let actionId: number | null;
+  const driver = await upstreamForRequests();
   try {
-    const driver = await upstreamForRequests();
+    // One read, not retried: the client's time is kept for the start itself.
+    await ownServer(driver, instance);
+  } catch (error) {
+    if (error instanceof ServerNotOursError) throw upstreamError();
+    if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
+    // Nothing was sent to the server yet: the action did not happen.
+    await withdrawAction(instance, job, 'Upstream error');
+    throw upstreamError();
+  }
+  try {
     // Only refusals are sent again: a timed-out action may have been taken, and a second one would be refused.
     // Before each attempt the request's key is checked again: once it is revoked, nothing more goes upstream.
     const attempt = async () => (await assertRequestStillAuthorized(), driver.startAction(serverId, request));
@@ -150,7 +163,8 @@ async function launchAction(instance: InstanceItem, type: ActionType, target: Pl
       throw error;
     }
     if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
-    if (startKnownNotTaken(error)) {
+    // A start the driver did not send for lack of time is as known as a refusal.
+    if (error instanceof UpstreamDeadlineError || startKnownNotTaken(error)) {
       logger.warn('upstream refused an action', { type, status: error.status });
       await withdrawAction(instance, job, 'Upstream error');
       throw upstreamError();

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -11,6 +10,7 @@ import { sha256Hex } from '../../shared/domain/crypto';
 import { issueApiKey } from '../../shared/domain/accounts';
 import { getAccount, updateAccountFlags } from '../../shared/store/accounts';
 import { getSession } from '../../shared/store/sessions';
+import { runNode, type ProcessRun } from '../support/child-process';
 import { useTestRuntime } from '../support/runtime';
 
 const runtime = useTestRuntime();
@@ -35,25 +35,10 @@ beforeAll(async () => {
 });
 afterAll(() => rm(runtimeDir, { recursive: true, force: true }));
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 /** The CLI as operators run it (`npm run ops` is tsx on the project's Node), pointed at this file's runtime. */
-function ops(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [resolve(repositoryRoot, 'node_modules/tsx/dist/cli.mjs'), 'infra/ops/cli.ts', ...args], {
-      cwd: repositoryRoot,
-      env: { ...process.env, OPS_RUNTIME_FILE: runtimeFile, ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
+function ops(args: readonly string[], env: Record<string, string> = {}): Promise<ProcessRun> {
+  return runNode([resolve(repositoryRoot, 'node_modules/tsx/dist/cli.mjs'), 'infra/ops/cli.ts', ...args], {
+    env: { ...process.env, OPS_RUNTIME_FILE: runtimeFile, ...env },
   });
 }
 
@@ -93,15 +78,15 @@ describe('refusals, target and help', () => {
     'instance release 999999',
     'frobnicate',
   ];
-  const runs = new Map<string, Run>();
+  const runs = new Map<string, ProcessRun>();
   let before: Awaited<ReturnType<typeof storedState>>;
 
   // One batch of processes, run side by side: each costs about a second of start-up.
   beforeAll(async () => {
     const { accountId } = await runtime.newAccount();
     before = await storedState();
-    const batch: [string, Promise<Run>][] = [
-      ...usageCases.map((command) => [command, ops(command.replace('ID', accountId).split(' '))] as [string, Promise<Run>]),
+    const batch: [string, Promise<ProcessRun>][] = [
+      ...usageCases.map((command) => [command, ops(command.replace('ID', accountId).split(' '))] as [string, Promise<ProcessRun>]),
       ['missing service', ops(['billing', 'meter', '--json'], { OPS_RUNTIME_FILE: join(tmpdir(), 'no-such-runtime.json') })],
       ['help', ops(['help'])],
     ];
