@@ -23,6 +23,7 @@ export const notFound = (message: string) => new ApiError(404, message);
 export const serviceUnavailable = (message: string) => new ApiError(503, message);
 
 export const instanceNotFound = () => notFound('Instance not found');
+export const revokedApiKey = () => unauthorized('Invalid or revoked API key');
 
 /**
  * The spec's 409 text, with the current status and a readable explanation beside it; while another action runs,

@@ -9,6 +9,8 @@ import {
   type InstanceItem,
 } from '../store/instances';
 import { finishJob, getJob, type Job } from '../store/jobs';
+import { assertRequestStillAuthorized } from '../store/request-guard';
+import { runUnguarded } from '../request-guard';
 import type { ActionBody, ActionResult, ActionType, DeleteResult, InstanceStatus } from '../schemas/instances';
 import { upstreamForRequests } from '../upstream';
 import { UpstreamDeadlineError, UpstreamPermanentError, UpstreamTransientError, type UpstreamActionRequest } from '../upstream/driver';
@@ -152,8 +154,14 @@ async function launchAction(instance: InstanceItem, type: ActionType, target: Pl
   }
   try {
     // Only refusals are sent again: a timed-out action may have been taken, and a second one would be refused.
-    actionId = (await withTransientRetry(() => driver.startAction(serverId, request), { retryable: refusedUnprocessed })).id;
+    // Before each attempt the request's key is checked again: once it is revoked, nothing more goes upstream.
+    const attempt = async () => (await assertRequestStillAuthorized(), driver.startAction(serverId, request));
+    actionId = (await withTransientRetry(attempt, { retryable: refusedUnprocessed })).id;
   } catch (error) {
+    if (error instanceof ApiError) {
+      await runUnguarded(() => withdrawAction(instance, job, 'The request was no longer authorized'));
+      throw error;
+    }
     if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
     // A start the driver did not send for lack of time is as known as a refusal.
     if (error instanceof UpstreamDeadlineError || startKnownNotTaken(error)) {

@@ -12,6 +12,8 @@ import { authenticateBearer, giveBack, type BearerPrincipal } from './bearer-aut
 import { authenticateSession, type SessionPrincipal } from './session-auth';
 import { idempotencyKeyOf, resolveIdempotencyKey, settleIdempotencyKey } from './idempotency';
 import { json, type ApiResponse } from './responses';
+import { runGuarded } from '../request-guard';
+import { assertRequestStillAuthorized } from '../store/request-guard';
 
 const MAX_BODY_BYTES = 16 * 1024;
 
@@ -165,7 +167,15 @@ function composeRoute<TPrincipal extends Principal, TSchema extends z.ZodType | 
     if (!principal) throw new Error('authentication did not run');
     logger.appendKeys({ account_id: principal.account.account_id });
     const input = { principal: principal as TPrincipal, body: body as BodyOf<TSchema>, pathParameters: event.pathParameters ?? {} };
-    return runWithDeadline(context, () => handler(input));
+    const run = () => runWithDeadline(context, () => handler(input));
+    if (!('apiKey' in principal)) return run();
+    // A Bearer request's writes are conditioned on its key and account still holding; a read checks them again
+    // in the same round as its own read, so that a key revoked meanwhile gets no answer either.
+    return runGuarded({ keyHash: principal.apiKey.key_hash, accountId: principal.account.account_id }, async () => {
+      if (event.requestContext.http.method !== 'GET') return run();
+      const [response] = await Promise.all([run(), assertRequestStillAuthorized()]);
+      return response;
+    });
   });
 }
 
