@@ -19,6 +19,8 @@ export interface RouteDefinition {
   readonly access: FunctionAccess;
   /** The function's timeout, sized from its worst case. @default DEFAULT_ROUTE_TIMEOUT_SECONDS */
   readonly timeoutSeconds?: number;
+  /** The gateway's own limit for this route, requests per second and burst, when the stage's does not fit it. */
+  readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number };
 }
 
 export const DEFAULT_ROUTE = '$default';
@@ -68,6 +70,9 @@ export const routes: readonly RouteDefinition[] = [
     auth: 'bearer',
     // Writes only to record a live power change it observed upstream.
     access: { tables: { ...requestGuardTables, instances: ['GetItem', 'UpdateItem'] }, upstream: true, secrets: ['open'] },
+    // Polled while a server boots, and each answer may read the live power state from the upstream, whose limit
+    // (5,000 requests an hour per token) is shared with the workflows: a fifth of the stage's rate.
+    throttle: { rateLimit: 100, burstLimit: 200 },
   },
   {
     name: 'DeleteInstance',
@@ -106,6 +111,8 @@ export const routes: readonly RouteDefinition[] = [
     entry: 'functions/api/get-job.ts',
     auth: 'bearer',
     access: { tables: { jobs: ['GetItem'] } },
+    // Polled until a job ends; one GetItem after auth, so it may take most of the stage's rate on its own.
+    throttle: { rateLimit: 300, burstLimit: 600 },
   },
   {
     name: 'ListKeys',
