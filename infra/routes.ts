@@ -82,15 +82,15 @@ export const routes: readonly RouteDefinition[] = [
     access: {
       tables: {
         instances: ['GetItem', 'UpdateItem'],
-        jobs: ['PutItem', 'UpdateItem'],
+        jobs: ['GetItem', 'PutItem', 'UpdateItem'],
         counters: ['UpdateItem'],
         idempotency: ['PutItem', 'UpdateItem', 'DeleteItem'],
       },
       startsWorkflows: ['power', 'resize'],
       upstream: true,
     },
-    // Worst case about 15.6 s: auth, idempotency and the claim (1 s), a cold token read (1 s), three 4 s starts
-    // with up to 0.6 s of backoff, then the workflow start and settling (1 s). An attempt that would not end
+    // Worst case about 19.6 s: auth, idempotency and the claim (1 s), a cold token read (1 s), one 4 s read of the
+    // server, three 4 s starts with up to 0.6 s of backoff, then the workflow start and settling (1 s). An attempt that would not end
     // 1.5 s before the timeout is not sent, so the claim is always withdrawn or handed to the workflow.
     timeoutSeconds: 20,
   },
@@ -146,7 +146,8 @@ export const routes: readonly RouteDefinition[] = [
 
 /** Tables every route of an auth kind touches before its own work. */
 export const authAccess: Record<RouteAuth, FunctionAccess> = {
-  bearer: { tables: { apiKeys: ['GetItem', 'UpdateItem'], accounts: ['GetItem'], counters: ['UpdateItem'] } },
+  // Counters: the rate-limit windows (GetItem only to give a refused create's deploy unit back).
+  bearer: { tables: { apiKeys: ['GetItem', 'UpdateItem'], accounts: ['GetItem'], counters: ['GetItem', 'UpdateItem'] } },
   session: { tables: { sessions: ['GetItem'], accounts: ['GetItem'] } },
   none: {},
 };

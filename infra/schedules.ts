@@ -20,7 +20,7 @@ export const schedules = {
     runAtLocalStart: true,
     access: {
       // Scans for work to repair: the one kind of function that may.
-      tables: { instances: ['Scan', 'GetItem', 'UpdateItem'], jobs: ['Query', 'PutItem', 'UpdateItem'], counters: ['UpdateItem'] },
+      tables: { instances: ['Scan', 'GetItem', 'UpdateItem'], jobs: ['Scan', 'Query', 'GetItem', 'PutItem', 'UpdateItem'], counters: ['UpdateItem'] },
       startsWorkflows: workflowNames,
       upstream: true,
     },
@@ -34,7 +34,7 @@ export const schedules = {
         instances: ['Scan', 'Query', 'BatchGetItem', 'GetItem', 'UpdateItem'],
         accounts: ['GetItem', 'UpdateItem'],
         ledger: ['PutItem'],
-        jobs: ['PutItem', 'UpdateItem'],
+        jobs: ['GetItem', 'PutItem', 'UpdateItem'],
         counters: ['UpdateItem'],
       },
       startsWorkflows: ['power'],

@@ -36,6 +36,12 @@ const lifecycleStepAccess: FunctionAccess = {
   upstream: true,
 };
 
+/** Action steps also read their job: when it began bounds which upstream actions are the job's. */
+const actionStepAccess: FunctionAccess = {
+  ...lifecycleStepAccess,
+  tables: { ...lifecycleStepAccess.tables, jobs: ['GetItem', 'UpdateItem'] },
+};
+
 const step = (entry: string, access: FunctionAccess = lifecycleStepAccess, timeoutSeconds?: number): WorkflowStep => ({
   entry: `functions/workflow/${entry}.ts`,
   access,
@@ -61,10 +67,10 @@ export const workflows = {
     timeoutSeconds: 3600,
     envVar: 'POWER_STATE_MACHINE_ARN',
     steps: {
-      FindActionFunctionArn: step('action-find'),
+      FindActionFunctionArn: step('action-find', actionStepAccess),
       CheckActionFunctionArn: step('action-check'),
       FinishPowerFunctionArn: step('power-finish'),
-      FailActionFunctionArn: step('action-fail'),
+      FailActionFunctionArn: step('action-fail', actionStepAccess),
     },
   },
   resize: {
@@ -72,11 +78,11 @@ export const workflows = {
     timeoutSeconds: 3600,
     envVar: 'RESIZE_STATE_MACHINE_ARN',
     steps: {
-      FindActionFunctionArn: step('action-find'),
+      FindActionFunctionArn: step('action-find', actionStepAccess),
       CheckActionFunctionArn: step('action-check'),
-      StartActionFunctionArn: step('action-start'),
+      StartActionFunctionArn: step('action-start', actionStepAccess),
       FinishResizeFunctionArn: step('resize-finish'),
-      FailActionFunctionArn: step('action-fail'),
+      FailActionFunctionArn: step('action-fail', actionStepAccess),
     },
   },
   delete: {

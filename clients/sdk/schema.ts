@@ -202,6 +202,8 @@ export interface components {
             status?: string;
             /** @description 409 lifecycle conflicts: a readable explanation. */
             message?: string;
+            /** @description 409 lifecycle conflicts: the action (or job type) in progress, if any. */
+            running_action?: string;
         };
         RateLimitError: {
             /** @enum {string} */
@@ -246,7 +248,7 @@ export interface components {
         Job: {
             job_id: string;
             /** @enum {string} */
-            type: "provision" | "delete" | "power_on" | "power_off" | "reboot" | "resize";
+            type: "provision" | "delete" | "power_on" | "power_off" | "reboot" | "resize" | "reconcile";
             instance_id: number;
             /** @enum {string} */
             status: "running" | "succeeded" | "failed";
@@ -1342,5 +1344,5 @@ export const flavorValues: ReadonlyArray<FlattenedDeepRequired<components>["sche
 export const instanceSummaryStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InstanceSummary"]["status"]> = ["pending", "provisioning", "active", "stopped", "failed", "resizing", "deleting", "destroyed", "quarantined"];
 export const deleteResultStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeleteResult"]["status"]> = ["deleting"];
 export const actionResultActionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ActionResult"]["action"]> = ["power_on", "power_off", "reboot", "resize"];
-export const jobTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Job"]["type"]> = ["provision", "delete", "power_on", "power_off", "reboot", "resize"];
+export const jobTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Job"]["type"]> = ["provision", "delete", "power_on", "power_off", "reboot", "resize", "reconcile"];
 export const jobStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Job"]["status"]> = ["running", "succeeded", "failed"];

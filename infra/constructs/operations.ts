@@ -617,8 +617,13 @@ function serviceWidgets(): cloudwatch.IWidget[][] {
       ),
     ],
     [
-      graph('Billing', counts(metricNames.meteredPeriods, metricNames.billingPauses), 12),
-      graph('Reconciler', counts(metricNames.reconcilerRepairs, metricNames.leakedServersDestroyed), 12),
+      graph('Billing', counts(metricNames.meteredPeriods, metricNames.billingPauses), 8),
+      graph('Reconciler', counts(metricNames.reconcilerRepairs, metricNames.leakedServersDestroyed), 8),
+      graph(
+        'Drift repaired',
+        counts(metricNames.driftServerVanished, metricNames.driftPowerChanged, metricNames.driftSizeChanged, metricNames.foreignServerRefused),
+        8,
+      ),
     ],
   ];
 }

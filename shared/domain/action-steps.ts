@@ -6,6 +6,7 @@ import { finishJob, getJob, type Job } from '../store/jobs';
 import type { ActionType, InstanceStatus } from '../schemas/instances';
 import { upstream } from '../upstream';
 import { lookForStartedAction, settleFromUpstream, startedAction } from './convergence';
+import { lostTexts, ownServer } from './server-guard';
 
 export interface ActionStepInput {
   readonly instance_id: number;
@@ -61,6 +62,7 @@ export async function startActionStep(input: ActionStepInput & { type: 'resize' 
   const driver = await upstream();
   const already = startedAction(await driver.listActions(serverId), input.type, job.started_at);
   if (already) return { action_id: already.id };
+  await ownServer(driver, instance);
   const request = input.type === 'resize' ? { type: 'resize' as const, size: target?.flavor ?? '', disk: true as const } : { type: 'power_on' as const };
   const action = await driver.startAction(serverId, request);
   return { action_id: action.id };
@@ -117,9 +119,6 @@ const failureTexts: Record<string, string> = {
   UpstreamTransientError: 'The upstream kept failing',
 };
 
-/** The job error of an instance whose server is gone. */
-export const SERVER_GONE_TEXT = 'The server no longer exists upstream';
-
 /**
  * Settles an action that failed or was abandoned, from finished upstream facts only: while an upstream action of
  * the job is still in progress nothing is written (false; the reconciler comes back). Otherwise the instance takes
@@ -141,7 +140,7 @@ export async function settleAction(instanceId: number, jobId: string, errorName:
       if (current.active_job_id !== jobId || current.deleted_at !== null) return undefined;
       const settlement = settleFromUpstream(current, job.started_at, server, actions);
       if (settlement.kind === 'wait') return undefined;
-      const error = settlement.kind === 'lost' ? SERVER_GONE_TEXT : (failureTexts[errorName ?? ''] ?? 'Upstream error');
+      const error = settlement.kind === 'lost' ? lostTexts.gone : (failureTexts[errorName ?? ''] ?? 'Upstream error');
       return { ...settlement, finish: { job_id: jobId, outcome: { status: 'failed', error }, at } };
     });
     logger.warn('action failed; settled to the upstream state', { cause: errorName, upstream_status: server?.status ?? 'gone' });

@@ -8,7 +8,10 @@ import type { InstanceChanges, InstanceItem } from '../store/instances';
 import type { Job, JobOutcome } from '../store/jobs';
 import type { UpstreamActionRecord, UpstreamServer } from '../upstream/driver';
 
-type Instance = Pick<InstanceItem, 'status' | 'plan' | 'pending_plan' | 'paused_by' | 'capacity_held' | 'active_job_id' | 'upstream_id'>;
+type Instance = Pick<
+  InstanceItem,
+  'status' | 'plan' | 'pending_plan' | 'paused_by' | 'capacity_held' | 'active_job_id' | 'upstream_id' | 'seen_at' | 'metered_until'
+>;
 
 /** A state change with the capacity that moves with it. */
 export interface Change {
@@ -59,10 +62,14 @@ export function lookForStartedAction(
   return nowMs - Date.parse(since) < windowMs ? { kind: 'keep-looking' } : { kind: 'not-taken' };
 }
 
-/** A server that is gone (or is not ours): the instance has lost it; capacity goes back, the action slot frees. */
+/**
+ * A server that is gone (or is not ours): the instance has lost it; capacity goes back, the action slot frees, and
+ * billing ends when the server was last seen (or where metering had got to, if it was never seen by a sweep).
+ */
 export function lostServerChange(instance: Instance): Change {
+  const lastSeen = [instance.seen_at, instance.metered_until].filter((at): at is string => at !== null).sort().at(-1) ?? null;
   return {
-    changes: { status: 'failed', capacity_held: false, pending_plan: null, active_job_id: null },
+    changes: { status: 'failed', capacity_held: false, pending_plan: null, active_job_id: null, billing_ends_at: lastSeen },
     reserve: [],
     release: [
       ...(instance.capacity_held ? [{ kind: 'ipv4' } as const, { kind: 'tier', flavor: instance.plan.flavor } as const] : []),
@@ -106,4 +113,52 @@ export function orphanJobOutcome(job: Pick<Job, 'type'>, instance: Pick<Instance
     return { status: 'succeeded' };
   }
   return { status: 'failed', error: 'The job was interrupted; the instance was settled to what the upstream reports' };
+}
+
+/** Whether a server is the instance's own: it exists and carries the instance's tag. Anything else is never acted on. */
+export type Ownership = 'ours' | 'gone' | 'foreign';
+
+export function ownershipOf(server: Pick<UpstreamServer, 'tags'> | null, instanceTag: string): Ownership {
+  if (server === null) return 'gone';
+  return server.tags.includes(instanceTag) ? 'ours' : 'foreign';
+}
+
+export type DriftKind = 'vanished' | 'foreign' | 'power' | 'size';
+
+export interface Drift extends Change {
+  readonly kinds: DriftKind[];
+}
+
+/**
+ * How a settled instance (active or stopped, no action running) differs from its server, and the change that makes
+ * the record follow: a server gone or not ours loses the instance; power and size changed out of band are adopted
+ * (capacity moves to the new tier). `planOf` knows the plans of the sizes we sell. Undefined when nothing drifted.
+ */
+export function driftOf(
+  instance: Instance,
+  server: UpstreamServer | null,
+  instanceTag: string,
+  planOf: (flavor: string) => InstanceItem['plan'] | undefined,
+): Drift | undefined {
+  const ownership = ownershipOf(server, instanceTag);
+  if (ownership !== 'ours' || server === null) return { kinds: [ownership === 'gone' ? 'vanished' : 'foreign'], ...lostServerChange(instance) };
+  const kinds: DriftKind[] = [];
+  let changes: InstanceChanges = {};
+  const reserve: CapacityPool[] = [];
+  const release: CapacityPool[] = [];
+  const running = server.status === 'active';
+  if (server.status !== 'new' && running !== (instance.status === 'active')) {
+    kinds.push('power');
+    changes = poweredChanges(instance, server);
+  }
+  const adopted = server.sizeSlug === instance.plan.flavor ? undefined : planOf(server.sizeSlug);
+  if (adopted) {
+    kinds.push('size');
+    changes = { ...changes, plan: adopted };
+    if (instance.capacity_held) {
+      reserve.push({ kind: 'tier', flavor: adopted.flavor });
+      release.push({ kind: 'tier', flavor: instance.plan.flavor });
+    }
+  }
+  return kinds.length === 0 ? undefined : { kinds, changes, reserve, release };
 }

@@ -97,6 +97,9 @@ export async function createInstance(account: Account, body: CreateInstanceBody)
     deleted_at: null,
     paused_by: null,
     metered_until: null,
+    create_requested_at: null,
+    seen_at: null,
+    billing_ends_at: null,
     version: 1,
   };
   const job: Job = {

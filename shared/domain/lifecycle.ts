@@ -1,5 +1,5 @@
 import { logger } from '../observability';
-import type { Account } from '../store/accounts';
+import { stillBillingPausedCheck, type Account } from '../store/accounts';
 import {
   CapacityExhaustedError,
   getInstanceItem,
@@ -8,15 +8,16 @@ import {
   updateInstanceWithRetry,
   type InstanceItem,
 } from '../store/instances';
-import { finishJob, type Job } from '../store/jobs';
+import { finishJob, getJob, type Job } from '../store/jobs';
 import type { ActionBody, ActionResult, ActionType, DeleteResult, InstanceStatus } from '../schemas/instances';
 import { upstreamForRequests } from '../upstream';
-import { UpstreamPermanentError, UpstreamTransientError, type UpstreamActionRequest } from '../upstream/driver';
+import { UpstreamDeadlineError, UpstreamPermanentError, UpstreamTransientError, type UpstreamActionRequest } from '../upstream/driver';
 import { refusedUnprocessed, withTransientRetry } from '../upstream/retry';
 import { ApiError, namedError, forbidden, instanceNotFound, lifecycleConflict, paymentRequired, serviceUnavailable, badRequest } from './errors';
 import { orderablePlan, type Plan } from './flavors';
 import { newJob, startWorkflow, workflowOfJob } from './jobs';
 import { startKnownNotTaken } from './convergence';
+import { ownServer, ServerNotOursError } from './server-guard';
 
 /** DESIGN §7: where each action may start from. power_off on a stopped instance is a no-op success. */
 const allowedFrom: Record<ActionType, readonly InstanceStatus[]> = {
@@ -28,13 +29,17 @@ const allowedFrom: Record<ActionType, readonly InstanceStatus[]> = {
 
 const upstreamError = () => new ApiError(502, 'Upstream error');
 
+/** The 409 for `type` on the instance as it is now, naming the job it is busy with, if any. */
+async function conflictWith(instance: InstanceItem, type: ActionType): Promise<ApiError> {
+  const running = instance.active_job_id === null ? undefined : await getJob(instance.active_job_id);
+  return lifecycleConflict(instance.status, type.replace('_', ' '), running?.type);
+}
+
 /** The checks of DESIGN §6 that come after the lookup, in that order. */
-function checkAction(account: Account, instance: InstanceItem, type: ActionType, target: Plan | undefined): void {
+async function checkAction(account: Account, instance: InstanceItem, type: ActionType, target: Plan | undefined): Promise<void> {
   if (type !== 'power_off' && account.billing_paused) throw forbidden('Instance is billing-paused');
   if (type === 'power_on' && account.balance <= 0) throw paymentRequired('Insufficient balance to power on');
-  if (instance.active_job_id !== null || !allowedFrom[type].includes(instance.status)) {
-    throw lifecycleConflict(instance.status, type.replace('_', ' '));
-  }
+  if (instance.active_job_id !== null || !allowedFrom[type].includes(instance.status)) throw await conflictWith(instance, type);
   if (target) {
     if (target.flavor === instance.plan.flavor) throw badRequest('Already on this flavor');
     if ((target.disk_gb ?? 0) < (instance.plan.disk_gb ?? 0)) throw badRequest('Cannot downgrade disk size');
@@ -85,7 +90,7 @@ export async function performAction(account: Account, instanceId: number | undef
   if (body.type === 'power_off' && instance.status === 'stopped' && instance.active_job_id === null) {
     return { ok: true, action: body.type, job_id: null };
   }
-  checkAction(account, instance, body.type, target);
+  await checkAction(account, instance, body.type, target);
   const job = await launchAction(instance, body.type, target, 'user');
   return { ok: true, action: body.type, job_id: job.job_id };
 }
@@ -116,6 +121,8 @@ async function launchAction(instance: InstanceItem, type: ActionType, target: Pl
       changes: target ? { active_job_id: job.job_id, status: 'resizing', pending_plan: target } : { active_job_id: job.job_id },
       reserve: target ? [{ kind: 'tier', flavor: target.flavor }] : [],
       job,
+      // The system powers off only an account that is still paused when the action is recorded.
+      checks: pausedBy === 'billing' ? [stillBillingPausedCheck(instance.account_id)] : [],
     });
   } catch (error) {
     if (error instanceof CapacityExhaustedError) throw serviceUnavailable('Tier capacity exhausted');
@@ -125,20 +132,31 @@ async function launchAction(instance: InstanceItem, type: ActionType, target: Pl
     // Something else changed the instance since it was read: report the state it is in now.
     const current = await getInstanceItem(instance.instance_id);
     if (!current || current.deleted_at !== null) throw instanceNotFound();
-    throw lifecycleConflict(current.status, type.replace('_', ' '));
+    throw await conflictWith(current, type);
   }
 
   const { request, phase } = firstUpstreamAction(type, instance, target);
   const serverId = instance.upstream_id;
   if (serverId === null) throw new Error(`instance ${instance.instance_id} is ${instance.status} without an upstream server`);
   let actionId: number | null;
+  const driver = await upstreamForRequests();
   try {
-    const driver = await upstreamForRequests();
+    // One read, not retried: the client's time is kept for the start itself.
+    await ownServer(driver, instance);
+  } catch (error) {
+    if (error instanceof ServerNotOursError) throw upstreamError();
+    if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
+    // Nothing was sent to the server yet: the action did not happen.
+    await withdrawAction(instance, job, 'Upstream error');
+    throw upstreamError();
+  }
+  try {
     // Only refusals are sent again: a timed-out action may have been taken, and a second one would be refused.
     actionId = (await withTransientRetry(() => driver.startAction(serverId, request), { retryable: refusedUnprocessed })).id;
   } catch (error) {
     if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
-    if (startKnownNotTaken(error)) {
+    // A start the driver did not send for lack of time is as known as a refusal.
+    if (error instanceof UpstreamDeadlineError || startKnownNotTaken(error)) {
       logger.warn('upstream refused an action', { type, status: error.status });
       await withdrawAction(instance, job, 'Upstream error');
       throw upstreamError();

@@ -9,6 +9,7 @@ import { serviceTag } from './instances';
 import { executionArnOf, newJob, startWorkflow } from './jobs';
 import { failProvision } from './provisioning';
 import { orphanJobOutcome } from './convergence';
+import { repairDrift, type DriftReport } from './drift';
 
 export interface ReconcileReport {
   /** Deletes whose workflow had died, started again. */
@@ -19,8 +20,10 @@ export interface ReconcileReport {
   readonly actionsSettled: number;
   /** Running jobs with no execution whose instance had moved on, ended. */
   readonly jobsEnded: number;
-  /** Upstream servers of ours with no live instance, destroyed. */
+  /** Upstream servers of ours that are not a live instance's server (none, or a second one), destroyed. */
   readonly leakedServersDestroyed: number;
+  /** Live instances whose record was made to follow their server, by kind. */
+  readonly drift: DriftReport;
 }
 
 /** Left alone for this long after their last change, so that work just started is never taken for stuck. */
@@ -100,8 +103,10 @@ async function destroyLeakedServers(): Promise<number> {
   for (const server of servers) {
     const instanceId = Number(server.tags.map((tag) => instanceTag.exec(tag)?.[1]).find(Boolean));
     const instance = Number.isSafeInteger(instanceId) && instanceId > 0 ? await getInstanceItem(instanceId) : undefined;
-    // A deleting instance's own workflow destroys its server; anything else without a live instance is a leak.
-    if (instance && !['destroyed', 'failed'].includes(instance.status)) continue;
+    // A deleting instance's own workflow destroys its server; a live instance keeps exactly its own server (one
+    // still being created has none recorded yet); anything else is a leak.
+    const live = instance && !['destroyed', 'failed'].includes(instance.status);
+    if (live && (instance.status === 'deleting' || instance.upstream_id === null || instance.upstream_id === server.id)) continue;
     logger.warn('destroying a leaked upstream server', { server_id: server.id, instance_id: instanceId || null });
     await driver.deleteServer(server.id);
     destroyed += 1;
@@ -114,7 +119,7 @@ async function destroyLeakedServers(): Promise<number> {
  * then destroys upstream servers that belong to no live instance, so that a leak never costs anyone silently.
  */
 export async function reconcile(now = Date.now()): Promise<ReconcileReport> {
-  const report = { deletesRestarted: 0, provisionsFailed: 0, actionsSettled: 0, jobsEnded: 0, leakedServersDestroyed: 0 };
+  const report = { deletesRestarted: 0, provisionsFailed: 0, actionsSettled: 0, jobsEnded: 0, leakedServersDestroyed: 0, drift: { vanished: 0, foreign: 0, power: 0, size: 0 } };
   const candidates = await scanInstancesByStatus(['pending', 'provisioning', 'resizing', 'deleting', 'active', 'stopped']);
   for (const instance of candidates) {
     const transitional = !['active', 'stopped'].includes(instance.status) || instance.active_job_id !== null;
@@ -127,6 +132,7 @@ export async function reconcile(now = Date.now()): Promise<ReconcileReport> {
     }
   }
   report.jobsEnded = await endOrphanJobs(now);
+  report.drift = await repairDrift(now);
   report.leakedServersDestroyed = await destroyLeakedServers();
   logger.info('reconciled', { ...report });
   countMetric(metricNames.reconcilerRepairs, report.deletesRestarted + report.provisionsFailed + report.actionsSettled + report.jobsEnded);

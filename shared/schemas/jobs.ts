@@ -1,7 +1,8 @@
 import * as z from 'zod';
 import { timestampSchema } from './timestamps';
 
-export const jobTypes = ['provision', 'delete', 'power_on', 'power_off', 'reboot', 'resize'] as const;
+/** `reconcile`: a repair the service made on its own (the server vanished or is not ours); it is recorded ended. */
+export const jobTypes = ['provision', 'delete', 'power_on', 'power_off', 'reboot', 'resize', 'reconcile'] as const;
 
 export const jobViewSchema = z.strictObject({
   job_id: z.string(),

@@ -72,3 +72,18 @@ export async function setBillingPaused(accountId: string, paused: boolean): Prom
     ),
   );
 }
+
+/**
+ * A condition, for the transaction of a system power-off, that the account is still billing-paused: a deposit that
+ * lands after the decision leaves its servers running.
+ */
+export function stillBillingPausedCheck(accountId: string) {
+  return {
+    ConditionCheck: {
+      TableName: tableName('accounts'),
+      Key: { account_id: accountId },
+      ConditionExpression: 'billing_paused = :true',
+      ExpressionAttributeValues: { ':true': true },
+    },
+  };
+}

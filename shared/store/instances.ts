@@ -1,5 +1,5 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
@@ -31,6 +31,12 @@ export const instanceItemSchema = z.object({
   deleted_at: z.string().nullable(),
   paused_by: z.enum(['user', 'billing']).nullable(),
   metered_until: z.string().nullable(),
+  /** When a create was last sent upstream: a retry whose tag lookup finds nothing waits before creating again. */
+  create_requested_at: z.string().nullable().default(null),
+  /** When the drift sweep last saw the server upstream; billing of an instance whose server vanished ends here. */
+  seen_at: z.string().nullable().default(null),
+  /** Set when the instance lost its server: nothing after this is charged. */
+  billing_ends_at: z.string().nullable().default(null),
   updated_at: z.string().optional(),
   version: z.number().int(),
 });
@@ -133,6 +139,23 @@ export async function scanInstancesByStatus(statuses: readonly InstanceStatus[])
   );
 }
 
+/** Notes that the instance's server was seen upstream; not a state change, so the version stays as it is. */
+export async function recordServerSeen(instanceId: number, at: string): Promise<void> {
+  await whenConditionHolds(
+    dynamo().send(
+      new UpdateCommand({
+        TableName: tableName('instances'),
+        Key: { instance_id: instanceId },
+        UpdateExpression: 'SET seen_at = :at',
+        ConditionExpression: 'attribute_exists(instance_id)',
+        ExpressionAttributeValues: { ':at': at },
+      }),
+    ),
+  );
+}
+
+export type TransactionCheck = Required<Pick<NonNullable<TransactWriteCommandInput['TransactItems']>[number], 'ConditionCheck'>>;
+
 export type InstanceChanges = Partial<Omit<InstanceItem, 'instance_id' | 'account_id' | 'version' | 'updated_at'>>;
 
 /** Once an instance has failed or is being deleted, nobody may log in with its credentials again: they go. */
@@ -188,6 +211,8 @@ export interface VersionedUpdate {
   readonly job?: Job;
   /** A running job that this change ends, in the same transaction, so no job is left running by a crash. */
   readonly finish?: JobFinish;
+  /** Conditions on other items that must still hold (the change is refused, false, when one does not). */
+  readonly checks?: readonly TransactionCheck[];
 }
 
 /**
@@ -212,6 +237,7 @@ export async function updateInstanceAtVersion(instance: InstanceItem, update: Ve
             ExpressionAttributeValues: { ...expression.ExpressionAttributeValues, ':version': instance.version },
           },
         },
+        ...(update.checks ?? []),
         ...(update.job ? [newJobPut(update.job)] : []),
         ...(update.finish ? [finishJobUpdate(update.finish)] : []),
       ],
@@ -223,7 +249,8 @@ export async function updateInstanceAtVersion(instance: InstanceItem, update: Ve
     if (error instanceof TransactionCanceledException) {
       const reasons = error.CancellationReasons ?? [];
       const instanceIndex = reserve.length + (update.release?.length ?? 0);
-      if (reasons[instanceIndex]?.Code === 'ConditionalCheckFailed') return false;
+      const checked = reasons.slice(instanceIndex, instanceIndex + 1 + (update.checks?.length ?? 0));
+      if (checked.some((reason) => reason.Code === 'ConditionalCheckFailed')) return false;
       // The job had already ended (a delete cancelled it): the state change stands on its own.
       if (update.finish && reasons.at(-1)?.Code === 'ConditionalCheckFailed') return updateInstanceAtVersion(instance, { ...update, finish: undefined });
     }

@@ -18,7 +18,7 @@ async function exhaustGeneralLimit(apiKey: string) {
 }
 
 describe('vps on a 429', () => {
-  // The general window is a real one of 60 s, so the wait asked for is anything up to a minute.
+  // The general window is a real sliding one of 60 s, so the wait asked for is up to a minute.
   it('says it is waiting, waits Retry-After and retries, then answers', { timeout: 300_000 }, async () => {
     const { apiKey } = await runtime.newAccount();
     const env = { VPS_API_URL: runtime.baseUrl, VPS_API_KEY: apiKey };

@@ -5,6 +5,8 @@ import { reconcile } from '../../shared/domain/reconciler';
 import { getInstanceItem, updateInstanceAtVersion } from '../../shared/store/instances';
 import { getJob, insertJob, type Job } from '../../shared/store/jobs';
 import { upstream } from '../../shared/upstream';
+import { powerOffForBilling } from '../../shared/domain/lifecycle';
+import { setBillingState } from '../support/accounts';
 import { useTestRuntime } from '../support/runtime';
 
 /**
@@ -171,5 +173,25 @@ describe('no job runs forever', () => {
     expect(onceEnded.actionsSettled).toBe(1);
     expect(await getInstanceItem(detail.instance_id)).toMatchObject({ status: 'stopped', active_job_id: null, paused_by: 'user' });
     expect((await getJob(job.job_id))?.status).toBe('failed');
+  });
+});
+
+describe('the billing pause', () => {
+  it.each([
+    { paused: false, expected: { job: false, status: 'active', server: 'active' } },
+    { paused: true, expected: { job: true, status: 'stopped', server: 'off' } },
+  ])('powers a server off only while the account is still paused (paused: $paused)', async ({ paused, expected }) => {
+    const { apiKey, accountId } = await runtime.newAccount();
+    const detail = await runtime.activeInstance(apiKey);
+    // Decided while paused; a deposit may have lifted the pause since.
+    const decidedOn = (await getInstanceItem(detail.instance_id))!;
+    await setBillingState(accountId, paused ? { billing_paused: true, balance: 0 } : { billing_paused: false, balance: 1_000_000 });
+
+    const job = await powerOffForBilling(decidedOn);
+    if (job) await runtime.waitForJob(apiKey, job.job_id);
+
+    expect(job !== undefined).toBe(expected.job);
+    expect((await getInstanceItem(detail.instance_id))?.status).toBe(expected.status);
+    expect(serverOf(detail.vps_id)?.status).toBe(expected.server);
   });
 });

@@ -7,6 +7,7 @@ import { repositoryRoot } from '../../infra/local/runtime';
 import { stackEnv } from '../../infra/ops/target';
 import { dynamo } from '../../shared/aws';
 import { sha256Hex } from '../../shared/domain/crypto';
+import { issueApiKey } from '../../shared/domain/accounts';
 import { getAccount, updateAccountFlags } from '../../shared/store/accounts';
 import { getSession } from '../../shared/store/sessions';
 import { runNode, type ProcessRun } from '../support/child-process';
@@ -162,6 +163,24 @@ describe.concurrent('commands', () => {
     expect(await getAccount(output.account_id)).toMatchObject({ email, confirmed, suspended, balance, deleted_at: null });
     const { stored, csrfHash } = await storedSession(output);
     expect(stored).toMatchObject({ account_id: output.account_id, csrf_hash: csrfHash });
+  });
+
+  it('account show escapes control characters in stored names, so no name rewrites the terminal or forges a row', async ({ expect }) => {
+    const { accountId } = await runtime.newAccount();
+    // Stored as an older release could have stored it, before names were validated.
+    await issueApiKey(accountId, 'evil\u001b]0;owned\u0007\u001b[2J\n  99  forged  svcmcp_fake  true\u202e');
+
+    const [text, json] = await Promise.all([ops(['account', 'show', accountId]), ops(['account', 'show', accountId, '--json'])]);
+
+    for (const run of [text, json]) {
+      expect(run.code).toBe(0);
+      expect(run.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
+    }
+    expect(text.stdout).toContain('evil\\u001b]0;owned\\u0007\\u001b[2J\\u000a  99  forged  svcmcp_fake  true\\u202e');
+    expect(text.stdout.split('\n').filter((line) => line.includes('forged'))).toHaveLength(1);
+    expect(JSON.parse(json.stdout).keys.map((key: { name: string }) => key.name)).toContain(
+      'evil\u001b]0;owned\u0007\u001b[2J\n  99  forged  svcmcp_fake  true\u202e',
+    );
   });
 
   it('session create opens a working session', async ({ expect }) => {

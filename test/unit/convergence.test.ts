@@ -1,5 +1,7 @@
 import {
+  driftOf,
   lookForStartedAction,
+  ownershipOf,
   orphanJobOutcome,
   settleFromUpstream,
   startKnownNotTaken,
@@ -19,6 +21,8 @@ const instance = (overrides = {}) => ({
   capacity_held: true,
   active_job_id: 'job-1',
   upstream_id: 7,
+  seen_at: null,
+  metered_until: '2026-11-23T03:55:00.000Z',
   ...overrides,
 });
 const server = (overrides: Partial<UpstreamServer> = {}): UpstreamServer => ({
@@ -132,12 +136,12 @@ describe('settleFromUpstream', () => {
     },
     {
       why: 'fails the instance whose server is gone, releasing everything it holds',
-      instance: instance({ status: 'resizing', pending_plan: large }),
+      instance: instance({ status: 'resizing', pending_plan: large, seen_at: '2026-11-23T03:58:00.000Z' }),
       server: null,
       actions: [],
       expected: {
         kind: 'lost',
-        changes: { status: 'failed', capacity_held: false, pending_plan: null, active_job_id: null },
+        changes: { status: 'failed', capacity_held: false, pending_plan: null, active_job_id: null, billing_ends_at: '2026-11-23T03:58:00.000Z' },
         reserve: [],
         release: [{ kind: 'ipv4' }, { kind: 'tier', flavor: 's-1vcpu-2gb' }, { kind: 'tier', flavor: 's-2vcpu-4gb' }],
       },
@@ -157,5 +161,74 @@ describe('orphanJobOutcome', () => {
     { job: { type: 'delete' as const }, instance: undefined, outcome: interrupted },
   ])('ends a $job.type job of an instance that is $instance.status as $outcome.status', ({ job, instance: stored, outcome }) => {
     expect(orphanJobOutcome(job, stored)).toEqual(outcome);
+  });
+});
+
+describe('ownershipOf', () => {
+  it.each([
+    { server: { tags: ['vps-local', 'vps-local-instance-1'] }, ownership: 'ours' },
+    { server: { tags: ['vps-local', 'vps-local-instance-12'] }, ownership: 'foreign' },
+    { server: null, ownership: 'gone' },
+  ])('is $ownership for $server', ({ server: reported, ownership }) => {
+    expect(ownershipOf(reported, 'vps-local-instance-1')).toBe(ownership);
+  });
+});
+
+describe('driftOf', () => {
+  const TAG = 'vps-local-instance-1';
+  const ours = (overrides: Partial<UpstreamServer> = {}) => server({ tags: [TAG], ...overrides });
+  const planOf = (flavor: string) => ({ 's-1vcpu-2gb': small, 's-2vcpu-4gb': large })[flavor];
+  const settled = (overrides = {}) => instance({ active_job_id: null, ...overrides });
+
+  it.each([
+    { why: 'nothing for a server that matches', stored: settled(), reported: ours(), expected: undefined },
+    {
+      why: 'power for a server turned off out of band',
+      stored: settled(),
+      reported: ours({ status: 'off' }),
+      expected: { kinds: ['power'], changes: { status: 'stopped', paused_by: 'user' }, reserve: [], release: [] },
+    },
+    {
+      why: 'power for a server turned on out of band',
+      stored: settled({ status: 'stopped', paused_by: 'user' }),
+      reported: ours(),
+      expected: { kinds: ['power'], changes: { status: 'active', paused_by: null }, reserve: [], release: [] },
+    },
+    {
+      why: 'size, moving the tier unit, for a server resized out of band',
+      stored: settled({ status: 'stopped', paused_by: 'user' }),
+      reported: ours({ status: 'off', sizeSlug: 's-2vcpu-4gb' }),
+      expected: {
+        kinds: ['size'],
+        changes: { plan: large },
+        reserve: [{ kind: 'tier', flavor: 's-2vcpu-4gb' }],
+        release: [{ kind: 'tier', flavor: 's-1vcpu-2gb' }],
+      },
+    },
+    {
+      why: 'vanished for a server that is gone, billing ending when it was last seen',
+      stored: settled({ seen_at: '2026-11-23T03:59:00.000Z' }),
+      reported: null,
+      expected: {
+        kinds: ['vanished'],
+        changes: { status: 'failed', capacity_held: false, pending_plan: null, active_job_id: null, billing_ends_at: '2026-11-23T03:59:00.000Z' },
+        reserve: [],
+        release: [{ kind: 'ipv4' }, { kind: 'tier', flavor: 's-1vcpu-2gb' }],
+      },
+    },
+    {
+      why: 'foreign for a server carrying another instance\'s tag',
+      stored: settled(),
+      reported: server({ tags: ['vps-local-instance-2'] }),
+      expected: {
+        kinds: ['foreign'],
+        changes: { status: 'failed', capacity_held: false, pending_plan: null, active_job_id: null, billing_ends_at: '2026-11-23T03:55:00.000Z' },
+        reserve: [],
+        release: [{ kind: 'ipv4' }, { kind: 'tier', flavor: 's-1vcpu-2gb' }],
+      },
+    },
+    { why: 'nothing for a size we do not sell', stored: settled(), reported: ours({ sizeSlug: 's-1vcpu-1gb' }), expected: undefined },
+  ])('finds $why', ({ stored, reported, expected }) => {
+    expect(driftOf(stored, reported, TAG, planOf)).toEqual(expected);
   });
 });
