@@ -89,6 +89,9 @@ export interface CallOptions {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** What fetch throws when the connection failed or dropped (undici's "fetch failed"), as opposed to a bug. */
+const isNetworkError = (error: unknown) => error instanceof TypeError && error.message === 'fetch failed';
+
 function retryAfterSeconds(response: Response): number {
   const seconds = Number(response.headers.get('retry-after'));
   return Number.isFinite(seconds) && seconds >= 0 ? seconds : 1;
@@ -104,21 +107,33 @@ export function createVpsClient(options: VpsClientOptions) {
   const maxRetryAfter = options.maxRetryAfterSeconds ?? 60;
   const poll = options.pollIntervalMs ?? { initial: 500, max: 5_000 };
 
-  /** Sends the request again after each 429, as long as the wait asked for is reasonable. */
-  async function fetchWaitingOutRateLimits(request: Request): Promise<Response> {
-    for (let attempt = 1; ; attempt++) {
-      const response = await baseFetch(request.clone());
+  /**
+   * Sends the request again after each 429, as long as the wait asked for is reasonable, and after a dropped
+   * connection when sending it twice cannot do anything twice (a read, or a write with an Idempotency-Key).
+   */
+  async function fetchRetryingSafely(request: Request): Promise<Response> {
+    const repeatable = request.method === 'GET' || request.headers.has('idempotency-key');
+    for (let rateLimited = 0, dropped = 0; ; ) {
+      let response: Response;
+      try {
+        response = await baseFetch(request.clone());
+      } catch (error) {
+        if (!repeatable || !isNetworkError(error) || ++dropped > 2) throw error;
+        await sleep(200 * dropped);
+        continue;
+      }
       const waitSeconds = retryAfterSeconds(response);
-      if (response.status !== 429 || attempt > maxAttempts || waitSeconds > maxRetryAfter) return response;
+      if (response.status !== 429 || rateLimited >= maxAttempts || waitSeconds > maxRetryAfter) return response;
       await response.body?.cancel();
-      options.onRateLimited?.({ waitSeconds, attempt, maxAttempts });
+      rateLimited += 1;
+      options.onRateLimited?.({ waitSeconds, attempt: rateLimited, maxAttempts });
       await sleep(waitSeconds * 1000);
     }
   }
 
   const http = createClient<paths>({
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
-    fetch: fetchWaitingOutRateLimits,
+    fetch: fetchRetryingSafely,
     headers: {
       ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
       ...(options.session ? { cookie: `session=${options.session}` } : {}),

@@ -25,7 +25,7 @@ describe('vps instances', () => {
 
     const run = await runVps(home, ['instances', 'create', '--name', 'web', '--flavor', 's-1vcpu-2gb', '--wait', '--json'], { env });
 
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
     const instance = JSON.parse(run.stdout);
     expect(instance).toMatchObject({ project_name: 'web', status: 'active', ipv4: expect.stringMatching(/^\d+\.\d+\.\d+\.\d+$/), plan: { flavor: 's-1vcpu-2gb' } });
     expect(instance.root_password).toBe('[hidden: --show-secrets]');

@@ -81,6 +81,22 @@ describe('createVpsClient', () => {
     expect(sent).toHaveLength(1);
   });
 
+  it('sends a read again after a dropped connection, but not a delete, which has no Idempotency-Key', async () => {
+    const dropped = () => {
+      throw new TypeError('fetch failed');
+    };
+    const reads = scripted(dropped, json(200, []));
+    const deletes = scripted(dropped, json(200, { instance_id: 7, status: 'deleting', job_id: null }));
+
+    const listed = await createVpsClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'svcmcp_x', fetch: reads.fetch }).listInstances();
+    const deleting = createVpsClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'svcmcp_x', fetch: deletes.fetch }).deleteInstance(7);
+
+    expect(listed).toEqual([]);
+    expect(reads.sent).toHaveLength(2);
+    await expect(deleting).rejects.toThrow('fetch failed');
+    expect(deletes.sent).toHaveLength(1);
+  });
+
   it('takes the request id from the header when the body has none', async () => {
     const { fetch } = scripted(() => new Response('', { status: 502, statusText: 'Bad Gateway', headers: { 'x-request-id': 'r-h' } }));
     const client = createVpsClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'svcmcp_x', fetch });
