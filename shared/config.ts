@@ -33,6 +33,26 @@ export interface Config {
   readonly actionTimeoutSeconds: number;
   readonly defaultIpv4PoolSize: number;
   readonly defaultTierCapacity: number;
+  readonly events: {
+    /** The EventBridge bus events are published to (AWS); unset locally, where the runtime's own bus takes them. */
+    readonly busName: string | undefined;
+    /** The SQS queue of webhook deliveries (AWS); unset locally, where an in-process queue takes them. */
+    readonly deliveryQueueUrl: string | undefined;
+  };
+  readonly webhooks: {
+    /** Local development only: http:// and loopback receivers are accepted. The stack never sets it. */
+    readonly allowLoopback: boolean;
+    /** The first retry's delay; each later one doubles, up to retryMaxDelayMs. */
+    readonly retryBaseMs: number;
+    readonly retryMaxDelayMs: number;
+    /** How long one event is retried for. */
+    readonly retryWindowMs: number;
+    /** An endpoint failing this long without a single success is disabled. */
+    readonly disableAfterMs: number;
+    readonly timeoutMs: number;
+  };
+  /** The key that seals secrets at rest: a literal (local runtime), or the Secrets Manager secret holding it (AWS). */
+  readonly sealingKey: { readonly literal: string | undefined; readonly secretArn: string | undefined };
 }
 
 function integer(name: string, fallback: number): number {
@@ -71,6 +91,19 @@ function load(): Config {
     actionTimeoutSeconds: integer('ACTION_TIMEOUT_SECONDS', 900),
     defaultIpv4PoolSize: integer('DEFAULT_IPV4_POOL_SIZE', 1000),
     defaultTierCapacity: integer('DEFAULT_TIER_CAPACITY', 200),
+    events: {
+      busName: process.env.EVENT_BUS_NAME || undefined,
+      deliveryQueueUrl: process.env.WEBHOOK_QUEUE_URL || undefined,
+    },
+    webhooks: {
+      allowLoopback: process.env.WEBHOOK_ALLOW_LOOPBACK === 'true',
+      retryBaseMs: integer('WEBHOOK_RETRY_BASE_MS', 30_000),
+      retryMaxDelayMs: integer('WEBHOOK_RETRY_MAX_DELAY_MS', 4 * 3_600_000),
+      retryWindowMs: integer('WEBHOOK_RETRY_WINDOW_MS', 24 * 3_600_000),
+      disableAfterMs: integer('WEBHOOK_DISABLE_AFTER_MS', 3 * 24 * 3_600_000),
+      timeoutMs: integer('WEBHOOK_TIMEOUT_MS', 10_000),
+    },
+    sealingKey: { literal: process.env.SEALING_KEY || undefined, secretArn: process.env.SEALING_KEY_SECRET_ARN || undefined },
   };
 }
 

@@ -8,6 +8,12 @@ import { startGateway, type GatewayOptions } from './gateway';
 import { startSimulator, type Simulator } from './simulator';
 import { startLocalStepFunctions, type LocalStepFunctions, type LocalStepFunctionsOptions } from './step-functions';
 import { localHandlerEnv, localTableNames } from './handler-env';
+import { LocalEventBus } from './event-bus';
+import { startStreamPoller } from './stream-poller';
+import { tables, tableNames as allTables, type TableDefinition } from '../tables';
+import { publishChanges } from '../../shared/domain/event-publishing';
+import type { EventSourceTable } from '../../shared/domain/events';
+import { useLocalEventSink } from '../../shared/events/transports';
 
 export const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -39,6 +45,8 @@ export interface LocalRuntime {
   readonly tableNames: Record<TableName, string>;
   /** The simulator's token, for tools that drive the upstream as the service does. */
   readonly upstreamToken: string;
+  /** The local event bus: every event the change streams yield, as EventBridge receives them on AWS. */
+  readonly events: LocalEventBus;
   stop(): Promise<void>;
 }
 
@@ -81,6 +89,16 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     }),
     ...options.env,
   });
+  // Events flow from here on, before any handler can change anything.
+  const events = new LocalEventBus();
+  useLocalEventSink(events);
+  const streamTables = allTables.filter((table): table is EventSourceTable => Boolean((tables[table] as TableDefinition).stream));
+  const byPhysicalName = new Map(streamTables.map((table) => [names[table], table]));
+  const poller = await startStreamPoller({
+    endpoint: options.dynamodbEndpoint,
+    tables: [...byPhysicalName.keys()],
+    onRecords: async (physical, records) => void (await publishChanges(byPhysicalName.get(physical)!, records)),
+  });
   const gateway = await startGateway({
     root: repositoryRoot,
     port: options.port ?? 0,
@@ -96,9 +114,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     stepFunctions,
     tableNames: names,
     upstreamToken,
+    events,
     async stop() {
       for (const timer of timers) clearInterval(timer);
       await gateway.close();
+      await poller.stop();
+      useLocalEventSink(undefined);
       await stepFunctions.close();
       await simulator.close();
     },
