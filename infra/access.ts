@@ -12,4 +12,10 @@ export interface FunctionAccess {
   readonly stopsWorkflows?: readonly WorkflowName[];
   /** Whether the function calls the upstream compute API (and so reads its token secret). */
   readonly upstream?: boolean;
+  /** Whether the function seals or opens secrets kept at rest (and so reads the sealing key). */
+  readonly sealingKey?: boolean;
+  /** Whether the function queues webhook deliveries. */
+  readonly webhookQueue?: boolean;
+  /** Whether the function publishes events to the service's bus. */
+  readonly publishesEvents?: boolean;
 }

@@ -12,6 +12,7 @@ import { Operations } from './constructs/operations';
 import { ServiceTable } from './constructs/table';
 import { Workflow } from './constructs/workflow';
 import { ScheduledFunction } from './constructs/scheduled-function';
+import { ServiceEvents } from './constructs/events';
 import { schedules, type ScheduleName } from './schedules';
 
 export const STAGES = ['dev', 'prod'] as const;
@@ -72,6 +73,7 @@ export class ServiceStack extends Stack {
   readonly upstreamToken: secretsmanager.Secret;
   readonly scheduled: Readonly<Record<ScheduleName, ScheduledFunction>>;
   readonly operations: Operations;
+  readonly events: ServiceEvents;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -125,15 +127,25 @@ export class ServiceStack extends Stack {
       ]),
     ) as Record<ScheduleName, ScheduledFunction>;
 
+    this.events = new ServiceEvents(this, 'Events', {
+      stage: config.stage,
+      service,
+      sources: { instances: this.tables.instances, jobs: this.tables.jobs, webhooks: this.tables.webhooks },
+      removalPolicy,
+    });
+
     this.api = new HttpApi(this, 'HttpApi', {
       routes: routes.map((route) => ({ ...route, access: mergeAccess(route.access, authAccess[route.auth]) })),
       service: {
         ...service,
         stateMachines: allStateMachines,
+        sealingKey: this.events.sealingKey,
+        webhookQueue: this.events.deliveryQueue,
       },
     });
 
     this.operations = this.addOperations(config.stage);
+    this.operations.alarms.push(...this.events.addOperations(config.stage, this.operations.dashboard, this.operations.alarmTopic));
     this.addOutputs(config.upstreamBaseUrl);
   }
 
@@ -148,6 +160,7 @@ export class ServiceStack extends Stack {
         Api: functionsOf(this.api.functions),
         ...Object.fromEntries(stepGroups),
         Scheduled: Object.values(this.scheduled).map((scheduled) => scheduled.function.function),
+        Events: Object.values(this.events.functions).map((fn) => fn.function),
       },
       stateMachines: Object.fromEntries(workflowNames.map((name) => [pascal(name), this.workflows[name].stateMachine])),
       meter: this.scheduled.meter.function.function,
@@ -178,6 +191,7 @@ export class ServiceStack extends Stack {
     new CfnOutput(this, outputNames.upstreamBaseUrl, { value: upstreamBaseUrl });
     new CfnOutput(this, outputNames.alarmTopicArn, { value: this.operations.alarmTopic.topicArn });
     new CfnOutput(this, outputNames.dashboardName, { value: this.operations.dashboard.dashboardName });
+    new CfnOutput(this, outputNames.eventBusName, { value: this.events.bus.eventBusName });
     for (const name of tableNames) {
       new CfnOutput(this, outputNames.table(name), { value: this.tables[name].tableName });
     }

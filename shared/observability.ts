@@ -57,6 +57,9 @@ export const metricNames = {
   reconcilerRepairs: 'ReconcilerRepairs',
   leakedServersDestroyed: 'LeakedServersDestroyed',
   meteredPeriods: 'MeteredPeriods',
+  webhookDeliveries: 'WebhookDeliveries',
+  webhookDeliveryFailures: 'WebhookDeliveryFailures',
+  webhooksDisabled: 'WebhooksDisabled',
 } as const;
 export type MetricName = (typeof metricNames)[keyof typeof metricNames];
 

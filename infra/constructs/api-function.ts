@@ -2,12 +2,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration, Stack, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference';
 import { Construct } from 'constructs';
 import type { FunctionAccess, TableAccess } from '../access';
@@ -41,6 +43,10 @@ export interface ServiceContext {
   readonly upstream?: UpstreamSettings;
   /** Non-secret settings every function receives as environment variables. */
   readonly environment?: Readonly<Record<string, string>>;
+  /** The key that seals secrets kept at rest. */
+  readonly sealingKey?: secretsmanager.ISecret;
+  readonly webhookQueue?: sqs.IQueue;
+  readonly eventBus?: events.IEventBus;
 }
 
 export interface ApiFunctionProps {
@@ -127,6 +133,21 @@ export class ApiFunction extends Construct {
       this.function.addEnvironment('UPSTREAM_BASE_URL', upstream.baseUrl);
       this.function.addEnvironment('UPSTREAM_TOKEN_SECRET_ARN', upstream.tokenSecret.secretArn);
     }
+    if (access.sealingKey) {
+      const key = required(service.sealingKey, 'the sealing key', this);
+      key.grantRead(this.function);
+      this.function.addEnvironment('SEALING_KEY_SECRET_ARN', key.secretArn);
+    }
+    if (access.webhookQueue) {
+      const queue = required(service.webhookQueue, 'the webhook delivery queue', this);
+      queue.grantSendMessages(this.function);
+      this.function.addEnvironment('WEBHOOK_QUEUE_URL', queue.queueUrl);
+    }
+    if (access.publishesEvents) {
+      const bus = required(service.eventBus, 'the event bus', this);
+      bus.grantPutEventsTo(this.function);
+      this.function.addEnvironment('EVENT_BUS_NAME', bus.eventBusName);
+    }
   }
 
   /** The state machine, with its ARN passed to the function. */
@@ -188,5 +209,8 @@ export function mergeAccess(a: FunctionAccess, b: FunctionAccess): FunctionAcces
     startsWorkflows: union(a.startsWorkflows, b.startsWorkflows),
     stopsWorkflows: union(a.stopsWorkflows, b.stopsWorkflows),
     upstream: Boolean(a.upstream || b.upstream),
+    sealingKey: Boolean(a.sealingKey || b.sealingKey),
+    webhookQueue: Boolean(a.webhookQueue || b.webhookQueue),
+    publishesEvents: Boolean(a.publishesEvents || b.publishesEvents),
   };
 }

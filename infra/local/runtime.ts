@@ -13,7 +13,9 @@ import { startStreamPoller } from './stream-poller';
 import { tables, tableNames as allTables, type TableDefinition } from '../tables';
 import { publishChanges } from '../../shared/domain/event-publishing';
 import type { EventSourceTable } from '../../shared/domain/events';
-import { useLocalEventSink } from '../../shared/events/transports';
+import { useLocalDeliveryQueue, useLocalEventSink } from '../../shared/events/transports';
+import { deliverWebhook, fanOut } from '../../shared/domain/webhook-delivery';
+import { LocalDeliveryQueue } from './delivery-queue';
 
 export const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -87,11 +89,17 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       upstreamToken,
       tablePrefix: options.tablePrefix,
     }),
+    // Development receivers listen on this machine; the stack never allows them.
+    WEBHOOK_ALLOW_LOOPBACK: 'true',
+    SEALING_KEY: randomBytes(32).toString('hex'),
     ...options.env,
   });
   // Events flow from here on, before any handler can change anything.
   const events = new LocalEventBus();
   useLocalEventSink(events);
+  const deliveries = new LocalDeliveryQueue((message) => deliverWebhook(message));
+  useLocalDeliveryQueue(deliveries);
+  events.subscribe(async (event) => void (await fanOut(event)));
   const streamTables = allTables.filter((table): table is EventSourceTable => Boolean((tables[table] as TableDefinition).stream));
   const byPhysicalName = new Map(streamTables.map((table) => [names[table], table]));
   const poller = await startStreamPoller({
@@ -119,7 +127,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       for (const timer of timers) clearInterval(timer);
       await gateway.close();
       await poller.stop();
+      await deliveries.close();
       useLocalEventSink(undefined);
+      useLocalDeliveryQueue(undefined);
       await stepFunctions.close();
       await simulator.close();
     },

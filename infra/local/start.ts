@@ -1,5 +1,6 @@
 import './env-defaults';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDynamoDbLocal } from './dynamodb-local';
@@ -25,6 +26,13 @@ const port = Number(values.port ?? process.env.PORT ?? 8080);
 const dataDir = values['data-dir'] ? resolve(values['data-dir']) : undefined;
 if (dataDir) mkdirSync(dataDir, { recursive: true });
 
+/** Webhook secrets are sealed with this key: kept beside the data it sealed, so they stay readable after a restart. */
+function sealingKeyIn(dir: string): string {
+  const file = resolve(dir, 'sealing.key');
+  if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600 });
+  return readFileSync(file, 'utf8').trim();
+}
+
 const dynamodb = await startDynamoDbLocal({ dataDir });
 let stopping = false;
 async function shutdown(code: number) {
@@ -43,6 +51,7 @@ try {
     tablePrefix: 'vps-local',
     port,
     bootMs: values.fast ? 1_000 : 20_000,
+    ...(dataDir ? { env: { SEALING_KEY: sealingKeyIn(dataDir) } } : {}),
     onRequest: ({ method, path, status, ms }) => console.log(`${method} ${path} ${status} ${ms.toFixed(0)} ms`),
   });
 } catch (error) {

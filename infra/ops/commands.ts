@@ -9,6 +9,7 @@ import { listAccountApiKeys } from '../../shared/store/api-keys';
 import { setCapacityLimit, type CapacityPool } from '../../shared/store/counters';
 import { getInstanceItem, listOwnedInstances, type InstanceItem } from '../../shared/store/instances';
 import { listLedgerEntries } from '../../shared/store/ledger';
+import { eventLine, tailEvents } from './events-tail';
 
 /** Wrong arguments: nothing was changed (exit code 2). */
 export class UsageError extends Error {
@@ -24,6 +25,7 @@ export const commandOptions = {
   ipv4: { type: 'string' },
   flavor: { type: 'string' },
   limit: { type: 'string' },
+  account: { type: 'string' },
 } as const satisfies ParseArgsOptionsConfig;
 
 type OptionName = keyof typeof commandOptions;
@@ -303,6 +305,29 @@ const commands = new Map<string, Command>([
             json: { pool: pool.kind, ...(pool.kind === 'tier' ? { flavor: pool.flavor } : {}), limit },
             text: `${pool.kind === 'tier' ? `tier ${pool.flavor}` : 'ipv4 pool'}: limit ${limit}`,
           };
+        };
+      },
+    }),
+  ],
+  [
+    'events tail',
+    command({
+      args: [],
+      options: ['account', 'limit'],
+      synopsis: '[--account ID] [--limit N]',
+      summary: 'print events as they are committed, until Ctrl-C or N events (--json: one object per event)',
+      prepare: (_, options) => {
+        const limit = options.limit === undefined ? undefined : nonNegativeInteger(options.limit, '--limit');
+        return async () => {
+          // --json is a global option: the stream follows it, one object per line.
+          const json = process.argv.includes('--json');
+          const printed = await tailEvents({
+            accountId: options.account,
+            limit,
+            print: (event) => console.log(json ? JSON.stringify(event) : eventLine(event)),
+            onReady: () => console.error('following events (Ctrl-C to stop)'),
+          });
+          return { json: { events_printed: printed }, text: `${printed} events` };
         };
       },
     }),

@@ -10,6 +10,14 @@ export function sourceTableOfStream(streamArn: string | undefined): EventSourceT
   return SOURCE_TABLES.find((table) => config().tableNames[table] === name);
 }
 
+/** A batch from one table's stream (as each event source mapping delivers them), published in order. */
+export async function publishStreamBatch(streamArn: string | undefined, records: readonly ChangeRecord[]): Promise<number> {
+  if (records.length === 0) return 0;
+  const table = sourceTableOfStream(streamArn);
+  if (!table) throw new Error(`no events are derived from the stream ${streamArn}`);
+  return publishChanges(table, records);
+}
+
 /**
  * Publishes the events of committed changes, in the order the stream gave them. A failure throws, so the caller
  * reads the same records again: events are published at least once, each with its stable id.

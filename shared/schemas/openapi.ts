@@ -13,6 +13,7 @@ import {
 } from './instances';
 import { jobViewSchema } from './jobs';
 import { apiKeyInfoSchema, createdApiKeySchema, createKeyBodySchema, revokedKeySchema } from './keys';
+import { webhookOpenApi } from './webhooks-openapi';
 
 /**
  * The machine-readable interface, generated from the same zod schemas that validate requests and shape
@@ -227,7 +228,14 @@ const keyRoutes: RouteConfig[] = [
   },
 ];
 
-for (const route of [...instanceRoutes, ...keyRoutes]) registry.registerPath(route);
+const webhooks = webhookOpenApi({
+  security: [{ [bearerAuth.name]: [] }],
+  json,
+  headers: rateLimitHeaders(true),
+  errors: (texts) => ({ ...instanceErrors([401, 403]), ...Object.fromEntries(Object.entries(texts).map(([status, text]) => [status, error(text, rateLimitHeaders(false))])) }),
+});
+for (const route of [...instanceRoutes, ...keyRoutes, ...webhooks.paths]) registry.registerPath(route);
+registry.registerWebhook(webhooks.delivery);
 
 let document: ReturnType<OpenApiGeneratorV31['generateDocument']> | undefined;
 

@@ -17,6 +17,8 @@ function messageFor(issue: RawIssue): string | undefined {
       return `${field} must be at most ${issue.maximum} characters`;
     case 'too_small':
       return `${field} must not be empty`;
+    case 'invalid_value':
+      return `${field} must be one of ${issue.values.join(', ')}`;
     case 'unrecognized_keys':
       return `Unknown field${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}`;
     default:

@@ -13,6 +13,7 @@ import type { ServiceStack } from '../../infra/stack';
 import { tableNames, tables } from '../../infra/tables';
 import { workflowNames, workflows } from '../../infra/workflows';
 import { schedules, type ScheduleName } from '../../infra/schedules';
+import { eventFunctions, type EventFunctionName } from '../../infra/event-functions';
 import {
   asList,
   cdkJsonContext,
@@ -25,6 +26,8 @@ import {
 } from './synth';
 
 const DYNAMODB_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:Scan'];
+/** Granted by a stream's event source mapping: the stream, not the table's items. */
+const DYNAMODB_STREAM_ACTIONS = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];
 const DYNAMODB_WRITE_ACTIONS = [
   'dynamodb:PutItem',
   'dynamodb:UpdateItem',
@@ -40,7 +43,7 @@ interface DeclaredFunction {
   readonly access: FunctionAccess;
 }
 
-/** Every function of the stack: routes (with their auth's access), workflow steps and scheduled jobs. */
+/** Every function of the stack: routes (with their auth's access), workflow steps, scheduled jobs and event functions. */
 function declaredFunctions(stack: ServiceStack): DeclaredFunction[] {
   return [
     ...routes.map((route) => ({
@@ -59,6 +62,11 @@ function declaredFunctions(stack: ServiceStack): DeclaredFunction[] {
       name,
       fn: stack.scheduled[name].function,
       access: schedules[name].access,
+    })),
+    ...(Object.keys(eventFunctions) as EventFunctionName[]).map((name) => ({
+      name,
+      fn: stack.events.functions[name],
+      access: eventFunctions[name].access as FunctionAccess,
     })),
   ];
 }
@@ -132,7 +140,7 @@ describe('ServiceStack (dev)', () => {
 
   it('runs every function on nodejs24.x, arm64, with active tracing and its own log group with retention', () => {
     const stepCount = Object.values(workflows).reduce((sum, workflow) => sum + Object.keys(workflow.steps).length, 0);
-    expect(Object.keys(functions)).toHaveLength(routes.length + stepCount + Object.keys(schedules).length);
+    expect(Object.keys(functions)).toHaveLength(routes.length + stepCount + Object.keys(schedules).length + Object.keys(eventFunctions).length);
     for (const fn of Object.values(functions)) {
       expect(fn.Properties).toMatchObject({
         Runtime: 'nodejs24.x',
@@ -229,9 +237,11 @@ describe('ServiceStack (dev)', () => {
       const tableNameOf = tableNameById();
       for (const { name, fn, access } of declared) {
         const granted = actionsByResource(statementsOf(fn), 'dynamodb:');
-        // Index ARNs fold into their table, so the levels are compared per table.
+        // Index ARNs fold into their table, so the levels are compared per table; stream reads are checked apart.
         const byTable = new Map<string, Set<string>>();
-        for (const [id, actions] of granted) {
+        for (const [id, allActions] of granted) {
+          const actions = new Set([...allActions].filter((action) => !DYNAMODB_STREAM_ACTIONS.includes(action)));
+          if (actions.size === 0) continue;
           const table = tableNameOf.get(id) ?? id;
           byTable.set(table, new Set([...(byTable.get(table) ?? []), ...actions]));
         }
@@ -263,11 +273,12 @@ describe('ServiceStack (dev)', () => {
       }
     });
 
-    it('lets exactly the functions with upstream access read the upstream token', () => {
+    it('lets exactly the functions with upstream access read the upstream token, and those that seal the sealing key', () => {
       const secretId = logicalId(stack.upstreamToken);
+      const sealingKeyId = logicalId(stack.events.sealingKey);
       for (const { name, fn, access } of declared) {
-        const secrets = [...actionsByResource(statementsOf(fn), 'secretsmanager:').keys()];
-        expect(secrets, name).toEqual(access.upstream ? [secretId] : []);
+        const secrets = [...actionsByResource(statementsOf(fn), 'secretsmanager:').keys()].sort();
+        expect(secrets, name).toEqual([...(access.upstream ? [secretId] : []), ...(access.sealingKey ? [sealingKeyId] : [])].sort());
       }
     });
 

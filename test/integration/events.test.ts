@@ -1,4 +1,11 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { inject } from 'vitest';
+import { repositoryRoot } from '../../infra/local/runtime';
 import type { ServiceEvent } from '../../shared/schemas/events';
+import { eventually } from '../support/receiver';
 import { useTestRuntime } from '../support/runtime';
 
 const runtime = useTestRuntime();
@@ -8,16 +15,6 @@ function collect(): { of(instanceId: number): ServiceEvent[]; stop(): void } {
   const seen: ServiceEvent[] = [];
   const stop = runtime.events.subscribe((event) => void seen.push(event));
   return { of: (instanceId) => seen.filter((event) => event.instance_id === instanceId), stop };
-}
-
-async function eventually<T>(read: () => T | undefined, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 const summary = (event: ServiceEvent) =>
@@ -66,5 +63,48 @@ describe('events from the change streams', () => {
     expect(events.every((event) => event.account_id === accountId)).toBe(true);
     const resized = instanceEvents.find((event) => event.type === 'instance.status_changed' && event.data.from === 'resizing');
     expect(resized?.type === 'instance.status_changed' && resized.data.plan.flavor).toBe('s-2vcpu-4gb');
+  });
+});
+
+describe('ops events tail', () => {
+  it('prints the events of one account as they are committed, one JSON object per line', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'events-tail-'));
+    const runtimeFile = join(dir, 'runtime.json');
+    await writeFile(
+      runtimeFile,
+      JSON.stringify({
+        dynamodb_endpoint: inject('dynamodbEndpoint'),
+        sfn_endpoint: runtime.stepFunctions.endpoint,
+        simulator_url: runtime.simulator.url,
+        upstream_token: runtime.upstreamToken,
+        table_prefix: runtime.tableNames.accounts.replace(/-accounts$/, ''),
+      }),
+    );
+    const { apiKey, accountId } = await runtime.newAccount();
+    const other = await runtime.newAccount();
+    const child = spawn(
+      process.execPath,
+      [resolve(repositoryRoot, 'node_modules/tsx/dist/cli.mjs'), 'infra/ops/cli.ts', 'events', 'tail', '--account', accountId, '--limit', '2', '--json'],
+      { cwd: repositoryRoot, env: { ...process.env, OPS_RUNTIME_FILE: runtimeFile } },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((done) => child.on('close', done));
+
+    await eventually(() => (stderr.includes('following events') ? true : undefined), 'the tail to start', 60_000);
+    await runtime.call('POST', '/api/v1/instances', { apiKey: other.apiKey, body: { project_name: 'not-mine', flavor: 's-1vcpu-2gb' } });
+    const created = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'tailed', flavor: 's-1vcpu-2gb' } });
+
+    expect(await exited).toBe(0);
+    const lines = stdout.trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines.slice(0, -1).map((event) => [event.type, event.account_id, event.instance_id])).toEqual([
+      ['instance.created', accountId, created.body.instance_id],
+      ['instance.status_changed', accountId, created.body.instance_id],
+    ]);
+    expect(lines[1].data).toMatchObject({ from: 'pending', to: 'provisioning' });
+    expect(lines.at(-1)).toEqual({ events_printed: 2 });
+    await rm(dir, { recursive: true, force: true });
   });
 });
