@@ -1,8 +1,15 @@
 import type { TableName } from './tables';
 import type { WorkflowName } from './workflows';
 
-/** What one function may touch; the CDK stack turns this into IAM grants and nothing more. */
-export type TableAccess = 'read' | 'write' | 'readwrite';
+/**
+ * The DynamoDB operations a function calls on a table, each granted as the IAM action of the same name. A
+ * transaction needs the action of each of its items (PutItem, UpdateItem, DeleteItem, ConditionCheckItem).
+ */
+export type DynamoAction = 'GetItem' | 'BatchGetItem' | 'Query' | 'Scan' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'ConditionCheckItem';
+export type TableAccess = readonly DynamoAction[];
+
+/** Customers' secrets: `seal` encrypts them (KMS GenerateDataKey), `open` decrypts them (KMS Decrypt). */
+export type SecretsAccess = 'seal' | 'open';
 
 export interface FunctionAccess {
   readonly tables?: Partial<Record<TableName, TableAccess>>;
@@ -12,8 +19,8 @@ export interface FunctionAccess {
   readonly stopsWorkflows?: readonly WorkflowName[];
   /** Whether the function calls the upstream compute API (and so reads its token secret). */
   readonly upstream?: boolean;
-  /** Whether the function seals or opens secrets kept at rest (and so reads the sealing key). */
-  readonly sealingKey?: boolean;
+  /** What the function does with customers' sealed secrets. */
+  readonly secrets?: readonly SecretsAccess[];
   /** Whether the function queues webhook deliveries. */
   readonly webhookQueue?: boolean;
   /** Whether the function publishes events to the service's bus. */

@@ -17,11 +17,11 @@ export const eventFunctions = {
   },
   fanOut: {
     entry: 'functions/events/fan-out.ts',
-    access: { tables: { webhooks: 'read' }, webhookQueue: true },
+    access: { tables: { webhooks: ['Query'] }, webhookQueue: true },
   },
   deliverWebhooks: {
     entry: 'functions/events/deliver-webhooks.ts',
-    access: { tables: { webhooks: 'readwrite', webhookDeliveries: 'write' }, webhookQueue: true, sealingKey: true },
+    access: { tables: { webhooks: ['GetItem', 'UpdateItem'], webhookDeliveries: ['PutItem'] }, webhookQueue: true, secrets: ['open'] },
   },
 } as const satisfies Record<string, EventFunctionDefinition>;
 

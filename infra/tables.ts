@@ -9,10 +9,17 @@ export interface KeyDefinition {
   readonly type: AttributeType;
 }
 
+/**
+ * What an index copies from its table besides the keys: only the attributes its queries read, so that no index
+ * holds a second copy of anything else (and never a customer's secret).
+ */
+export type IndexProjection = { readonly type: 'KEYS_ONLY' } | { readonly type: 'INCLUDE'; readonly attributes: readonly string[] };
+
 export interface IndexDefinition {
   readonly indexName: string;
   readonly partitionKey: KeyDefinition;
   readonly sortKey?: KeyDefinition;
+  readonly projection: IndexProjection;
 }
 
 export interface TableDefinition {
@@ -37,8 +44,12 @@ export const tables = {
     envVar: 'API_KEYS_TABLE',
     partitionKey: { name: 'key_hash', type: 'S' },
     globalSecondaryIndexes: [
-      { indexName: 'by_account', partitionKey: { name: 'account_id', type: 'S' }, sortKey: { name: 'id', type: 'N' } },
-      { indexName: 'by_id', partitionKey: { name: 'id', type: 'N' } },
+      {
+        indexName: 'by_account',
+        partitionKey: { name: 'account_id', type: 'S' },
+        sortKey: { name: 'id', type: 'N' },
+        projection: { type: 'INCLUDE', attributes: ['name', 'key_prefix', 'is_active', 'created_at', 'last_used_at', 'revoked_at'] },
+      },
     ],
   },
   sessions: {
@@ -55,6 +66,8 @@ export const tables = {
         indexName: 'by_account',
         partitionKey: { name: 'account_id', type: 'S' },
         sortKey: { name: 'created_at', type: 'S' },
+        // The list reads the instances themselves by these keys, consistently.
+        projection: { type: 'KEYS_ONLY' },
       },
     ],
   },
@@ -63,7 +76,12 @@ export const tables = {
     partitionKey: { name: 'job_id', type: 'S' },
     stream: true,
     globalSecondaryIndexes: [
-      { indexName: 'by_instance', partitionKey: { name: 'instance_id', type: 'N' }, sortKey: { name: 'started_at', type: 'S' } },
+      {
+        indexName: 'by_instance',
+        partitionKey: { name: 'instance_id', type: 'N' },
+        sortKey: { name: 'started_at', type: 'S' },
+        projection: { type: 'INCLUDE', attributes: ['type', 'account_id', 'status', 'finished_at', 'error'] },
+      },
     ],
   },
   ledger: {
@@ -85,7 +103,12 @@ export const tables = {
     envVar: 'WEBHOOKS_TABLE',
     partitionKey: { name: 'webhook_id', type: 'S' },
     globalSecondaryIndexes: [
-      { indexName: 'by_account', partitionKey: { name: 'account_id', type: 'S' }, sortKey: { name: 'created_at', type: 'S' } },
+      {
+        indexName: 'by_account',
+        partitionKey: { name: 'account_id', type: 'S' },
+        sortKey: { name: 'created_at', type: 'S' },
+        projection: { type: 'INCLUDE', attributes: ['url', 'events', 'failing_since', 'disabled_at', 'disabled_reason'] },
+      },
     ],
     // Disabling an endpoint is itself an event.
     stream: true,

@@ -8,7 +8,8 @@ export const webhookRoutes: readonly RouteDefinition[] = [
     path: '/api/v1/webhooks',
     entry: 'functions/api/create-webhook.ts',
     auth: 'bearer',
-    access: { tables: { webhooks: 'write', counters: 'readwrite' }, sealingKey: true },
+    // One transaction: the account's webhook count and the new endpoint.
+    access: { tables: { webhooks: ['PutItem'], counters: ['UpdateItem'] }, secrets: ['seal'] },
   },
   {
     name: 'ListWebhooks',
@@ -16,7 +17,7 @@ export const webhookRoutes: readonly RouteDefinition[] = [
     path: '/api/v1/webhooks',
     entry: 'functions/api/list-webhooks.ts',
     auth: 'bearer',
-    access: { tables: { webhooks: 'read' } },
+    access: { tables: { webhooks: ['Query'] } },
   },
   {
     name: 'DeleteWebhook',
@@ -24,7 +25,7 @@ export const webhookRoutes: readonly RouteDefinition[] = [
     path: '/api/v1/webhooks/{webhook_id}',
     entry: 'functions/api/delete-webhook.ts',
     auth: 'bearer',
-    access: { tables: { webhooks: 'readwrite', counters: 'readwrite' } },
+    access: { tables: { webhooks: ['GetItem', 'DeleteItem'], counters: ['UpdateItem'] } },
   },
   {
     name: 'TestWebhook',
@@ -32,7 +33,7 @@ export const webhookRoutes: readonly RouteDefinition[] = [
     path: '/api/v1/webhooks/{webhook_id}/test',
     entry: 'functions/api/test-webhook.ts',
     auth: 'bearer',
-    access: { tables: { webhooks: 'read' }, webhookQueue: true },
+    access: { tables: { webhooks: ['GetItem'] }, webhookQueue: true },
   },
   {
     name: 'ListWebhookDeliveries',
@@ -40,6 +41,6 @@ export const webhookRoutes: readonly RouteDefinition[] = [
     path: '/api/v1/webhooks/{webhook_id}/deliveries',
     entry: 'functions/api/list-webhook-deliveries.ts',
     auth: 'bearer',
-    access: { tables: { webhooks: 'read', webhookDeliveries: 'read' } },
+    access: { tables: { webhooks: ['GetItem'], webhookDeliveries: ['Query'] } },
   },
 ];

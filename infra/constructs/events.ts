@@ -6,7 +6,6 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -17,7 +16,7 @@ import { tables as tableDefinitions, type TableName } from '../tables';
 import { ApiFunction, POWERTOOLS_SERVICE_NAME, type ServiceContext } from './api-function';
 
 const PERIOD = Duration.minutes(5);
-/** One attempt waits at most 10 s for the receiver; the rest is DynamoDB and the sealing key. */
+/** One attempt waits at most 10 s for the receiver; the rest is DynamoDB and opening the secret. */
 const DELIVERY_TIMEOUT = Duration.seconds(30);
 /** A message whose handling failed this often (our own faults, not the receiver's) is dead-lettered. */
 const MAX_RECEIVES = 5;
@@ -45,20 +44,10 @@ export class ServiceEvents extends Construct {
   readonly deliveryDeadLetters: sqs.Queue;
   /** Stream batches that could not be published, and bus events the fan-out could not take. */
   readonly eventDeadLetters: sqs.Queue;
-  readonly sealingKey: secretsmanager.Secret;
   readonly functions: Readonly<Record<EventFunctionName, ApiFunction>>;
 
   constructor(scope: Construct, id: string, props: ServiceEventsProps) {
     super(scope, id);
-    this.sealingKey = new secretsmanager.Secret(this, 'SealingKey', {
-      description: 'Seals secrets kept at rest (webhook signing secrets)',
-      generateSecretString: { passwordLength: 64, excludePunctuation: true },
-      removalPolicy: props.removalPolicy,
-    });
-    Validations.of(this.sealingKey).acknowledge({
-      id: 'AwsSolutions-SMG4',
-      reason: 'Rotating this key would make every sealed secret unreadable; re-sealing is a planned migration, not a rotation.',
-    });
     this.bus = new events.EventBus(this, 'Bus', { eventBusName: `vps-${props.stage}` });
     this.eventDeadLetters = deadLetterQueue(this, 'EventDeadLetters');
     this.deliveryDeadLetters = deadLetterQueue(this, 'DeliveryDeadLetters');
@@ -69,7 +58,7 @@ export class ServiceEvents extends Construct {
       deadLetterQueue: { queue: this.deliveryDeadLetters, maxReceiveCount: MAX_RECEIVES },
     });
 
-    const service: ServiceContext = { ...props.service, sealingKey: this.sealingKey, webhookQueue: this.deliveryQueue, eventBus: this.bus };
+    const service: ServiceContext = { ...props.service, webhookQueue: this.deliveryQueue, eventBus: this.bus };
     const make = (name: EventFunctionName, timeout: Duration) =>
       new ApiFunction(this, name.charAt(0).toUpperCase() + name.slice(1), { ...eventFunctions[name], service, timeout });
     this.functions = {
@@ -116,7 +105,7 @@ export class ServiceEvents extends Construct {
     const streamLag = this.functions.publishChanges.function.metric('IteratorAge', { period: PERIOD, statistic: 'Maximum' });
     const specs: [string, cloudwatch.IMetric, number, number, string][] = [
       ['WebhookDeliveryFailures', failures, MAX_DELIVERY_FAILURES, 1, 'Many webhook attempts failed in 5 minutes. Check first: the deliverer log group (error per attempt), then whether one account or all are affected (DNS, egress).'],
-      ['DeliveryDeadLetters', deadLetters(this.deliveryDeadLetters), 0, 1, 'Webhook deliveries failed on our side 5 times and were dead-lettered. Check first: ERROR lines of the deliverer (DynamoDB, the sealing key), then redrive the queue.'],
+      ['DeliveryDeadLetters', deadLetters(this.deliveryDeadLetters), 0, 1, 'Webhook deliveries failed on our side 5 times and were dead-lettered. Check first: ERROR lines of the deliverer (DynamoDB, KMS), then redrive the queue.'],
       ['EventDeadLetters', deadLetters(this.eventDeadLetters), 0, 1, 'Stream batches or bus events could not be handled and were dead-lettered. Check first: ERROR lines of the stream and fan-out functions, then EventBridge PutEvents failures.'],
       ['StreamLag', streamLag, MAX_STREAM_LAG_MS, 3, 'Events are published more than a minute after their change. Check first: errors and throttles of the stream function, then its batch retries.'],
     ];

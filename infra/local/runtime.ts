@@ -16,6 +16,7 @@ import type { EventSourceTable } from '../../shared/domain/events';
 import { useLocalDeliveryQueue, useLocalEventSink } from '../../shared/events/transports';
 import { deliverWebhook, fanOut } from '../../shared/domain/webhook-delivery';
 import { LocalDeliveryQueue } from './delivery-queue';
+import { temporarySecretsKeyFile } from './secrets-key';
 
 export const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -38,6 +39,8 @@ export interface LocalRuntimeOptions {
   readonly aroundTask?: LocalStepFunctionsOptions['aroundTask'];
   /** Run the scheduled jobs on timers, as EventBridge Scheduler does on AWS (default true). */
   readonly schedules?: boolean;
+  /** The local secrets key (see ensureSecretsKeyFile); by default a fresh one, removed when the runtime stops. */
+  readonly secretsKeyFile?: string;
 }
 
 export interface LocalRuntime {
@@ -49,6 +52,7 @@ export interface LocalRuntime {
   readonly upstreamToken: string;
   /** The local event bus: every event the change streams yield, as EventBridge receives them on AWS. */
   readonly events: LocalEventBus;
+  readonly secretsKeyFile: string;
   stop(): Promise<void>;
 }
 
@@ -73,6 +77,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   const upstreamToken = randomBytes(24).toString('hex');
   const simulator = await startSimulator({ bootMs: options.bootMs, token: upstreamToken });
   const names = localTableNames(options.tablePrefix);
+  const temporaryKey = options.secretsKeyFile === undefined ? temporarySecretsKeyFile() : undefined;
+  const secretsKeyFile = options.secretsKeyFile ?? temporaryKey?.path ?? '';
   await createLocalTables(options.dynamodbEndpoint, names);
   const stepFunctions = await startLocalStepFunctions({
     root: repositoryRoot,
@@ -88,10 +94,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       simulatorUrl: simulator.url,
       upstreamToken,
       tablePrefix: options.tablePrefix,
+      secretsKeyFile,
     }),
     // Development receivers listen on this machine; the stack never allows them.
     WEBHOOK_ALLOW_LOOPBACK: 'true',
-    SEALING_KEY: randomBytes(32).toString('hex'),
     ...options.env,
   });
   // Events flow from here on, before any handler can change anything.
@@ -123,6 +129,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     tableNames: names,
     upstreamToken,
     events,
+    secretsKeyFile,
     async stop() {
       for (const timer of timers) clearInterval(timer);
       await gateway.close();
@@ -132,6 +139,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       useLocalDeliveryQueue(undefined);
       await stepFunctions.close();
       await simulator.close();
+      temporaryKey?.remove();
     },
   };
 }

@@ -1,11 +1,11 @@
 import './env-defaults';
-import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDynamoDbLocal } from './dynamodb-local';
 import { repositoryRoot, startLocalRuntime } from './runtime';
 import { seedDemoAccount } from './seed';
+import { ensureSecretsKeyFile } from './secrets-key';
 
 /**
  * `npm start`: the whole service on this machine, no AWS account, no network.
@@ -26,13 +26,9 @@ const port = Number(values.port ?? process.env.PORT ?? 8080);
 const dataDir = values['data-dir'] ? resolve(values['data-dir']) : undefined;
 if (dataDir) mkdirSync(dataDir, { recursive: true });
 
-/** Webhook secrets are sealed with this key: kept beside the data it sealed, so they stay readable after a restart. */
-function sealingKeyIn(dir: string): string {
-  const file = resolve(dir, 'sealing.key');
-  if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600 });
-  return readFileSync(file, 'utf8').trim();
-}
-
+// Kept beside the data it seals, so that a kept data directory stays readable after a restart.
+mkdirSync(resolve(repositoryRoot, '.local'), { recursive: true, mode: 0o700 });
+const secretsKeyFile = ensureSecretsKeyFile(resolve(dataDir ?? resolve(repositoryRoot, '.local'), 'secrets.key'));
 const dynamodb = await startDynamoDbLocal({ dataDir });
 let stopping = false;
 async function shutdown(code: number) {
@@ -51,7 +47,7 @@ try {
     tablePrefix: 'vps-local',
     port,
     bootMs: values.fast ? 1_000 : 20_000,
-    ...(dataDir ? { env: { SEALING_KEY: sealingKeyIn(dataDir) } } : {}),
+    secretsKeyFile,
     onRequest: ({ method, path, status, ms }) => console.log(`${method} ${path} ${status} ${ms.toFixed(0)} ms`),
   });
 } catch (error) {
@@ -62,7 +58,6 @@ if (!runtime) throw new Error('unreachable');
 
 const demo = await seedDemoAccount();
 const runtimeFile = resolve(repositoryRoot, '.local/runtime.json');
-mkdirSync(resolve(repositoryRoot, '.local'), { recursive: true, mode: 0o700 });
 writeFileSync(
   runtimeFile,
   JSON.stringify(
@@ -77,6 +72,7 @@ writeFileSync(
       sfn_endpoint: runtime.stepFunctions.endpoint,
       table_prefix: 'vps-local',
       upstream_token: runtime.upstreamToken,
+      secrets_key_file: secretsKeyFile,
     },
     null,
     2,

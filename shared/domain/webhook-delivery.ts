@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { config } from '../config';
 import { deliveryQueue, type DeliveryMessage } from '../events/transports';
 import { countMetric, logger, metricNames } from '../observability';
-import { openSealedSecret } from '../sealing';
 import type { ServiceEvent } from '../schemas/events';
 import { recordDeliveryAttempt } from '../store/webhook-deliveries';
 import { disableWebhook, getWebhook, listAccountWebhooks, markWebhookFailing, markWebhookHealthy } from '../store/webhooks';
 import { postDelivery, type SendOutcome } from '../webhooks/sender';
+import { openWebhookSecret } from './webhook-secrets';
 import { signedHeaders } from './webhook-signing';
 import type { Resolver } from './webhook-urls';
 
@@ -51,7 +51,7 @@ export async function deliverWebhook(message: DeliveryMessage, now = new Date(),
   if (!webhook || webhook.disabled_at !== null) return;
 
   const body = JSON.stringify(message.event);
-  const secret = await openSealedSecret(webhook.secret_sealed);
+  const secret = await openWebhookSecret(webhook);
   const headers = {
     'content-type': 'application/json',
     'user-agent': 'vps-service-webhooks/1.0',

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { config } from '../config';
-import { sealSecret } from '../sealing';
 import { TEST_EVENT_TYPE, type ServiceEvent } from '../schemas/events';
 import {
   WEBHOOKS_PER_ACCOUNT,
@@ -17,11 +16,13 @@ import {
   listAccountWebhooks,
   WebhookLimitError,
   type WebhookItem,
+  type WebhookSummary,
 } from '../store/webhooks';
 import { randomBase62 } from './crypto';
 import { ApiError, notFound } from './errors';
 import { eventId } from './events';
 import { enqueueDelivery } from './webhook-delivery';
+import { sealWebhookSecret } from './webhook-secrets';
 import { newSigningSecret } from './webhook-signing';
 import { checkReceiverUrl } from './webhook-urls';
 
@@ -30,7 +31,7 @@ const RECENT_ATTEMPTS = 50;
 
 const webhookNotFound = () => notFound('Webhook not found');
 
-export function toWebhookView(item: WebhookItem): WebhookView {
+export function toWebhookView(item: WebhookSummary): WebhookView {
   return {
     id: item.webhook_id,
     url: item.url,
@@ -45,12 +46,13 @@ export function toWebhookView(item: WebhookItem): WebhookView {
 export async function createWebhook(accountId: string, body: CreateWebhookBody): Promise<CreatedWebhook> {
   const url = await checkReceiverUrl(body.url, { allowLoopback: config().webhooks.allowLoopback });
   const secret = newSigningSecret();
+  const webhookId = `wh_${randomBase62(20)}`;
   const item: WebhookItem = {
-    webhook_id: `wh_${randomBase62(20)}`,
+    webhook_id: webhookId,
     account_id: accountId,
     url: url.href,
     events: [...new Set(body.events)],
-    secret_sealed: await sealSecret(secret),
+    secret_sealed: await sealWebhookSecret({ account_id: accountId, webhook_id: webhookId }, secret),
     created_at: new Date().toISOString(),
     disabled_at: null,
     disabled_reason: null,

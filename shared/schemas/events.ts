@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { instanceStatusSchema, planSchema } from './instances';
 import { jobTypes } from './jobs';
+import { timestampSchema } from './timestamps';
 
 /** Every kind of event the service publishes; webhooks subscribe to a subset. */
 export const eventTypes = [
@@ -19,7 +20,7 @@ export const TEST_EVENT_TYPE = 'webhook.test';
 
 const envelope = {
   id: z.string().meta({ description: 'Stable across retries and republishing: the same change always has the same id.' }),
-  time: z.string().meta({ description: 'When the change was committed (ISO 8601).' }),
+  time: timestampSchema.meta({ description: 'When the change was committed.' }),
   account_id: z.string(),
   instance_id: z.number().int().nullable(),
   sequence: z.number().int().nullable().meta({

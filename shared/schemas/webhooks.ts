@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { eventTypeSchema } from './events';
+import { timestampSchema } from './timestamps';
 
 export const WEBHOOK_URL_MAX = 2_048;
 export const WEBHOOKS_PER_ACCOUNT = 10;
@@ -15,8 +16,8 @@ export const webhookSchema = z.strictObject({
   url: z.string(),
   events: z.array(eventTypeSchema),
   enabled: z.boolean().meta({ description: 'False once the endpoint was disabled after failing for 3 days.' }),
-  disabled_at: z.string().nullable(),
-  created_at: z.string(),
+  disabled_at: timestampSchema.nullable(),
+  created_at: timestampSchema,
 });
 export type WebhookView = z.infer<typeof webhookSchema>;
 
@@ -36,7 +37,7 @@ export const deliveryAttemptSchema = z.strictObject({
   status: z.enum(['succeeded', 'failed']),
   response_code: z.number().int().nullable().meta({ description: 'The receiver’s HTTP status; null when none came back.' }),
   error: z.string().nullable(),
-  time: z.string(),
+  time: timestampSchema,
 });
 export type DeliveryAttempt = z.infer<typeof deliveryAttemptSchema>;
 

@@ -21,6 +21,10 @@ export const webhookItemSchema = z.object({
 });
 export type WebhookItem = z.infer<typeof webhookItemSchema>;
 
+/** What the account index holds: everything but the sealed secret. */
+export const webhookSummarySchema = webhookItemSchema.omit({ secret_sealed: true });
+export type WebhookSummary = z.infer<typeof webhookSummarySchema>;
+
 export class WebhookLimitError extends Error {
   override readonly name = 'WebhookLimitError';
 }
@@ -73,7 +77,7 @@ export async function getOwnedWebhook(webhookId: string, accountId: string): Pro
   return item?.account_id === accountId ? item : undefined;
 }
 
-export async function listAccountWebhooks(accountId: string): Promise<WebhookItem[]> {
+export async function listAccountWebhooks(accountId: string): Promise<WebhookSummary[]> {
   return readAll(
     {
       kind: 'query',
@@ -82,7 +86,7 @@ export async function listAccountWebhooks(accountId: string): Promise<WebhookIte
       KeyConditionExpression: 'account_id = :account',
       ExpressionAttributeValues: { ':account': accountId },
     },
-    webhookItemSchema,
+    webhookSummarySchema,
   );
 }
 

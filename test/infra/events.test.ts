@@ -66,7 +66,6 @@ describe('ServiceEvents', () => {
   it('never lets a deployed function accept http or loopback receivers', () => {
     for (const fn of Object.values(template.findResources('AWS::Lambda::Function')) as Resource[]) {
       expect(fn.Properties.Environment?.Variables ?? {}).not.toHaveProperty('WEBHOOK_ALLOW_LOOPBACK');
-      expect(fn.Properties.Environment?.Variables ?? {}).not.toHaveProperty('SEALING_KEY');
     }
   });
 
