@@ -201,6 +201,7 @@ describe('ServiceStack (dev)', () => {
       },
       'instances.by_account': { ProjectionType: 'KEYS_ONLY' },
       'jobs.by_instance': { ProjectionType: 'INCLUDE', NonKeyAttributes: ['type', 'account_id', 'status', 'finished_at', 'error'] },
+      'webhooks.by_account': { ProjectionType: 'INCLUDE', NonKeyAttributes: ['url', 'events', 'failing_since', 'disabled_at', 'disabled_reason'] },
     });
   });
 
@@ -278,7 +279,7 @@ describe('ServiceStack (dev)', () => {
         expect(granted, name).toEqual(expected);
       }
       const openers = declared.filter(({ access }) => access.secrets?.includes('open')).map(({ name }) => name);
-      expect(openers.sort()).toEqual(['CreateInstance', 'GetInstance', 'ListInstances', 'provision.CreateServerFunctionArn']);
+      expect(openers.sort()).toEqual(['CreateInstance', 'GetInstance', 'ListInstances', 'deliverWebhooks', 'provision.CreateServerFunctionArn']);
     });
 
     it('lets ListInstances write only the Bearer check bookkeeping, start nothing and read no secret', () => {
