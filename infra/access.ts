@@ -21,4 +21,8 @@ export interface FunctionAccess {
   readonly upstream?: boolean;
   /** What the function does with customers' sealed secrets. */
   readonly secrets?: readonly SecretsAccess[];
+  /** Whether the function queues webhook deliveries. */
+  readonly webhookQueue?: boolean;
+  /** Whether the function publishes events to the service's bus. */
+  readonly publishesEvents?: boolean;
 }

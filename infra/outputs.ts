@@ -7,6 +7,7 @@ export const outputNames = {
   upstreamBaseUrl: 'UpstreamBaseUrl',
   alarmTopicArn: 'AlarmTopicArn',
   dashboardName: 'DashboardName',
+  eventBusName: 'EventBusName',
   table: (table: string) => `${pascal(table)}TableName`,
   stateMachine: (workflow: string) => `${pascal(workflow)}StateMachineArn`,
 } as const;

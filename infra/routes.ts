@@ -1,4 +1,5 @@
 import type { FunctionAccess } from './access';
+import { webhookRoutes } from './webhook-routes';
 
 /**
  * The HTTP route table, shared by the CDK stack (one Lambda per route behind the HTTP API) and the local
@@ -138,6 +139,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: 'session',
     access: { tables: { apiKeys: ['Query', 'UpdateItem'] } },
   },
+  ...webhookRoutes,
   {
     name: 'OpenApiDocument',
     method: 'GET',

@@ -15,6 +15,7 @@ import { ServiceTable } from './constructs/table';
 import { SecretsKey } from './constructs/secrets-key';
 import { Workflow } from './constructs/workflow';
 import { ScheduledFunction } from './constructs/scheduled-function';
+import { ServiceEvents } from './constructs/events';
 import { schedules, type ScheduleName } from './schedules';
 
 export const STAGES = ['dev', 'prod'] as const;
@@ -107,6 +108,7 @@ export class ServiceStack extends Stack {
   readonly secretsKey: SecretsKey;
   readonly scheduled: Readonly<Record<ScheduleName, ScheduledFunction>>;
   readonly operations: Operations;
+  readonly events: ServiceEvents;
   readonly apiDeployments: GradualDeployments;
   readonly backups: Backups;
 
@@ -176,15 +178,24 @@ export class ServiceStack extends Stack {
       ]),
     ) as Record<ScheduleName, ScheduledFunction>;
 
+    this.events = new ServiceEvents(this, 'Events', {
+      stage: config.stage,
+      service,
+      sources: { instances: this.tables.instances, jobs: this.tables.jobs, webhooks: this.tables.webhooks },
+      removalPolicy,
+    });
+
     this.api = new HttpApi(this, 'HttpApi', {
       routes: routes.map((route) => ({ ...route, access: mergeAccess(route.access, authAccess[route.auth]) })),
       service: {
         ...service,
         stateMachines: allStateMachines,
+        webhookQueue: this.events.deliveryQueue,
       },
     });
 
     this.operations = this.addOperations(config);
+    this.operations.alarms.push(...this.events.addOperations(config.stage, this.operations.dashboard, this.operations.alarmTopic));
     // A new version of a route takes 10 % of its traffic for 5 minutes; an API 5xx or latency alarm rolls it back.
     this.apiDeployments = new GradualDeployments(this, 'ApiDeployments', {
       aliases: Object.fromEntries(Object.entries(this.api.functions).map(([name, fn]) => [name, fn.alias])),
@@ -204,6 +215,7 @@ export class ServiceStack extends Stack {
         Api: functionsOf(this.api.functions),
         ...Object.fromEntries(stepGroups),
         Scheduled: Object.values(this.scheduled).map((scheduled) => scheduled.function.function),
+        Events: Object.values(this.events.functions).map((fn) => fn.function),
       },
       stateMachines: Object.fromEntries(workflowNames.map((name) => [pascal(name), this.workflows[name].stateMachine])),
       meter: this.scheduled.meter.function.function,
@@ -245,6 +257,7 @@ export class ServiceStack extends Stack {
     new CfnOutput(this, outputNames.upstreamBaseUrl, { value: upstreamBaseUrl });
     new CfnOutput(this, outputNames.alarmTopicArn, { value: this.operations.alarmTopic.topicArn });
     new CfnOutput(this, outputNames.dashboardName, { value: this.operations.dashboard.dashboardName });
+    new CfnOutput(this, outputNames.eventBusName, { value: this.events.bus.eventBusName });
     for (const name of tableNames) {
       new CfnOutput(this, outputNames.table(name), { value: this.tables[name].tableName });
     }

@@ -29,6 +29,8 @@ export interface TableDefinition {
   readonly sortKey?: KeyDefinition;
   readonly timeToLiveAttribute?: string;
   readonly globalSecondaryIndexes?: readonly IndexDefinition[];
+  /** Publish every change (old and new images) on a change stream, from which service events are derived. */
+  readonly stream?: boolean;
 }
 
 export const TTL_ATTRIBUTE = 'expires_at';
@@ -58,6 +60,7 @@ export const tables = {
   instances: {
     envVar: 'INSTANCES_TABLE',
     partitionKey: { name: 'instance_id', type: 'N' },
+    stream: true,
     globalSecondaryIndexes: [
       {
         indexName: 'by_account',
@@ -71,6 +74,7 @@ export const tables = {
   jobs: {
     envVar: 'JOBS_TABLE',
     partitionKey: { name: 'job_id', type: 'S' },
+    stream: true,
     globalSecondaryIndexes: [
       {
         indexName: 'by_instance',
@@ -93,6 +97,26 @@ export const tables = {
   counters: {
     envVar: 'COUNTERS_TABLE',
     partitionKey: { name: 'name', type: 'S' },
+    timeToLiveAttribute: TTL_ATTRIBUTE,
+  },
+  webhooks: {
+    envVar: 'WEBHOOKS_TABLE',
+    partitionKey: { name: 'webhook_id', type: 'S' },
+    globalSecondaryIndexes: [
+      {
+        indexName: 'by_account',
+        partitionKey: { name: 'account_id', type: 'S' },
+        sortKey: { name: 'created_at', type: 'S' },
+        projection: { type: 'INCLUDE', attributes: ['url', 'events', 'failing_since', 'disabled_at', 'disabled_reason'] },
+      },
+    ],
+    // Disabling an endpoint is itself an event.
+    stream: true,
+  },
+  webhookDeliveries: {
+    envVar: 'WEBHOOK_DELIVERIES_TABLE',
+    partitionKey: { name: 'webhook_id', type: 'S' },
+    sortKey: { name: 'attempt_id', type: 'S' },
     timeToLiveAttribute: TTL_ATTRIBUTE,
   },
 } as const satisfies Record<string, TableDefinition>;

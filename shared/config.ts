@@ -43,6 +43,24 @@ export interface Config {
   readonly unknownOutcomeWindowSeconds: number;
   readonly defaultIpv4PoolSize: number;
   readonly defaultTierCapacity: number;
+  readonly events: {
+    /** The EventBridge bus events are published to (AWS); unset locally, where the runtime's own bus takes them. */
+    readonly busName: string | undefined;
+    /** The SQS queue of webhook deliveries (AWS); unset locally, where an in-process queue takes them. */
+    readonly deliveryQueueUrl: string | undefined;
+  };
+  readonly webhooks: {
+    /** Local development only: http:// and loopback receivers are accepted. The stack never sets it. */
+    readonly allowLoopback: boolean;
+    /** The first retry's delay; each later one doubles, up to retryMaxDelayMs. */
+    readonly retryBaseMs: number;
+    readonly retryMaxDelayMs: number;
+    /** How long one event is retried for. */
+    readonly retryWindowMs: number;
+    /** An endpoint failing this long without a single success is disabled. */
+    readonly disableAfterMs: number;
+    readonly timeoutMs: number;
+  };
 }
 
 function integer(name: string, fallback: number): number {
@@ -86,6 +104,18 @@ function load(): Config {
     unknownOutcomeWindowSeconds: integer('UNKNOWN_OUTCOME_WINDOW_SECONDS', 60),
     defaultIpv4PoolSize: integer('DEFAULT_IPV4_POOL_SIZE', 1000),
     defaultTierCapacity: integer('DEFAULT_TIER_CAPACITY', 200),
+    events: {
+      busName: process.env.EVENT_BUS_NAME || undefined,
+      deliveryQueueUrl: process.env.WEBHOOK_QUEUE_URL || undefined,
+    },
+    webhooks: {
+      allowLoopback: process.env.WEBHOOK_ALLOW_LOOPBACK === 'true',
+      retryBaseMs: integer('WEBHOOK_RETRY_BASE_MS', 30_000),
+      retryMaxDelayMs: integer('WEBHOOK_RETRY_MAX_DELAY_MS', 4 * 3_600_000),
+      retryWindowMs: integer('WEBHOOK_RETRY_WINDOW_MS', 24 * 3_600_000),
+      disableAfterMs: integer('WEBHOOK_DISABLE_AFTER_MS', 3 * 24 * 3_600_000),
+      timeoutMs: integer('WEBHOOK_TIMEOUT_MS', 10_000),
+    },
   };
 }
 

@@ -81,6 +81,9 @@ export const metricNames = {
   driftSizeChanged: 'DriftSizeChanged',
   /** A stored server id that names a server without the instance's tag: never acted on. */
   foreignServerRefused: 'ForeignServerRefused',
+  webhookDeliveries: 'WebhookDeliveries',
+  webhookDeliveryFailures: 'WebhookDeliveryFailures',
+  webhooksDisabled: 'WebhooksDisabled',
 } as const;
 export type MetricName = (typeof metricNames)[keyof typeof metricNames];
 

@@ -158,10 +158,269 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's webhooks, without their secrets
+         * @description Every webhook of the account, oldest first; `enabled` is false once one was disabled after failing for 3 days.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Register a receiver URL for events; the signing secret is returned only here
+         * @description The URL must be https on a public host (no loopback, private, link-local, CGNAT or metadata address, checked again at every delivery) and at most 2,048 characters; at most 10 webhooks per account. Keep the `secret`: it is never shown again.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a webhook; nothing more is delivered to it
+         * @description Deliveries already queued for it are dropped; its place counts towards the limit of 10 no more.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a signed `webhook.test` event to this webhook alone
+         * @description Queued and retried like any event; follow it in the deliveries. Answers the id the test event carries.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The latest 50 delivery attempts, newest first (kept 7 days)
+         * @description Each attempt with its event, its number (1, then each retry), the outcome, the receiver’s status code and the time.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    serviceEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What your receiver gets: one event per POST, signed per Standard Webhooks
+         * @description Headers `webhook-id` (the event id: the same on every retry), `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret after `whsec_`, base64-decoded). Answer 2xx within 10 s; anything else is retried with doubling waits for 24 hours, and an endpoint failing for 3 days is disabled. Redirects are not followed.
+         */
+        post: operations["receiveEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
+        ServiceEvent: {
+            /** @description Stable across retries and republishing: the same change always has the same id. */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the change was committed.
+             */
+            time: string;
+            account_id: string;
+            instance_id: number | null;
+            /** @description Per instance, increasing with every committed change of the instance (gaps allowed): order an instance's events by it. Null on events that are not about an instance's state (jobs, webhooks). */
+            sequence: number | null;
+            /** @enum {string} */
+            type: "instance.created";
+            data: {
+                /** @enum {string} */
+                status: "pending" | "provisioning" | "active" | "stopped" | "failed" | "resizing" | "deleting" | "destroyed" | "quarantined";
+                plan: {
+                    flavor: string;
+                    vcpu: number | null;
+                    ram_mb: number | null;
+                    disk_gb: number | null;
+                    hourly_price: number | null;
+                };
+            };
+        } | {
+            /** @description Stable across retries and republishing: the same change always has the same id. */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the change was committed.
+             */
+            time: string;
+            account_id: string;
+            instance_id: number | null;
+            /** @description Per instance, increasing with every committed change of the instance (gaps allowed): order an instance's events by it. Null on events that are not about an instance's state (jobs, webhooks). */
+            sequence: number | null;
+            /** @enum {string} */
+            type: "instance.status_changed";
+            data: {
+                /** @enum {string} */
+                from: "pending" | "provisioning" | "active" | "stopped" | "failed" | "resizing" | "deleting" | "destroyed" | "quarantined";
+                /** @enum {string} */
+                to: "pending" | "provisioning" | "active" | "stopped" | "failed" | "resizing" | "deleting" | "destroyed" | "quarantined";
+                plan: {
+                    flavor: string;
+                    vcpu: number | null;
+                    ram_mb: number | null;
+                    disk_gb: number | null;
+                    hourly_price: number | null;
+                };
+            };
+        } | {
+            /** @description Stable across retries and republishing: the same change always has the same id. */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the change was committed.
+             */
+            time: string;
+            account_id: string;
+            instance_id: number | null;
+            /** @description Per instance, increasing with every committed change of the instance (gaps allowed): order an instance's events by it. Null on events that are not about an instance's state (jobs, webhooks). */
+            sequence: number | null;
+            /** @enum {string} */
+            type: "instance.deleted";
+            data: {
+                /** @enum {string} */
+                status: "pending" | "provisioning" | "active" | "stopped" | "failed" | "resizing" | "deleting" | "destroyed" | "quarantined";
+                plan: {
+                    flavor: string;
+                    vcpu: number | null;
+                    ram_mb: number | null;
+                    disk_gb: number | null;
+                    hourly_price: number | null;
+                };
+            };
+        } | {
+            /** @description Stable across retries and republishing: the same change always has the same id. */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the change was committed.
+             */
+            time: string;
+            account_id: string;
+            instance_id: number | null;
+            /** @description Per instance, increasing with every committed change of the instance (gaps allowed): order an instance's events by it. Null on events that are not about an instance's state (jobs, webhooks). */
+            sequence: number | null;
+            /** @enum {string} */
+            type: "job.succeeded";
+            data: {
+                job_id: string;
+                /** @enum {string} */
+                job_type: "provision" | "delete" | "power_on" | "power_off" | "reboot" | "resize" | "reconcile";
+                error: string | null;
+            };
+        } | {
+            /** @description Stable across retries and republishing: the same change always has the same id. */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the change was committed.
+             */
+            time: string;
+            account_id: string;
+            instance_id: number | null;
+            /** @description Per instance, increasing with every committed change of the instance (gaps allowed): order an instance's events by it. Null on events that are not about an instance's state (jobs, webhooks). */
+            sequence: number | null;
+            /** @enum {string} */
+            type: "job.failed";
+            data: {
+                job_id: string;
+                /** @enum {string} */
+                job_type: "provision" | "delete" | "power_on" | "power_off" | "reboot" | "resize" | "reconcile";
+                error: string | null;
+            };
+        } | {
+            /** @description Stable across retries and republishing: the same change always has the same id. */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the change was committed.
+             */
+            time: string;
+            account_id: string;
+            instance_id: number | null;
+            /** @description Per instance, increasing with every committed change of the instance (gaps allowed): order an instance's events by it. Null on events that are not about an instance's state (jobs, webhooks). */
+            sequence: number | null;
+            /** @enum {string} */
+            type: "webhook.disabled";
+            data: {
+                webhook_id: string;
+                url: string;
+                reason: string;
+            };
+        } | {
+            /** @description Stable across retries and republishing: the same change always has the same id. */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the change was committed.
+             */
+            time: string;
+            account_id: string;
+            instance_id: number | null;
+            /** @description Per instance, increasing with every committed change of the instance (gaps allowed): order an instance's events by it. Null on events that are not about an instance's state (jobs, webhooks). */
+            sequence: number | null;
+            /** @enum {string} */
+            type: "webhook.test";
+            data: {
+                webhook_id: string;
+            };
+        };
         InstanceDetail: {
             instance_id: number;
             vps_id: string;
@@ -278,6 +537,17 @@ export interface components {
             /** Format: date-time */
             last_used_at: string | null;
             full_key: string;
+        };
+        Webhook: {
+            id: string;
+            url: string;
+            events: ("instance.created" | "instance.status_changed" | "instance.deleted" | "job.succeeded" | "job.failed" | "webhook.disabled")[];
+            /** @description False once the endpoint was disabled after failing for 3 days. */
+            enabled: boolean;
+            /** Format: date-time */
+            disabled_at: string | null;
+            /** Format: date-time */
+            created_at: string;
         };
     };
     responses: never;
@@ -1328,6 +1598,589 @@ export interface operations {
             };
         };
     };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhooks. */
+            200: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"][];
+                };
+            };
+            /** @description Missing or malformed Authorization header; Invalid API key prefix; Invalid or revoked API key; API key owner not found. */
+            401: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Account suspended; Account not confirmed; Instance is billing-paused. */
+            403: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded. */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Internal server error (no details). */
+            500: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description https:// URL of a public host; redirects are not followed. */
+                    url: string;
+                    /** @description The event types to receive. */
+                    events: ("instance.created" | "instance.status_changed" | "instance.deleted" | "job.succeeded" | "job.failed" | "webhook.disabled")[];
+                };
+            };
+        };
+        responses: {
+            /** @description Registered. */
+            201: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        url: string;
+                        events: ("instance.created" | "instance.status_changed" | "instance.deleted" | "job.succeeded" | "job.failed" | "webhook.disabled")[];
+                        /** @description False once the endpoint was disabled after failing for 3 days. */
+                        enabled: boolean;
+                        /** Format: date-time */
+                        disabled_at: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @description The signing secret (`whsec_…`), shown only in this response. */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description Invalid request: the field and why (not https, a private or unresolvable host, an unknown event type, a URL over 2,048 characters). */
+            400: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or malformed Authorization header; Invalid API key prefix; Invalid or revoked API key; API key owner not found. */
+            401: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Account suspended; Account not confirmed; Instance is billing-paused. */
+            403: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Webhook limit reached (at most 10 per account). */
+            409: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (limit 16 KiB). */
+            413: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded. */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Internal server error (no details). */
+            500: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook id (`wh_…`). */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            200: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        id: string;
+                    };
+                };
+            };
+            /** @description Missing or malformed Authorization header; Invalid API key prefix; Invalid or revoked API key; API key owner not found. */
+            401: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Account suspended; Account not confirmed; Instance is billing-paused. */
+            403: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Webhook not found (missing, or owned by someone else). */
+            404: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded. */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Internal server error (no details). */
+            500: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook id (`wh_…`). */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        event_id: string;
+                    };
+                };
+            };
+            /** @description Missing or malformed Authorization header; Invalid API key prefix; Invalid or revoked API key; API key owner not found. */
+            401: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Account suspended; Account not confirmed; Instance is billing-paused. */
+            403: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Webhook not found (missing, or owned by someone else). */
+            404: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded. */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Internal server error (no details). */
+            500: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook id (`wh_…`). */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempts. */
+            200: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        event_id: string;
+                        event_type: string;
+                        /** @description 1 for the first attempt of an event, then each retry. */
+                        attempt: number;
+                        /** @enum {string} */
+                        status: "succeeded" | "failed";
+                        /** @description The receiver’s HTTP status; null when none came back. */
+                        response_code: number | null;
+                        error: string | null;
+                        /** Format: date-time */
+                        time: string;
+                    }[];
+                };
+            };
+            /** @description Missing or malformed Authorization header; Invalid API key prefix; Invalid or revoked API key; API key owner not found. */
+            401: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Account suspended; Account not confirmed; Instance is billing-paused. */
+            403: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Webhook not found (missing, or owned by someone else). */
+            404: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded. */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Internal server error (no details). */
+            500: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    receiveEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServiceEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
 }
 type FlattenedDeepRequired<T> = {
     [K in keyof T]-?: FlattenedDeepRequired<T[K] extends unknown[] | undefined | null ? Extract<T[K], unknown[]>[number] : T[K]>;
@@ -1338,6 +2191,60 @@ type ReadonlyArray<T> = [
     unknown[]
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
 export const pathsApiV1InstancesInstance_idActionsPostRequestBodyContentApplicationJsonTypeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/instances/{instance_id}/actions"]["post"]["requestBody"]["content"]["application/json"]["type"]> = ["power_on", "power_off", "reboot", "resize"];
+export const pathsApiV1WebhooksPostRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks"]["post"]["requestBody"]["content"]["application/json"]["events"]> = ["instance.created", "instance.status_changed", "instance.deleted", "job.succeeded", "job.failed", "webhook.disabled"];
+export const pathsApiV1WebhooksPostResponses201ContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks"]["post"]["responses"]["201"]["content"]["application/json"]["events"]> = ["instance.created", "instance.status_changed", "instance.deleted", "job.succeeded", "job.failed", "webhook.disabled"];
+export const pathsApiV1WebhooksWebhook_idDeliveriesGetResponses200ContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks/{webhook_id}/deliveries"]["get"]["responses"]["200"]["content"]["application/json"]["status"]> = ["succeeded", "failed"];
+export const serviceEventOneOf0TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    type: unknown;
+}>["type"]> = ["instance.created"];
+export const serviceEventOneOf0DataStatusValues: ReadonlyArray<Extract<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    data: unknown;
+}>["data"], {
+    status: unknown;
+}>["status"]> = ["pending", "provisioning", "active", "stopped", "failed", "resizing", "deleting", "destroyed", "quarantined"];
+export const serviceEventOneOf1TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    type: unknown;
+}>["type"]> = ["instance.status_changed"];
+export const serviceEventOneOf1DataFromValues: ReadonlyArray<Extract<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    data: unknown;
+}>["data"], {
+    from: unknown;
+}>["from"]> = ["pending", "provisioning", "active", "stopped", "failed", "resizing", "deleting", "destroyed", "quarantined"];
+export const serviceEventOneOf1DataToValues: ReadonlyArray<Extract<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    data: unknown;
+}>["data"], {
+    to: unknown;
+}>["to"]> = ["pending", "provisioning", "active", "stopped", "failed", "resizing", "deleting", "destroyed", "quarantined"];
+export const serviceEventOneOf2TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    type: unknown;
+}>["type"]> = ["instance.deleted"];
+export const serviceEventOneOf2DataStatusValues: ReadonlyArray<Extract<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    data: unknown;
+}>["data"], {
+    status: unknown;
+}>["status"]> = ["pending", "provisioning", "active", "stopped", "failed", "resizing", "deleting", "destroyed", "quarantined"];
+export const serviceEventOneOf3TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    type: unknown;
+}>["type"]> = ["job.succeeded"];
+export const serviceEventOneOf3DataJob_typeValues: ReadonlyArray<Extract<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    data: unknown;
+}>["data"], {
+    job_type: unknown;
+}>["job_type"]> = ["provision", "delete", "power_on", "power_off", "reboot", "resize", "reconcile"];
+export const serviceEventOneOf4TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    type: unknown;
+}>["type"]> = ["job.failed"];
+export const serviceEventOneOf4DataJob_typeValues: ReadonlyArray<Extract<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    data: unknown;
+}>["data"], {
+    job_type: unknown;
+}>["job_type"]> = ["provision", "delete", "power_on", "power_off", "reboot", "resize", "reconcile"];
+export const serviceEventOneOf5TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    type: unknown;
+}>["type"]> = ["webhook.disabled"];
+export const serviceEventOneOf6TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    type: unknown;
+}>["type"]> = ["webhook.test"];
 export const instanceDetailStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InstanceDetail"]["status"]> = ["pending", "provisioning", "active", "stopped", "failed", "resizing", "deleting", "destroyed", "quarantined"];
 export const rateLimitErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RateLimitError"]["error"]> = ["Rate limit exceeded"];
 export const flavorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Flavor"]> = ["s-1vcpu-2gb", "s-2vcpu-2gb", "s-2vcpu-4gb", "s-4vcpu-8gb", "s-8vcpu-16gb", "s-16vcpu-32gb"];
@@ -1346,3 +2253,4 @@ export const deleteResultStatusValues: ReadonlyArray<FlattenedDeepRequired<compo
 export const actionResultActionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ActionResult"]["action"]> = ["power_on", "power_off", "reboot", "resize"];
 export const jobTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Job"]["type"]> = ["provision", "delete", "power_on", "power_off", "reboot", "resize", "reconcile"];
 export const jobStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Job"]["status"]> = ["running", "succeeded", "failed"];
+export const webhookEventsValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Webhook"]["events"]> = ["instance.created", "instance.status_changed", "instance.deleted", "job.succeeded", "job.failed", "webhook.disabled"];

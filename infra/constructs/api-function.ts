@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -9,6 +10,7 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference';
 import { Construct } from 'constructs';
 import type { FunctionAccess, SecretsAccess, TableAccess } from '../access';
@@ -48,6 +50,8 @@ export interface ServiceContext {
   readonly secretsKey?: kms.IKey;
   /** Non-secret settings every function receives as environment variables. */
   readonly environment?: Readonly<Record<string, string>>;
+  readonly webhookQueue?: sqs.IQueue;
+  readonly eventBus?: events.IEventBus;
 }
 
 export interface ApiFunctionProps {
@@ -148,6 +152,16 @@ export class ApiFunction extends Construct {
       this.function.addEnvironment('UPSTREAM_BASE_URL', upstream.baseUrl);
       this.function.addEnvironment('UPSTREAM_TOKEN_SECRET_ARN', upstream.tokenSecret.secretArn);
     }
+    if (access.webhookQueue) {
+      const queue = required(service.webhookQueue, 'the webhook delivery queue', this);
+      queue.grantSendMessages(this.function);
+      this.function.addEnvironment('WEBHOOK_QUEUE_URL', queue.queueUrl);
+    }
+    if (access.publishesEvents) {
+      const bus = required(service.eventBus, 'the event bus', this);
+      bus.grantPutEventsTo(this.function);
+      this.function.addEnvironment('EVENT_BUS_NAME', bus.eventBusName);
+    }
   }
 
   /** The state machine, with its ARN passed to the function. */
@@ -194,5 +208,7 @@ export function mergeAccess(a: FunctionAccess, b: FunctionAccess): FunctionAcces
     stopsWorkflows: union(a.stopsWorkflows, b.stopsWorkflows),
     upstream: Boolean(a.upstream || b.upstream),
     secrets: union(a.secrets, b.secrets),
+    webhookQueue: Boolean(a.webhookQueue || b.webhookQueue),
+    publishesEvents: Boolean(a.publishesEvents || b.publishesEvents),
   };
 }

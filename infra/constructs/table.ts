@@ -31,6 +31,7 @@ export class ServiceTable extends dynamodb.TableV2 {
       // AWS-managed KMS key: encrypted and CloudTrail-audited, with no key policy to keep in step with the grants.
       encryption: dynamodb.TableEncryptionV2.awsManagedKey(),
       timeToLiveAttribute: definition.timeToLiveAttribute,
+      dynamoStream: definition.stream ? dynamodb.StreamViewType.NEW_AND_OLD_IMAGES : undefined,
       globalSecondaryIndexes: definition.globalSecondaryIndexes?.map((index) => ({
         indexName: index.indexName,
         partitionKey: attribute(index.partitionKey),

@@ -8,6 +8,14 @@ import { startGateway, type GatewayOptions } from './gateway';
 import { startSimulator, type Simulator } from './simulator';
 import { startLocalStepFunctions, type LocalStepFunctions, type LocalStepFunctionsOptions } from './step-functions';
 import { localHandlerEnv, localTableNames } from './handler-env';
+import { LocalEventBus } from './event-bus';
+import { startStreamPoller } from './stream-poller';
+import { tables, tableNames as allTables, type TableDefinition } from '../tables';
+import { publishChanges } from '../../shared/domain/event-publishing';
+import type { EventSourceTable } from '../../shared/domain/events';
+import { useLocalDeliveryQueue, useLocalEventSink } from '../../shared/events/transports';
+import { deliverWebhook, fanOut } from '../../shared/domain/webhook-delivery';
+import { LocalDeliveryQueue } from './delivery-queue';
 import { temporarySecretsKeyFile } from './secrets-key';
 
 export const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -42,6 +50,8 @@ export interface LocalRuntime {
   readonly tableNames: Record<TableName, string>;
   /** The simulator's token, for tools that drive the upstream as the service does. */
   readonly upstreamToken: string;
+  /** The local event bus: every event the change streams yield, as EventBridge receives them on AWS. */
+  readonly events: LocalEventBus;
   readonly secretsKeyFile: string;
   stop(): Promise<void>;
 }
@@ -86,7 +96,22 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       tablePrefix: options.tablePrefix,
       secretsKeyFile,
     }),
+    // Development receivers listen on this machine; the stack never allows them.
+    WEBHOOK_ALLOW_LOOPBACK: 'true',
     ...options.env,
+  });
+  // Events flow from here on, before any handler can change anything.
+  const events = new LocalEventBus();
+  useLocalEventSink(events);
+  const deliveries = new LocalDeliveryQueue((message) => deliverWebhook(message));
+  useLocalDeliveryQueue(deliveries);
+  events.subscribe(async (event) => void (await fanOut(event)));
+  const streamTables = allTables.filter((table): table is EventSourceTable => Boolean((tables[table] as TableDefinition).stream));
+  const byPhysicalName = new Map(streamTables.map((table) => [names[table], table]));
+  const poller = await startStreamPoller({
+    endpoint: options.dynamodbEndpoint,
+    tables: [...byPhysicalName.keys()],
+    onRecords: async (physical, records) => void (await publishChanges(byPhysicalName.get(physical)!, records)),
   });
   const gateway = await startGateway({
     root: repositoryRoot,
@@ -103,10 +128,15 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     stepFunctions,
     tableNames: names,
     upstreamToken,
+    events,
     secretsKeyFile,
     async stop() {
       for (const timer of timers) clearInterval(timer);
       await gateway.close();
+      await poller.stop();
+      await deliveries.close();
+      useLocalEventSink(undefined);
+      useLocalDeliveryQueue(undefined);
       await stepFunctions.close();
       await simulator.close();
       temporaryKey?.remove();

@@ -1,7 +1,9 @@
 import {
   CreateTableCommand,
+  DescribeTableCommand,
   DynamoDBClient,
   ResourceInUseException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
   type AttributeDefinition,
 } from '@aws-sdk/client-dynamodb';
@@ -12,6 +14,15 @@ const keySchema = (partitionKey: KeyDefinition, sortKey?: KeyDefinition) => [
   { AttributeName: partitionKey.name, KeyType: 'HASH' as const },
   ...(sortKey ? [{ AttributeName: sortKey.name, KeyType: 'RANGE' as const }] : []),
 ];
+
+/** A table kept from an earlier run (`--data-dir`) may predate its stream. */
+async function enableStream(client: DynamoDBClient, table: string): Promise<void> {
+  const { Table } = await client.send(new DescribeTableCommand({ TableName: table }));
+  if (Table?.StreamSpecification?.StreamEnabled) return;
+  await client.send(
+    new UpdateTableCommand({ TableName: table, StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' } }),
+  );
+}
 
 /** Creates every table of `infra/tables.ts` in DynamoDB Local under the given names; existing ones are kept. */
 export async function createLocalTables(endpoint: string, names: Record<TableName, string>): Promise<void> {
@@ -42,6 +53,7 @@ export async function createLocalTables(endpoint: string, names: Record<TableNam
                   })),
                 }
               : {}),
+            ...(definition.stream ? { StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' } } : {}),
           }),
         );
         if (definition.timeToLiveAttribute) {
@@ -54,6 +66,7 @@ export async function createLocalTables(endpoint: string, names: Record<TableNam
         }
       } catch (error) {
         if (!(error instanceof ResourceInUseException)) throw error;
+        if (definition.stream) await enableStream(client, names[table]);
       }
     }),
   );

@@ -12,6 +12,7 @@ import { setCapacityLimit, type CapacityPool } from '../../shared/store/counters
 import { getInstanceItem, listOwnedInstances, type InstanceItem } from '../../shared/store/instances';
 import { listLedgerEntries } from '../../shared/store/ledger';
 import { escapeUnsafeCharacters } from '../../shared/domain/text';
+import { eventLine, tailEvents } from './events-tail';
 
 /** Wrong arguments: nothing was changed (exit code 2). */
 export class UsageError extends Error {
@@ -28,6 +29,7 @@ export const commandOptions = {
   flavor: { type: 'string' },
   limit: { type: 'string' },
   grace: { type: 'string' },
+  account: { type: 'string' },
 } as const satisfies ParseArgsOptionsConfig;
 
 type OptionName = keyof typeof commandOptions;
@@ -351,6 +353,29 @@ const commands = new Map<string, Command>([
           };
           const { drift: _, ...counts } = json;
           return { json, text: fields({ ...counts, ...Object.fromEntries(Object.entries(drift).map(([kind, n]) => [`drift_${kind}`, n])) }) };
+        };
+      },
+    }),
+  ],
+  [
+    'events tail',
+    command({
+      args: [],
+      options: ['account', 'limit'],
+      synopsis: '[--account ID] [--limit N]',
+      summary: 'print events as they are committed, until Ctrl-C or N events (--json: one object per event)',
+      prepare: (_, options) => {
+        const limit = options.limit === undefined ? undefined : nonNegativeInteger(options.limit, '--limit');
+        return async () => {
+          // --json is a global option: the stream follows it, one object per line.
+          const json = process.argv.includes('--json');
+          const printed = await tailEvents({
+            accountId: options.account,
+            limit,
+            print: (event) => console.log(json ? JSON.stringify(event) : eventLine(event)),
+            onReady: () => console.error('following events (Ctrl-C to stop)'),
+          });
+          return { json: { events_printed: printed }, text: `${printed} events` };
         };
       },
     }),

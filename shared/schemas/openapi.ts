@@ -13,6 +13,7 @@ import {
 } from './instances';
 import { jobViewSchema } from './jobs';
 import { apiKeyInfoSchema, createdApiKeySchema, createKeyBodySchema, revokedKeySchema } from './keys';
+import { webhookOpenApi } from './webhooks-openapi';
 
 /**
  * The machine-readable interface, generated from the same zod schemas that validate requests and shape
@@ -271,7 +272,14 @@ const keyRoutes: RouteConfig[] = [
   },
 ];
 
-for (const route of [...instanceRoutes, ...keyRoutes]) registry.registerPath(route);
+const webhooks = webhookOpenApi({
+  security: [{ [bearerAuth.name]: [] }],
+  json,
+  headers: rateLimitHeaders(true),
+  errors: (texts) => ({ ...instanceErrors([401, 403]), ...Object.fromEntries(Object.entries(texts).map(([status, text]) => [status, error(text, rateLimitHeaders(false))])) }),
+});
+for (const route of [...instanceRoutes, ...keyRoutes, ...webhooks.paths]) registry.registerPath(route);
+registry.registerWebhook(webhooks.delivery);
 
 let document: ReturnType<OpenApiGeneratorV31['generateDocument']> | undefined;
 
@@ -290,6 +298,7 @@ export function openApiDocument() {
       { name: 'instances', description: 'Deploy, read, act on and delete servers (Bearer API key).' },
       { name: 'jobs', description: 'Progress of provisions, actions and deletes (Bearer API key).' },
       { name: 'keys', description: 'API key management (browser session; CSRF token on POST and DELETE).' },
+      { name: 'webhooks', description: 'Receiver URLs for signed events, instead of polling (Bearer API key).' },
       { name: 'meta', description: 'This document.' },
     ],
   });

@@ -21,7 +21,8 @@ function messageFor(issue: RawIssue): string | undefined {
     case 'custom':
       return issue.params?.unsafeText ? `${field} must not contain control characters, bidirectional overrides or unpaired surrogates` : undefined;
     case 'invalid_value':
-      return field && issue.input === undefined ? `${field} is required` : undefined;
+      if (field && issue.input === undefined) return `${field} is required`;
+      return field ? `${field} must be one of ${issue.values.join(', ')}` : undefined;
     case 'unrecognized_keys':
       return `Unknown field${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}`;
     default:

@@ -1,0 +1,145 @@
+import { Duration, Validations, type RemovalPolicy } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { EVENT_SOURCE } from '../../shared/events/aws-transports';
+import { METRICS_NAMESPACE, metricNames } from '../../shared/observability';
+import { eventFunctions, type EventFunctionName } from '../event-functions';
+import { tables as tableDefinitions, type TableName } from '../tables';
+import { ApiFunction, POWERTOOLS_SERVICE_NAME, type ServiceContext } from './api-function';
+
+const PERIOD = Duration.minutes(5);
+/** One attempt waits at most 10 s for the receiver; the rest is DynamoDB and opening the secret. */
+const DELIVERY_TIMEOUT = Duration.seconds(30);
+/** A message whose handling failed this often (our own faults, not the receiver's) is dead-lettered. */
+const MAX_RECEIVES = 5;
+/** Stream records older than this are behind: customers notice a minute. */
+const MAX_STREAM_LAG_MS = 60_000;
+/** Failed attempts per 5 minutes that deserve a look (receivers fail on their own; a surge means us). */
+const MAX_DELIVERY_FAILURES = 100;
+
+export interface ServiceEventsProps {
+  /** The bus is `vps-<stage>`. */
+  readonly stage: string;
+  readonly service: ServiceContext;
+  /** The tables whose streams events are derived from. */
+  readonly sources: Readonly<Partial<Record<TableName, dynamodb.ITableV2>>>;
+  readonly removalPolicy: RemovalPolicy;
+}
+
+/**
+ * Events and webhooks: table streams → the stream function → the `vps-<stage>` bus → a rule to the fan-out →
+ * the delivery queue (with its dead-letter queue) → the deliverer.
+ */
+export class ServiceEvents extends Construct {
+  readonly bus: events.EventBus;
+  readonly deliveryQueue: sqs.Queue;
+  readonly deliveryDeadLetters: sqs.Queue;
+  /** Stream batches that could not be published, and bus events the fan-out could not take. */
+  readonly eventDeadLetters: sqs.Queue;
+  readonly functions: Readonly<Record<EventFunctionName, ApiFunction>>;
+
+  constructor(scope: Construct, id: string, props: ServiceEventsProps) {
+    super(scope, id);
+    this.bus = new events.EventBus(this, 'Bus', { eventBusName: `vps-${props.stage}` });
+    this.eventDeadLetters = deadLetterQueue(this, 'EventDeadLetters');
+    this.deliveryDeadLetters = deadLetterQueue(this, 'DeliveryDeadLetters');
+    this.deliveryQueue = new sqs.Queue(this, 'DeliveryQueue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: DELIVERY_TIMEOUT.plus(DELIVERY_TIMEOUT),
+      deadLetterQueue: { queue: this.deliveryDeadLetters, maxReceiveCount: MAX_RECEIVES },
+    });
+
+    const service: ServiceContext = { ...props.service, webhookQueue: this.deliveryQueue, eventBus: this.bus };
+    const make = (name: EventFunctionName, timeout: Duration) =>
+      new ApiFunction(this, name.charAt(0).toUpperCase() + name.slice(1), { ...eventFunctions[name], service, timeout });
+    this.functions = {
+      publishChanges: make('publishChanges', Duration.minutes(1)),
+      fanOut: make('fanOut', Duration.seconds(30)),
+      deliverWebhooks: make('deliverWebhooks', DELIVERY_TIMEOUT),
+    };
+
+    for (const [name, table] of Object.entries(props.sources) as [TableName, dynamodb.ITableV2][]) {
+      // The stream function tells the tables apart by name; it reads their streams, never their items.
+      this.functions.publishChanges.function.addEnvironment(tableDefinitions[name].envVar, table.tableName);
+      this.functions.publishChanges.function.addEventSource(
+        new DynamoEventSource(table, {
+          startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+          batchSize: 100,
+          bisectBatchOnError: true,
+          retryAttempts: 10,
+          onFailure: new SqsDlq(this.eventDeadLetters),
+        }),
+      );
+    }
+    new events.Rule(this, 'FanOutRule', {
+      eventBus: this.bus,
+      eventPattern: { source: [EVENT_SOURCE] },
+      targets: [
+        new targets.LambdaFunction(this.functions.fanOut.function, {
+          deadLetterQueue: this.eventDeadLetters,
+          retryAttempts: 8,
+          maxEventAge: Duration.hours(24),
+        }),
+      ],
+    });
+    this.functions.deliverWebhooks.function.addEventSource(
+      new SqsEventSource(this.deliveryQueue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 10 }),
+    );
+  }
+
+  /** Alarms (on the service's alarm topic) and a dashboard row: delivery failures, dead letters, stream lag. */
+  addOperations(stage: string, dashboard: cloudwatch.Dashboard, topic: sns.ITopic): cloudwatch.Alarm[] {
+    const failures = serviceMetric(metricNames.webhookDeliveryFailures);
+    const deliveries = serviceMetric(metricNames.webhookDeliveries);
+    const disabled = serviceMetric(metricNames.webhooksDisabled);
+    const deadLetters = (queue: sqs.Queue) => queue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' });
+    const streamLag = this.functions.publishChanges.function.metric('IteratorAge', { period: PERIOD, statistic: 'Maximum' });
+    const specs: [string, cloudwatch.IMetric, number, number, string][] = [
+      ['WebhookDeliveryFailures', failures, MAX_DELIVERY_FAILURES, 1, 'Many webhook attempts failed in 5 minutes. Check first: the deliverer log group (error per attempt), then whether one account or all are affected (DNS, egress).'],
+      ['DeliveryDeadLetters', deadLetters(this.deliveryDeadLetters), 0, 1, 'Webhook deliveries failed on our side 5 times and were dead-lettered. Check first: ERROR lines of the deliverer (DynamoDB, KMS), then redrive the queue.'],
+      ['EventDeadLetters', deadLetters(this.eventDeadLetters), 0, 1, 'Stream batches or bus events could not be handled and were dead-lettered. Check first: ERROR lines of the stream and fan-out functions, then EventBridge PutEvents failures.'],
+      ['StreamLag', streamLag, MAX_STREAM_LAG_MS, 3, 'Events are published more than a minute after their change. Check first: errors and throttles of the stream function, then its batch retries.'],
+    ];
+    const action = new cloudwatchActions.SnsAction(topic);
+    const alarms = specs.map(([name, metric, threshold, periods, description]) => {
+      const alarm = new cloudwatch.Alarm(this, `${name}Alarm`, {
+        alarmName: `VpsService-${stage}-${name}`,
+        alarmDescription: description,
+        metric,
+        threshold,
+        evaluationPeriods: periods,
+        datapointsToAlarm: periods,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+      alarm.addAlarmAction(action);
+      alarm.addOkAction(action);
+      return alarm;
+    });
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({ title: 'Webhook deliveries', left: [deliveries, failures, disabled], width: 8 }),
+      new cloudwatch.GraphWidget({ title: 'Dead letters', left: [deadLetters(this.deliveryDeadLetters), deadLetters(this.eventDeadLetters)], width: 8 }),
+      new cloudwatch.GraphWidget({ title: 'Stream lag (ms)', left: [streamLag], leftAnnotations: [{ value: MAX_STREAM_LAG_MS, label: 'alarm' }], width: 8 }),
+    );
+    return alarms;
+  }
+}
+
+function deadLetterQueue(scope: Construct, id: string): sqs.Queue {
+  const queue = new sqs.Queue(scope, id, { encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
+  Validations.of(queue).acknowledge({ id: 'AwsSolutions-SQS3', reason: 'This queue is itself a dead-letter queue.' });
+  return queue;
+}
+
+function serviceMetric(name: string): cloudwatch.Metric {
+  return new cloudwatch.Metric({ namespace: METRICS_NAMESPACE, metricName: name, dimensionsMap: { service: POWERTOOLS_SERVICE_NAME }, statistic: 'Sum', period: PERIOD });
+}

@@ -1,0 +1,28 @@
+import type { FunctionAccess } from './access';
+
+/**
+ * The functions that carry events, shared by the CDK stack and the stack tests: the stream function publishing
+ * committed changes to the bus, the fan-out from the bus to webhook deliveries, and the deliverer.
+ */
+export interface EventFunctionDefinition {
+  readonly entry: string;
+  readonly access: FunctionAccess;
+}
+
+export const eventFunctions = {
+  publishChanges: {
+    entry: 'functions/events/publish-changes.ts',
+    // Reads the instances, jobs and webhooks streams through its event source mappings; no table data.
+    access: { publishesEvents: true },
+  },
+  fanOut: {
+    entry: 'functions/events/fan-out.ts',
+    access: { tables: { webhooks: ['Query'] }, webhookQueue: true },
+  },
+  deliverWebhooks: {
+    entry: 'functions/events/deliver-webhooks.ts',
+    access: { tables: { webhooks: ['GetItem', 'UpdateItem'], webhookDeliveries: ['PutItem'] }, webhookQueue: true, secrets: ['open'] },
+  },
+} as const satisfies Record<string, EventFunctionDefinition>;
+
+export type EventFunctionName = keyof typeof eventFunctions;

@@ -1,0 +1,29 @@
+import type { ServiceEvent } from '../../shared/schemas/events';
+import type { EventSink } from '../../shared/events/transports';
+
+export type EventListener = (event: ServiceEvent) => void | Promise<void>;
+
+/**
+ * The local stand-in for the EventBridge bus: every published event goes to every listener, in order. A listener's
+ * failure is logged and does not stop the others (EventBridge retries each target on its own).
+ */
+export class LocalEventBus implements EventSink {
+  private readonly listeners = new Set<EventListener>();
+
+  subscribe(listener: EventListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async publish(events: readonly ServiceEvent[]): Promise<void> {
+    for (const event of events) {
+      for (const listener of this.listeners) {
+        try {
+          await listener(event);
+        } catch (error) {
+          console.error(`event listener failed on ${event.type} ${event.id}:`, error);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import { config } from '../config';
+import { TEST_EVENT_TYPE, type ServiceEvent } from '../schemas/events';
+import {
+  WEBHOOKS_PER_ACCOUNT,
+  type CreateWebhookBody,
+  type CreatedWebhook,
+  type DeliveryAttempt,
+  type WebhookView,
+} from '../schemas/webhooks';
+import { listRecentDeliveryAttempts } from '../store/webhook-deliveries';
+import {
+  deleteWebhook as deleteWebhookItem,
+  getOwnedWebhook,
+  insertWebhookWithinLimit,
+  listAccountWebhooks,
+  WebhookLimitError,
+  type WebhookItem,
+  type WebhookSummary,
+} from '../store/webhooks';
+import { randomBase62 } from './crypto';
+import { ApiError, notFound } from './errors';
+import { eventId } from './events';
+import { enqueueDelivery } from './webhook-delivery';
+import { sealWebhookSecret } from './webhook-secrets';
+import { newSigningSecret } from './webhook-signing';
+import { checkReceiverUrl } from './webhook-urls';
+
+/** GET …/deliveries shows this many of the latest attempts. */
+const RECENT_ATTEMPTS = 50;
+
+const webhookNotFound = () => notFound('Webhook not found');
+
+export function toWebhookView(item: WebhookSummary): WebhookView {
+  return {
+    id: item.webhook_id,
+    url: item.url,
+    events: item.events,
+    enabled: item.disabled_at === null,
+    disabled_at: item.disabled_at,
+    created_at: item.created_at,
+  };
+}
+
+/** Registers an endpoint; its signing secret is returned this once and kept only sealed. */
+export async function createWebhook(accountId: string, body: CreateWebhookBody): Promise<CreatedWebhook> {
+  const url = await checkReceiverUrl(body.url, { allowLoopback: config().webhooks.allowLoopback });
+  const secret = newSigningSecret();
+  const webhookId = `wh_${randomBase62(20)}`;
+  const item: WebhookItem = {
+    webhook_id: webhookId,
+    account_id: accountId,
+    url: url.href,
+    events: [...new Set(body.events)],
+    secret_sealed: await sealWebhookSecret({ account_id: accountId, webhook_id: webhookId }, secret),
+    created_at: new Date().toISOString(),
+    disabled_at: null,
+    disabled_reason: null,
+  };
+  try {
+    await insertWebhookWithinLimit(item, WEBHOOKS_PER_ACCOUNT);
+  } catch (error) {
+    if (error instanceof WebhookLimitError) throw new ApiError(409, `Webhook limit reached (at most ${WEBHOOKS_PER_ACCOUNT} per account)`);
+    throw error;
+  }
+  return { ...toWebhookView(item), secret };
+}
+
+export async function listWebhooks(accountId: string): Promise<WebhookView[]> {
+  return (await listAccountWebhooks(accountId)).map(toWebhookView);
+}
+
+async function ownedWebhook(accountId: string, webhookId: string | undefined): Promise<WebhookItem> {
+  const item = webhookId === undefined ? undefined : await getOwnedWebhook(webhookId, accountId);
+  if (!item) throw webhookNotFound();
+  return item;
+}
+
+export async function deleteWebhook(accountId: string, webhookId: string | undefined): Promise<{ ok: true; id: string }> {
+  const item = await ownedWebhook(accountId, webhookId);
+  if (!(await deleteWebhookItem(item))) throw webhookNotFound();
+  return { ok: true, id: item.webhook_id };
+}
+
+/** Queues a `webhook.test` event for this endpoint alone, signed and retried like any other. */
+export async function sendTestEvent(accountId: string, webhookId: string | undefined): Promise<{ ok: true; event_id: string }> {
+  const item = await ownedWebhook(accountId, webhookId);
+  const event: ServiceEvent = {
+    id: eventId('webhook', item.webhook_id, 'test', randomUUID()),
+    type: TEST_EVENT_TYPE,
+    time: new Date().toISOString(),
+    account_id: accountId,
+    instance_id: null,
+    sequence: null,
+    data: { webhook_id: item.webhook_id },
+  };
+  await enqueueDelivery(item.webhook_id, event);
+  return { ok: true, event_id: event.id };
+}
+
+export async function listDeliveryAttempts(accountId: string, webhookId: string | undefined): Promise<DeliveryAttempt[]> {
+  const item = await ownedWebhook(accountId, webhookId);
+  return listRecentDeliveryAttempts(item.webhook_id, RECENT_ATTEMPTS);
+}

@@ -1,0 +1,57 @@
+import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { config } from '../config';
+import { tracer } from '../observability';
+import type { ServiceEvent } from '../schemas/events';
+import type { DeliveryMessage, DeliveryQueue, EventSink } from './transports';
+
+/** The `source` of every event on the bus; rules match on it. */
+export const EVENT_SOURCE = 'vps.service';
+/** PutEvents takes at most 10 entries per call. */
+const PUT_EVENTS_BATCH = 10;
+/** SQS delays a message by 15 minutes at most; longer waits are made of several sends. */
+export const SQS_MAX_DELAY_SECONDS = 900;
+
+let eventBridge: EventBridgeClient | undefined;
+let sqs: SQSClient | undefined;
+
+export function eventBridgeSink(busName: string): EventSink {
+  eventBridge ??= tracer.captureAWSv3Client(new EventBridgeClient({ region: config().region }));
+  const client = eventBridge;
+  return {
+    async publish(events: readonly ServiceEvent[]) {
+      for (let start = 0; start < events.length; start += PUT_EVENTS_BATCH) {
+        const batch = events.slice(start, start + PUT_EVENTS_BATCH);
+        const output = await client.send(
+          new PutEventsCommand({
+            Entries: batch.map((event) => ({
+              EventBusName: busName,
+              Source: EVENT_SOURCE,
+              DetailType: event.type,
+              Detail: JSON.stringify(event),
+              Time: new Date(event.time),
+            })),
+          }),
+        );
+        // A partly refused batch is failed whole: the stream retries it, and the stable ids let consumers drop repeats.
+        if (output.FailedEntryCount) throw new Error(`EventBridge refused ${output.FailedEntryCount} of ${batch.length} events`);
+      }
+    },
+  };
+}
+
+export function sqsDeliveryQueue(queueUrl: string): DeliveryQueue {
+  sqs ??= tracer.captureAWSv3Client(new SQSClient({ region: config().region }));
+  const client = sqs;
+  return {
+    async send(message: DeliveryMessage, delayMs: number) {
+      await client.send(
+        new SendMessageCommand({
+          QueueUrl: queueUrl,
+          MessageBody: JSON.stringify(message),
+          DelaySeconds: Math.min(SQS_MAX_DELAY_SECONDS, Math.max(0, Math.ceil(delayMs / 1000))),
+        }),
+      );
+    },
+  };
+}

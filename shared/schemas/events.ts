@@ -1,0 +1,51 @@
+import * as z from 'zod';
+import { instanceStatusSchema, planSchema } from './instances';
+import { jobTypes } from './jobs';
+import { timestampSchema } from './timestamps';
+
+/** Every kind of event the service publishes; webhooks subscribe to a subset. */
+export const eventTypes = [
+  'instance.created',
+  'instance.status_changed',
+  'instance.deleted',
+  'job.succeeded',
+  'job.failed',
+  'webhook.disabled',
+] as const;
+export const eventTypeSchema = z.enum(eventTypes);
+export type EventType = z.infer<typeof eventTypeSchema>;
+
+/** Sent only by POST /api/v1/webhooks/{id}/test, to that endpoint alone. */
+export const TEST_EVENT_TYPE = 'webhook.test';
+
+const envelope = {
+  id: z.string().meta({ description: 'Stable across retries and republishing: the same change always has the same id.' }),
+  time: timestampSchema.meta({ description: 'When the change was committed.' }),
+  account_id: z.string(),
+  instance_id: z.number().int().nullable(),
+  sequence: z.number().int().nullable().meta({
+    description:
+      "Per instance, increasing with every committed change of the instance (gaps allowed): order an instance's events by it. Null on events that are not about an instance's state (jobs, webhooks).",
+  }),
+};
+
+const jobData = z.strictObject({ job_id: z.string(), job_type: z.enum(jobTypes), error: z.string().nullable() });
+
+export const serviceEventSchema = z.discriminatedUnion('type', [
+  z.strictObject({ ...envelope, type: z.literal('instance.created'), data: z.strictObject({ status: instanceStatusSchema, plan: planSchema }) }),
+  z.strictObject({
+    ...envelope,
+    type: z.literal('instance.status_changed'),
+    data: z.strictObject({ from: instanceStatusSchema, to: instanceStatusSchema, plan: planSchema }),
+  }),
+  z.strictObject({ ...envelope, type: z.literal('instance.deleted'), data: z.strictObject({ status: instanceStatusSchema, plan: planSchema }) }),
+  z.strictObject({ ...envelope, type: z.literal('job.succeeded'), data: jobData }),
+  z.strictObject({ ...envelope, type: z.literal('job.failed'), data: jobData }),
+  z.strictObject({
+    ...envelope,
+    type: z.literal('webhook.disabled'),
+    data: z.strictObject({ webhook_id: z.string(), url: z.string(), reason: z.string() }),
+  }),
+  z.strictObject({ ...envelope, type: z.literal(TEST_EVENT_TYPE), data: z.strictObject({ webhook_id: z.string() }) }),
+]);
+export type ServiceEvent = z.infer<typeof serviceEventSchema>;

@@ -1,0 +1,174 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
+import { dynamo } from '../aws';
+import { tableName } from '../config';
+import { eventTypeSchema } from '../schemas/events';
+import { readAll, transactWrite, whenConditionHolds } from './dynamo-helpers';
+
+export const webhookItemSchema = z.object({
+  webhook_id: z.string(),
+  account_id: z.string(),
+  url: z.string(),
+  events: z.array(eventTypeSchema),
+  /** The signing secret, sealed (never stored in the clear). */
+  secret_sealed: z.string(),
+  created_at: z.string(),
+  /** When the current run of failures began; absent while the endpoint succeeds. */
+  failing_since: z.string().optional(),
+  disabled_at: z.string().nullable(),
+  disabled_reason: z.string().nullable(),
+});
+export type WebhookItem = z.infer<typeof webhookItemSchema>;
+
+/** What the account index holds: everything but the sealed secret. */
+export const webhookSummarySchema = webhookItemSchema.omit({ secret_sealed: true });
+export type WebhookSummary = z.infer<typeof webhookSummarySchema>;
+
+export class WebhookLimitError extends Error {
+  override readonly name = 'WebhookLimitError';
+}
+
+/** One counter per account, moved in the same transaction as the endpoint it counts. */
+const countKey = (accountId: string) => ({ name: `webhooks#${accountId}` });
+
+/** Records a new endpoint unless the account already has `limit`: concurrent creates can never pass it. */
+export async function insertWebhookWithinLimit(item: WebhookItem, limit: number): Promise<void> {
+  try {
+    await transactWrite({
+      TransactItems: [
+        {
+          Update: {
+            TableName: tableName('counters'),
+            Key: countKey(item.account_id),
+            UpdateExpression: 'ADD #count :one',
+            ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
+            ExpressionAttributeNames: { '#count': 'count' },
+            ExpressionAttributeValues: { ':one': 1, ':limit': limit },
+          },
+        },
+        {
+          Put: {
+            TableName: tableName('webhooks'),
+            Item: webhookItemSchema.parse(item),
+            ConditionExpression: 'attribute_not_exists(webhook_id)',
+          },
+        },
+      ],
+    });
+  } catch (error) {
+    if (error instanceof TransactionCanceledException && error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed') {
+      throw new WebhookLimitError(`at most ${limit} webhooks per account`);
+    }
+    throw error;
+  }
+}
+
+export async function getWebhook(webhookId: string): Promise<WebhookItem | undefined> {
+  const { Item } = await dynamo().send(
+    new GetCommand({ TableName: tableName('webhooks'), Key: { webhook_id: webhookId }, ConsistentRead: true }),
+  );
+  return Item ? webhookItemSchema.parse(Item) : undefined;
+}
+
+/** The caller's endpoint, or undefined when it is missing or someone else's: the same 404. */
+export async function getOwnedWebhook(webhookId: string, accountId: string): Promise<WebhookItem | undefined> {
+  const item = await getWebhook(webhookId);
+  return item?.account_id === accountId ? item : undefined;
+}
+
+export async function listAccountWebhooks(accountId: string): Promise<WebhookSummary[]> {
+  return readAll(
+    {
+      kind: 'query',
+      TableName: tableName('webhooks'),
+      IndexName: 'by_account',
+      KeyConditionExpression: 'account_id = :account',
+      ExpressionAttributeValues: { ':account': accountId },
+    },
+    webhookSummarySchema,
+  );
+}
+
+/** Removes the endpoint and gives its place back; false when it was already gone. */
+export async function deleteWebhook(item: WebhookItem): Promise<boolean> {
+  try {
+    await transactWrite({
+      TransactItems: [
+        {
+          Delete: {
+            TableName: tableName('webhooks'),
+            Key: { webhook_id: item.webhook_id },
+            ConditionExpression: 'attribute_exists(webhook_id)',
+          },
+        },
+        {
+          Update: {
+            TableName: tableName('counters'),
+            Key: countKey(item.account_id),
+            UpdateExpression: 'ADD #count :minusOne',
+            ConditionExpression: '#count > :zero',
+            ExpressionAttributeNames: { '#count': 'count' },
+            ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
+          },
+        },
+      ],
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionCanceledException && error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed') return false;
+    throw error;
+  }
+}
+
+/**
+ * Notes a failed delivery: the first failure of a run starts `failing_since`, later ones keep it. Returns the
+ * endpoint as it now is, or undefined when it is gone.
+ */
+export async function markWebhookFailing(webhookId: string, at: string): Promise<WebhookItem | undefined> {
+  let attributes: Record<string, unknown> | undefined;
+  const updated = await whenConditionHolds(
+    dynamo()
+      .send(
+        new UpdateCommand({
+          TableName: tableName('webhooks'),
+          Key: { webhook_id: webhookId },
+          UpdateExpression: 'SET failing_since = if_not_exists(failing_since, :at)',
+          ConditionExpression: 'attribute_exists(webhook_id)',
+          ExpressionAttributeValues: { ':at': at },
+          ReturnValues: 'ALL_NEW',
+        }),
+      )
+      .then((output) => (attributes = output.Attributes)),
+  );
+  return updated ? webhookItemSchema.parse(attributes) : undefined;
+}
+
+/** A success ends a run of failures. */
+export async function markWebhookHealthy(webhookId: string): Promise<void> {
+  await whenConditionHolds(
+    dynamo().send(
+      new UpdateCommand({
+        TableName: tableName('webhooks'),
+        Key: { webhook_id: webhookId },
+        UpdateExpression: 'REMOVE failing_since',
+        ConditionExpression: 'attribute_exists(failing_since)',
+      }),
+    ),
+  );
+}
+
+/** Disables an enabled endpoint, once (the change itself publishes webhook.disabled). */
+export async function disableWebhook(webhookId: string, at: string, reason: string): Promise<boolean> {
+  return whenConditionHolds(
+    dynamo().send(
+      new UpdateCommand({
+        TableName: tableName('webhooks'),
+        Key: { webhook_id: webhookId },
+        UpdateExpression: 'SET disabled_at = :at, disabled_reason = :reason',
+        ConditionExpression: 'attribute_exists(webhook_id) AND disabled_at = :null',
+        ExpressionAttributeValues: { ':at': at, ':reason': reason, ':null': null },
+      }),
+    ),
+  );
+}

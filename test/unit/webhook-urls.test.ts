@@ -1,0 +1,79 @@
+import { addressRefusal, checkReceiverUrl, type Resolver } from '../../shared/domain/webhook-urls';
+
+const production = { allowLoopback: false };
+const local = { allowLoopback: true };
+const resolvingTo = (addresses: string[]): Resolver => async () => addresses;
+
+describe('addressRefusal', () => {
+  it.each([
+    { address: '127.0.0.1', range: 'loopback' },
+    { address: '127.255.0.9', range: 'loopback' },
+    { address: '::1', range: 'loopback' },
+    { address: '10.1.2.3', range: 'private' },
+    { address: '172.16.0.1', range: 'private' },
+    { address: '192.168.1.1', range: 'private' },
+    { address: '169.254.169.254', range: 'linkLocal' },
+    { address: 'fe80::1', range: 'linkLocal' },
+    { address: '100.64.0.1', range: 'carrierGradeNat' },
+    { address: 'fd00:ec2::254', range: 'uniqueLocal' },
+    { address: 'fc00::1', range: 'uniqueLocal' },
+    { address: '0.0.0.0', range: 'unspecified' },
+    { address: '::', range: 'unspecified' },
+    { address: '224.0.0.1', range: 'multicast' },
+    { address: '255.255.255.255', range: 'broadcast' },
+    { address: '::ffff:127.0.0.1', range: 'loopback' },
+    { address: '::ffff:169.254.169.254', range: 'linkLocal' },
+    { address: '2002:a00:1::', range: '6to4' },
+    { address: '64:ff9b::a00:1', range: 'rfc6052' },
+    { address: '2001:db8::1', range: 'reserved' },
+    { address: 'not-an-address', range: 'invalid' },
+  ])('refuses $address ($range) in production', ({ address, range }) => {
+    expect(addressRefusal(address, production)).toBe(range);
+  });
+
+  it.each(['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:93.184.216.34'])('accepts the public address %s', (address) => {
+    expect(addressRefusal(address, production)).toBeUndefined();
+  });
+
+  it.each([
+    { address: '127.0.0.1', refusal: undefined },
+    { address: '::1', refusal: undefined },
+    { address: '10.0.0.1', refusal: 'private' },
+    { address: '169.254.169.254', refusal: 'linkLocal' },
+  ])('allows loopback but nothing else private locally: $address', ({ address, refusal }) => {
+    expect(addressRefusal(address, local)).toBe(refusal);
+  });
+});
+
+describe('checkReceiverUrl', () => {
+  const privateText = 'url must not point to a loopback, private, link-local or reserved address';
+
+  it.each([
+    { url: 'http://example.com/hook', addresses: ['93.184.216.34'], error: 'url must be an absolute https URL' },
+    { url: 'https://localhost/hook', addresses: ['127.0.0.1', '::1'], error: privateText },
+    { url: 'https://rebind.example/hook', addresses: ['93.184.216.34', '10.0.0.1'], error: privateText },
+    { url: 'https://[fd00:ec2::254]/latest', addresses: [], error: privateText },
+    { url: 'https://169.254.169.254/latest/meta-data/', addresses: [], error: privateText },
+    { url: 'https://[::ffff:7f00:1]/hook', addresses: [], error: privateText },
+    { url: 'https://nowhere.invalid/hook', addresses: [], error: 'url host does not resolve' },
+    { url: 'https://user:secret@example.com/hook', addresses: ['93.184.216.34'], error: 'url must not contain credentials' },
+    { url: 'example.com/hook', addresses: ['93.184.216.34'], error: 'url must be an absolute https URL' },
+  ])('refuses $url in production', async ({ url, addresses, error }) => {
+    await expect(checkReceiverUrl(url, production, resolvingTo(addresses))).rejects.toMatchObject({ status: 400, message: error });
+  });
+
+  it('accepts an https URL whose every address is public', async () => {
+    const url = await checkReceiverUrl('https://hooks.example.com/in?x=1', production, resolvingTo(['93.184.216.34', '2606:4700::1']));
+
+    expect(url.href).toBe('https://hooks.example.com/in?x=1');
+  });
+
+  it('refuses a real DNS name that resolves to loopback (localhost) in production', async () => {
+    await expect(checkReceiverUrl('https://localhost:8443/hook', production)).rejects.toMatchObject({ status: 400, message: privateText });
+  });
+
+  it('accepts http on loopback only where loopback is allowed', async () => {
+    await expect(checkReceiverUrl('http://127.0.0.1:3000/hook', local)).resolves.toBeInstanceOf(URL);
+    await expect(checkReceiverUrl('http://127.0.0.1:3000/hook', production)).rejects.toMatchObject({ message: 'url must be an absolute https URL' });
+  });
+});
