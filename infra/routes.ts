@@ -29,6 +29,9 @@ export const DEFAULT_ROUTE = '$default';
  */
 export const DEFAULT_ROUTE_TIMEOUT_SECONDS = 10;
 
+/** A Bearer route that writes conditions each write on its key still being active and its account in standing. */
+const requestGuardTables = { apiKeys: ['ConditionCheckItem'], accounts: ['ConditionCheckItem'] } as const;
+
 export const routes: readonly RouteDefinition[] = [
   {
     name: 'CreateInstance',
@@ -38,6 +41,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: 'bearer',
     access: {
       tables: {
+        ...requestGuardTables,
         instances: ['PutItem', 'UpdateItem'],
         jobs: ['PutItem', 'UpdateItem'],
         counters: ['UpdateItem'],
@@ -63,7 +67,7 @@ export const routes: readonly RouteDefinition[] = [
     entry: 'functions/api/get-instance.ts',
     auth: 'bearer',
     // Writes only to record a live power change it observed upstream.
-    access: { tables: { instances: ['GetItem', 'UpdateItem'] }, upstream: true, secrets: ['open'] },
+    access: { tables: { ...requestGuardTables, instances: ['GetItem', 'UpdateItem'] }, upstream: true, secrets: ['open'] },
   },
   {
     name: 'DeleteInstance',
@@ -71,7 +75,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/instances/{instance_id}',
     entry: 'functions/api/delete-instance.ts',
     auth: 'bearer',
-    access: { tables: { instances: ['GetItem', 'UpdateItem'], jobs: ['PutItem', 'UpdateItem'] }, startsWorkflows: ['delete'] },
+    access: { tables: { ...requestGuardTables, instances: ['GetItem', 'UpdateItem'], jobs: ['PutItem', 'UpdateItem'] }, startsWorkflows: ['delete'] },
   },
   {
     name: 'InstanceAction',
@@ -81,8 +85,9 @@ export const routes: readonly RouteDefinition[] = [
     auth: 'bearer',
     access: {
       tables: {
+        ...requestGuardTables,
         instances: ['GetItem', 'UpdateItem'],
-        jobs: ['PutItem', 'UpdateItem'],
+        jobs: ['GetItem', 'PutItem', 'UpdateItem'],
         counters: ['UpdateItem'],
         idempotency: ['PutItem', 'UpdateItem', 'DeleteItem'],
       },
@@ -146,7 +151,8 @@ export const routes: readonly RouteDefinition[] = [
 
 /** Tables every route of an auth kind touches before its own work. */
 export const authAccess: Record<RouteAuth, FunctionAccess> = {
-  bearer: { tables: { apiKeys: ['GetItem', 'UpdateItem'], accounts: ['GetItem'], counters: ['UpdateItem'] } },
+  // Counters: the rate-limit windows (GetItem only to give a refused create's deploy unit back).
+  bearer: { tables: { apiKeys: ['GetItem', 'UpdateItem'], accounts: ['GetItem'], counters: ['GetItem', 'UpdateItem'] } },
   session: { tables: { sessions: ['GetItem'], accounts: ['GetItem'] } },
   none: {},
 };

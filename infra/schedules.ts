@@ -34,7 +34,7 @@ export const schedules = {
         instances: ['Scan', 'Query', 'BatchGetItem', 'GetItem', 'UpdateItem'],
         accounts: ['GetItem', 'UpdateItem'],
         ledger: ['PutItem'],
-        jobs: ['PutItem', 'UpdateItem'],
+        jobs: ['GetItem', 'PutItem', 'UpdateItem'],
         counters: ['UpdateItem'],
       },
       startsWorkflows: ['power'],

@@ -1,4 +1,4 @@
-import { CfnOutput, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, RemovalPolicy, Stack, Token, Validations, type Environment, type StackProps } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
@@ -7,6 +7,8 @@ import { authAccess, routes } from './routes';
 import { tableNames, tables, type TableName } from './tables';
 import { workflowNames, workflows, type WorkflowName } from './workflows';
 import { mergeAccess, type ApiFunction, type ServiceContext } from './constructs/api-function';
+import { Backups } from './constructs/backups';
+import { GradualDeployments } from './constructs/gradual-deployments';
 import { HttpApi } from './constructs/http-api';
 import { Operations } from './constructs/operations';
 import { ServiceTable } from './constructs/table';
@@ -38,6 +40,8 @@ interface ServiceConfig {
   readonly trustedOrigins: string;
   /** Subscribed to the alarm topic when given. */
   readonly alarmEmail: string | undefined;
+  /** A backup vault in another region or account that receives a copy of every recovery point. */
+  readonly backupCopyVaultArn: string | undefined;
 }
 
 function contextValue(scope: Construct, key: string, fallback: string | undefined): string {
@@ -69,6 +73,7 @@ function configFromContext(scope: Construct): ServiceConfig {
     tierCapacity: positiveIntegerContext(scope, 'tierCapacity', stage === 'prod' ? '200' : '10'),
     trustedOrigins: String(scope.node.tryGetContext('trustedOrigins') ?? ''),
     alarmEmail: optionalContext(scope, 'alarmEmail'),
+    backupCopyVaultArn: optionalContext(scope, 'backupCopyVaultArn'),
   };
 }
 
@@ -81,6 +86,18 @@ function checkProvisionTimeout({ provisionTimeoutSeconds }: ServiceConfig): void
 }
 
 
+/**
+ * Where the stage deploys. Prod is bound to the account and region named in context (`-c account=… -c region=…`),
+ * so that credentials for another account or a shell's default region can never deploy it elsewhere; dev deploys
+ * wherever the shell's credentials point.
+ */
+export function deploymentEnvironment(scope: Construct): Environment {
+  if (stageOf(scope) !== 'prod') return { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
+  const account = contextValue(scope, 'account', undefined);
+  if (!/^\d{12}$/.test(account)) throw new Error('context account must be a 12-digit AWS account id');
+  return { account, region: contextValue(scope, 'region', undefined) };
+}
+
 /** The whole service: tables, upstream token, lifecycle workflows, the HTTP API, its dashboard and alarms. */
 export class ServiceStack extends Stack {
   readonly tables: Readonly<Record<TableName, ServiceTable>>;
@@ -90,9 +107,16 @@ export class ServiceStack extends Stack {
   readonly secretsKey: SecretsKey;
   readonly scheduled: Readonly<Record<ScheduleName, ScheduledFunction>>;
   readonly operations: Operations;
+  readonly apiDeployments: GradualDeployments;
+  readonly backups: Backups;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
-    super(scope, id, props);
+    const stage = stageOf(scope);
+    // Prod can be neither deleted by accident nor synthesized without its account and region.
+    super(scope, id, { ...props, terminationProtection: stage === 'prod' });
+    if (stage === 'prod' && (Token.isUnresolved(this.account) || Token.isUnresolved(this.region))) {
+      throw new Error('prod is bound to an account and a region: -c account=<id> -c region=<region>');
+    }
     const config = configFromContext(this);
     checkProvisionTimeout(config);
     const retain = config.stage !== 'dev';
@@ -106,6 +130,12 @@ export class ServiceStack extends Stack {
         new ServiceTable(this, `${pascal(name)}Table`, { definition: tables[name], retain }),
       ]),
     ) as Record<TableName, ServiceTable>;
+    this.backups = new Backups(this, 'Backups', {
+      tables: [this.tables.accounts, this.tables.ledger, this.tables.instances],
+      ledger: this.tables.ledger,
+      copyVaultArn: config.backupCopyVaultArn,
+      retain,
+    });
 
     const service: ServiceContext = {
       stage: config.stage,
@@ -155,6 +185,11 @@ export class ServiceStack extends Stack {
     });
 
     this.operations = this.addOperations(config);
+    // A new version of a route takes 10 % of its traffic for 5 minutes; an API 5xx or latency alarm rolls it back.
+    this.apiDeployments = new GradualDeployments(this, 'ApiDeployments', {
+      aliases: Object.fromEntries(Object.entries(this.api.functions).map(([name, fn]) => [name, fn.alias])),
+      rollbackAlarms: [this.operations.api5xxAlarm, this.operations.apiLatencyAlarm],
+    });
     this.addOutputs(config.upstreamBaseUrl);
   }
 
@@ -185,15 +220,17 @@ export class ServiceStack extends Stack {
   }
 
   /**
-   * Created by the stack, so its exact ARN (no name-suffix wildcard) goes into the grants. Deploys store a
-   * generated placeholder; the operator puts the real upstream token with `aws secretsmanager put-secret-value`.
+   * Created by the stack, so its exact ARN (no name-suffix wildcard) goes into the grants, but created empty: the
+   * operator puts the token (`aws secretsmanager put-secret-value`), and no template change can ever make
+   * CloudFormation generate a value over it, as a generator block would on any change to it.
    */
   private upstreamTokenSecret(removalPolicy: RemovalPolicy): secretsmanager.Secret {
     const secret = new secretsmanager.Secret(this, 'UpstreamToken', {
-      description: 'Upstream compute API token; replace the generated placeholder with the real token',
-      generateSecretString: { passwordLength: 32, excludePunctuation: true },
+      description: 'Upstream compute API token, put by the operator; the stack never sets or generates its value',
       removalPolicy,
     });
+    // Without a generator and without a value, CloudFormation creates the secret with no value at all.
+    (secret.node.defaultChild as secretsmanager.CfnSecret).addPropertyDeletionOverride('GenerateSecretString');
     Validations.of(secret).acknowledge({
       id: 'AwsSolutions-SMG4',
       reason:

@@ -202,6 +202,8 @@ export interface components {
             status?: string;
             /** @description 409 lifecycle conflicts: a readable explanation. */
             message?: string;
+            /** @description 409 lifecycle conflicts: the action (or job type) in progress, if any. */
+            running_action?: string;
         };
         RateLimitError: {
             /** @enum {string} */

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration, Stack, Validations, type RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -21,6 +21,9 @@ import { workflows as workflowDefinitions, type WorkflowName } from '../workflow
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export const POWERTOOLS_SERVICE_NAME = 'vps-provisioning';
+
+/** The alias every invoker but the state machines calls. */
+export const LIVE_ALIAS = 'live';
 
 /** Retention and removal of the log groups a construct creates. */
 export interface LogSettings {
@@ -62,6 +65,11 @@ export interface ApiFunctionProps {
 /** A Node.js 24 / arm64 Lambda function, bundled as ESM, granted exactly its FunctionAccess. */
 export class ApiFunction extends Construct {
   readonly function: NodejsFunction;
+  /**
+   * `live`, on the version this deploy published: what the API and the schedules invoke, and what a gradual
+   * deployment moves from one version to the next.
+   */
+  readonly alias: lambda.Alias;
   readonly logGroup: logs.LogGroup;
   readonly role: iam.Role;
 
@@ -87,6 +95,8 @@ export class ApiFunction extends Construct {
       tracing: lambda.Tracing.ACTIVE,
       logGroup: this.logGroup,
       role: this.role,
+      // Kept when a deploy publishes the next one: executions that started before it still call this one.
+      currentVersionOptions: { removalPolicy: RemovalPolicy.RETAIN },
       environment: {
         ...service.environment,
         POWERTOOLS_SERVICE_NAME,
@@ -108,6 +118,7 @@ export class ApiFunction extends Construct {
     });
     acknowledge(this.role, 'Resource::*', 'X-Ray PutTraceSegments/PutTelemetryRecords take no resource ARN.');
     this.grantAccess(props.access, service);
+    this.alias = new lambda.Alias(this, 'Live', { aliasName: LIVE_ALIAS, version: this.function.currentVersion });
   }
 
   private grantAccess(access: FunctionAccess, service: ServiceContext): void {

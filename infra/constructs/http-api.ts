@@ -83,7 +83,7 @@ export class HttpApi extends Construct {
     const httpRoute = new apigwv2.HttpRoute(this, `${route.name}Route`, {
       httpApi: this.api,
       routeKey: routeKey(route),
-      integration: new HttpLambdaIntegration(`${route.name}Integration`, handler.function, {
+      integration: new HttpLambdaIntegration(`${route.name}Integration`, handler.alias, {
         payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0,
       }),
     });

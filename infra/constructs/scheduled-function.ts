@@ -17,8 +17,8 @@ export interface ScheduledFunctionProps {
 }
 
 /**
- * A function invoked by EventBridge Scheduler at a fixed rate. The schedule's role may invoke exactly this
- * function's unqualified ARN (the L2 target would also grant every version with `:*`).
+ * A function invoked by EventBridge Scheduler at a fixed rate, through its `live` alias. The schedule's role may
+ * invoke exactly that alias (the L2 target would also grant every version with `:*`).
  */
 export class ScheduledFunction extends Construct {
   readonly function: ApiFunction;
@@ -34,14 +34,14 @@ export class ScheduledFunction extends Construct {
     });
     const role = new iam.Role(this, 'SchedulerRole', { assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com') });
     role.addToPolicy(
-      new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.function.function.functionArn] }),
+      new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.function.alias.functionArn] }),
     );
     this.schedule = new scheduler.CfnSchedule(this, 'Schedule', {
       scheduleExpression: `rate(${definition.everyMinutes} minutes)`,
       flexibleTimeWindow: { mode: 'OFF' },
       description: `Runs ${definition.entry} every ${definition.everyMinutes} minutes`,
       // A missed run is made up by the next one; retries would only overlap it.
-      target: { arn: this.function.function.functionArn, roleArn: role.roleArn, retryPolicy: { maximumRetryAttempts: 0 } },
+      target: { arn: this.function.alias.functionArn, roleArn: role.roleArn, retryPolicy: { maximumRetryAttempts: 0 } },
     });
   }
 }

@@ -8,7 +8,9 @@ import {
   updateInstanceWithRetry,
   type InstanceItem,
 } from '../store/instances';
-import { finishJob, type Job } from '../store/jobs';
+import { finishJob, getJob, type Job } from '../store/jobs';
+import { assertRequestStillAuthorized } from '../store/request-guard';
+import { runUnguarded } from '../request-guard';
 import type { ActionBody, ActionResult, ActionType, DeleteResult, InstanceStatus } from '../schemas/instances';
 import { upstreamForRequests } from '../upstream';
 import { UpstreamDeadlineError, UpstreamPermanentError, UpstreamTransientError, type UpstreamActionRequest } from '../upstream/driver';
@@ -29,13 +31,17 @@ const allowedFrom: Record<ActionType, readonly InstanceStatus[]> = {
 
 const upstreamError = () => new ApiError(502, 'Upstream error');
 
+/** The 409 for `type` on the instance as it is now, naming the job it is busy with, if any. */
+async function conflictWith(instance: InstanceItem, type: ActionType): Promise<ApiError> {
+  const running = instance.active_job_id === null ? undefined : await getJob(instance.active_job_id);
+  return lifecycleConflict(instance.status, type.replace('_', ' '), running?.type);
+}
+
 /** The checks of DESIGN §6 that come after the lookup, in that order. */
-function checkAction(account: Account, instance: InstanceItem, type: ActionType, target: Plan | undefined): void {
+async function checkAction(account: Account, instance: InstanceItem, type: ActionType, target: Plan | undefined): Promise<void> {
   if (type !== 'power_off' && account.billing_paused) throw forbidden('Instance is billing-paused');
   if (type === 'power_on' && account.balance <= 0) throw paymentRequired('Insufficient balance to power on');
-  if (instance.active_job_id !== null || !allowedFrom[type].includes(instance.status)) {
-    throw lifecycleConflict(instance.status, type.replace('_', ' '));
-  }
+  if (instance.active_job_id !== null || !allowedFrom[type].includes(instance.status)) throw await conflictWith(instance, type);
   if (target) {
     if (target.flavor === instance.plan.flavor) throw badRequest('Already on this flavor');
     if ((target.disk_gb ?? 0) < (instance.plan.disk_gb ?? 0)) throw badRequest('Cannot downgrade disk size');
@@ -86,7 +92,7 @@ export async function performAction(account: Account, instanceId: number | undef
   if (body.type === 'power_off' && instance.status === 'stopped' && instance.active_job_id === null) {
     return { ok: true, action: body.type, job_id: null };
   }
-  checkAction(account, instance, body.type, target);
+  await checkAction(account, instance, body.type, target);
   const job = await launchAction(instance, body.type, target, 'user');
   return { ok: true, action: body.type, job_id: job.job_id };
 }
@@ -128,7 +134,7 @@ async function launchAction(instance: InstanceItem, type: ActionType, target: Pl
     // Something else changed the instance since it was read: report the state it is in now.
     const current = await getInstanceItem(instance.instance_id);
     if (!current || current.deleted_at !== null) throw instanceNotFound();
-    throw lifecycleConflict(current.status, type.replace('_', ' '));
+    throw await conflictWith(current, type);
   }
 
   const { request, phase } = firstUpstreamAction(type, instance, target);
@@ -148,8 +154,14 @@ async function launchAction(instance: InstanceItem, type: ActionType, target: Pl
   }
   try {
     // Only refusals are sent again: a timed-out action may have been taken, and a second one would be refused.
-    actionId = (await withTransientRetry(() => driver.startAction(serverId, request), { retryable: refusedUnprocessed })).id;
+    // Before each attempt the request's key is checked again: once it is revoked, nothing more goes upstream.
+    const attempt = async () => (await assertRequestStillAuthorized(), driver.startAction(serverId, request));
+    actionId = (await withTransientRetry(attempt, { retryable: refusedUnprocessed })).id;
   } catch (error) {
+    if (error instanceof ApiError) {
+      await runUnguarded(() => withdrawAction(instance, job, 'The request was no longer authorized'));
+      throw error;
+    }
     if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
     // A start the driver did not send for lack of time is as known as a refusal.
     if (error instanceof UpstreamDeadlineError || startKnownNotTaken(error)) {

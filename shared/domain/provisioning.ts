@@ -7,6 +7,7 @@ import { upstream } from '../upstream';
 import type { InstanceStatus } from '../schemas/instances';
 import { serviceTag, upstreamTagOf } from './instances';
 import { openInstanceSecrets } from './instance-secrets';
+import { isPrintableAscii } from './ssh-keys';
 
 export const UBUNTU_IMAGE = 'ubuntu-24-04-x64';
 
@@ -23,8 +24,15 @@ export class ProvisionTimeoutError extends namedError('ProvisionTimeoutError') {
 /** Thrown when the upstream server we created has vanished; the workflow compensates. */
 export class UpstreamServerLostError extends namedError('UpstreamServerLostError') {}
 
-/** cloud-init user data: the root password and the authorized key the create response promised. */
+/**
+ * cloud-init user data: the root password and the authorized key the create response promised, each one YAML
+ * double-quoted scalar. Both are printable ASCII (checked again here), which JSON quoting escapes so that no YAML or
+ * shell reading can split them into another line or key.
+ */
 export function userDataFor(instance: InstanceItem, rootPassword: string): string {
+  if (!isPrintableAscii(rootPassword) || !isPrintableAscii(instance.ssh_key.public_key)) {
+    throw new Error(`instance ${instance.instance_id} has credentials that cannot be written into user data safely`);
+  }
   return [
     '#cloud-config',
     'ssh_pwauth: true',

@@ -8,10 +8,12 @@ import { ApiError } from '../domain/errors';
 import { rateLimitHeaders, type RateLimitName, type WindowState } from '../domain/rate-limits';
 import { parseOrBadRequest } from '../schemas/validation';
 import { countMetric, logger, metricNames, publishMetrics, tracer } from '../observability';
-import { authenticateBearer, type BearerPrincipal } from './bearer-auth';
+import { authenticateBearer, giveBack, type BearerPrincipal } from './bearer-auth';
 import { authenticateSession, type SessionPrincipal } from './session-auth';
 import { idempotencyKeyOf, resolveIdempotencyKey, settleIdempotencyKey } from './idempotency';
 import { json, type ApiResponse } from './responses';
+import { runGuarded } from '../request-guard';
+import { assertRequestStillAuthorized } from '../store/request-guard';
 
 const MAX_BODY_BYTES = 16 * 1024;
 
@@ -68,6 +70,20 @@ const httpResponse = (): MiddlewareObj<Event, ApiResponse, Error, StatefulContex
 };
 
 /**
+ * Answers that deployed nothing: a create refused with one of them gives its deploy unit back, so that typos,
+ * missing funds or busy capacity never use up the deploy quota. A 500 is not among them: its outcome is unknown.
+ */
+const REFUSALS = new Set([400, 401, 402, 403, 404, 409, 413, 422, 429, 503]);
+
+async function giveBackDeployOnRefusal(state: RequestState, status: number): Promise<void> {
+  const principal = state.principal;
+  if (!REFUSALS.has(status) || !principal) return;
+  state.windows = await Promise.all(
+    state.windows.map((window) => (window.name === 'deploy' ? giveBack(principal.account.account_id, window) : window)),
+  );
+}
+
+/**
  * Bearer auth with the route's rate limits. With an Idempotency-Key on an idempotent route, the key is resolved
  * right after auth, and only a request that is not a replay counts against the deploy quota.
  */
@@ -91,9 +107,12 @@ const bearerAuth = (
     else state.idempotencyKey = outcome.key;
   },
   after: async ({ context, response }) => {
-    if (context.request.idempotencyKey && response) await settleIdempotencyKey(context.request.idempotencyKey, response, credentials);
+    if (!response) return;
+    await giveBackDeployOnRefusal(context.request, response.statusCode);
+    if (context.request.idempotencyKey) await settleIdempotencyKey(context.request.idempotencyKey, response, credentials);
   },
   onError: async ({ event, context, error }) => {
+    await giveBackDeployOnRefusal(context.request, error instanceof ApiError ? error.status : 500);
     const key = context.request.idempotencyKey;
     if (key) await settleIdempotencyKey(key, errorResponse(error, event.requestContext.requestId), false);
   },
@@ -148,7 +167,15 @@ function composeRoute<TPrincipal extends Principal, TSchema extends z.ZodType | 
     if (!principal) throw new Error('authentication did not run');
     logger.appendKeys({ account_id: principal.account.account_id });
     const input = { principal: principal as TPrincipal, body: body as BodyOf<TSchema>, pathParameters: event.pathParameters ?? {} };
-    return runWithDeadline(context, () => handler(input));
+    const run = () => runWithDeadline(context, () => handler(input));
+    if (!('apiKey' in principal)) return run();
+    // A Bearer request's writes are conditioned on its key and account still holding; a read checks them again
+    // in the same round as its own read, so that a key revoked meanwhile gets no answer either.
+    return runGuarded({ keyHash: principal.apiKey.key_hash, accountId: principal.account.account_id }, async () => {
+      if (event.requestContext.http.method !== 'GET') return run();
+      const [response] = await Promise.all([run(), assertRequestStillAuthorized()]);
+      return response;
+    });
   });
 }
 

@@ -50,7 +50,7 @@ export async function resolveIdempotencyKey(
       throw new ApiError(422, 'Idempotency-Key was already used with a different request');
     }
     if (existing.status === 'in_progress' || !existing.response) {
-      throw new ApiError(409, 'A request with this Idempotency-Key is still in progress');
+      throw new ApiError(409, 'lifecycle conflict', { message: 'A request with this Idempotency-Key is still in progress' });
     }
     const { statusCode, headers, body, sealed } = existing.response;
     const replayed = sealed ? await open(body, storedResponseContext(scopedKey)) : body;

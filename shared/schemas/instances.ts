@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { displayName } from './validation';
 import { catalog, flavorIds, flavorRefusal } from '../domain/flavors';
 import { timestampSchema } from './timestamps';
 
@@ -66,7 +67,7 @@ export const flavorSchema = z
   });
 
 export const createInstanceBodySchema = z.strictObject({
-  project_name: z.string().trim().min(1).max(PROJECT_NAME_MAX),
+  project_name: displayName(PROJECT_NAME_MAX),
   flavor: flavorSchema,
   ssh_public_key: z.string().optional(),
 });

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { displayName } from './validation';
 import { FULL_KEY_PATTERN, KEY_PREFIX_PATTERN } from '../domain/api-keys';
 import { timestampSchema } from './timestamps';
 
@@ -19,7 +20,7 @@ export const createdApiKeySchema = apiKeyInfoSchema.extend({ full_key: z.string(
 export type CreatedApiKey = z.infer<typeof createdApiKeySchema>;
 
 /** The body is optional; so is its one field. */
-export const createKeyBodySchema = z.strictObject({ name: z.string().trim().min(1).max(KEY_NAME_MAX).optional() }).optional();
+export const createKeyBodySchema = z.strictObject({ name: displayName(KEY_NAME_MAX).optional() }).optional();
 export type CreateKeyBody = z.infer<typeof createKeyBodySchema>;
 
 export const revokedKeySchema = z.strictObject({ ok: z.boolean(), id: z.number().int() });

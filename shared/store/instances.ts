@@ -7,6 +7,7 @@ import { batchGetAll, readAll, transactWrite, whenConditionHolds } from './dynam
 import { instanceDetailSchema, instanceStatusSchema, planSchema, sshKeySchema, type InstanceStatus } from '../schemas/instances';
 import { finishJobUpdate, newJobPut, type Job, type JobFinish } from './jobs';
 import { releaseCapacityItem, reserveCapacityItem, type CapacityPool } from './counters';
+import { requestGuardItems, throwIfGuardFailed } from './request-guard';
 
 /**
  * The stored item: the API's detail fields plus what only the service sees (extra attributes are ignored). The
@@ -69,21 +70,21 @@ function exhaustedPool(error: unknown, reserve: readonly CapacityPool[]): Capaci
  */
 export async function insertInstanceReservingCapacity(instance: InstanceItem, job: Job): Promise<void> {
   const reserve = heldPools(instance);
+  const items = [
+    ...reserve.map(reserveCapacityItem),
+    {
+      Put: {
+        TableName: tableName('instances'),
+        Item: instanceItemSchema.parse({ ...instance, updated_at: instance.created_at }),
+        ConditionExpression: 'attribute_not_exists(instance_id)',
+      },
+    },
+    newJobPut(job),
+  ];
   try {
-    await transactWrite({
-      TransactItems: [
-        ...reserve.map(reserveCapacityItem),
-        {
-          Put: {
-            TableName: tableName('instances'),
-            Item: instanceItemSchema.parse({ ...instance, updated_at: instance.created_at }),
-            ConditionExpression: 'attribute_not_exists(instance_id)',
-          },
-        },
-        newJobPut(job),
-      ],
-    });
+    await transactWrite({ TransactItems: [...items, ...requestGuardItems()] });
   } catch (error) {
+    throwIfGuardFailed(error, items.length);
     const pool = exhaustedPool(error, reserve);
     if (pool) throw new CapacityExhaustedError(pool.kind);
     throw error;
@@ -223,27 +224,27 @@ export interface VersionedUpdate {
 export async function updateInstanceAtVersion(instance: InstanceItem, update: VersionedUpdate): Promise<boolean> {
   const reserve = update.reserve ?? [];
   const expression = setExpression(update.changes);
+  const items = [
+    ...reserve.map(reserveCapacityItem),
+    ...(update.release ?? []).map(releaseCapacityItem),
+    {
+      Update: {
+        TableName: tableName('instances'),
+        Key: { instance_id: instance.instance_id },
+        ...expression,
+        ConditionExpression: 'version = :version',
+        ExpressionAttributeValues: { ...expression.ExpressionAttributeValues, ':version': instance.version },
+      },
+    },
+    ...(update.checks ?? []),
+    ...(update.job ? [newJobPut(update.job)] : []),
+    ...(update.finish ? [finishJobUpdate(update.finish)] : []),
+  ];
   try {
-    await transactWrite({
-      TransactItems: [
-        ...reserve.map(reserveCapacityItem),
-        ...(update.release ?? []).map(releaseCapacityItem),
-        {
-          Update: {
-            TableName: tableName('instances'),
-            Key: { instance_id: instance.instance_id },
-            ...expression,
-            ConditionExpression: 'version = :version',
-            ExpressionAttributeValues: { ...expression.ExpressionAttributeValues, ':version': instance.version },
-          },
-        },
-        ...(update.checks ?? []),
-        ...(update.job ? [newJobPut(update.job)] : []),
-        ...(update.finish ? [finishJobUpdate(update.finish)] : []),
-      ],
-    });
+    await transactWrite({ TransactItems: [...items, ...requestGuardItems()] });
     return true;
   } catch (error) {
+    throwIfGuardFailed(error, items.length);
     const pool = exhaustedPool(error, reserve);
     if (pool) throw new CapacityExhaustedError(pool.kind);
     if (error instanceof TransactionCanceledException) {
@@ -252,7 +253,7 @@ export async function updateInstanceAtVersion(instance: InstanceItem, update: Ve
       const checked = reasons.slice(instanceIndex, instanceIndex + 1 + (update.checks?.length ?? 0));
       if (checked.some((reason) => reason.Code === 'ConditionalCheckFailed')) return false;
       // The job had already ended (a delete cancelled it): the state change stands on its own.
-      if (update.finish && reasons.at(-1)?.Code === 'ConditionalCheckFailed') return updateInstanceAtVersion(instance, { ...update, finish: undefined });
+      if (update.finish && reasons[items.length - 1]?.Code === 'ConditionalCheckFailed') return updateInstanceAtVersion(instance, { ...update, finish: undefined });
     }
     throw error;
   }

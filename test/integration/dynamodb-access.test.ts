@@ -93,5 +93,6 @@ describe('declared DynamoDB access', () => {
 
     expect(observed.size).toBeGreaterThan(15);
     expect(undeclared).toEqual([]);
-  });
+    // A whole walk of the service: more than the default minute on a busy machine.
+  }, 240_000);
 });

@@ -1,0 +1,107 @@
+import type { MiddlewareStack } from '@smithy/types';
+import { dynamo } from '../../shared/aws';
+import { issueApiKey } from '../../shared/domain/accounts';
+import { revokeKey } from '../../shared/domain/key-management';
+import { useTestRuntime, type TestAccount } from '../support/runtime';
+
+const runtime = useTestRuntime();
+
+type AnyStack = MiddlewareStack<object, object>;
+
+/**
+ * Revokes `keyId` at the moment the handler sends its first `commandName` call (on `table`, if named), before that
+ * call goes out: the key was good when the request was authenticated and is revoked before its own work lands.
+ */
+function revokeJustBefore(commandName: string, account: TestAccount, keyId: number, table?: string): void {
+  const stack = dynamo().middlewareStack as unknown as AnyStack;
+  let armed = true;
+  stack.add(
+    (next, context) => async (args) => {
+      const input = (args as { input?: { TableName?: string } }).input;
+      if (armed && (context as { commandName?: string }).commandName === commandName && (!table || input?.TableName === table)) {
+        armed = false;
+        await revokeKey(account.accountId, keyId);
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'revokeMidRequest' },
+  );
+}
+afterEach(() => void (dynamo().middlewareStack as unknown as AnyStack).remove('revokeMidRequest'));
+
+/** The account with a second key, which makes the request and is revoked while it runs. */
+async function accountWithDoomedKey(): Promise<{ account: TestAccount; doomed: string; doomedId: number }> {
+  const account = await runtime.newAccount();
+  const { fullKey, record } = await issueApiKey(account.accountId, 'doomed');
+  return { account, doomed: fullKey, doomedId: record.id };
+}
+
+const REVOKED = { error: 'Invalid or revoked API key', request_id: expect.any(String) };
+
+describe('revocation in flight', () => {
+  it.each([
+    ['an action', 'reboot'],
+    ['a delete', 'delete'],
+  ])('refuses %s whose key is revoked before its write commits (401), changing nothing, upstream included', async (_, what) => {
+    const { account, doomed, doomedId } = await accountWithDoomedKey();
+    const instance = await runtime.activeInstance(account.apiKey);
+    const upstreamBefore = runtime.simulator.state().calls;
+    revokeJustBefore('TransactWriteItemsCommand', account, doomedId);
+
+    const response =
+      what === 'delete'
+        ? await runtime.call('DELETE', `/api/v1/instances/${instance.instance_id}`, { apiKey: doomed })
+        : await runtime.call('POST', `/api/v1/instances/${instance.instance_id}/actions`, { apiKey: doomed, body: { type: what } });
+    const after = await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey: account.apiKey });
+
+    expect([response.status, response.body]).toEqual([401, REVOKED]);
+    expect([after.status, after.body.status]).toEqual([200, 'active']);
+    expect(runtime.simulator.state().calls['POST /v2/droplets/{id}/actions'] ?? 0).toBe(upstreamBefore['POST /v2/droplets/{id}/actions'] ?? 0);
+  });
+
+  it('refuses a create whose key is revoked before its write commits (401), creating nothing and using no deploy', async () => {
+    const { account, doomed, doomedId } = await accountWithDoomedKey();
+    revokeJustBefore('TransactWriteItemsCommand', account, doomedId);
+
+    const response = await runtime.call('POST', '/api/v1/instances', { apiKey: doomed, body: { project_name: 'p', flavor: 's-1vcpu-2gb' } });
+    const listed = await runtime.call('GET', '/api/v1/instances', { apiKey: account.apiKey });
+    const next = await runtime.call('POST', '/api/v1/instances', { apiKey: account.apiKey, body: { project_name: 'q', flavor: 's-1vcpu-2gb' } });
+
+    expect([response.status, response.body]).toEqual([401, REVOKED]);
+    expect(listed.body).toEqual([]);
+    expect(next.headers.get('ratelimit')).toMatch(/"deploy";r=4;/);
+  });
+
+  it('refuses a read whose key is revoked after authentication (401), with no instance in the answer', async () => {
+    const { account, doomed, doomedId } = await accountWithDoomedKey();
+    const instance = await runtime.activeInstance(account.apiKey);
+    // Authentication's last round reads the account: the key goes just before it, so only the re-check can see it.
+    revokeJustBefore('GetItemCommand', account, doomedId, runtime.tableNames.accounts);
+
+    const listed = await runtime.call('GET', '/api/v1/instances', { apiKey: doomed });
+
+    expect([listed.status, listed.body]).toEqual([401, REVOKED]);
+    expect(JSON.stringify(listed.body)).not.toContain(String(instance.root_password));
+  });
+
+  it('checks again before each upstream attempt: revoked during a slow, refused first attempt, nothing more is sent', async () => {
+    const { account, doomed, doomedId } = await accountWithDoomedKey();
+    const instance = await runtime.activeInstance(account.apiKey);
+    const actions = () => runtime.simulator.state().calls['POST /v2/droplets/{id}/actions'] ?? 0;
+    const before = actions();
+    await runtime.simulator.control.faults({ latency_ms: 2_500, latency_match: 'POST /v2/droplets/', fail_next: 1, status: 429 });
+
+    const [response] = await Promise.all([
+      runtime.call('POST', `/api/v1/instances/${instance.instance_id}/actions`, { apiKey: doomed, body: { type: 'reboot' } }),
+      new Promise((resolve) => setTimeout(resolve, 500)).then(() => revokeKey(account.accountId, doomedId)),
+    ]);
+    await runtime.simulator.control.faults({ latency_ms: 0 });
+    const sent = actions() - before;
+    const after = await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey: account.apiKey });
+    const retry = await runtime.call('POST', `/api/v1/instances/${instance.instance_id}/actions`, { apiKey: account.apiKey, body: { type: 'reboot' } });
+
+    expect([response.status, response.body]).toEqual([401, REVOKED]);
+    expect(sent).toBe(1);
+    expect([after.body.status, retry.status]).toEqual(['active', 200]);
+  });
+});
