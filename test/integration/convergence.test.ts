@@ -1,13 +1,12 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { randomUUID } from 'node:crypto';
-import { dynamo } from '../../shared/aws';
 import { reconcile } from '../../shared/domain/reconciler';
 import { getInstanceItem, updateInstanceAtVersion } from '../../shared/store/instances';
-import { getJob, insertJob, type Job } from '../../shared/store/jobs';
+import { getJob, insertJob } from '../../shared/store/jobs';
+import { newJob } from '../../shared/domain/jobs';
 import { upstream } from '../../shared/upstream';
 import { powerOffForBilling } from '../../shared/domain/lifecycle';
 import { setBillingState } from '../support/accounts';
 import { useTestRuntime } from '../support/runtime';
+import { capacityUsed } from '../support/capacity';
 
 /**
  * Records converge to what the upstream really did, under the faults that make its answers ambiguous: a start call
@@ -22,10 +21,6 @@ const action = (apiKey: string, id: number, body: unknown) => runtime.call('POST
 const serverOf = (vpsId: string) => runtime.simulator.state().droplets.find((d) => d.id === Number(vpsId));
 const later = () => Date.now() + 10 * 60_000;
 
-async function capacityUsed(name: string): Promise<number> {
-  const { Item } = await dynamo().send(new GetCommand({ TableName: runtime.tableNames.counters, Key: { name }, ConsistentRead: true }));
-  return (Item?.used as number | undefined) ?? 0;
-}
 
 async function stoppedInstance(apiKey: string, flavor = 's-1vcpu-2gb') {
   const instance = await runtime.activeInstance(apiKey, flavor);
@@ -112,22 +107,11 @@ describe('status checks that fail while the upstream action runs on', () => {
 });
 
 describe('no job runs forever', () => {
-  /** A job recorded as running with no execution behind it (as after a crash between two writes). */
-  const runningJob = (type: Job['type'], instance: { instance_id: number; account_id: string }): Job => ({
-    job_id: randomUUID(),
-    type,
-    instance_id: instance.instance_id,
-    account_id: instance.account_id,
-    status: 'running',
-    started_at: new Date().toISOString(),
-    finished_at: null,
-    error: null,
-  });
 
   it('ends a provision job left running after its instance became active as succeeded', async () => {
     const { apiKey } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
-    const job = runningJob('provision', (await getInstanceItem(detail.instance_id))!);
+    const job = newJob('provision', (await getInstanceItem(detail.instance_id))!);
     await insertJob(job);
 
     const report = await reconcile(later());
@@ -139,7 +123,7 @@ describe('no job runs forever', () => {
   it('ends an action job its instance no longer points at as failed, and leaves the instance as it is', async () => {
     const { apiKey } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
-    const job = runningJob('reboot', (await getInstanceItem(detail.instance_id))!);
+    const job = newJob('reboot', (await getInstanceItem(detail.instance_id))!);
     await insertJob(job);
 
     await reconcile(later());
@@ -155,7 +139,7 @@ describe('no job runs forever', () => {
     const { apiKey } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
     const instance = (await getInstanceItem(detail.instance_id))!;
-    const job = runningJob('power_off', instance);
+    const job = newJob('power_off', instance);
     await updateInstanceAtVersion(instance, { changes: { active_job_id: job.job_id }, job });
     await runtime.simulator.control.config({ action_ms: 1_500 });
     await (await upstream()).startAction(Number(detail.vps_id), { type: 'shutdown' });

@@ -1,4 +1,4 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../../shared/aws';
 import { runMeter } from '../../shared/domain/billing';
 import { serviceTag, upstreamTagOf } from '../../shared/domain/instances';
@@ -6,7 +6,7 @@ import { reconcile } from '../../shared/domain/reconciler';
 import { getInstanceItem, updateInstanceAtVersion } from '../../shared/store/instances';
 import { listLedgerEntries } from '../../shared/store/ledger';
 import { upstream } from '../../shared/upstream';
-import { capacityCounters, capacityHeldByInstances } from '../support/capacity';
+import { capacityCounters, capacityHeldByInstances, capacityUsed } from '../support/capacity';
 import { useTestRuntime } from '../support/runtime';
 import { prepareCommand } from '../../infra/ops/commands';
 
@@ -28,10 +28,6 @@ const jobsOf = async (instanceId: number) => {
   return Items;
 };
 
-async function capacityUsed(name: string): Promise<number> {
-  const { Item } = await dynamo().send(new GetCommand({ TableName: runtime.tableNames.counters, Key: { name }, ConsistentRead: true }));
-  return (Item?.used as number | undefined) ?? 0;
-}
 
 describe('one server per instance', () => {
   it('keeps one server when a create times out and is carried out after the retry looked', async () => {

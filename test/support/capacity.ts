@@ -1,4 +1,4 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../../shared/aws';
 import { tableName } from '../../shared/config';
 import { capacityCounterName } from '../../shared/store/counters';
@@ -26,4 +26,10 @@ export async function capacityHeldByInstances(): Promise<Record<string, number>>
     }
   }
   return held;
+}
+
+/** The units in use on one capacity counter, e.g. `capacity#tier#s-1vcpu-2gb`. */
+export async function capacityUsed(name: string): Promise<number> {
+  const { Item } = await dynamo().send(new GetCommand({ TableName: tableName('counters'), Key: { name }, ConsistentRead: true }));
+  return (Item?.used as number | undefined) ?? 0;
 }
