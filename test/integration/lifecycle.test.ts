@@ -307,7 +307,8 @@ describe('live status in GET /api/v1/instances/{instance_id}', () => {
 
     await runtime.simulator.control.faults({ fail_next: 1, status: 500 });
     const failing = await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey });
-    await runtime.simulator.control.faults({ latency_ms: 3_000 });
+    // Far slower than the live read's 800 ms budget, so that only a detail that waited for the upstream comes near it.
+    await runtime.simulator.control.faults({ latency_ms: 15_000 });
     const started = Date.now();
     const slow = await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey });
     const elapsed = Date.now() - started;
@@ -315,6 +316,6 @@ describe('live status in GET /api/v1/instances/{instance_id}', () => {
 
     expect([failing.status, failing.body.status]).toEqual([200, 'active']);
     expect([slow.status, slow.body.status]).toEqual([200, 'active']);
-    expect(elapsed).toBeLessThan(2_500);
+    expect(elapsed).toBeLessThan(10_000);
   });
 });
