@@ -1,4 +1,5 @@
 import type { FunctionAccess } from './access';
+import { consoleRoutes } from './console-routes';
 
 /**
  * The HTTP route table, shared by the CDK stack (one Lambda per route behind the HTTP API) and the local
@@ -110,6 +111,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: 'none',
     access: {},
   },
+  ...consoleRoutes,
   {
     name: 'NotFound',
     method: 'ANY',

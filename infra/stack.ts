@@ -8,6 +8,9 @@ import { tableNames, tables, type TableName } from './tables';
 import { workflowNames, workflows, type WorkflowName } from './workflows';
 import { mergeAccess, type ApiFunction, type ServiceContext } from './constructs/api-function';
 import { HttpApi } from './constructs/http-api';
+import { ConsoleSite, throttleRoutes } from './constructs/console-site';
+import { CONSOLE_PATH } from './console-headers';
+import { consoleRoutes } from './console-routes';
 import { Operations } from './constructs/operations';
 import { ServiceTable } from './constructs/table';
 import { Workflow } from './constructs/workflow';
@@ -35,6 +38,8 @@ interface ServiceConfig {
   readonly tierCapacity: number;
   /** Comma-separated origins of the service's web pages when they live on another host than the API. */
   readonly trustedOrigins: string;
+  /** The console's e-mail sender; SES must have it or its domain verified. Default `no-reply@<instance domain>`. */
+  readonly mailFrom: string;
 }
 
 function contextValue(scope: Construct, key: string, fallback: string | undefined): string {
@@ -51,15 +56,17 @@ function positiveIntegerContext(scope: Construct, key: string, fallback: string)
 
 function configFromContext(scope: Construct): ServiceConfig {
   const stage = stageOf(scope);
+  const instanceDomainSuffix = contextValue(scope, 'instanceDomainSuffix', stage === 'dev' ? 'vps.example.net' : undefined);
   return {
     stage,
     // Only dev may fall back to the placeholder domain; a real stage must name its own.
-    instanceDomainSuffix: contextValue(scope, 'instanceDomainSuffix', stage === 'dev' ? 'vps.example.net' : undefined),
+    instanceDomainSuffix,
     upstreamBaseUrl: contextValue(scope, 'upstreamBaseUrl', 'https://api.digitalocean.com'),
     provisionTimeoutSeconds: positiveIntegerContext(scope, 'provisionTimeoutSeconds', '600'),
     ipv4PoolSize: positiveIntegerContext(scope, 'ipv4PoolSize', stage === 'prod' ? '1000' : '50'),
     tierCapacity: positiveIntegerContext(scope, 'tierCapacity', stage === 'prod' ? '200' : '10'),
     trustedOrigins: String(scope.node.tryGetContext('trustedOrigins') ?? ''),
+    mailFrom: contextValue(scope, 'mailFrom', `no-reply@${instanceDomainSuffix}`),
   };
 }
 
@@ -72,6 +79,7 @@ export class ServiceStack extends Stack {
   readonly upstreamToken: secretsmanager.Secret;
   readonly scheduled: Readonly<Record<ScheduleName, ScheduledFunction>>;
   readonly operations: Operations;
+  readonly console: ConsoleSite;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -99,6 +107,10 @@ export class ServiceStack extends Stack {
         DEFAULT_IPV4_POOL_SIZE: String(config.ipv4PoolSize),
         DEFAULT_TIER_CAPACITY: String(config.tierCapacity),
         TRUSTED_ORIGINS: config.trustedOrigins,
+      },
+      mail: {
+        from: config.mailFrom,
+        identityArn: this.formatArn({ service: 'ses', resource: 'identity', resourceName: config.mailFrom.split('@')[1] ?? config.mailFrom }),
       },
     };
 
@@ -133,8 +145,23 @@ export class ServiceStack extends Stack {
       },
     });
 
+    this.console = this.addConsole(config.trustedOrigins, removalPolicy);
     this.operations = this.addOperations(config.stage);
     this.addOutputs(config.upstreamBaseUrl);
+  }
+
+  /**
+   * The console and the API behind one CloudFront origin. The API's functions learn that origin (links in e-mails,
+   * the Origin check), and the console's sign-in routes get their own throttling.
+   */
+  private addConsole(trustedOrigins: string, removalPolicy: RemovalPolicy): ConsoleSite {
+    const site = new ConsoleSite(this, 'Console', { httpApi: this.api.api, removalPolicy });
+    for (const fn of Object.values(this.api.functions)) {
+      fn.function.addEnvironment('CONSOLE_URL', `${site.origin}${CONSOLE_PATH}`);
+      fn.function.addEnvironment('TRUSTED_ORIGINS', [trustedOrigins, site.origin].filter(Boolean).join(','));
+    }
+    throttleRoutes(this.api.stage, consoleRoutes.filter((route) => route.auth === 'none').map((route) => `${route.method} ${route.path}`));
+    return site;
   }
 
   /** The dashboard and alarms over every function, in one group per part of the service, and every workflow. */
@@ -174,6 +201,7 @@ export class ServiceStack extends Stack {
 
   private addOutputs(upstreamBaseUrl: string): void {
     new CfnOutput(this, outputNames.apiUrl, { value: this.api.url });
+    new CfnOutput(this, outputNames.consoleUrl, { value: `${this.console.origin}${CONSOLE_PATH}` });
     new CfnOutput(this, outputNames.upstreamTokenSecretArn, { value: this.upstreamToken.secretArn });
     new CfnOutput(this, outputNames.upstreamBaseUrl, { value: upstreamBaseUrl });
     new CfnOutput(this, outputNames.alarmTopicArn, { value: this.operations.alarmTopic.topicArn });

@@ -33,6 +33,19 @@ export interface Config {
   readonly actionTimeoutSeconds: number;
   readonly defaultIpv4PoolSize: number;
   readonly defaultTierCapacity: number;
+  readonly console: ConsoleConfig;
+}
+
+export interface ConsoleConfig {
+  /** The console's address for links in e-mails; configured, never taken from a request (a forged Host would redirect them). */
+  readonly url: string;
+  /** Local runtime only: write each outgoing message as a file here instead of sending it through SES. */
+  readonly mailDir: string | undefined;
+  readonly mailFrom: string;
+  /** The Secure cookie attribute; off only on the local http runtime. */
+  readonly secureCookies: boolean;
+  /** Brute-force limits, each per 15-minute window. */
+  readonly limits: { readonly perAddress: number; readonly failedSignInsPerEmail: number; readonly mailsPerEmail: number };
 }
 
 function integer(name: string, fallback: number): number {
@@ -71,6 +84,17 @@ function load(): Config {
     actionTimeoutSeconds: integer('ACTION_TIMEOUT_SECONDS', 900),
     defaultIpv4PoolSize: integer('DEFAULT_IPV4_POOL_SIZE', 1000),
     defaultTierCapacity: integer('DEFAULT_TIER_CAPACITY', 200),
+    console: {
+      url: process.env.CONSOLE_URL ?? '',
+      mailDir: process.env.MAIL_DIR || undefined,
+      mailFrom: process.env.MAIL_FROM ?? '',
+      secureCookies: process.env.INSECURE_COOKIES !== 'true',
+      limits: {
+        perAddress: integer('AUTH_LIMIT_PER_ADDRESS', 30),
+        failedSignInsPerEmail: integer('AUTH_LIMIT_FAILED_SIGN_INS_PER_EMAIL', 5),
+        mailsPerEmail: integer('AUTH_LIMIT_MAILS_PER_EMAIL', 3),
+      },
+    },
   };
 }
 

@@ -18,6 +18,7 @@ const SECRET_FIELDS = new Set([
   'token',
   'upstream_token',
   'user_data',
+  'password',
 ]);
 const REDACTED = '[REDACTED]';
 /** Secrets that can hide inside free text: our API keys and OpenSSH private key blocks. */

@@ -41,6 +41,15 @@ export interface ServiceContext {
   readonly upstream?: UpstreamSettings;
   /** Non-secret settings every function receives as environment variables. */
   readonly environment?: Readonly<Record<string, string>>;
+  /** The sender of the console's e-mail (Amazon SES), for functions that send any. */
+  readonly mail?: MailSettings;
+}
+
+export interface MailSettings {
+  /** The From address; SES must have it, or its domain, as a verified identity. */
+  readonly from: string;
+  /** The SES identity the functions may send as. */
+  readonly identityArn: string;
 }
 
 export interface ApiFunctionProps {
@@ -127,6 +136,20 @@ export class ApiFunction extends Construct {
       this.function.addEnvironment('UPSTREAM_BASE_URL', upstream.baseUrl);
       this.function.addEnvironment('UPSTREAM_TOKEN_SECRET_ARN', upstream.tokenSecret.secretArn);
     }
+    if (access.sendsMail) this.grantMail(service);
+  }
+
+  /** SES SendEmail as the one identity, and only with its From address. */
+  private grantMail(service: ServiceContext): void {
+    const mail = required(service.mail, 'the mail settings', this);
+    this.function.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['ses:SendEmail'],
+        resources: [mail.identityArn],
+        conditions: { StringEquals: { 'ses:FromAddress': mail.from } },
+      }),
+    );
+    this.function.addEnvironment('MAIL_FROM', mail.from);
   }
 
   /** The state machine, with its ARN passed to the function. */
@@ -188,5 +211,6 @@ export function mergeAccess(a: FunctionAccess, b: FunctionAccess): FunctionAcces
     startsWorkflows: union(a.startsWorkflows, b.startsWorkflows),
     stopsWorkflows: union(a.stopsWorkflows, b.stopsWorkflows),
     upstream: Boolean(a.upstream || b.upstream),
+    sendsMail: Boolean(a.sendsMail || b.sendsMail),
   };
 }

@@ -30,6 +30,8 @@ export interface LocalRuntimeOptions {
   readonly aroundTask?: LocalStepFunctionsOptions['aroundTask'];
   /** Run the scheduled jobs on timers, as EventBridge Scheduler does on AWS (default true). */
   readonly schedules?: boolean;
+  /** Where outgoing e-mail is written, one file per message (default `.local/mail`). */
+  readonly mailDir?: string;
 }
 
 export interface LocalRuntime {
@@ -39,6 +41,9 @@ export interface LocalRuntime {
   readonly tableNames: Record<TableName, string>;
   /** The simulator's token, for tools that drive the upstream as the service does. */
   readonly upstreamToken: string;
+  /** The account console, served by the gateway. */
+  readonly consoleUrl: string;
+  readonly mailDir: string;
   stop(): Promise<void>;
 }
 
@@ -61,6 +66,7 @@ async function startScheduleTimers(): Promise<NodeJS.Timeout[]> {
 
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
   const upstreamToken = randomBytes(24).toString('hex');
+  const mailDir = options.mailDir ?? resolve(repositoryRoot, '.local/mail');
   const simulator = await startSimulator({ bootMs: options.bootMs, token: upstreamToken });
   const names = localTableNames(options.tablePrefix);
   await createLocalTables(options.dynamodbEndpoint, names);
@@ -79,6 +85,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       upstreamToken,
       tablePrefix: options.tablePrefix,
     }),
+    MAIL_DIR: mailDir,
+    MAIL_FROM: 'VPS Service <no-reply@localhost>',
+    // Plain http: clients that honour Secure would never send the cookie back over it.
+    INSECURE_COOKIES: 'true',
     ...options.env,
   });
   const gateway = await startGateway({
@@ -87,7 +97,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     onRequest: options.onRequest,
     routes: options.routes,
     aroundInvocation: options.aroundInvocation,
+    consoleDir: resolve(repositoryRoot, 'console/dist'),
   });
+  const consoleUrl = `${gateway.url}/console/`;
+  // Known once the gateway has its port, and before any handler has read its configuration.
+  process.env.CONSOLE_URL = consoleUrl;
   const timers = options.schedules === false ? [] : await startScheduleTimers();
 
   return {
@@ -96,6 +110,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     stepFunctions,
     tableNames: names,
     upstreamToken,
+    consoleUrl,
+    mailDir,
     async stop() {
       for (const timer of timers) clearInterval(timer);
       await gateway.close();

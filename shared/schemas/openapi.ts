@@ -12,6 +12,7 @@ import {
   sshKeySchema,
 } from './instances';
 import { jobViewSchema } from './jobs';
+import { consolePaths } from './openapi-console';
 import { apiKeyInfoSchema, createdApiKeySchema, createKeyBodySchema, revokedKeySchema } from './keys';
 
 /**
@@ -227,7 +228,8 @@ const keyRoutes: RouteConfig[] = [
   },
 ];
 
-for (const route of [...instanceRoutes, ...keyRoutes]) registry.registerPath(route);
+const consoleOperations = consolePaths({ sessionCookie: sessionCookie.name, csrfHeader, requestIdHeader, error, rateLimitError: RateLimitError });
+for (const route of [...instanceRoutes, ...keyRoutes, ...consoleOperations]) registry.registerPath(route);
 
 let document: ReturnType<OpenApiGeneratorV31['generateDocument']> | undefined;
 

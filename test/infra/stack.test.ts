@@ -19,6 +19,7 @@ import {
   logicalId,
   policyStatements,
   referencedIds,
+  serviceFunctions,
   synthesize,
   type Resource,
   type Statement,
@@ -96,7 +97,7 @@ describe('ServiceStack (dev)', () => {
 
   beforeAll(() => {
     ({ stack, template } = synthesize('dev'));
-    functions = template.findResources('AWS::Lambda::Function') as Record<string, Resource>;
+    functions = serviceFunctions(template);
     logGroups = template.findResources('AWS::Logs::LogGroup') as Record<string, Resource>;
   });
 
@@ -338,7 +339,7 @@ describe('ServiceStack sizing from context', () => {
     const sized = synthesize('dev', { ipv4PoolSize: '300', tierCapacity: '40', provisionTimeoutSeconds: '900' }).template;
     const defaults = synthesize('dev').template;
     const environmentOf = (template: Template) =>
-      Object.values(template.findResources('AWS::Lambda::Function')).map((fn) => fn.Properties.Environment.Variables as Record<string, string>);
+      Object.values(serviceFunctions(template)).map((fn) => fn.Properties.Environment.Variables as Record<string, string>);
 
     for (const variables of environmentOf(sized)) {
       expect(variables).toMatchObject({ STAGE: 'dev', DEFAULT_IPV4_POOL_SIZE: '300', DEFAULT_TIER_CAPACITY: '40', PROVISION_TIMEOUT_SECONDS: '900' });
