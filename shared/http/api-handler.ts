@@ -111,6 +111,15 @@ const jsonBody = (schema: z.ZodType): MiddlewareObj<Event, ApiResponse, Error, S
   },
 });
 
+/**
+ * The caller's address. Behind CloudFront the connection comes from an edge server, so CloudFront's viewer address
+ * (`ip:port`) is used when present; a direct caller could forge that header, but not the per-e-mail limits.
+ */
+function sourceAddressOf(event: Event): string {
+  const viewer = event.headers['cloudfront-viewer-address'];
+  return viewer ? viewer.slice(0, viewer.lastIndexOf(':')) : event.requestContext.http.sourceIp;
+}
+
 type BodyOf<TSchema> = TSchema extends z.ZodType ? z.output<TSchema> : undefined;
 
 export interface RouteInput<TPrincipal, TBody> {
@@ -149,7 +158,7 @@ function composeRoute<TPrincipal extends Principal, TSchema extends z.ZodType | 
       principal: principal as TPrincipal,
       body: body as BodyOf<TSchema>,
       pathParameters: event.pathParameters ?? {},
-      sourceAddress: event.requestContext.http.sourceIp,
+      sourceAddress: sourceAddressOf(event),
     });
   });
 }

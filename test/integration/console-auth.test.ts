@@ -299,6 +299,18 @@ describe('POST /api/v1/auth/sign-in', () => {
     expect(elsewhere.status).toBe(401);
   });
 
+  it('counts the viewer address CloudFront reports, not the edge server it connects from', async () => {
+    const edge = newAddress();
+    const viewer = (n: number) => ({ 'cloudfront-viewer-address': `198.51.100.${n}:443` });
+    for (let attempt = 0; attempt < 30; attempt++) await send('POST', '/api/v1/auth/forgot-password', { from: edge, body: { email: newEmail() }, headers: viewer(7) });
+
+    const sameViewer = await send('POST', '/api/v1/auth/forgot-password', { from: edge, body: { email: newEmail() }, headers: viewer(7) });
+    const otherViewer = await send('POST', '/api/v1/auth/forgot-password', { from: edge, body: { email: newEmail() }, headers: viewer(8) });
+
+    expect(sameViewer.status).toBe(429);
+    expect(otherViewer.status).toBe(202);
+  });
+
   it('tells an unconfirmed account so only once its password is proven', async () => {
     const from = newAddress();
     const email = newEmail();
