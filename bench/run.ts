@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { routes } from '../infra/routes';
 import { startDynamoDbLocal } from '../infra/local/dynamodb-local';
 import { repositoryRoot } from '../infra/local/runtime';
-import { fixedWindow, rateLimits } from '../shared/domain/rate-limits';
+import { rateLimits } from '../shared/domain/rate-limits';
 import { startBenchServer, type BenchServer } from './client';
 import { bundle, measureColdStart, type ColdStart } from './cold-start';
 import { costOf } from './cost';
@@ -244,8 +244,8 @@ async function rateLimitAccuracy(server: BenchServer, windows = 2, clients = 20,
   if (!account) throw new Error('no account');
   const results: RateLimitWindow[] = [];
   for (let window = 1; window <= windows; window++) {
-    // Start each burst just after a window opens, so that all of it falls in one window.
-    await sleep(fixedWindow('general', Date.now()).resetSeconds * 1000 + 200);
+    // The window slides: each burst after the first waits until every request of the one before has left it.
+    if (window > 1) await sleep(rateLimits.general.windowSeconds * 1000 + 200);
     const load = await runLoad(
       server,
       { name: `window ${window}`, method: 'GET', expectedStatus: 200, request: () => ({ path: '/api/v1/instances', headers: bearer(account) }) },

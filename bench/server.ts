@@ -128,6 +128,7 @@ process.send?.({
         simulatorUrl: runtime.simulator.url,
         upstreamToken: runtime.upstreamToken,
         tablePrefix,
+        secretsKeyFile: runtime.secretsKeyFile,
       }),
       DEFAULT_TIER_CAPACITY: '100000',
       DEFAULT_IPV4_POOL_SIZE: '100000',

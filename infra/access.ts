@@ -1,8 +1,15 @@
 import type { TableName } from './tables';
 import type { WorkflowName } from './workflows';
 
-/** What one function may touch; the CDK stack turns this into IAM grants and nothing more. */
-export type TableAccess = 'read' | 'write' | 'readwrite';
+/**
+ * The DynamoDB operations a function calls on a table, each granted as the IAM action of the same name. A
+ * transaction needs the action of each of its items (PutItem, UpdateItem, DeleteItem, ConditionCheckItem).
+ */
+export type DynamoAction = 'GetItem' | 'BatchGetItem' | 'Query' | 'Scan' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'ConditionCheckItem';
+export type TableAccess = readonly DynamoAction[];
+
+/** Customers' secrets: `seal` encrypts them (KMS GenerateDataKey), `open` decrypts them (KMS Decrypt). */
+export type SecretsAccess = 'seal' | 'open';
 
 export interface FunctionAccess {
   readonly tables?: Partial<Record<TableName, TableAccess>>;
@@ -14,4 +21,6 @@ export interface FunctionAccess {
   readonly upstream?: boolean;
   /** Whether the function sends e-mail (Amazon SES on AWS). */
   readonly sendsMail?: boolean;
+  /** What the function does with customers' sealed secrets. */
+  readonly secrets?: readonly SecretsAccess[];
 }

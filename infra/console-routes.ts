@@ -1,10 +1,12 @@
+import type { FunctionAccess } from './access';
 import type { RouteDefinition } from './routes';
 
 /**
  * The console's routes: self-service sign-up and sign-in under /api/v1/auth, and the account's own figures for
  * its pages. Same pipeline as every other route; the public ones carry their own brute-force limits.
  */
-const limits = { counters: 'readwrite' } as const;
+/** The brute-force windows; sign-in also reads one to give a correct password's attempt back. */
+const limits = { counters: ['UpdateItem'] } as const satisfies FunctionAccess['tables'];
 
 export const consoleRoutes: readonly RouteDefinition[] = [
   {
@@ -13,7 +15,7 @@ export const consoleRoutes: readonly RouteDefinition[] = [
     path: '/api/v1/auth/sign-up',
     entry: 'functions/api/auth-sign-up.ts',
     auth: 'none',
-    access: { tables: { ...limits, logins: 'readwrite', accounts: 'readwrite', authTokens: 'write' }, sendsMail: true },
+    access: { tables: { ...limits, logins: ['GetItem', 'PutItem'], accounts: ['GetItem', 'PutItem'], authTokens: ['PutItem'] }, sendsMail: true },
   },
   {
     name: 'AuthConfirm',
@@ -21,7 +23,7 @@ export const consoleRoutes: readonly RouteDefinition[] = [
     path: '/api/v1/auth/confirm',
     entry: 'functions/api/auth-confirm.ts',
     auth: 'none',
-    access: { tables: { ...limits, authTokens: 'readwrite', accounts: 'readwrite' } },
+    access: { tables: { ...limits, authTokens: ['DeleteItem'], accounts: ['UpdateItem'] } },
   },
   {
     name: 'AuthSignIn',
@@ -29,7 +31,7 @@ export const consoleRoutes: readonly RouteDefinition[] = [
     path: '/api/v1/auth/sign-in',
     entry: 'functions/api/auth-sign-in.ts',
     auth: 'none',
-    access: { tables: { ...limits, logins: 'read', accounts: 'read', sessions: 'write' } },
+    access: { tables: { counters: ['GetItem', 'UpdateItem'], logins: ['GetItem'], accounts: ['GetItem'], sessions: ['PutItem'] } },
   },
   {
     name: 'AuthSignOut',
@@ -37,7 +39,7 @@ export const consoleRoutes: readonly RouteDefinition[] = [
     path: '/api/v1/auth/sign-out',
     entry: 'functions/api/auth-sign-out.ts',
     auth: 'session',
-    access: { tables: { sessions: 'readwrite' } },
+    access: { tables: { sessions: ['DeleteItem'] } },
   },
   {
     name: 'AuthSession',
@@ -53,7 +55,7 @@ export const consoleRoutes: readonly RouteDefinition[] = [
     path: '/api/v1/auth/forgot-password',
     entry: 'functions/api/auth-forgot-password.ts',
     auth: 'none',
-    access: { tables: { ...limits, logins: 'read', accounts: 'read', authTokens: 'write' }, sendsMail: true },
+    access: { tables: { ...limits, logins: ['GetItem'], accounts: ['GetItem'], authTokens: ['PutItem'] }, sendsMail: true },
   },
   {
     name: 'AuthResetPassword',
@@ -61,7 +63,7 @@ export const consoleRoutes: readonly RouteDefinition[] = [
     path: '/api/v1/auth/reset-password',
     entry: 'functions/api/auth-reset-password.ts',
     auth: 'none',
-    access: { tables: { ...limits, authTokens: 'readwrite', logins: 'readwrite', sessions: 'readwrite', accounts: 'readwrite' } },
+    access: { tables: { ...limits, authTokens: ['DeleteItem'], logins: ['UpdateItem'], sessions: ['Query', 'DeleteItem'], accounts: ['UpdateItem'] } },
   },
   {
     name: 'GetAccount',
@@ -77,6 +79,6 @@ export const consoleRoutes: readonly RouteDefinition[] = [
     path: '/api/v1/account/activity',
     entry: 'functions/api/get-account-activity.ts',
     auth: 'session',
-    access: { tables: { ledger: 'read' } },
+    access: { tables: { ledger: ['Query'] } },
   },
 ];

@@ -18,9 +18,17 @@ export interface RouteDefinition {
   readonly entry: string;
   readonly auth: RouteAuth;
   readonly access: FunctionAccess;
+  /** The function's timeout, sized from its worst case. @default DEFAULT_ROUTE_TIMEOUT_SECONDS */
+  readonly timeoutSeconds?: number;
 }
 
 export const DEFAULT_ROUTE = '$default';
+
+/**
+ * Routes that only touch DynamoDB (and Step Functions) finish in well under a second; 10 s leaves room for the
+ * SDK's own throttling retries, a cold start and, on GetInstance, a cold token read plus the 0.8 s live read.
+ */
+export const DEFAULT_ROUTE_TIMEOUT_SECONDS = 10;
 
 export const routes: readonly RouteDefinition[] = [
   {
@@ -30,8 +38,15 @@ export const routes: readonly RouteDefinition[] = [
     entry: 'functions/api/create-instance.ts',
     auth: 'bearer',
     access: {
-      tables: { instances: 'readwrite', jobs: 'write', counters: 'readwrite', idempotency: 'readwrite' },
+      tables: {
+        instances: ['PutItem', 'UpdateItem'],
+        jobs: ['PutItem', 'UpdateItem'],
+        counters: ['UpdateItem'],
+        idempotency: ['PutItem', 'UpdateItem', 'DeleteItem'],
+      },
       startsWorkflows: ['provision'],
+      // Seals the new credentials; opens a stored response to replay it.
+      secrets: ['seal', 'open'],
     },
   },
   {
@@ -40,7 +55,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/instances',
     entry: 'functions/api/list-instances.ts',
     auth: 'bearer',
-    access: { tables: { instances: 'read' } },
+    access: { tables: { instances: ['Query', 'BatchGetItem'] }, secrets: ['open'] },
   },
   {
     name: 'GetInstance',
@@ -49,7 +64,7 @@ export const routes: readonly RouteDefinition[] = [
     entry: 'functions/api/get-instance.ts',
     auth: 'bearer',
     // Writes only to record a live power change it observed upstream.
-    access: { tables: { instances: 'readwrite' }, upstream: true },
+    access: { tables: { instances: ['GetItem', 'UpdateItem'] }, upstream: true, secrets: ['open'] },
   },
   {
     name: 'DeleteInstance',
@@ -57,7 +72,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/instances/{instance_id}',
     entry: 'functions/api/delete-instance.ts',
     auth: 'bearer',
-    access: { tables: { instances: 'readwrite', jobs: 'write' }, startsWorkflows: ['delete'] },
+    access: { tables: { instances: ['GetItem', 'UpdateItem'], jobs: ['PutItem', 'UpdateItem'] }, startsWorkflows: ['delete'] },
   },
   {
     name: 'InstanceAction',
@@ -66,10 +81,19 @@ export const routes: readonly RouteDefinition[] = [
     entry: 'functions/api/instance-action.ts',
     auth: 'bearer',
     access: {
-      tables: { instances: 'readwrite', jobs: 'readwrite', counters: 'readwrite', idempotency: 'readwrite' },
+      tables: {
+        instances: ['GetItem', 'UpdateItem'],
+        jobs: ['GetItem', 'PutItem', 'UpdateItem'],
+        counters: ['UpdateItem'],
+        idempotency: ['PutItem', 'UpdateItem', 'DeleteItem'],
+      },
       startsWorkflows: ['power', 'resize'],
       upstream: true,
     },
+    // Worst case about 15.6 s: auth, idempotency and the claim (1 s), a cold token read (1 s), three 4 s starts
+    // with up to 0.6 s of backoff, then the workflow start and settling (1 s). An attempt that would not end
+    // 1.5 s before the timeout is not sent, so the claim is always withdrawn or handed to the workflow.
+    timeoutSeconds: 20,
   },
   {
     name: 'GetJob',
@@ -77,7 +101,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/jobs/{job_id}',
     entry: 'functions/api/get-job.ts',
     auth: 'bearer',
-    access: { tables: { jobs: 'read' } },
+    access: { tables: { jobs: ['GetItem'] } },
   },
   {
     name: 'ListKeys',
@@ -85,7 +109,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/keys',
     entry: 'functions/api/list-keys.ts',
     auth: 'session',
-    access: { tables: { apiKeys: 'read' } },
+    access: { tables: { apiKeys: ['Query'] } },
   },
   {
     name: 'CreateKey',
@@ -93,7 +117,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/keys',
     entry: 'functions/api/create-key.ts',
     auth: 'session',
-    access: { tables: { apiKeys: 'write', counters: 'readwrite' } },
+    access: { tables: { apiKeys: ['PutItem'], counters: ['UpdateItem'] } },
   },
   {
     name: 'RevokeKey',
@@ -101,7 +125,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/keys/{key_id}',
     entry: 'functions/api/revoke-key.ts',
     auth: 'session',
-    access: { tables: { apiKeys: 'readwrite' } },
+    access: { tables: { apiKeys: ['Query', 'UpdateItem'] } },
   },
   {
     name: 'OpenApiDocument',
@@ -124,7 +148,8 @@ export const routes: readonly RouteDefinition[] = [
 
 /** Tables every route of an auth kind touches before its own work. */
 export const authAccess: Record<RouteAuth, FunctionAccess> = {
-  bearer: { tables: { apiKeys: 'readwrite', accounts: 'read', counters: 'readwrite' } },
-  session: { tables: { sessions: 'read', accounts: 'read' } },
+  // Counters: the rate-limit windows (GetItem only to give a refused create's deploy unit back).
+  bearer: { tables: { apiKeys: ['GetItem', 'UpdateItem'], accounts: ['GetItem'], counters: ['GetItem', 'UpdateItem'] } },
+  session: { tables: { sessions: ['GetItem'], accounts: ['GetItem'] } },
   none: {},
 };

@@ -19,7 +19,8 @@ export const schedules = {
     everyMinutes: 5,
     runAtLocalStart: true,
     access: {
-      tables: { instances: 'readwrite', jobs: 'readwrite', counters: 'readwrite' },
+      // Scans for work to repair: the one kind of function that may.
+      tables: { instances: ['Scan', 'GetItem', 'UpdateItem'], jobs: ['Scan', 'Query', 'PutItem', 'UpdateItem'], counters: ['UpdateItem'] },
       startsWorkflows: workflowNames,
       upstream: true,
     },
@@ -29,7 +30,13 @@ export const schedules = {
     everyMinutes: 5,
     runAtLocalStart: false,
     access: {
-      tables: { instances: 'readwrite', accounts: 'readwrite', ledger: 'readwrite', jobs: 'write' },
+      tables: {
+        instances: ['Scan', 'Query', 'BatchGetItem', 'GetItem', 'UpdateItem'],
+        accounts: ['GetItem', 'UpdateItem'],
+        ledger: ['PutItem'],
+        jobs: ['GetItem', 'PutItem', 'UpdateItem'],
+        counters: ['UpdateItem'],
+      },
       startsWorkflows: ['power'],
       upstream: true,
     },

@@ -1,4 +1,4 @@
-import { CfnOutput, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, RemovalPolicy, Stack, Token, Validations, type Environment, type StackProps } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
@@ -7,12 +7,15 @@ import { authAccess, routes } from './routes';
 import { tableNames, tables, type TableName } from './tables';
 import { workflowNames, workflows, type WorkflowName } from './workflows';
 import { mergeAccess, type ApiFunction, type ServiceContext } from './constructs/api-function';
+import { Backups } from './constructs/backups';
+import { GradualDeployments } from './constructs/gradual-deployments';
 import { HttpApi } from './constructs/http-api';
 import { ConsoleSite, throttleRoutes } from './constructs/console-site';
 import { CONSOLE_PATH } from './console-headers';
 import { consoleRoutes } from './console-routes';
 import { Operations } from './constructs/operations';
 import { ServiceTable } from './constructs/table';
+import { SecretsKey } from './constructs/secrets-key';
 import { Workflow } from './constructs/workflow';
 import { ScheduledFunction } from './constructs/scheduled-function';
 import { schedules, type ScheduleName } from './schedules';
@@ -40,12 +43,21 @@ interface ServiceConfig {
   readonly trustedOrigins: string;
   /** The console's e-mail sender; SES must have it or its domain verified. Default `no-reply@<instance domain>`. */
   readonly mailFrom: string;
+  /** Subscribed to the alarm topic when given. */
+  readonly alarmEmail: string | undefined;
+  /** A backup vault in another region or account that receives a copy of every recovery point. */
+  readonly backupCopyVaultArn: string | undefined;
 }
 
 function contextValue(scope: Construct, key: string, fallback: string | undefined): string {
   const value = scope.node.tryGetContext(key) ?? fallback;
   if (value === undefined || value === '') throw new Error(`context ${key} is required (-c ${key}=...)`);
   return String(value);
+}
+
+function optionalContext(scope: Construct, key: string): string | undefined {
+  const value = scope.node.tryGetContext(key);
+  return value === undefined || value === '' ? undefined : String(value);
 }
 
 function positiveIntegerContext(scope: Construct, key: string, fallback: string): number {
@@ -67,9 +79,31 @@ function configFromContext(scope: Construct): ServiceConfig {
     tierCapacity: positiveIntegerContext(scope, 'tierCapacity', stage === 'prod' ? '200' : '10'),
     trustedOrigins: String(scope.node.tryGetContext('trustedOrigins') ?? ''),
     mailFrom: contextValue(scope, 'mailFrom', `no-reply@${instanceDomainSuffix}`),
+    alarmEmail: optionalContext(scope, 'alarmEmail'),
+    backupCopyVaultArn: optionalContext(scope, 'backupCopyVaultArn'),
   };
 }
 
+/** The steps give up on a server at the provisioning timeout; the execution timeout must not cut that short. */
+function checkProvisionTimeout({ provisionTimeoutSeconds }: ServiceConfig): void {
+  const limit = workflows.provision.timeoutSeconds;
+  if (provisionTimeoutSeconds * 2 > limit) {
+    throw new Error(`context provisionTimeoutSeconds must be at most ${limit / 2} (half the provision execution timeout)`);
+  }
+}
+
+
+/**
+ * Where the stage deploys. Prod is bound to the account and region named in context (`-c account=… -c region=…`),
+ * so that credentials for another account or a shell's default region can never deploy it elsewhere; dev deploys
+ * wherever the shell's credentials point.
+ */
+export function deploymentEnvironment(scope: Construct): Environment {
+  if (stageOf(scope) !== 'prod') return { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
+  const account = contextValue(scope, 'account', undefined);
+  if (!/^\d{12}$/.test(account)) throw new Error('context account must be a 12-digit AWS account id');
+  return { account, region: contextValue(scope, 'region', undefined) };
+}
 
 /** The whole service: tables, upstream token, lifecycle workflows, the HTTP API, its dashboard and alarms. */
 export class ServiceStack extends Stack {
@@ -77,16 +111,26 @@ export class ServiceStack extends Stack {
   readonly workflows: Readonly<Record<WorkflowName, Workflow>>;
   readonly api: HttpApi;
   readonly upstreamToken: secretsmanager.Secret;
+  readonly secretsKey: SecretsKey;
   readonly scheduled: Readonly<Record<ScheduleName, ScheduledFunction>>;
   readonly operations: Operations;
   readonly console: ConsoleSite;
+  readonly apiDeployments: GradualDeployments;
+  readonly backups: Backups;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
-    super(scope, id, props);
+    const stage = stageOf(scope);
+    // Prod can be neither deleted by accident nor synthesized without its account and region.
+    super(scope, id, { ...props, terminationProtection: stage === 'prod' });
+    if (stage === 'prod' && (Token.isUnresolved(this.account) || Token.isUnresolved(this.region))) {
+      throw new Error('prod is bound to an account and a region: -c account=<id> -c region=<region>');
+    }
     const config = configFromContext(this);
+    checkProvisionTimeout(config);
     const retain = config.stage !== 'dev';
     const removalPolicy = retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     this.upstreamToken = this.upstreamTokenSecret(removalPolicy);
+    this.secretsKey = new SecretsKey(this, 'SecretsKey', { removalPolicy });
 
     this.tables = Object.fromEntries(
       tableNames.map((name) => [
@@ -94,6 +138,12 @@ export class ServiceStack extends Stack {
         new ServiceTable(this, `${pascal(name)}Table`, { definition: tables[name], retain }),
       ]),
     ) as Record<TableName, ServiceTable>;
+    this.backups = new Backups(this, 'Backups', {
+      tables: [this.tables.accounts, this.tables.ledger, this.tables.instances],
+      ledger: this.tables.ledger,
+      copyVaultArn: config.backupCopyVaultArn,
+      retain,
+    });
 
     const service: ServiceContext = {
       stage: config.stage,
@@ -101,6 +151,7 @@ export class ServiceStack extends Stack {
       tables: this.tables,
       stateMachines: {},
       upstream: { baseUrl: config.upstreamBaseUrl, tokenSecret: this.upstreamToken },
+      secretsKey: this.secretsKey,
       environment: {
         INSTANCE_DOMAIN_SUFFIX: config.instanceDomainSuffix,
         PROVISION_TIMEOUT_SECONDS: String(config.provisionTimeoutSeconds),
@@ -146,7 +197,12 @@ export class ServiceStack extends Stack {
     });
 
     this.console = this.addConsole(config.trustedOrigins, removalPolicy);
-    this.operations = this.addOperations(config.stage);
+    this.operations = this.addOperations(config);
+    // A new version of a route takes 10 % of its traffic for 5 minutes; an API 5xx or latency alarm rolls it back.
+    this.apiDeployments = new GradualDeployments(this, 'ApiDeployments', {
+      aliases: Object.fromEntries(Object.entries(this.api.functions).map(([name, fn]) => [name, fn.alias])),
+      rollbackAlarms: [this.operations.api5xxAlarm, this.operations.apiLatencyAlarm],
+    });
     this.addOutputs(config.upstreamBaseUrl);
   }
 
@@ -165,7 +221,7 @@ export class ServiceStack extends Stack {
   }
 
   /** The dashboard and alarms over every function, in one group per part of the service, and every workflow. */
-  private addOperations(stage: Stage): Operations {
+  private addOperations({ stage, alarmEmail }: ServiceConfig): Operations {
     const functionsOf = (group: Readonly<Record<string, ApiFunction>>) => Object.values(group).map((fn) => fn.function);
     const stepGroups = workflowNames.map((name) => [`${pascal(name)}Steps`, functionsOf(this.workflows[name].steps)]);
     return new Operations(this, 'Operations', {
@@ -178,19 +234,30 @@ export class ServiceStack extends Stack {
       },
       stateMachines: Object.fromEntries(workflowNames.map((name) => [pascal(name), this.workflows[name].stateMachine])),
       meter: this.scheduled.meter.function.function,
+      scheduledJobs: Object.fromEntries(
+        (Object.keys(schedules) as ScheduleName[]).map((name) => [
+          name,
+          { function: this.scheduled[name].function.function, everyMinutes: schedules[name].everyMinutes },
+        ]),
+      ),
+      tables: this.tables,
+      accessLogs: this.api.accessLogs,
+      alarmEmail,
     });
   }
 
   /**
-   * Created by the stack, so its exact ARN (no name-suffix wildcard) goes into the grants. Deploys store a
-   * generated placeholder; the operator puts the real upstream token with `aws secretsmanager put-secret-value`.
+   * Created by the stack, so its exact ARN (no name-suffix wildcard) goes into the grants, but created empty: the
+   * operator puts the token (`aws secretsmanager put-secret-value`), and no template change can ever make
+   * CloudFormation generate a value over it, as a generator block would on any change to it.
    */
   private upstreamTokenSecret(removalPolicy: RemovalPolicy): secretsmanager.Secret {
     const secret = new secretsmanager.Secret(this, 'UpstreamToken', {
-      description: 'Upstream compute API token; replace the generated placeholder with the real token',
-      generateSecretString: { passwordLength: 32, excludePunctuation: true },
+      description: 'Upstream compute API token, put by the operator; the stack never sets or generates its value',
       removalPolicy,
     });
+    // Without a generator and without a value, CloudFormation creates the secret with no value at all.
+    (secret.node.defaultChild as secretsmanager.CfnSecret).addPropertyDeletionOverride('GenerateSecretString');
     Validations.of(secret).acknowledge({
       id: 'AwsSolutions-SMG4',
       reason:

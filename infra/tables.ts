@@ -9,10 +9,17 @@ export interface KeyDefinition {
   readonly type: AttributeType;
 }
 
+/**
+ * What an index copies from its table besides the keys: only the attributes its queries read, so that no index
+ * holds a second copy of anything else (and never a customer's secret).
+ */
+export type IndexProjection = { readonly type: 'KEYS_ONLY' } | { readonly type: 'INCLUDE'; readonly attributes: readonly string[] };
+
 export interface IndexDefinition {
   readonly indexName: string;
   readonly partitionKey: KeyDefinition;
   readonly sortKey?: KeyDefinition;
+  readonly projection: IndexProjection;
 }
 
 export interface TableDefinition {
@@ -35,8 +42,12 @@ export const tables = {
     envVar: 'API_KEYS_TABLE',
     partitionKey: { name: 'key_hash', type: 'S' },
     globalSecondaryIndexes: [
-      { indexName: 'by_account', partitionKey: { name: 'account_id', type: 'S' }, sortKey: { name: 'id', type: 'N' } },
-      { indexName: 'by_id', partitionKey: { name: 'id', type: 'N' } },
+      {
+        indexName: 'by_account',
+        partitionKey: { name: 'account_id', type: 'S' },
+        sortKey: { name: 'id', type: 'N' },
+        projection: { type: 'INCLUDE', attributes: ['name', 'key_prefix', 'is_active', 'created_at', 'last_used_at', 'revoked_at'] },
+      },
     ],
   },
   sessions: {
@@ -44,7 +55,7 @@ export const tables = {
     partitionKey: { name: 'session_hash', type: 'S' },
     timeToLiveAttribute: TTL_ATTRIBUTE,
     // Sign-out everywhere (a password reset) finds an account's sessions through it.
-    globalSecondaryIndexes: [{ indexName: 'by_account', partitionKey: { name: 'account_id', type: 'S' } }],
+    globalSecondaryIndexes: [{ indexName: 'by_account', partitionKey: { name: 'account_id', type: 'S' }, projection: { type: 'KEYS_ONLY' } }],
   },
   /** Console sign-in: one item per e-mail address, so the address is unique by a conditional put. */
   logins: {
@@ -65,6 +76,8 @@ export const tables = {
         indexName: 'by_account',
         partitionKey: { name: 'account_id', type: 'S' },
         sortKey: { name: 'created_at', type: 'S' },
+        // The list reads the instances themselves by these keys, consistently.
+        projection: { type: 'KEYS_ONLY' },
       },
     ],
   },
@@ -72,7 +85,12 @@ export const tables = {
     envVar: 'JOBS_TABLE',
     partitionKey: { name: 'job_id', type: 'S' },
     globalSecondaryIndexes: [
-      { indexName: 'by_instance', partitionKey: { name: 'instance_id', type: 'N' }, sortKey: { name: 'started_at', type: 'S' } },
+      {
+        indexName: 'by_instance',
+        partitionKey: { name: 'instance_id', type: 'N' },
+        sortKey: { name: 'started_at', type: 'S' },
+        projection: { type: 'INCLUDE', attributes: ['type', 'account_id', 'status', 'finished_at', 'error'] },
+      },
     ],
   },
   ledger: {

@@ -8,10 +8,20 @@ import type { FunctionAccess } from './access';
 export interface WorkflowStep {
   readonly entry: string;
   readonly access: FunctionAccess;
+  /** The function's timeout, sized from its worst case. @default DEFAULT_STEP_TIMEOUT_SECONDS */
+  readonly timeoutSeconds?: number;
 }
+
+/**
+ * A step makes at most two upstream calls of 10 s each, plus DynamoDB and a cold token read. A call that could
+ * not end before the timeout is not started: the step fails with UpstreamTransientError and its Retry runs it again.
+ */
+export const DEFAULT_STEP_TIMEOUT_SECONDS = 30;
 
 export interface WorkflowDefinition {
   readonly definitionFile: string;
+  /** The execution timeout the ASL file's top-level TimeoutSeconds sets; a test holds the two equal. */
+  readonly timeoutSeconds: number;
   /** Environment variable through which functions learn the state machine ARN. */
   readonly envVar: string;
   readonly steps: Readonly<Record<string, WorkflowStep>>;
@@ -22,29 +32,36 @@ export type WorkflowName = (typeof workflowNames)[number];
 
 /** Workflow steps read and settle instances, jobs and capacity, and call the upstream. */
 const lifecycleStepAccess: FunctionAccess = {
-  tables: { instances: 'readwrite', jobs: 'readwrite', counters: 'readwrite' },
+  tables: { instances: ['GetItem', 'UpdateItem'], jobs: ['UpdateItem'], counters: ['UpdateItem'] },
   upstream: true,
 };
 
-const step = (entry: string, access: FunctionAccess = lifecycleStepAccess): WorkflowStep => ({
+const step = (entry: string, access: FunctionAccess = lifecycleStepAccess, timeoutSeconds?: number): WorkflowStep => ({
   entry: `functions/workflow/${entry}.ts`,
   access,
+  timeoutSeconds,
 });
 
 export const workflows = {
   provision: {
     definitionFile: 'statemachines/provision.asl.json',
+    // Well past the service's provisioning timeout (10 minutes), after which the steps compensate themselves.
+    timeoutSeconds: 1800,
     envVar: 'PROVISION_STATE_MACHINE_ARN',
     steps: {
-      CreateServerFunctionArn: step('provision-create-server'),
+      // Opens the root password to write it into the server's user data.
+      CreateServerFunctionArn: step('provision-create-server', { ...lifecycleStepAccess, secrets: ['open'] }),
       CheckServerFunctionArn: step('provision-check-server'),
       CompensateFunctionArn: step('provision-compensate'),
     },
   },
   power: {
     definitionFile: 'statemachines/power.asl.json',
+    // Each upstream action has its own 15-minute budget inside the steps; this only stops a run that hangs.
+    timeoutSeconds: 3600,
     envVar: 'POWER_STATE_MACHINE_ARN',
     steps: {
+      FindActionFunctionArn: step('action-find'),
       CheckActionFunctionArn: step('action-check'),
       FinishPowerFunctionArn: step('power-finish'),
       FailActionFunctionArn: step('action-fail'),
@@ -52,25 +69,31 @@ export const workflows = {
   },
   resize: {
     definitionFile: 'statemachines/resize.asl.json',
+    timeoutSeconds: 3600,
     envVar: 'RESIZE_STATE_MACHINE_ARN',
     steps: {
+      FindActionFunctionArn: step('action-find'),
       CheckActionFunctionArn: step('action-check'),
-      StartActionFunctionArn: step('action-start'),
+      // Reads the job to learn whether its start was already attempted.
+      StartActionFunctionArn: step('action-start', { ...lifecycleStepAccess, tables: { ...lifecycleStepAccess.tables, jobs: ['GetItem', 'UpdateItem'] } }),
       FinishResizeFunctionArn: step('resize-finish'),
       FailActionFunctionArn: step('action-fail'),
     },
   },
   delete: {
     definitionFile: 'statemachines/delete.asl.json',
+    timeoutSeconds: 3600,
     envVar: 'DELETE_STATE_MACHINE_ARN',
     steps: {
       StopLifecyclesFunctionArn: step('delete-stop-lifecycles', {
-        tables: { jobs: 'readwrite' },
+        tables: { jobs: ['Query', 'UpdateItem'] },
         stopsWorkflows: ['provision', 'power', 'resize'],
       }),
-      DestroyServersFunctionArn: step('delete-destroy-servers', { upstream: true }),
+      // A listing, one delete per server and a second listing, 10 s each: 60 s covers three servers; with more,
+      // the deletes that would not finish are not started and the step's Retry carries on where it stopped.
+      DestroyServersFunctionArn: step('delete-destroy-servers', { upstream: true }, 60),
       FinishDeleteFunctionArn: step('delete-finish'),
-      FailDeleteFunctionArn: step('delete-fail', { tables: { jobs: 'readwrite' } }),
+      FailDeleteFunctionArn: step('delete-fail', { tables: { jobs: ['UpdateItem'] } }),
     },
   },
 } as const satisfies Record<WorkflowName, WorkflowDefinition>;

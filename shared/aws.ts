@@ -20,6 +20,8 @@ export interface DynamoCall {
   readonly table: string | undefined;
   /** Items written by a transaction (1 otherwise). */
   readonly items: number;
+  /** Each operation on a table the call makes: itself, or each item of a transaction or batch read. */
+  readonly touches: readonly { readonly operation: string; readonly table: string }[];
   readonly startedAt: number;
   readonly endedAt: number;
 }
@@ -30,6 +32,14 @@ export interface DynamoCall {
  */
 export const dynamoCallLog = new AsyncLocalStorage<DynamoCall[]>();
 
+/** The IAM action behind each kind of transaction item. */
+const transactItemOperations: Record<string, string> = {
+  Put: 'PutItem',
+  Update: 'UpdateItem',
+  Delete: 'DeleteItem',
+  ConditionCheck: 'ConditionCheckItem',
+};
+
 function recordCalls(client: DynamoDBClient): DynamoDBClient {
   client.middlewareStack.add(
     (next, context) => async (args) => {
@@ -39,11 +49,20 @@ function recordCalls(client: DynamoDBClient): DynamoDBClient {
       try {
         return await next(args);
       } finally {
-        const input = args.input as { TableName?: unknown; TransactItems?: unknown[] };
+        const input = args.input as { TableName?: unknown; TransactItems?: Record<string, { TableName: string }>[]; RequestItems?: object };
+        const operation = String(context.commandName).replace(/Command$/, '');
+        const table = typeof input.TableName === 'string' ? input.TableName : undefined;
         calls.push({
           operation: String(context.commandName),
-          table: typeof input.TableName === 'string' ? input.TableName : undefined,
+          table,
           items: input.TransactItems?.length ?? 1,
+          touches: [
+            ...(table ? [{ operation, table }] : []),
+            ...(input.TransactItems ?? []).flatMap((item) =>
+              Object.entries(item).map(([kind, { TableName }]) => ({ operation: transactItemOperations[kind] ?? kind, table: TableName })),
+            ),
+            ...Object.keys(input.RequestItems ?? {}).map((name) => ({ operation, table: name })),
+          ],
           startedAt,
           endedAt: performance.now(),
         });

@@ -26,11 +26,21 @@ export interface Config {
     readonly liveStatusTimeoutMs: number;
   };
   readonly instanceDomainSuffix: string;
+  /** Customers' secrets are sealed with the KMS key (AWS) or the raw AES key in a local file (local runtime). */
+  readonly secrets: {
+    readonly kmsKeyArn: string | undefined;
+    readonly localKeyFile: string | undefined;
+  };
   /** Origins (scheme://host[:port]) of the service's own web pages when they are served from another host. */
   readonly trustedOrigins: readonly string[];
   readonly provisionTimeoutSeconds: number;
   /** Budget for one upstream action (power, resize phase) or for destroying a server. */
   readonly actionTimeoutSeconds: number;
+  /**
+   * How long after a call whose answer was lost the upstream may still carry it out (a request in flight): the
+   * service looks again for this long before it takes the call as not done.
+   */
+  readonly unknownOutcomeWindowSeconds: number;
   readonly defaultIpv4PoolSize: number;
   readonly defaultTierCapacity: number;
   readonly console: ConsoleConfig;
@@ -79,9 +89,14 @@ function load(): Config {
       liveStatusTimeoutMs: integer('LIVE_STATUS_TIMEOUT_MS', 800),
     },
     instanceDomainSuffix: process.env.INSTANCE_DOMAIN_SUFFIX ?? 'vps.example.net',
+    secrets: {
+      kmsKeyArn: process.env.SECRETS_KMS_KEY_ARN || undefined,
+      localKeyFile: process.env.SECRETS_KEY_FILE || undefined,
+    },
     trustedOrigins: (process.env.TRUSTED_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean),
     provisionTimeoutSeconds: integer('PROVISION_TIMEOUT_SECONDS', 600),
     actionTimeoutSeconds: integer('ACTION_TIMEOUT_SECONDS', 900),
+    unknownOutcomeWindowSeconds: integer('UNKNOWN_OUTCOME_WINDOW_SECONDS', 60),
     defaultIpv4PoolSize: integer('DEFAULT_IPV4_POOL_SIZE', 1000),
     defaultTierCapacity: integer('DEFAULT_TIER_CAPACITY', 200),
     console: {

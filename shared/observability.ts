@@ -21,11 +21,26 @@ const SECRET_FIELDS = new Set([
   'password',
 ]);
 const REDACTED = '[REDACTED]';
-/** Secrets that can hide inside free text: our API keys and OpenSSH private key blocks. */
-const SECRET_TEXT = [/svcmcp_[0-9A-Za-z]+/g, /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g];
+const fieldNames = [...SECRET_FIELDS].map((name) => name.replace(/[-_]/g, '[-_]')).join('|');
+/**
+ * Secrets that can hide inside free text, in the order they are replaced: OpenSSH private key blocks (a cut-off
+ * one too), our API keys, Bearer credentials, the value after a secret field's name in JSON held in a string
+ * (`"root_password":"…"`, escaped or not), a header or a cookie (`session=…`, `X-CSRFToken: …`), and token-shaped
+ * words: mixed-case base62 of exactly the length of our session and CSRF tokens (43) or root passwords (24).
+ */
+const SECRET_TEXT: readonly [RegExp, string][] = [
+  [/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g, REDACTED],
+  [/svcmcp_[0-9A-Za-z]+/g, REDACTED],
+  [/\bBearer\s+[^\s"',;]+/gi, `Bearer ${REDACTED}`],
+  [
+    new RegExp(`((?:\\\\?["'])?\\b(?:${fieldNames})\\b(?:\\\\?["'])?\\s*[:=]\\s*)(\\\\?"(?:[^"\\\\]|\\\\[^"])*\\\\?"|'[^']*'|[^\\s,;&}\\]]+)`, 'gi'),
+    `$1${REDACTED}`,
+  ],
+  [/(?<![0-9A-Za-z])(?=[0-9A-Za-z]*[0-9])(?=[0-9A-Za-z]*[a-z])(?=[0-9A-Za-z]*[A-Z])(?:[0-9A-Za-z]{43}|[0-9A-Za-z]{24})(?![0-9A-Za-z])/g, REDACTED],
+];
 
 export function redactText(text: string): string {
-  return SECRET_TEXT.reduce((redacted, pattern) => redacted.replace(pattern, REDACTED), text);
+  return SECRET_TEXT.reduce((redacted, [pattern, replacement]) => redacted.replace(pattern, replacement), text);
 }
 
 /** JSON replacer for every log line: secret fields and secret-looking text never reach a log. */
@@ -54,10 +69,19 @@ export const metricNames = {
   provisionDuration: 'ProvisionDuration',
   rateLimited: 'RateLimited',
   upstreamErrors: 'UpstreamErrors',
+  /** Upstream answers 401 (the token is wrong or revoked) and 429 (our upstream rate limit is spent), by the driver. */
+  upstreamUnauthorized: 'UpstreamUnauthorized',
+  upstreamThrottled: 'UpstreamThrottled',
   billingPauses: 'BillingPauses',
   reconcilerRepairs: 'ReconcilerRepairs',
   leakedServersDestroyed: 'LeakedServersDestroyed',
   meteredPeriods: 'MeteredPeriods',
+  /** Drift repaired by the sweep, one metric per kind. */
+  driftServerVanished: 'DriftServerVanished',
+  driftPowerChanged: 'DriftPowerChanged',
+  driftSizeChanged: 'DriftSizeChanged',
+  /** A stored server id that names a server without the instance's tag: never acted on. */
+  foreignServerRefused: 'ForeignServerRefused',
 } as const;
 export type MetricName = (typeof metricNames)[keyof typeof metricNames];
 

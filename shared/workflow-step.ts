@@ -1,28 +1,29 @@
+import { runWithDeadline, type InvocationClock } from './deadline';
 import { logger, publishMetrics } from './observability';
 
 /**
- * Wraps a workflow step: its log lines carry the job and instance ids, its metrics are published when it ends,
- * and errors propagate by name so that the state machine's Retry and Catch can match them.
+ * Wraps a workflow step: it works to the invocation's deadline, its log lines carry the job and instance ids, its
+ * metrics are published when it ends, and errors propagate by name so that the state machine's Retry and Catch can match them.
  */
 export function workflowStep<TInput extends { job_id: string; instance_id: number }, TOutput>(
   step: (input: TInput) => Promise<TOutput>,
 ) {
-  return async (input: TInput): Promise<TOutput> => {
+  return async (input: TInput, context?: InvocationClock): Promise<TOutput> => {
     logger.resetKeys();
     logger.appendKeys({ job_id: input.job_id, instance_id: input.instance_id });
     try {
-      return await step(input);
+      return await runWithDeadline(context, () => step(input));
     } finally {
       publishMetrics();
     }
   };
 }
 
-/** Wraps a scheduled job: its metrics are published when it ends. */
+/** Wraps a scheduled job: it works to the invocation's deadline, and its metrics are published when it ends. */
 export function scheduledJob<TOutput>(job: () => Promise<TOutput>) {
-  return async (): Promise<TOutput> => {
+  return async (_event?: unknown, context?: InvocationClock): Promise<TOutput> => {
     try {
-      return await job();
+      return await runWithDeadline(context, job);
     } finally {
       publishMetrics();
     }

@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration, Stack, Validations, type RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -10,8 +11,9 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference';
 import { Construct } from 'constructs';
-import type { FunctionAccess, TableAccess } from '../access';
+import type { FunctionAccess, SecretsAccess, TableAccess } from '../access';
 import { bundleSettings } from '../bundling';
+import { DEFAULT_ROUTE_TIMEOUT_SECONDS } from '../routes';
 import { tables as tableDefinitions, type TableName } from '../tables';
 import { workflows as workflowDefinitions, type WorkflowName } from '../workflows';
 
@@ -19,6 +21,9 @@ import { workflows as workflowDefinitions, type WorkflowName } from '../workflow
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export const POWERTOOLS_SERVICE_NAME = 'vps-provisioning';
+
+/** The alias every invoker but the state machines calls. */
+export const LIVE_ALIAS = 'live';
 
 /** Retention and removal of the log groups a construct creates. */
 export interface LogSettings {
@@ -39,6 +44,8 @@ export interface ServiceContext {
   readonly tables: Readonly<Partial<Record<TableName, dynamodb.ITableV2>>>;
   readonly stateMachines: Readonly<Partial<Record<WorkflowName, sfn.IStateMachine>>>;
   readonly upstream?: UpstreamSettings;
+  /** The customer-managed key that wraps the data keys sealing customers' secrets. */
+  readonly secretsKey?: kms.IKey;
   /** Non-secret settings every function receives as environment variables. */
   readonly environment?: Readonly<Record<string, string>>;
   /** The sender of the console's e-mail (Amazon SES), for functions that send any. */
@@ -60,13 +67,18 @@ export interface ApiFunctionProps {
   readonly service: ServiceContext;
   /** @default 512 */
   readonly memorySize?: number;
-  /** @default 10 seconds */
+  /** Sized from the function's worst case where it is declared. @default DEFAULT_ROUTE_TIMEOUT_SECONDS */
   readonly timeout?: Duration;
 }
 
 /** A Node.js 24 / arm64 Lambda function, bundled as ESM, granted exactly its FunctionAccess. */
 export class ApiFunction extends Construct {
   readonly function: NodejsFunction;
+  /**
+   * `live`, on the version this deploy published: what the API and the schedules invoke, and what a gradual
+   * deployment moves from one version to the next.
+   */
+  readonly alias: lambda.Alias;
   readonly logGroup: logs.LogGroup;
   readonly role: iam.Role;
 
@@ -88,10 +100,12 @@ export class ApiFunction extends Construct {
       runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memorySize ?? 512,
-      timeout: props.timeout ?? Duration.seconds(10),
+      timeout: props.timeout ?? Duration.seconds(DEFAULT_ROUTE_TIMEOUT_SECONDS),
       tracing: lambda.Tracing.ACTIVE,
       logGroup: this.logGroup,
       role: this.role,
+      // Kept when a deploy publishes the next one: executions that started before it still call this one.
+      currentVersionOptions: { removalPolicy: RemovalPolicy.RETAIN },
       environment: {
         ...service.environment,
         POWERTOOLS_SERVICE_NAME,
@@ -113,14 +127,21 @@ export class ApiFunction extends Construct {
     });
     acknowledge(this.role, 'Resource::*', 'X-Ray PutTraceSegments/PutTelemetryRecords take no resource ARN.');
     this.grantAccess(props.access, service);
+    this.alias = new lambda.Alias(this, 'Live', { aliasName: LIVE_ALIAS, version: this.function.currentVersion });
   }
 
   private grantAccess(access: FunctionAccess, service: ServiceContext): void {
-    for (const [name, level] of Object.entries(access.tables ?? {}) as [TableName, TableAccess][]) {
+    for (const [name, actions] of Object.entries(access.tables ?? {}) as [TableName, TableAccess][]) {
       const table = required(service.tables[name], `table ${name}`, this);
-      const grant = grantTable(table, level, this.function);
+      const grant = table.grant(this.function, ...actions.map((action) => `dynamodb:${action}`));
       this.acknowledgeWildcards(grant, `Covers the GSIs of ${name}, which the function queries.`);
       this.function.addEnvironment(tableDefinitions[name].envVar, table.tableName);
+    }
+    if (access.secrets?.length) {
+      const key = required(service.secretsKey, 'the secrets key', this);
+      const kmsActions: Record<SecretsAccess, string> = { seal: 'kms:GenerateDataKey', open: 'kms:Decrypt' };
+      key.grant(this.function, ...access.secrets.map((use) => kmsActions[use]));
+      this.function.addEnvironment('SECRETS_KMS_KEY_ARN', key.keyArn);
     }
     for (const name of access.startsWorkflows ?? []) {
       const machine = this.wireStateMachine(name, service);
@@ -177,17 +198,6 @@ export class ApiFunction extends Construct {
   }
 }
 
-function grantTable(table: dynamodb.ITableV2, level: TableAccess, grantee: iam.IGrantable): iam.Grant {
-  switch (level) {
-    case 'read':
-      return table.grantReadData(grantee);
-    case 'write':
-      return table.grantWriteData(grantee);
-    case 'readwrite':
-      return table.grantReadWriteData(grantee);
-  }
-}
-
 function acknowledge(scope: Construct, finding: string, reason: string): void {
   Validations.of(scope).acknowledge({ id: `AwsSolutions-IAM5[${finding}]`, reason });
 }
@@ -197,20 +207,16 @@ function required<T>(value: T | undefined, what: string, scope: Construct): T {
   return value;
 }
 
-function widerTableAccess(a: TableAccess | undefined, b: TableAccess | undefined): TableAccess | undefined {
-  if (a === undefined || b === undefined || a === b) return a ?? b;
-  return 'readwrite';
-}
-
-/** The union of two accesses: a table read by one and written by the other becomes readwrite. */
+/** The union of two accesses: every operation either calls, on every table either touches. */
 export function mergeAccess(a: FunctionAccess, b: FunctionAccess): FunctionAccess {
   const names = [...new Set([...Object.keys(a.tables ?? {}), ...Object.keys(b.tables ?? {})])] as TableName[];
   const union = <T>(x: readonly T[] = [], y: readonly T[] = []) => [...new Set([...x, ...y])];
   return {
-    tables: Object.fromEntries(names.map((name) => [name, widerTableAccess(a.tables?.[name], b.tables?.[name])])),
+    tables: Object.fromEntries(names.map((name) => [name, union(a.tables?.[name], b.tables?.[name]).sort()])),
     startsWorkflows: union(a.startsWorkflows, b.startsWorkflows),
     stopsWorkflows: union(a.stopsWorkflows, b.stopsWorkflows),
     upstream: Boolean(a.upstream || b.upstream),
     sendsMail: Boolean(a.sendsMail || b.sendsMail),
+    secrets: union(a.secrets, b.secrets),
   };
 }

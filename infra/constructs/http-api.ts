@@ -1,4 +1,4 @@
-import { Validations } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -49,16 +49,17 @@ export interface HttpApiProps {
 export class HttpApi extends Construct {
   readonly api: apigwv2.HttpApi;
   readonly stage: apigwv2.HttpStage;
+  readonly accessLogs: logs.LogGroup;
   /** The route functions, by route name. */
   readonly functions: Readonly<Record<string, ApiFunction>>;
 
   constructor(scope: Construct, id: string, props: HttpApiProps) {
     super(scope, id);
     this.api = new apigwv2.HttpApi(this, 'Api', { createDefaultStage: false });
-    const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
+    const accessLogs = (this.accessLogs = new logs.LogGroup(this, 'AccessLogs', {
       retention: props.service.logs.retention,
       removalPolicy: props.service.logs.removalPolicy,
-    });
+    }));
     this.stage = new apigwv2.HttpStage(this, 'DefaultStage', {
       httpApi: this.api,
       stageName: '$default',
@@ -75,11 +76,16 @@ export class HttpApi extends Construct {
   }
 
   private addRoute(route: RouteDefinition, service: ServiceContext): ApiFunction {
-    const handler = new ApiFunction(this, route.name, { entry: route.entry, access: route.access, service });
+    const handler = new ApiFunction(this, route.name, {
+      entry: route.entry,
+      access: route.access,
+      service,
+      timeout: route.timeoutSeconds === undefined ? undefined : Duration.seconds(route.timeoutSeconds),
+    });
     const httpRoute = new apigwv2.HttpRoute(this, `${route.name}Route`, {
       httpApi: this.api,
       routeKey: routeKey(route),
-      integration: new HttpLambdaIntegration(`${route.name}Integration`, handler.function, {
+      integration: new HttpLambdaIntegration(`${route.name}Integration`, handler.alias, {
         payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0,
       }),
     });

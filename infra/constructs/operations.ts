@@ -2,9 +2,12 @@ import { ArnFormat, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { METRICS_NAMESPACE, metricNames, type MetricName } from '../../shared/observability';
@@ -12,6 +15,8 @@ import { POWERTOOLS_SERVICE_NAME } from './api-function';
 
 /** Every graph and alarm looks at five-minute periods. */
 const PERIOD = Duration.minutes(5);
+/** Counted from the API access log by a metric filter: every 429, the gateway's and the functions'. */
+const API_429_METRIC = 'Api429';
 /** CloudWatch's hard limit on the metrics one alarm may read. */
 const MAX_METRICS_PER_ALARM = 10;
 /** Below this many requests in a period a rate says little; the LambdaErrors alarms still see those failures. */
@@ -21,6 +26,29 @@ const MAX_P99_LATENCY_MS = 2_000;
 const LATENCY_PERIODS = 3;
 /** From deploy accepted to instance active. */
 const PROVISION_BUDGET_MS = 300_000;
+/** Clients poll and sometimes ask for what is gone; a quarter of all answers being 4xx is no longer that. */
+const MAX_4XX_PERCENT = 25;
+/** Refusals by the gateway's throttle or an account's limits, as a share of requests. */
+const MAX_429_PERCENT = 5;
+/** A function whose slowest run in a period used this share of its timeout is one bad day from timing out. */
+const MAX_DURATION_PERCENT_OF_TIMEOUT = 80;
+/** 429s from the upstream are retried; this many in 5 minutes means our upstream rate limit is being spent. */
+const MAX_UPSTREAM_THROTTLED = 20;
+/** The reconciler repairs the odd instance a crash left half-way; more than this in one period is a pattern. */
+const MAX_RECONCILER_REPAIRS = 10;
+/** A scheduled job alarms when it has not once succeeded in this many of its periods. */
+const HEARTBEAT_PERIODS = 3;
+/** The DynamoDB operations the service uses, whose system errors alarm. */
+const DYNAMODB_OPERATIONS = [
+  dynamodb.Operation.GET_ITEM,
+  dynamodb.Operation.PUT_ITEM,
+  dynamodb.Operation.UPDATE_ITEM,
+  dynamodb.Operation.DELETE_ITEM,
+  dynamodb.Operation.QUERY,
+  dynamodb.Operation.SCAN,
+  dynamodb.Operation.TRANSACT_WRITE_ITEMS,
+  dynamodb.Operation.BATCH_WRITE_ITEM,
+];
 
 export interface OperationsProps {
   /** The dashboard is named `VpsService-<stage>`, and every alarm name starts with that. */
@@ -30,19 +58,36 @@ export interface OperationsProps {
    * Every function of the service, grouped (the routes, each workflow's steps, the scheduled jobs): one errors and
    * one throttles alarm per group, one line per group on the dashboard.
    */
-  readonly functionGroups: Readonly<Record<string, readonly lambda.IFunction[]>>;
+  readonly functionGroups: Readonly<Record<string, readonly lambda.Function[]>>;
   /** Every state machine, by the name its alarms and graph carry. */
   readonly stateMachines: Readonly<Record<string, sfn.IStateMachine>>;
   /** The meter job: its failures leave usage unbilled, so they alarm on their own. */
   readonly meter: lambda.IFunction;
+  /** Every scheduled job, by name, with its function and rate: each has a heartbeat. */
+  readonly scheduledJobs: Readonly<Record<string, ScheduledJob>>;
+  /** Every table, by name: throttles and system errors alarm. */
+  readonly tables: Readonly<Record<string, dynamodb.ITableV2>>;
+  /** The API's JSON access log, from which 429 answers are counted. */
+  readonly accessLogs: logs.ILogGroup;
+  /** An address subscribed to the alarm topic (`-c alarmEmail=…`). */
+  readonly alarmEmail?: string;
+}
+
+export interface ScheduledJob {
+  readonly function: lambda.IFunction;
+  readonly everyMinutes: number;
 }
 
 interface AlarmSpec {
   readonly metric: cloudwatch.IMetric;
-  /** The alarm fires when the metric goes above this. */
+  /** The alarm fires when the metric goes above this (below it, with `below`). */
   readonly threshold: number;
-  /** Consecutive periods above the threshold before it fires. @default 1 */
+  /** Fire below the threshold instead of above it. */
+  readonly below?: boolean;
+  /** Consecutive periods past the threshold before it fires. @default 1 */
   readonly periods?: number;
+  /** Whether a period without data counts as failing. @default false: no data means no traffic */
+  readonly missingDataBreaches?: boolean;
   /** What the alarm means and what to check first. */
   readonly description: string;
 }
@@ -58,12 +103,16 @@ export class Operations extends Construct {
   readonly dashboard: cloudwatch.Dashboard;
   readonly alarmTopic: sns.Topic;
   readonly alarms: cloudwatch.Alarm[] = [];
+  /** The alarms a deploy of the API functions rolls back on. */
+  api5xxAlarm!: cloudwatch.Alarm;
+  apiLatencyAlarm!: cloudwatch.Alarm;
   private readonly namePrefix: string;
 
   constructor(scope: Construct, id: string, props: OperationsProps) {
     super(scope, id);
     this.namePrefix = `VpsService-${props.stage}`;
     this.alarmTopic = this.createAlarmTopic();
+    if (props.alarmEmail) this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
 
     const groups = Object.entries(props.functionGroups);
     const errors = groups.flatMap(([group, functions]) => sumsOver(group, functions, (fn) => fn.metricErrors()));
@@ -71,17 +120,34 @@ export class Operations extends Construct {
     const api = apiMetrics(props.httpStage);
     const stateMachines = Object.entries(props.stateMachines);
 
-    this.addApiAlarms(api);
+    const api429Rate = this.api429Rate(props.accessLogs, api.requests);
+    const durations = groups.flatMap(([group, functions]) => durationShares(group, functions));
+    const dropped = groups.flatMap(([group, functions]) =>
+      sumsOver(group, functions, (fn) => fn.metric('AsyncEventsDropped', { statistic: cloudwatch.Stats.SUM })),
+    );
+
+    this.addApiAlarms(api, api429Rate);
     this.addFunctionAlarms(errors, throttles);
+    this.addDeadlineAlarms(durations);
+    this.addAsyncAlarms(dropped);
     this.addStateMachineAlarms(stateMachines);
+    this.addScheduledJobAlarms(props.scheduledJobs);
+    this.addTableAlarms(props.tables);
     this.addServiceAlarms(props.meter);
 
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
       dashboardName: this.namePrefix,
       widgets: [
         [new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24, height: 6 })],
-        apiWidgets(api),
+        apiWidgets(api, api429Rate),
         [graph('Lambda errors', sums(errors), 12), graph('Lambda throttles', sums(throttles), 12)],
+        [
+          graph('Slowest run, % of timeout', sums(durations), 12, {
+            value: MAX_DURATION_PERCENT_OF_TIMEOUT,
+            label: 'limit',
+          }),
+          graph('Async events dropped', sums(dropped), 12),
+        ],
         stateMachines.map(([name, machine]) => executionsGraph(name, machine)),
         ...serviceWidgets(),
       ],
@@ -119,41 +185,76 @@ export class Operations extends Construct {
   }
 
   /** Every alarm notifies the topic when it fires and when it clears. */
-  private addAlarm(id: string, { metric, threshold, periods = 1, description }: AlarmSpec): void {
+  private addAlarm(id: string, { metric, threshold, below, periods = 1, missingDataBreaches, description }: AlarmSpec): cloudwatch.Alarm {
     const alarm = new cloudwatch.Alarm(this, id, {
       alarmName: `${this.namePrefix}-${id}`,
       alarmDescription: description,
       metric,
       threshold,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      comparisonOperator: below
+        ? cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD
+        : cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: periods,
       datapointsToAlarm: periods,
-      // No data means no traffic, which is not a failure.
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      treatMissingData: missingDataBreaches
+        ? cloudwatch.TreatMissingData.BREACHING
+        : cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     const action = new cloudwatchActions.SnsAction(this.alarmTopic);
     alarm.addAlarmAction(action);
     alarm.addOkAction(action);
     this.alarms.push(alarm);
+    return alarm;
   }
 
-  private addApiAlarms(api: ApiMetrics): void {
-    this.addAlarm('Api5xxRate', {
+  /** 429 answers, from the gateway's throttle and the functions' limits alike, as a share of requests. */
+  private api429Rate(accessLogs: logs.ILogGroup, requests: cloudwatch.IMetric): cloudwatch.IMetric {
+    const filter = new logs.MetricFilter(this, 'Api429Filter', {
+      logGroup: accessLogs,
+      filterPattern: logs.FilterPattern.stringValue('$.status', '=', '429'),
+      metricNamespace: METRICS_NAMESPACE,
+      metricName: API_429_METRIC,
+      metricValue: '1',
+    });
+    const refused = filter.metric({ statistic: cloudwatch.Stats.SUM, period: PERIOD });
+    return rateOf('refused', refused, requests, '429 rate (%)');
+  }
+
+  private addApiAlarms(api: ApiMetrics, api429Rate: cloudwatch.IMetric): void {
+    this.api5xxAlarm = this.addAlarm('Api5xxRate', {
       metric: api.serverErrorRate,
       threshold: MAX_5XX_PERCENT,
       description:
         `More than ${MAX_5XX_PERCENT}% of API requests answered 5xx in 5 minutes (counted from ` +
-        `${MIN_REQUESTS_FOR_ERROR_RATE} requests on). Check first: the LambdaErrors alarms, then the API access log ` +
-        "(status, routeKey, integrationError) and the failing route function's log group.",
+        `${MIN_REQUESTS_FOR_ERROR_RATE} requests on); during a deploy it rolls the API functions back. Check first: ` +
+        "the LambdaErrors alarms, then the API access log (status, routeKey, integrationError) and the failing route " +
+        "function's log group.",
     });
-    this.addAlarm('ApiLatencyP99', {
+    this.apiLatencyAlarm = this.addAlarm('ApiLatencyP99', {
       metric: api.latencyP99,
       threshold: MAX_P99_LATENCY_MS,
       periods: LATENCY_PERIODS,
       description:
-        `API p99 latency above ${MAX_P99_LATENCY_MS} ms for ${LATENCY_PERIODS} periods of 5 minutes. Check first: ` +
-        'the access log latency by routeKey, then UpstreamErrors and upstream response times (GetInstance and ' +
-        'InstanceAction call the upstream API), then Lambda cold starts and throttles.',
+        `API p99 latency above ${MAX_P99_LATENCY_MS} ms for ${LATENCY_PERIODS} periods of 5 minutes; during a deploy ` +
+        'it rolls the API functions back. Check first: the access log latency by routeKey, then UpstreamErrors and ' +
+        'upstream response times (GetInstance and InstanceAction call the upstream API), then Lambda cold starts ' +
+        'and throttles.',
+    });
+    this.addAlarm('Api4xxRate', {
+      metric: api.clientErrorRate,
+      threshold: MAX_4XX_PERCENT,
+      description:
+        `More than ${MAX_4XX_PERCENT}% of API requests answered 4xx in 5 minutes (counted from ` +
+        `${MIN_REQUESTS_FOR_ERROR_RATE} requests on): a client is broken or someone is probing. Check first: the ` +
+        'access log by status and routeKey, then by source ip.',
+    });
+    this.addAlarm('Api429Rate', {
+      metric: api429Rate,
+      threshold: MAX_429_PERCENT,
+      description:
+        `More than ${MAX_429_PERCENT}% of API requests answered 429 in 5 minutes (counted from ` +
+        `${MIN_REQUESTS_FOR_ERROR_RATE} requests on). Check first: RateLimited (accounts over their limits) against ` +
+        "the access log's 429s; the difference is the gateway's own throttle, which may need raising.",
     });
   }
 
@@ -175,6 +276,102 @@ export class Operations extends Construct {
           `Lambda refused invocations of ${name} functions for lack of concurrency in the last 5 minutes. Check ` +
           "first: the account's ConcurrentExecutions against its concurrency quota, then which function's " +
           'invocations spiked.',
+      });
+    }
+  }
+
+  private addDeadlineAlarms(durations: readonly GroupSum[]): void {
+    for (const { name, sum } of durations) {
+      this.addAlarm(`DurationNearTimeout-${name}`, {
+        metric: sum,
+        threshold: MAX_DURATION_PERCENT_OF_TIMEOUT,
+        description:
+          `A ${name} function's slowest run in 5 minutes took more than ${MAX_DURATION_PERCENT_OF_TIMEOUT}% of its ` +
+          'timeout: one slow dependency more and it times out half-way. Check first: which function (the dashboard ' +
+          "graph), then its X-Ray traces for the slow call (upstream, DynamoDB, a cold token read).",
+      });
+    }
+  }
+
+  private addAsyncAlarms(dropped: readonly GroupSum[]): void {
+    for (const { name, sum } of dropped) {
+      this.addAlarm(`AsyncEventsDropped-${name}`, {
+        metric: sum,
+        threshold: 0,
+        description:
+          `Lambda dropped asynchronous events for ${name} functions (too old, or retries spent): a scheduled run ` +
+          'never happened. Check first: the LambdaThrottles and LambdaErrors alarms of the same group.',
+      });
+    }
+  }
+
+  private addScheduledJobAlarms(jobs: Readonly<Record<string, ScheduledJob>>): void {
+    for (const [name, job] of Object.entries(jobs)) {
+      const period = Duration.minutes(job.everyMinutes);
+      const label = pascalCase(name);
+      this.addAlarm(`Heartbeat-${label}`, {
+        // Runs that returned; no data at all (the job stopped being invoked) is as bad as none succeeding.
+        metric: new cloudwatch.MathExpression({
+          expression: 'FILL(invocations, 0) - FILL(errors, 0)',
+          usingMetrics: {
+            invocations: job.function.metricInvocations({ statistic: cloudwatch.Stats.SUM, period }),
+            errors: job.function.metricErrors({ statistic: cloudwatch.Stats.SUM, period }),
+          },
+          label: `${label} successful runs`,
+          period,
+        }),
+        threshold: 1,
+        below: true,
+        periods: HEARTBEAT_PERIODS,
+        missingDataBreaches: true,
+        description:
+          `The ${name} job has not once succeeded in ${HEARTBEAT_PERIODS} runs (${HEARTBEAT_PERIODS * job.everyMinutes} ` +
+          `minutes). Check first: SchedulerTargetErrors, then the ${name} function's ERROR lines and its Duration ` +
+          'against its timeout.',
+      });
+    }
+    this.addAlarm('SchedulerTargetErrors', {
+      metric: new cloudwatch.MathExpression({
+        expression: 'FILL(targetErrors, 0) + FILL(dropped, 0)',
+        usingMetrics: {
+          targetErrors: schedulerMetric('TargetErrorCount'),
+          dropped: schedulerMetric('InvocationDroppedCount'),
+        },
+        label: 'Scheduler target errors',
+        period: PERIOD,
+      }),
+      threshold: 0,
+      description:
+        'EventBridge Scheduler could not invoke a scheduled job (target errors, or invocations dropped after its ' +
+        "retries). Check first: the schedule role's lambda:InvokeFunction grant and the job function's throttles.",
+    });
+  }
+
+  private addTableAlarms(tables: Readonly<Record<string, dynamodb.ITableV2>>): void {
+    for (const [name, table] of Object.entries(tables)) {
+      const label = pascalCase(name);
+      this.addAlarm(`DynamoThrottles-${label}`, {
+        metric: new cloudwatch.MathExpression({
+          expression: 'FILL(reads, 0) + FILL(writes, 0)',
+          usingMetrics: {
+            reads: table.metric('ReadThrottleEvents', { statistic: cloudwatch.Stats.SUM, period: PERIOD }),
+            writes: table.metric('WriteThrottleEvents', { statistic: cloudwatch.Stats.SUM, period: PERIOD }),
+          },
+          label: `${label} throttle events`,
+          period: PERIOD,
+        }),
+        threshold: 0,
+        description:
+          `DynamoDB throttled requests on the ${name} table (on demand: a hot key, or more than twice the previous ` +
+          'peak at once). Check first: which operation (ThrottledRequests by Operation), then CloudWatch Contributor ' +
+          'Insights for the hot key.',
+      });
+      this.addAlarm(`DynamoSystemErrors-${label}`, {
+        metric: table.metricSystemErrorsForOperations({ operations: DYNAMODB_OPERATIONS, period: PERIOD }),
+        threshold: 0,
+        description:
+          `DynamoDB answered requests on the ${name} table with a 500 (the SDK retries them; workflow steps retry ` +
+          'too). Check first: the AWS Health dashboard for DynamoDB in the region, then the LambdaErrors alarms.',
       });
     }
   }
@@ -224,14 +421,38 @@ export class Operations extends Construct {
         "without an instance. Check first: the reconciler's 'destroying a leaked upstream server' log lines " +
         '(server_id, instance_id), then provision and delete executions of those instances.',
     });
+    this.addAlarm('UpstreamUnauthorized', {
+      metric: serviceMetric(metricNames.upstreamUnauthorized),
+      threshold: 0,
+      description:
+        'The upstream API refused our token (401), even after it was read again from Secrets Manager: nothing can ' +
+        'be created, changed or destroyed. Check first: the upstream token secret (was it revoked or mistyped?), ' +
+        "then the provider's account status; put the right token with aws secretsmanager put-secret-value.",
+    });
+    this.addAlarm('UpstreamThrottled', {
+      metric: serviceMetric(metricNames.upstreamThrottled),
+      threshold: MAX_UPSTREAM_THROTTLED,
+      description:
+        `The upstream API answered 429 more than ${MAX_UPSTREAM_THROTTLED} times in 5 minutes: our upstream rate ` +
+        'limit is nearly spent and actions start failing. Check first: ReconcilerRepairs and DeploysAccepted for a ' +
+        'burst, then whether another client shares the upstream token.',
+    });
+    this.addAlarm('ReconcilerRepairBurst', {
+      metric: serviceMetric(metricNames.reconcilerRepairs),
+      threshold: MAX_RECONCILER_REPAIRS,
+      description:
+        `The reconciler repaired more than ${MAX_RECONCILER_REPAIRS} instances in one run: something leaves ` +
+        "instances half-way. Check first: the ExecutionsFailed and ExecutionsTimedOut alarms, then the reconciler's " +
+        'repair log lines (instance_id, from and to status).',
+    });
   }
 }
 
 /** The sum of a metric over functions, split so that no alarm reads more metrics than CloudWatch allows. */
 function sumsOver(
   group: string,
-  functions: readonly lambda.IFunction[],
-  metric: (fn: lambda.IFunction) => cloudwatch.IMetric,
+  functions: readonly lambda.Function[],
+  metric: (fn: lambda.Function) => cloudwatch.IMetric,
 ): GroupSum[] {
   const parts = chunks(functions, MAX_METRICS_PER_ALARM);
   return parts.map((part, index) => {
@@ -263,25 +484,72 @@ interface ApiMetrics {
   readonly latencyP99: cloudwatch.IMetric;
   /** 5xx as a percentage of requests, 0 while there are too few requests to say. */
   readonly serverErrorRate: cloudwatch.IMetric;
+  readonly clientErrorRate: cloudwatch.IMetric;
 }
 
 /** AWS/ApiGateway metrics of the stage (dimensions ApiId and Stage). */
 function apiMetrics(stage: apigwv2.IHttpStage): ApiMetrics {
   const requests = stage.metricCount({ statistic: cloudwatch.Stats.SUM, period: PERIOD, label: 'Requests' });
   const serverErrors = stage.metricServerError({ period: PERIOD, label: '5xx' });
+  const clientErrors = stage.metricClientError({ period: PERIOD, label: '4xx' });
   return {
     requests,
-    clientErrors: stage.metricClientError({ period: PERIOD, label: '4xx' }),
+    clientErrors,
     serverErrors,
     latencyP50: stage.metricLatency({ statistic: cloudwatch.Stats.p(50), period: PERIOD, label: 'p50' }),
     latencyP99: stage.metricLatency({ statistic: cloudwatch.Stats.p(99), period: PERIOD, label: 'p99' }),
-    serverErrorRate: new cloudwatch.MathExpression({
-      expression: `IF(requests >= ${MIN_REQUESTS_FOR_ERROR_RATE}, 100 * FILL(errors, 0) / requests, 0)`,
-      usingMetrics: { requests, errors: serverErrors },
-      label: '5xx rate (%)',
-      period: PERIOD,
-    }),
+    serverErrorRate: rateOf('errors', serverErrors, requests, '5xx rate (%)'),
+    clientErrorRate: rateOf('clientErrors', clientErrors, requests, '4xx rate (%)'),
   };
+}
+
+/** `part` (graphed under `id`) as a percentage of `requests`, 0 while there are too few requests to say. */
+function rateOf(id: string, part: cloudwatch.IMetric, requests: cloudwatch.IMetric, label: string): cloudwatch.MathExpression {
+  return new cloudwatch.MathExpression({
+    expression: `IF(requests >= ${MIN_REQUESTS_FOR_ERROR_RATE}, 100 * FILL(${id}, 0) / requests, 0)`,
+    usingMetrics: { requests, [id]: part },
+    label,
+    period: PERIOD,
+  });
+}
+
+/**
+ * Per group, the largest share of its timeout any function's slowest run took (MAX over `100 * duration / timeout`),
+ * split like `sumsOver`.
+ */
+function durationShares(group: string, functions: readonly lambda.Function[]): GroupSum[] {
+  const parts = chunks(functions, MAX_METRICS_PER_ALARM);
+  return parts.map((part, index) => {
+    const name = parts.length === 1 ? group : `${group}${index + 1}`;
+    const prefix = `${name.charAt(0).toLowerCase()}${name.slice(1)}`;
+    // Ids unique across a graph that shows every group's line.
+    const ids = part.map((_, position) => `${prefix}_duration${position}`);
+    const shares = part.map((fn, position) => `100 * ${ids[position]} / ${(fn.timeout ?? Duration.seconds(3)).toMilliseconds()}`);
+    const sum = new cloudwatch.MathExpression({
+      expression: `MAX([${shares.join(', ')}])`,
+      usingMetrics: Object.fromEntries(
+        part.map((fn, position) => [ids[position], fn.metricDuration({ statistic: cloudwatch.Stats.MAXIMUM, period: PERIOD })]),
+      ),
+      label: name,
+      period: PERIOD,
+    });
+    return { name, sum };
+  });
+}
+
+/** EventBridge Scheduler's metric for the default schedule group, where the jobs' schedules live. */
+function schedulerMetric(metricName: string): cloudwatch.Metric {
+  return new cloudwatch.Metric({
+    namespace: 'AWS/Scheduler',
+    metricName,
+    dimensionsMap: { ScheduleGroup: 'default' },
+    statistic: cloudwatch.Stats.SUM,
+    period: PERIOD,
+  });
+}
+
+function pascalCase(name: string): string {
+  return name.charAt(0).toUpperCase() + name.slice(1);
 }
 
 function graph(
@@ -293,11 +561,12 @@ function graph(
   return new cloudwatch.GraphWidget({ title, left: [...metrics], leftAnnotations: limit && [limit], width });
 }
 
-function apiWidgets(api: ApiMetrics): cloudwatch.IWidget[] {
+function apiWidgets(api: ApiMetrics, api429Rate: cloudwatch.IMetric): cloudwatch.IWidget[] {
   return [
-    graph('API requests', [api.requests, api.clientErrors, api.serverErrors], 8),
-    graph('API latency (ms)', [api.latencyP50, api.latencyP99], 8, { value: MAX_P99_LATENCY_MS, label: 'p99 limit' }),
-    graph('API 5xx rate (%)', [api.serverErrorRate], 8, { value: MAX_5XX_PERCENT, label: 'limit' }),
+    graph('API requests', [api.requests, api.clientErrors, api.serverErrors], 6),
+    graph('API latency (ms)', [api.latencyP50, api.latencyP99], 6, { value: MAX_P99_LATENCY_MS, label: 'p99 limit' }),
+    graph('API 5xx rate (%)', [api.serverErrorRate], 6, { value: MAX_5XX_PERCENT, label: 'limit' }),
+    graph('API 4xx and 429 rates (%)', [api.clientErrorRate, api429Rate], 6),
   ];
 }
 
@@ -341,11 +610,20 @@ function serviceWidgets(): cloudwatch.IWidget[][] {
         value: PROVISION_BUDGET_MS,
         label: 'budget',
       }),
-      graph('Rate limits and upstream errors', counts(metricNames.rateLimited, metricNames.upstreamErrors), 8),
+      graph(
+        'Rate limits and upstream errors',
+        counts(metricNames.rateLimited, metricNames.upstreamErrors, metricNames.upstreamUnauthorized, metricNames.upstreamThrottled),
+        8,
+      ),
     ],
     [
-      graph('Billing', counts(metricNames.meteredPeriods, metricNames.billingPauses), 12),
-      graph('Reconciler', counts(metricNames.reconcilerRepairs, metricNames.leakedServersDestroyed), 12),
+      graph('Billing', counts(metricNames.meteredPeriods, metricNames.billingPauses), 8),
+      graph('Reconciler', counts(metricNames.reconcilerRepairs, metricNames.leakedServersDestroyed), 8),
+      graph(
+        'Drift repaired',
+        counts(metricNames.driftServerVanished, metricNames.driftPowerChanged, metricNames.driftSizeChanged, metricNames.foreignServerRefused),
+        8,
+      ),
     ],
   ];
 }

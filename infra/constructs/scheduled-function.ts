@@ -5,7 +5,10 @@ import { Construct } from 'constructs';
 import type { ScheduleDefinition } from '../schedules';
 import { ApiFunction, type ServiceContext } from './api-function';
 
-/** Scheduled work sweeps whole tables and the upstream, so it gets more time than a request. */
+/**
+ * Scheduled work sweeps whole tables and the upstream, so its worst case grows with the fleet; it gets 5 minutes
+ * (one period) and stops starting upstream calls it could not finish, leaving the rest to the next run.
+ */
 const SCHEDULED_TIMEOUT = Duration.minutes(5);
 
 export interface ScheduledFunctionProps {
@@ -14,8 +17,8 @@ export interface ScheduledFunctionProps {
 }
 
 /**
- * A function invoked by EventBridge Scheduler at a fixed rate. The schedule's role may invoke exactly this
- * function's unqualified ARN (the L2 target would also grant every version with `:*`).
+ * A function invoked by EventBridge Scheduler at a fixed rate, through its `live` alias. The schedule's role may
+ * invoke exactly that alias (the L2 target would also grant every version with `:*`).
  */
 export class ScheduledFunction extends Construct {
   readonly function: ApiFunction;
@@ -31,14 +34,14 @@ export class ScheduledFunction extends Construct {
     });
     const role = new iam.Role(this, 'SchedulerRole', { assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com') });
     role.addToPolicy(
-      new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.function.function.functionArn] }),
+      new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.function.alias.functionArn] }),
     );
     this.schedule = new scheduler.CfnSchedule(this, 'Schedule', {
       scheduleExpression: `rate(${definition.everyMinutes} minutes)`,
       flexibleTimeWindow: { mode: 'OFF' },
       description: `Runs ${definition.entry} every ${definition.everyMinutes} minutes`,
       // A missed run is made up by the next one; retries would only overlap it.
-      target: { arn: this.function.function.functionArn, roleArn: role.roleArn, retryPolicy: { maximumRetryAttempts: 0 } },
+      target: { arn: this.function.alias.functionArn, roleArn: role.roleArn, retryPolicy: { maximumRetryAttempts: 0 } },
     });
   }
 }

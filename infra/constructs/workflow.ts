@@ -1,14 +1,13 @@
 import { join } from 'node:path';
-import { Duration, Names, Validations } from 'aws-cdk-lib';
+import { Duration, Names, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference';
 import { Construct } from 'constructs';
-import type { WorkflowDefinition } from '../workflows';
+import { DEFAULT_STEP_TIMEOUT_SECONDS, type WorkflowDefinition } from '../workflows';
 import { ApiFunction, REPO_ROOT, type ServiceContext } from './api-function';
-
-/** A step may wait out a full upstream call (10 s timeout) and one retry of it. */
-const STEP_TIMEOUT = Duration.seconds(30);
+import { stackUniqueName } from './stack-unique-name';
 
 export interface WorkflowProps {
   readonly definition: WorkflowDefinition;
@@ -26,16 +25,24 @@ export class Workflow extends Construct {
     this.steps = Object.fromEntries(
       Object.entries(definition.steps).map(([key, step]) => [
         key,
-        new ApiFunction(this, key, { entry: step.entry, access: step.access, service, timeout: STEP_TIMEOUT }),
+        new ApiFunction(this, key, {
+          entry: step.entry,
+          access: step.access,
+          service,
+          timeout: Duration.seconds(step.timeoutSeconds ?? DEFAULT_STEP_TIMEOUT_SECONDS),
+        }),
       ]),
     );
+    // Each Task names the version this deploy published. A running execution keeps the definition it started
+    // with, so it finishes on the code it started with, and a deploy never switches code under it mid-run.
     const functionArns = Object.fromEntries(
-      Object.entries(this.steps).map(([key, step]) => [key, step.function.functionArn]),
+      Object.entries(this.steps).map(([key, step]) => [key, step.alias.version.functionArn]),
     );
 
     const logGroup = new logs.LogGroup(this, 'LogGroup', {
-      // The vendedlogs prefix keeps Step Functions from growing the account's CloudWatch Logs resource policy.
-      logGroupName: `/aws/vendedlogs/states/${Names.uniqueId(this)}`,
+      // The vendedlogs prefix keeps Step Functions from growing the account's CloudWatch Logs resource policy; the
+      // stack's id keeps a retained group from blocking the stack's re-creation.
+      logGroupName: stackUniqueName(`/aws/vendedlogs/states/${Names.uniqueId(this)}`),
       retention: service.logs.retention,
       removalPolicy: service.logs.removalPolicy,
     });
@@ -47,13 +54,19 @@ export class Workflow extends Construct {
       logs: { destination: logGroup, level: sfn.LogLevel.ALL, includeExecutionData: false },
       tracingEnabled: true,
     });
-    // The unqualified ARNs the definition names, and no versions or aliases.
-    this.stateMachine.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: Object.values(functionArns) }),
-    );
-    Validations.of(this.stateMachine.role).acknowledge({
+    // Every version of exactly these functions: executions started before a deploy still call the older ones.
+    const everyVersion = Object.values(this.steps).map((step) => `${step.function.functionArn}:*`);
+    this.stateMachine.addToRolePolicy(new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: everyVersion }));
+    const role = this.stateMachine.role;
+    Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason: 'The CloudWatch Logs delivery and X-Ray APIs behind logging and tracing take no resource ARN.',
     });
+    for (const arn of everyVersion) {
+      Validations.of(role).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::${flattenCfnReference(Stack.of(this).resolve(arn))}]`,
+        reason: 'Every version of one step function: executions that started before a deploy call the version they started with.',
+      });
+    }
   }
 }

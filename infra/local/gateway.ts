@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { DEFAULT_ROUTE, routes, type RouteDefinition } from '../routes';
+import { DEFAULT_ROUTE, DEFAULT_ROUTE_TIMEOUT_SECONDS, routes, type RouteDefinition } from '../routes';
 import { routesForPath } from '../../shared/http/route-match';
 import { isConsolePath, serveConsoleFile } from './console-files';
 
@@ -87,8 +87,10 @@ function toEvent(request: IncomingMessage, url: URL, body: Buffer, route: string
   };
 }
 
-function lambdaContext(name: string, requestId: string): Context {
-  const deadline = Date.now() + 30_000;
+/** The context Lambda would pass, with the route's deployed timeout. */
+function lambdaContext(route: RouteDefinition, requestId: string): Context {
+  const { name } = route;
+  const deadline = Date.now() + (route.timeoutSeconds ?? DEFAULT_ROUTE_TIMEOUT_SECONDS) * 1000;
   return {
     callbackWaitsForEmptyEventLoop: true,
     functionName: name,
@@ -160,7 +162,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         const event = toEvent(request, url, body, routeKey, match?.pathParameters ?? {});
         const handler = handlers.get(route);
         if (!handler) throw new Error(`no handler for ${routeKey}`);
-        const context = lambdaContext(route.name, event.requestContext.requestId);
+        const context = lambdaContext(route, event.requestContext.requestId);
         send(response, normalise(await around(route, () => handler(event, context))));
       })
       .catch(() => internalError(response));

@@ -22,6 +22,8 @@ export interface LocalEndpoints {
   readonly simulatorUrl: string;
   readonly upstreamToken: string;
   readonly tablePrefix: string;
+  /** The raw AES key that seals customers' secrets locally (KMS does on AWS). */
+  readonly secretsKeyFile: string;
 }
 
 /** The environment a handler gets locally: the AWS one, with local endpoints and names. */
@@ -34,6 +36,7 @@ export function localHandlerEnv(endpoints: LocalEndpoints): Record<string, strin
     SFN_ENDPOINT: endpoints.sfnEndpoint,
     UPSTREAM_BASE_URL: endpoints.simulatorUrl,
     UPSTREAM_TOKEN: endpoints.upstreamToken,
+    SECRETS_KEY_FILE: endpoints.secretsKeyFile,
     ...Object.fromEntries(tableNames.map((t) => [tables[t].envVar, names[t]])),
     ...Object.fromEntries(workflowNames.map((w) => [workflows[w].envVar, localStateMachineArn(w)])),
   };

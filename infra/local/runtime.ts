@@ -8,6 +8,7 @@ import { startGateway, type GatewayOptions } from './gateway';
 import { startSimulator, type Simulator } from './simulator';
 import { startLocalStepFunctions, type LocalStepFunctions, type LocalStepFunctionsOptions } from './step-functions';
 import { localHandlerEnv, localTableNames } from './handler-env';
+import { temporarySecretsKeyFile } from './secrets-key';
 
 export const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -32,6 +33,8 @@ export interface LocalRuntimeOptions {
   readonly schedules?: boolean;
   /** Where outgoing e-mail is written, one file per message (default `.local/mail`). */
   readonly mailDir?: string;
+  /** The local secrets key (see ensureSecretsKeyFile); by default a fresh one, removed when the runtime stops. */
+  readonly secretsKeyFile?: string;
 }
 
 export interface LocalRuntime {
@@ -44,6 +47,7 @@ export interface LocalRuntime {
   /** The account console, served by the gateway. */
   readonly consoleUrl: string;
   readonly mailDir: string;
+  readonly secretsKeyFile: string;
   stop(): Promise<void>;
 }
 
@@ -69,6 +73,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   const mailDir = options.mailDir ?? resolve(repositoryRoot, '.local/mail');
   const simulator = await startSimulator({ bootMs: options.bootMs, token: upstreamToken });
   const names = localTableNames(options.tablePrefix);
+  const temporaryKey = options.secretsKeyFile === undefined ? temporarySecretsKeyFile() : undefined;
+  const secretsKeyFile = options.secretsKeyFile ?? temporaryKey?.path ?? '';
   await createLocalTables(options.dynamodbEndpoint, names);
   const stepFunctions = await startLocalStepFunctions({
     root: repositoryRoot,
@@ -84,6 +90,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       simulatorUrl: simulator.url,
       upstreamToken,
       tablePrefix: options.tablePrefix,
+      secretsKeyFile,
     }),
     MAIL_DIR: mailDir,
     MAIL_FROM: 'VPS Service <no-reply@localhost>',
@@ -112,11 +119,13 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     upstreamToken,
     consoleUrl,
     mailDir,
+    secretsKeyFile,
     async stop() {
       for (const timer of timers) clearInterval(timer);
       await gateway.close();
       await stepFunctions.close();
       await simulator.close();
+      temporaryKey?.remove();
     },
   };
 }

@@ -4,7 +4,7 @@
  *
  * Served: GET/POST /v2/droplets (GET honours tag_name, page, per_page), DELETE /v2/droplets?tag_name=T,
  * GET/DELETE /v2/droplets/{id}, POST /v2/droplets/{id}/actions (power_on, power_off, shutdown, reboot, resize),
- * GET /v2/actions/{id}, GET /v2/sizes. With a token set, /v2 calls without `Authorization: Bearer <token>` get 401.
+ * GET /v2/droplets/{id}/actions (the droplet's actions, newest first, paged), GET /v2/actions/{id}, GET /v2/sizes. With a token set, /v2 calls without `Authorization: Bearer <token>` get 401.
  * Nothing runs on timers: a droplet is `new` until bootMs after its creation, then `active` with its public IPv4;
  * an action is `in-progress` for actionMs, then `completed` with its effect applied, as seen by the next call.
  *
@@ -14,9 +14,14 @@
  *                           "METHOD /path" starts with match (default: any) answer status with DigitalOcean's error
  *                           body, 429 with Retry-After; replaces an earlier fail_next
  *                         {"fail_creates": true|false}  every POST /v2/droplets answers 422 while on
- *                         {"latency_ms": N}             every /v2 call waits N ms before answering
+ *                         {"latency_ms": N, "latency_match": "POST /v2/droplets"}  every /v2 call (or those
+ *                           whose "METHOD /path" starts with latency_match) waits N ms, then is carried out and
+ *                           answered: a client that gave up meanwhile finds it done later, as on DigitalOcean
  *   POST /_sim/config   {"boot_ms": N, "action_ms": N}  timings for droplets and actions started from then on
  *   POST /_sim/droplets/{id}/power_off               the server shuts down from inside (status off)
+ *   POST /_sim/droplets/{id}/power_on                the server is powered on out of band (status active)
+ *   POST /_sim/droplets/{id}/resize  {"size": S}     the server is resized out of band (size and disk)
+ *   POST /_sim/droplets/{id}/destroy                 the server is destroyed out of band
  *   POST /_sim/reset                                  forgets droplets, actions, faults and call counts; restores
  *                                                     the timings given at start
  *   GET  /_sim/state                                  200, SimulatorState: the droplets, and the calls received per
@@ -61,6 +66,7 @@ export interface SimulatorState {
 }
 
 export type FaultSettings = z.input<typeof faultsSchema>;
+export type OutOfBandChange = { readonly type: 'power_off' | 'power_on' | 'destroy' } | { readonly type: 'resize'; readonly size: string };
 export type TimingSettings = z.input<typeof configSchema>;
 
 /** The control endpoints, typed; each call fails unless the simulator accepts it. */
@@ -68,6 +74,8 @@ export interface SimulatorControl {
   faults(settings: FaultSettings): Promise<void>;
   config(settings: TimingSettings): Promise<void>;
   powerOff(dropletId: number): Promise<void>;
+  /** Changes a droplet behind the service's back, as its owner could from DigitalOcean's console. */
+  outOfBand(dropletId: number, change: OutOfBandChange): Promise<void>;
   reset(): Promise<void>;
 }
 
@@ -193,6 +201,7 @@ const faultsSchema = z.strictObject({
   match: z.string().max(200).optional(),
   fail_creates: z.boolean().optional(),
   latency_ms: z.int().min(0).max(60_000).optional(),
+  latency_match: z.string().max(200).optional(),
 });
 
 const configSchema = z.strictObject({
@@ -203,10 +212,10 @@ const configSchema = z.strictObject({
 interface Faults {
   failNext: { remaining: number; status: number; match: string };
   failCreates: boolean;
-  latencyMs: number;
+  latency: { ms: number; match: string };
 }
 
-const noFaults = (): Faults => ({ failNext: { remaining: 0, status: 500, match: '' }, failCreates: false, latencyMs: 0 });
+const noFaults = (): Faults => ({ failNext: { remaining: 0, status: 500, match: '' }, failCreates: false, latency: { ms: 0, match: '' } });
 
 /** The simulated account: droplets and actions, advanced lazily by `settle`. */
 class Cloud {
@@ -253,6 +262,12 @@ class Cloud {
     const action = this.actions.get(id);
     if (!action) throw notFound();
     return action;
+  }
+
+  /** The droplet's actions, newest first. */
+  actionsOf(dropletId: number): Action[] {
+    this.droplet(dropletId);
+    return [...this.actions.values()].filter((action) => action.dropletId === dropletId).reverse();
   }
 
   create(request: CreateRequest, now: number): { droplet: Droplet; action: Action } {
@@ -533,6 +548,10 @@ function apiRoutes(cloud: Cloud, faults: Faults, selfUrl: string): Route[] {
       status: 201,
       body: { action: actionJson(cloud.startAction(id, parse(actionRequestSchema, body), now)) },
     })),
+    route('GET', '/v2/droplets/{id}/actions', ({ id, url }) => {
+      const { items, links, meta } = paginate(cloud.actionsOf(id), url, selfUrl);
+      return { status: 200, body: { actions: items.map(actionJson), links, meta } };
+    }),
     route('GET', '/v2/actions/{id}', ({ id }) => ({ status: 200, body: { action: actionJson(cloud.action(id)) } })),
     route('GET', '/v2/sizes', ({ url }) => {
       const { items, links, meta } = paginate(SIZES, url, selfUrl);
@@ -549,7 +568,7 @@ function controlRoutes(cloud: Cloud, faults: Faults, state: () => SimulatorState
         faults.failNext = { remaining: settings.fail_next, status: settings.status ?? 500, match: settings.match ?? '' };
       }
       if (settings.fail_creates !== undefined) faults.failCreates = settings.fail_creates;
-      if (settings.latency_ms !== undefined) faults.latencyMs = settings.latency_ms;
+      if (settings.latency_ms !== undefined) faults.latency = { ms: settings.latency_ms, match: settings.latency_match ?? '' };
       return { status: 204 };
     }),
     route('POST', '/_sim/config', ({ body }) => {
@@ -560,6 +579,23 @@ function controlRoutes(cloud: Cloud, faults: Faults, state: () => SimulatorState
     }),
     route('POST', '/_sim/droplets/{id}/power_off', ({ id }) => {
       cloud.droplet(id).poweredOn = false;
+      return { status: 204 };
+    }),
+    route('POST', '/_sim/droplets/{id}/power_on', ({ id }) => {
+      cloud.droplet(id).poweredOn = true;
+      return { status: 204 };
+    }),
+    route('POST', '/_sim/droplets/{id}/resize', ({ id, body }) => {
+      const droplet = cloud.droplet(id);
+      const { size: slug } = parse(z.strictObject({ size: z.string() }), body, 400);
+      const size = SIZES.find((candidate) => candidate.slug === slug && candidate.available);
+      if (!size) throw unprocessable('Size is not available in this region.');
+      droplet.size = size;
+      droplet.diskGb = Math.max(droplet.diskGb, size.disk);
+      return { status: 204 };
+    }),
+    route('POST', '/_sim/droplets/{id}/destroy', ({ id }) => {
+      cloud.delete([cloud.droplet(id).id]);
       return { status: 204 };
     }),
     route('POST', '/_sim/reset', () => {
@@ -629,6 +665,7 @@ export function simulatorControl(url: string): SimulatorControl {
     faults: (settings) => post('faults', settings),
     config: (settings) => post('config', settings),
     powerOff: (dropletId) => post(`droplets/${dropletId}/power_off`),
+    outOfBand: (dropletId, change) => post(`droplets/${dropletId}/${change.type}`, change.type === 'resize' ? { size: change.size } : {}),
     reset: () => post('reset'),
   };
 }
@@ -678,7 +715,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const found = findRoute(apiTable, method, requestUrl.pathname);
     const key = `${method} ${found?.route.template ?? '(unmatched)'}`;
     calls.set(key, (calls.get(key) ?? 0) + 1);
-    if (faults.latencyMs > 0) await delay(faults.latencyMs, undefined, { signal: closing.signal });
+    if (faults.latency.ms > 0 && `${method} ${requestUrl.pathname}`.startsWith(faults.latency.match)) {
+      await delay(faults.latency.ms, undefined, { signal: closing.signal });
+    }
     const failure = injectedFailure(faults, method, requestUrl.pathname);
     if (failure) return failure;
     if (options.token !== undefined && request.headers.authorization !== `Bearer ${options.token}`) {

@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { startDynamoDbLocal } from './dynamodb-local';
 import { repositoryRoot, startLocalRuntime } from './runtime';
 import { seedDemoAccount } from './seed';
+import { ensureSecretsKeyFile } from './secrets-key';
 
 /**
  * `npm start`: the whole service on this machine, no AWS account, no network.
@@ -36,6 +37,9 @@ const port = Number(values.port ?? process.env.PORT ?? 8080);
 const dataDir = values['data-dir'] ? resolve(values['data-dir']) : undefined;
 if (dataDir) mkdirSync(dataDir, { recursive: true });
 
+// Kept beside the data it seals, so that a kept data directory stays readable after a restart.
+mkdirSync(resolve(repositoryRoot, '.local'), { recursive: true, mode: 0o700 });
+const secretsKeyFile = ensureSecretsKeyFile(resolve(dataDir ?? resolve(repositoryRoot, '.local'), 'secrets.key'));
 const dynamodb = await startDynamoDbLocal({ dataDir });
 let stopping = false;
 async function shutdown(code: number) {
@@ -54,6 +58,7 @@ try {
     tablePrefix: 'vps-local',
     port,
     bootMs: values.fast ? 1_000 : 20_000,
+    secretsKeyFile,
     onRequest: ({ method, path, status, ms }) => console.log(`${method} ${path} ${status} ${ms.toFixed(0)} ms`),
   });
 } catch (error) {
@@ -65,7 +70,6 @@ if (!runtime) throw new Error('unreachable');
 const demo = await seedDemoAccount();
 announceMail(runtime.mailDir);
 const runtimeFile = resolve(repositoryRoot, '.local/runtime.json');
-mkdirSync(resolve(repositoryRoot, '.local'), { recursive: true, mode: 0o700 });
 writeFileSync(
   runtimeFile,
   JSON.stringify(
@@ -80,6 +84,7 @@ writeFileSync(
       sfn_endpoint: runtime.stepFunctions.endpoint,
       table_prefix: 'vps-local',
       upstream_token: runtime.upstreamToken,
+      secrets_key_file: secretsKeyFile,
     },
     null,
     2,

@@ -35,7 +35,10 @@ export async function createLocalTables(endpoint: string, names: Record<TableNam
                   GlobalSecondaryIndexes: indexes.map((index) => ({
                     IndexName: index.indexName,
                     KeySchema: keySchema(index.partitionKey, index.sortKey),
-                    Projection: { ProjectionType: 'ALL' },
+                    Projection:
+                      index.projection.type === 'INCLUDE'
+                        ? { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.projection.attributes] }
+                        : { ProjectionType: 'KEYS_ONLY' },
                   })),
                 }
               : {}),

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { resolveTarget } from './target';
+import { escapeUnsafeCharacters } from '../../shared/domain/text';
 
 /**
  * `npm run --silent ops -- <command> [--json] [--stack NAME]`: operator commands against the local service or a
@@ -40,11 +41,12 @@ async function main(argv: string[]): Promise<number> {
     const action = prepareCommand(positionals, options);
     Object.assign(process.env, await resolveTarget(stack));
     const output = await action();
-    console.log(json ? JSON.stringify(output.json) : output.text);
+    // JSON.stringify leaves C1 controls, separators and bidi overrides raw; as \u escapes the JSON means the same.
+    console.log(json ? escapeUnsafeCharacters(JSON.stringify(output.json)) : output.text);
     return 0;
   } catch (error) {
     if (process.env.OPS_DEBUG) console.error(error);
-    console.error(`error: ${oneLine(error instanceof Error ? error.message : String(error))}`);
+    console.error(`error: ${escapeUnsafeCharacters(oneLine(error instanceof Error ? error.message : String(error)))}`);
     return error instanceof UsageError ? 2 : 1;
   }
 }

@@ -9,6 +9,7 @@ import { listAccountApiKeys } from '../../shared/store/api-keys';
 import { setCapacityLimit, type CapacityPool } from '../../shared/store/counters';
 import { getInstanceItem, listOwnedInstances, type InstanceItem } from '../../shared/store/instances';
 import { listLedgerEntries } from '../../shared/store/ledger';
+import { escapeUnsafeCharacters } from '../../shared/domain/text';
 
 /** Wrong arguments: nothing was changed (exit code 2). */
 export class UsageError extends Error {
@@ -124,7 +125,8 @@ const accountView = (account: Account) => ({
   created_at: account.created_at,
 });
 
-const shown = (value: unknown) => (value === null || value === undefined ? '-' : String(value));
+/** A value as printed: stored names may predate validation, so nothing in them may drive the terminal. */
+const shown = (value: unknown) => (value === null || value === undefined ? '-' : escapeUnsafeCharacters(String(value)));
 
 /** `name  value` lines, aligned. */
 function fields(record: Readonly<Record<string, unknown>>): string {

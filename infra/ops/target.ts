@@ -22,6 +22,7 @@ const runtimeFileSchema = z.object({
   simulator_url: z.string(),
   upstream_token: z.string(),
   table_prefix: z.string(),
+  secrets_key_file: z.string(),
 });
 
 function parseJson(text: string): unknown {
@@ -50,6 +51,7 @@ export async function localTarget(file = process.env.OPS_RUNTIME_FILE || resolve
       simulatorUrl: runtime.simulator_url,
       upstreamToken: runtime.upstream_token,
       tablePrefix: runtime.table_prefix,
+      secretsKeyFile: runtime.secrets_key_file,
     }),
     UPSTREAM_TOKEN_SECRET_ARN: '',
   };

@@ -2,11 +2,11 @@ import { config } from '../config';
 import { namedError } from './errors';
 import { countMetric, logger, metricNames } from '../observability';
 import { getInstanceItem, updateInstanceWithRetry, type InstanceChanges, type InstanceItem } from '../store/instances';
-import { finishJob } from '../store/jobs';
+import { finishJob, getJob, type Job } from '../store/jobs';
 import type { ActionType, InstanceStatus } from '../schemas/instances';
 import { upstream } from '../upstream';
-import type { UpstreamServer } from '../upstream/driver';
-import type { CapacityPool } from '../store/counters';
+import { lookForStartedAction, settleFromUpstream, startedAction } from './convergence';
+import { lostTexts, ownServer } from './server-guard';
 
 export interface ActionStepInput {
   readonly instance_id: number;
@@ -16,32 +16,67 @@ export interface ActionStepInput {
 /** The upstream reported the action as errored. */
 export class UpstreamActionFailedError extends namedError('UpstreamActionFailedError') {}
 
-/** The upstream action did not complete within the budget. */
-export class ActionTimeoutError extends namedError('ActionTimeoutError') {}
+/** The start of the action was not carried out upstream (its answer was lost, and the action never appeared). */
+export class ActionNotTakenError extends namedError('ActionNotTakenError') {}
 
-function serverIdOf(instance: InstanceItem | undefined): number {
+/** The phase's budget ran out before the upstream's answer was known: the reconciler settles the job later. */
+export class ActionOutcomeUnknownError extends namedError('ActionOutcomeUnknownError') {}
+
+async function readInstanceAndJob(input: ActionStepInput): Promise<{ instance: InstanceItem; job: Job; serverId: number }> {
+  const [instance, job] = await Promise.all([getInstanceItem(input.instance_id), getJob(input.job_id)]);
   if (instance?.upstream_id == null) throw new Error('the instance has no upstream server');
-  return instance.upstream_id;
+  if (!job) throw new Error(`job ${input.job_id} does not exist`);
+  return { instance, job, serverId: instance.upstream_id };
 }
 
-/** Starts the resize itself (to the plan reserved at acceptance), or the power-on that follows it. */
+/** Fails the step once the action's budget, counted from the execution's start, is spent. */
+function ensureWithinBudget(startedAt: string): void {
+  const elapsedSeconds = (Date.now() - Date.parse(startedAt)) / 1000;
+  if (elapsedSeconds > config().actionTimeoutSeconds) {
+    throw new ActionOutcomeUnknownError(`outcome still unknown after ${Math.round(elapsedSeconds)} s`);
+  }
+}
+
+/**
+ * Finds the action whose start answer was lost, in the server's own action list: its id; null to look again later
+ * (a request may still be in flight upstream); ActionNotTakenError once the window has passed without it.
+ */
+export async function findActionStep(input: ActionStepInput & { action_type: string; started_at: string }): Promise<number | null> {
+  ensureWithinBudget(input.started_at);
+  const { job, serverId } = await readInstanceAndJob(input);
+  const actions = await (await upstream()).listActions(serverId);
+  const outcome = lookForStartedAction(actions, input.action_type, job.started_at, Date.now(), config().unknownOutcomeWindowSeconds * 1000);
+  if (outcome.kind === 'found') return outcome.actionId;
+  if (outcome.kind === 'keep-looking') return null;
+  throw new ActionNotTakenError(`no ${input.action_type} action appeared upstream`);
+}
+
+/**
+ * Starts the resize itself (to the plan reserved at acceptance), or the power-on that follows it. A retry after a
+ * lost answer first looks for the action in the server's list, so it is never started twice.
+ */
 export async function startActionStep(input: ActionStepInput & { type: 'resize' | 'power_on' }): Promise<{ action_id: number }> {
-  const instance = await getInstanceItem(input.instance_id);
-  const serverId = serverIdOf(instance);
-  const target = instance?.pending_plan;
+  const { instance, job, serverId } = await readInstanceAndJob(input);
+  const target = instance.pending_plan;
   if (input.type === 'resize' && !target) throw new Error('no resize target is reserved');
+  const driver = await upstream();
+  const already = startedAction(await driver.listActions(serverId), input.type, job.started_at);
+  if (already) return { action_id: already.id };
+  await ownServer(driver, instance);
   const request = input.type === 'resize' ? { type: 'resize' as const, size: target?.flavor ?? '', disk: true as const } : { type: 'power_on' as const };
-  const action = await (await upstream()).startAction(serverId, request);
+  const action = await driver.startAction(serverId, request);
   return { action_id: action.id };
 }
 
+/**
+ * Reads the action's status. Failing reads propagate (the workflow retries with backoff and keeps checking); once
+ * the budget is spent with the outcome unknown, the job is left to the reconciler, never settled from a guess.
+ */
 export async function checkActionStep(input: ActionStepInput & { action_id: number; started_at: string }): Promise<{ done: boolean }> {
+  ensureWithinBudget(input.started_at);
   const action = await (await upstream()).getAction(input.action_id);
-  if (action.status === 'completed') return { done: true };
   if (action.status === 'errored') throw new UpstreamActionFailedError(`upstream action ${action.id} (${action.type}) errored`);
-  const elapsedSeconds = (Date.now() - Date.parse(input.started_at)) / 1000;
-  if (elapsedSeconds > config().actionTimeoutSeconds) throw new ActionTimeoutError(`action not complete after ${Math.round(elapsedSeconds)} s`);
-  return { done: false };
+  return { done: action.status === 'completed' };
 }
 
 function poweredState(type: Exclude<ActionType, 'resize'>, pausedBy: 'user' | 'billing'): InstanceChanges {
@@ -49,13 +84,15 @@ function poweredState(type: Exclude<ActionType, 'resize'>, pausedBy: 'user' | 'b
   return type === 'power_on' ? { status: 'active', paused_by: null } : { status: 'active' };
 }
 
-/** Records the completed power action and frees the instance's action slot. */
+const succeeded = (jobId: string) => ({ job_id: jobId, outcome: { status: 'succeeded' as const }, at: new Date().toISOString() });
+
+/** Records the completed power action, frees the instance's action slot and ends the job, in one transaction. */
 export async function finishPowerStep(
   input: ActionStepInput & { type: Exclude<ActionType, 'resize'>; paused_by: 'user' | 'billing' },
 ): Promise<void> {
   await updateInstanceWithRetry(input.instance_id, (instance) =>
     instance.active_job_id === input.job_id && instance.deleted_at === null
-      ? { changes: { ...poweredState(input.type, input.paused_by), active_job_id: null } }
+      ? { changes: { ...poweredState(input.type, input.paused_by), active_job_id: null }, finish: succeeded(input.job_id) }
       : undefined,
   );
   await finishJob(input.job_id, { status: 'succeeded' }, new Date().toISOString());
@@ -68,6 +105,7 @@ export async function finishResizeStep(input: ActionStepInput & { previous_statu
       ? {
           changes: { plan: instance.pending_plan, pending_plan: null, status: input.previous_status, active_job_id: null },
           release: [{ kind: 'tier', flavor: instance.plan.flavor }],
+          finish: succeeded(input.job_id),
         }
       : undefined,
   );
@@ -76,46 +114,40 @@ export async function finishResizeStep(input: ActionStepInput & { previous_statu
 
 const failureTexts: Record<string, string> = {
   UpstreamActionFailedError: 'The upstream action failed',
-  ActionTimeoutError: 'The upstream action did not complete in time',
+  ActionNotTakenError: 'The upstream did not carry out the action',
   UpstreamPermanentError: 'The upstream refused the action',
   UpstreamTransientError: 'The upstream kept failing',
 };
 
 /**
- * What the instance record should say, given what the upstream reports: its power state, and for an interrupted
- * resize whether the server did end up on the new size (plan and tiers swap) or not (the reserved tier goes back).
+ * Settles an action that failed or was abandoned, from finished upstream facts only: while an upstream action of
+ * the job is still in progress nothing is written (false; the reconciler comes back). Otherwise the instance takes
+ * the state the upstream reports, its slot is freed, capacity follows the plan it really has, and the job fails
+ * with a text safe to show, all in one transaction. A vanished server makes the instance failed.
  */
-export function settledChanges(instance: InstanceItem, server: UpstreamServer | null): { changes: InstanceChanges; release: CapacityPool[] } {
-  const running = server?.status === 'active';
-  const changes: InstanceChanges = {
-    status: running ? 'active' : 'stopped',
-    paused_by: running ? null : (instance.paused_by ?? 'user'),
-    active_job_id: null,
-    pending_plan: null,
-  };
-  const pending = instance.pending_plan;
-  if (!pending) return { changes, release: [] };
-  if (server?.sizeSlug === pending.flavor) {
-    return { changes: { ...changes, plan: pending }, release: [{ kind: 'tier', flavor: instance.plan.flavor }] };
-  }
-  return { changes, release: [{ kind: 'tier', flavor: pending.flavor }] };
-}
-
-/**
- * Settles an action that failed or was abandoned: the instance takes the state the upstream reports, its action
- * slot is freed, capacity follows the plan it really has, and the job fails with a text safe to show.
- */
-export async function settleAction(instanceId: number, jobId: string, errorName: string | undefined): Promise<void> {
-  const instance = await getInstanceItem(instanceId);
-  if (instance && instance.active_job_id === jobId && instance.deleted_at === null) {
-    const server = instance.upstream_id === null ? null : await (await upstream()).getServer(instance.upstream_id);
-    await updateInstanceWithRetry(instanceId, (current) =>
-      current.active_job_id === jobId && current.deleted_at === null ? settledChanges(current, server) : undefined,
-    );
-    logger.warn('action failed; settled to the upstream state', { cause: errorName, upstream_status: server?.status });
+export async function settleAction(instanceId: number, jobId: string, errorName: string | undefined): Promise<boolean> {
+  const [instance, job] = await Promise.all([getInstanceItem(instanceId), getJob(jobId)]);
+  const at = new Date().toISOString();
+  if (instance && job && instance.active_job_id === jobId && instance.deleted_at === null && instance.upstream_id !== null) {
+    const driver = await upstream();
+    const server = await driver.getServer(instance.upstream_id);
+    const actions = server ? await driver.listActions(server.id) : [];
+    if (settleFromUpstream(instance, job.started_at, server, actions).kind === 'wait') {
+      logger.warn('action outcome not final yet; left for the reconciler', { cause: errorName });
+      return false;
+    }
+    await updateInstanceWithRetry(instanceId, (current) => {
+      if (current.active_job_id !== jobId || current.deleted_at !== null) return undefined;
+      const settlement = settleFromUpstream(current, job.started_at, server, actions);
+      if (settlement.kind === 'wait') return undefined;
+      const error = settlement.kind === 'lost' ? lostTexts.gone : (failureTexts[errorName ?? ''] ?? 'Upstream error');
+      return { ...settlement, finish: { job_id: jobId, outcome: { status: 'failed', error }, at } };
+    });
+    logger.warn('action failed; settled to the upstream state', { cause: errorName, upstream_status: server?.status ?? 'gone' });
     if (errorName?.startsWith('Upstream')) countMetric(metricNames.upstreamErrors);
   }
-  await finishJob(jobId, { status: 'failed', error: failureTexts[errorName ?? ''] ?? 'Upstream error' }, new Date().toISOString());
+  await finishJob(jobId, { status: 'failed', error: failureTexts[errorName ?? ''] ?? 'Upstream error' }, at);
+  return true;
 }
 
 export async function failActionStep(input: ActionStepInput & { error?: { Error?: string } }): Promise<void> {

@@ -5,8 +5,9 @@ export const API_KEY_PREFIX = 'svcmcp_';
 const BODY_LENGTH = 32; // 32 base62 characters carry 190 bits of entropy
 const CHECKSUM_LENGTH = 6;
 const KEY_LENGTH = API_KEY_PREFIX.length + BODY_LENGTH + CHECKSUM_LENGTH;
-const KEY_PATTERN = new RegExp(`^${API_KEY_PREFIX}[0-9A-Za-z]{${BODY_LENGTH + CHECKSUM_LENGTH}}$`);
+export const FULL_KEY_PATTERN = new RegExp(`^${API_KEY_PREFIX}[0-9A-Za-z]{${BODY_LENGTH + CHECKSUM_LENGTH}}$`);
 export const KEY_PREFIX_LENGTH = 12;
+export const KEY_PREFIX_PATTERN = new RegExp(`^${API_KEY_PREFIX}[0-9A-Za-z]{${KEY_PREFIX_LENGTH - API_KEY_PREFIX.length}}$`);
 
 function checksum(body: string): string {
   return base62Of(createHash('sha256').update(API_KEY_PREFIX + body).digest().subarray(0, 5), CHECKSUM_LENGTH);
@@ -26,7 +27,7 @@ export function generateApiKey(): GeneratedApiKey {
 
 /** True when the key has our shape and its checksum matches: typos and forgeries are refused without a lookup. */
 export function isWellFormedApiKey(key: string): boolean {
-  if (key.length !== KEY_LENGTH || !KEY_PATTERN.test(key)) return false;
+  if (key.length !== KEY_LENGTH || !FULL_KEY_PATTERN.test(key)) return false;
   const body = key.slice(API_KEY_PREFIX.length, API_KEY_PREFIX.length + BODY_LENGTH);
   return key.slice(-CHECKSUM_LENGTH) === checksum(body);
 }

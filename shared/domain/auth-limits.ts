@@ -1,26 +1,25 @@
-import { giveBackWindow, hitWindow } from '../store/counters';
+import { giveBackSlidingWindow, hitSlidingWindow } from '../store/counters';
 import { config } from '../config';
 import { rateLimitExceeded } from './errors';
 import { sha256Hex } from './crypto';
+import { entryTimeMs } from './rate-limits';
 
 /**
- * Brute-force limits on the console's sign-in routes, in fixed 15-minute windows on the counters table: every
+ * Brute-force limits on the console's sign-in routes, in sliding 15-minute windows on the counters table: every
  * request per source address, failed sign-ins per e-mail address, and e-mails sent per address. Counting happens
  * whether or not the address is registered, so a refusal tells nothing about it.
  */
-const WINDOW_SECONDS = 15 * 60;
+const WINDOW_MS = 15 * 60_000;
 
-function windowOf(now: Date) {
-  const start = Math.floor(now.getTime() / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS;
-  return { start, end: start + WINDOW_SECONDS, retryAfter: Math.max(1, start + WINDOW_SECONDS - Math.floor(now.getTime() / 1000)) };
-}
-
-async function take(counter: string, limit: number, now: Date): Promise<string> {
-  const window = windowOf(now);
-  const name = `auth#${counter}#${window.start}`;
-  const hit = await hitWindow(name, limit, window.end);
-  if (!hit.allowed) throw rateLimitExceeded(window.retryAfter);
-  return name;
+async function take(counter: string, limit: number, now: Date): Promise<() => Promise<void>> {
+  const name = `auth#${counter}`;
+  const hit = await hitSlidingWindow(name, limit, WINDOW_MS, now.getTime());
+  if (!hit.allowed) {
+    // Free again when the limit-th newest entry leaves the window.
+    const freedAtMs = entryTimeMs(hit.newestFirst[limit - 1] ?? hit.entry) + WINDOW_MS;
+    throw rateLimitExceeded(Math.max(1, Math.ceil((freedAtMs - now.getTime()) / 1000)));
+  }
+  return () => giveBackSlidingWindow(name, hit.entry);
 }
 
 /** One request of any console auth route from this source address. */
@@ -38,6 +37,5 @@ export async function limitMailsTo(email: string, now = new Date()): Promise<voi
  * the limit; a correct password gives the reservation back.
  */
 export async function reserveFailedSignIn(email: string, now = new Date()): Promise<{ release(): Promise<void> }> {
-  const name = await take(`sign-in#${sha256Hex(email)}`, config().console.limits.failedSignInsPerEmail, now);
-  return { release: () => giveBackWindow(name) };
+  return { release: await take(`sign-in#${sha256Hex(email)}`, config().console.limits.failedSignInsPerEmail, now) };
 }

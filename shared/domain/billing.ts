@@ -71,10 +71,14 @@ export interface MeterReport {
   readonly accountsBilled: number;
 }
 
-/** The end of what can be charged now: the last aligned period boundary, or the deletion for a deleted instance. */
+/**
+ * The end of what can be charged now: the last aligned period boundary, or the deletion for a deleted instance; never
+ * past the end of billing of an instance that lost its server.
+ */
 function chargeableUntil(instance: InstanceItem, nowMs: number): number {
   const boundary = nowMs - (nowMs % METER_PERIOD_MS);
-  return instance.deleted_at === null ? boundary : Math.min(Date.parse(instance.deleted_at), nowMs);
+  const end = instance.deleted_at === null ? boundary : Math.min(Date.parse(instance.deleted_at), nowMs);
+  return instance.billing_ends_at === null ? end : Math.min(end, Date.parse(instance.billing_ends_at));
 }
 
 /** Charges one instance up to now; the amount, or undefined when there was nothing (left) to charge. */
@@ -103,7 +107,7 @@ async function meterInstance(instance: InstanceItem, nowMs: number): Promise<num
  * so a re-run or a retry never charges a period twice. Then enforces the billing pause where balances ran out.
  */
 export async function runMeter(nowMs = Date.now()): Promise<MeterReport> {
-  const metered = await scanInstancesByStatus(['active', 'stopped', 'resizing', 'quarantined', 'deleting', 'destroyed']);
+  const metered = await scanInstancesByStatus(['active', 'stopped', 'resizing', 'quarantined', 'deleting', 'destroyed', 'failed']);
   const billed = new Set<string>();
   let periodsCharged = 0;
   let amountCharged = 0;

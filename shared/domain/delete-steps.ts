@@ -49,6 +49,7 @@ export async function finishDeleteStep({ instance_id, job_id }: DeleteStepInput)
       ? {
           changes: { status: 'destroyed', capacity_held: false, pending_plan: null, active_job_id: null, ipv4: null },
           release: heldPools(instance),
+          finish: { job_id, outcome: { status: 'succeeded' }, at: new Date().toISOString() },
         }
       : undefined,
   );

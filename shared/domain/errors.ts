@@ -24,9 +24,17 @@ export const serviceUnavailable = (message: string) => new ApiError(503, message
 
 export const instanceNotFound = () => notFound('Instance not found');
 
-/** The spec's 409 text, with the current status and a readable explanation beside it. */
-export const lifecycleConflict = (status: string, action: string) =>
-  new ApiError(409, 'lifecycle conflict', { status, message: `Cannot ${action} while the instance is ${status}` });
+/**
+ * The spec's 409 text, with the current status and a readable explanation beside it; while another action runs,
+ * the explanation and `running_action` name it (a reboot leaves the status `active`, which alone would mislead).
+ */
+export const lifecycleConflict = (status: string, action: string, runningAction?: string) =>
+  new ApiError(409, 'lifecycle conflict', {
+    status,
+    ...(runningAction
+      ? { running_action: runningAction, message: `Cannot ${action} while ${runningAction.replace('_', ' ')} is in progress` }
+      : { message: `Cannot ${action} while the instance is ${status}` }),
+  });
 
 export const rateLimitExceeded = (retryAfterSeconds: number) =>
   new ApiError(429, 'Rate limit exceeded', { retry_after: retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });

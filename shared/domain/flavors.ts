@@ -34,11 +34,15 @@ export const flavorIds = [...catalog.keys()];
 /** Known upstream flavors we refuse for good, with the spec's own text. */
 const permanentlyUnavailable = new Set(['s-1vcpu-1gb']);
 
+/** Why a flavor that is not in the catalog is refused, in the spec's words. */
+export function flavorRefusal(flavor: string): string {
+  return permanentlyUnavailable.has(flavor) ? `Flavor ${flavor} is permanently unavailable` : `Invalid flavor: ${flavor}`;
+}
+
 /** The plan of an orderable flavor, or the spec's 400 for an unknown or retired one. */
 export function orderablePlan(flavor: string): Plan {
-  if (permanentlyUnavailable.has(flavor)) throw badRequest(`Flavor ${flavor} is permanently unavailable`);
   const found = catalog.get(flavor);
-  if (!found) throw badRequest(`Invalid flavor: ${flavor}`);
+  if (!found) throw badRequest(flavorRefusal(flavor));
   return found;
 }
 

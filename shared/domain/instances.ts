@@ -18,6 +18,7 @@ import { randomBase62 } from './crypto';
 import { instanceNotFound, paymentRequired, serviceUnavailable } from './errors';
 import { orderablePlan } from './flavors';
 import { generateSshKey, parsePublicKey } from './ssh-keys';
+import { openInstanceSecrets, sealInstanceSecrets, type InstanceSecrets } from './instance-secrets';
 import { upstreamForLiveReads } from '../upstream';
 import { startWorkflow } from './jobs';
 
@@ -25,15 +26,16 @@ import { startWorkflow } from './jobs';
 const DEPLOY_MIN_BALANCE_MICROS = 3_000_000;
 const ROOT_PASSWORD_LENGTH = 24;
 
-export function toDetail(item: InstanceItem): InstanceDetail {
+export function toDetail(item: InstanceItem, secrets: InstanceSecrets | null): InstanceDetail {
   return {
-    ...toSummary(item),
-    ssh_key: item.ssh_key,
+    ...toSummary(item, secrets),
+    ssh_key: { ...item.ssh_key, private_key: secrets?.private_key ?? null },
     activated_at: item.activated_at,
   };
 }
 
-export function toSummary(item: InstanceItem): InstanceSummary {
+/** The summary form; `secrets` are null once removed (a failed instance), and the password then shows as null. */
+export function toSummary(item: InstanceItem, secrets: InstanceSecrets | null): InstanceSummary {
   return {
     instance_id: item.instance_id,
     vps_id: item.vps_id,
@@ -42,7 +44,7 @@ export function toSummary(item: InstanceItem): InstanceSummary {
     domain: item.domain,
     custom_domain: item.custom_domain,
     root_user: item.root_user,
-    root_password: item.root_password,
+    root_password: secrets?.root_password ?? null,
     ssh_port: item.ssh_port,
     project_name: item.project_name,
     plan: item.plan,
@@ -69,6 +71,8 @@ export async function createInstance(account: Account, body: CreateInstanceBody)
 
   const instanceId = await nextSequenceValue('instance_id');
   const now = new Date().toISOString();
+  const { private_key: generatedPrivateKey, ...publicKey } = sshKey ?? generateSshKey(keyName, `root@vps-${instanceId}`);
+  const secrets: InstanceSecrets = { root_password: randomBase62(ROOT_PASSWORD_LENGTH), private_key: generatedPrivateKey };
   const instance: InstanceItem = {
     instance_id: instanceId,
     account_id: account.account_id,
@@ -79,9 +83,9 @@ export async function createInstance(account: Account, body: CreateInstanceBody)
     domain: `vps-${instanceId}.${config().instanceDomainSuffix}`,
     custom_domain: null,
     root_user: 'root',
-    root_password: randomBase62(ROOT_PASSWORD_LENGTH),
     ssh_port: 22,
-    ssh_key: sshKey ?? generateSshKey(keyName, `root@vps-${instanceId}`),
+    ssh_key: { ...publicKey, private_key: null },
+    sealed_secrets: await sealInstanceSecrets({ account_id: account.account_id, instance_id: instanceId }, secrets),
     project_name: body.project_name,
     plan,
     activated_at: null,
@@ -93,6 +97,9 @@ export async function createInstance(account: Account, body: CreateInstanceBody)
     deleted_at: null,
     paused_by: null,
     metered_until: null,
+    create_requested_at: null,
+    seen_at: null,
+    billing_ends_at: null,
     version: 1,
   };
   const job: Job = {
@@ -116,7 +123,7 @@ export async function createInstance(account: Account, body: CreateInstanceBody)
   }
   await startProvisioning(instance, job);
   countMetric(metricNames.deploysAccepted);
-  return toDetail(instance);
+  return toDetail(instance, secrets);
 }
 
 /** Starts the provision workflow; if it cannot start, the instance fails at once and gives its capacity back. */
@@ -125,9 +132,9 @@ async function startProvisioning(instance: InstanceItem, job: Job): Promise<void
     await startWorkflow('provision', job, {});
   } catch (error) {
     logger.error('could not start provisioning', { error, instance_id: instance.instance_id });
-    const at = new Date().toISOString();
-    await updateInstanceAtVersion(instance, { changes: { status: 'failed', capacity_held: false }, release: heldPools(instance) });
-    await finishJob(job.job_id, { status: 'failed', error: 'Provisioning could not be started' }, at);
+    const finish = { job_id: job.job_id, outcome: { status: 'failed' as const, error: 'Provisioning could not be started' }, at: new Date().toISOString() };
+    await updateInstanceAtVersion(instance, { changes: { status: 'failed', capacity_held: false }, release: heldPools(instance), finish });
+    await finishJob(job.job_id, finish.outcome, finish.at);
     throw error;
   }
 }
@@ -135,7 +142,7 @@ async function startProvisioning(instance: InstanceItem, job: Job): Promise<void
 export async function getInstanceDetail(accountId: string, instanceId: number | undefined): Promise<InstanceDetail> {
   const item = instanceId === undefined ? undefined : await getOwnedInstance(instanceId, accountId);
   if (!item) throw instanceNotFound();
-  return toDetail(await withLivePowerState(item));
+  return toDetail(await withLivePowerState(item), await openInstanceSecrets(item));
 }
 
 /**
@@ -160,5 +167,6 @@ async function withLivePowerState(item: InstanceItem): Promise<InstanceItem> {
 
 export async function listInstanceSummaries(accountId: string): Promise<InstanceSummary[]> {
   const items = await listOwnedInstances(accountId);
-  return items.sort((a, b) => a.instance_id - b.instance_id).map(toSummary);
+  const sorted = items.sort((a, b) => a.instance_id - b.instance_id);
+  return Promise.all(sorted.map(async (item) => toSummary(item, await openInstanceSecrets(item))));
 }

@@ -8,7 +8,10 @@ import type { WorkflowName } from '../../infra/workflows';
 import type { JobView } from '../schemas/jobs';
 import { notFound } from './errors';
 
-export const workflowOfJob: Record<Job['type'], WorkflowName> = {
+/** Jobs that run a workflow (a `reconcile` job is recorded already ended). */
+export type WorkflowJobType = Exclude<Job['type'], 'reconcile'>;
+
+export const workflowOfJob: Record<WorkflowJobType, WorkflowName> = {
   provision: 'provision',
   delete: 'delete',
   power_on: 'power',
@@ -32,6 +35,7 @@ export function newJob(type: Job['type'], instance: Pick<InstanceItem, 'instance
 
 /** The execution ARN of a job's workflow run: executions are named after their job. */
 export function executionArnOf(job: Pick<Job, 'type' | 'job_id'>, executionName = job.job_id): string {
+  if (job.type === 'reconcile') throw new Error('a reconcile job has no execution');
   return `${stateMachineArn(workflowOfJob[job.type]).replace(':stateMachine:', ':execution:')}:${executionName}`;
 }
 

@@ -8,7 +8,7 @@ import {
   updateInstanceWithRetry,
   type InstanceItem,
 } from '../store/instances';
-import { finishJob, type Job } from '../store/jobs';
+import { finishJob, getJob, type Job } from '../store/jobs';
 import type { ActionBody, ActionResult, ActionType, DeleteResult, InstanceStatus } from '../schemas/instances';
 import { upstreamForRequests } from '../upstream';
 import { UpstreamPermanentError, UpstreamTransientError, type UpstreamActionRequest } from '../upstream/driver';
@@ -16,6 +16,8 @@ import { refusedUnprocessed, withTransientRetry } from '../upstream/retry';
 import { ApiError, namedError, forbidden, instanceNotFound, lifecycleConflict, paymentRequired, serviceUnavailable, badRequest } from './errors';
 import { orderablePlan, type Plan } from './flavors';
 import { newJob, startWorkflow, workflowOfJob } from './jobs';
+import { startKnownNotTaken } from './convergence';
+import { ownServer, ServerNotOursError } from './server-guard';
 
 /** DESIGN §7: where each action may start from. power_off on a stopped instance is a no-op success. */
 const allowedFrom: Record<ActionType, readonly InstanceStatus[]> = {
@@ -27,13 +29,17 @@ const allowedFrom: Record<ActionType, readonly InstanceStatus[]> = {
 
 const upstreamError = () => new ApiError(502, 'Upstream error');
 
+/** The 409 for `type` on the instance as it is now, naming the job it is busy with, if any. */
+async function conflictWith(instance: InstanceItem, type: ActionType): Promise<ApiError> {
+  const running = instance.active_job_id === null ? undefined : await getJob(instance.active_job_id);
+  return lifecycleConflict(instance.status, type.replace('_', ' '), running?.type);
+}
+
 /** The checks of DESIGN §6 that come after the lookup, in that order. */
-function checkAction(account: Account, instance: InstanceItem, type: ActionType, target: Plan | undefined): void {
+async function checkAction(account: Account, instance: InstanceItem, type: ActionType, target: Plan | undefined): Promise<void> {
   if (type !== 'power_off' && account.billing_paused) throw forbidden('Instance is billing-paused');
   if (type === 'power_on' && account.balance <= 0) throw paymentRequired('Insufficient balance to power on');
-  if (instance.active_job_id !== null || !allowedFrom[type].includes(instance.status)) {
-    throw lifecycleConflict(instance.status, type.replace('_', ' '));
-  }
+  if (instance.active_job_id !== null || !allowedFrom[type].includes(instance.status)) throw await conflictWith(instance, type);
   if (target) {
     if (target.flavor === instance.plan.flavor) throw badRequest('Already on this flavor');
     if ((target.disk_gb ?? 0) < (instance.plan.disk_gb ?? 0)) throw badRequest('Cannot downgrade disk size');
@@ -56,18 +62,20 @@ function firstUpstreamAction(type: ActionType, instance: InstanceItem, target: P
   }
 }
 
-/** Undoes an accepted action that never got going: status, lock and any reserved tier go back as they were. */
+/** Undoes an accepted action that the upstream refused: status, lock and any reserved tier go back as they were. */
 async function withdrawAction(instance: InstanceItem, job: Job, reason: string): Promise<void> {
+  const finish = { job_id: job.job_id, outcome: { status: 'failed' as const, error: reason }, at: new Date().toISOString() };
   await updateInstanceWithRetry(instance.instance_id, (current) =>
     // A delete that came in meanwhile owns the instance now, capacity included.
     current.active_job_id === job.job_id && current.deleted_at === null
       ? {
           changes: { status: instance.status, active_job_id: null, pending_plan: null },
           release: current.pending_plan ? [{ kind: 'tier', flavor: current.pending_plan.flavor }] : [],
+          finish,
         }
       : undefined,
   );
-  await finishJob(job.job_id, { status: 'failed', error: reason }, new Date().toISOString());
+  await finishJob(job.job_id, finish.outcome, finish.at);
 }
 
 /**
@@ -82,7 +90,7 @@ export async function performAction(account: Account, instanceId: number | undef
   if (body.type === 'power_off' && instance.status === 'stopped' && instance.active_job_id === null) {
     return { ok: true, action: body.type, job_id: null };
   }
-  checkAction(account, instance, body.type, target);
+  await checkAction(account, instance, body.type, target);
   const job = await launchAction(instance, body.type, target, 'user');
   return { ok: true, action: body.type, job_id: job.job_id };
 }
@@ -122,27 +130,42 @@ async function launchAction(instance: InstanceItem, type: ActionType, target: Pl
     // Something else changed the instance since it was read: report the state it is in now.
     const current = await getInstanceItem(instance.instance_id);
     if (!current || current.deleted_at !== null) throw instanceNotFound();
-    throw lifecycleConflict(current.status, type.replace('_', ' '));
+    throw await conflictWith(current, type);
   }
 
   const { request, phase } = firstUpstreamAction(type, instance, target);
   const serverId = instance.upstream_id;
   if (serverId === null) throw new Error(`instance ${instance.instance_id} is ${instance.status} without an upstream server`);
-  let actionId: number;
+  let actionId: number | null;
+  const driver = await upstreamForRequests();
   try {
-    const driver = await upstreamForRequests();
+    await withTransientRetry(() => ownServer(driver, instance));
+  } catch (error) {
+    if (error instanceof ServerNotOursError) throw upstreamError();
+    if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
+    // Nothing was sent to the server yet: the action did not happen.
+    await withdrawAction(instance, job, 'Upstream error');
+    throw upstreamError();
+  }
+  try {
     // Only refusals are sent again: a timed-out action may have been taken, and a second one would be refused.
     actionId = (await withTransientRetry(() => driver.startAction(serverId, request), { retryable: refusedUnprocessed })).id;
   } catch (error) {
     if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
-    logger.warn('upstream refused an action', { type, status: error.status });
-    await withdrawAction(instance, job, 'Upstream error');
-    throw upstreamError();
+    if (startKnownNotTaken(error)) {
+      logger.warn('upstream refused an action', { type, status: error.status });
+      await withdrawAction(instance, job, 'Upstream error');
+      throw upstreamError();
+    }
+    // The answer was lost, not the action: the workflow finds out from the server's action list what was done.
+    logger.warn('upstream answer to an action start was lost; the workflow looks for the action', { type, status: error.status });
+    actionId = null;
   }
 
   await startWorkflow(workflowOfJob[type], job, {
     type,
     action_id: actionId,
+    action_type: request.type,
     phase,
     previous_status: instance.status,
     paused_by: pausedBy,

@@ -4,9 +4,10 @@ import { countMetric, durationMetric, logger, metricNames } from '../observabili
 import { getInstanceItem, heldPools, transitionInstance, updateInstanceWithRetry, type InstanceItem } from '../store/instances';
 import { finishJob } from '../store/jobs';
 import { upstream } from '../upstream';
-import type { UpstreamDriver, UpstreamServer } from '../upstream/driver';
 import type { InstanceStatus } from '../schemas/instances';
 import { serviceTag, upstreamTagOf } from './instances';
+import { openInstanceSecrets } from './instance-secrets';
+import { isPrintableAscii } from './ssh-keys';
 
 export const UBUNTU_IMAGE = 'ubuntu-24-04-x64';
 
@@ -23,8 +24,15 @@ export class ProvisionTimeoutError extends namedError('ProvisionTimeoutError') {
 /** Thrown when the upstream server we created has vanished; the workflow compensates. */
 export class UpstreamServerLostError extends namedError('UpstreamServerLostError') {}
 
-/** cloud-init user data: the root password and the authorized key the create response promised. */
-export function userDataFor(instance: InstanceItem): string {
+/**
+ * cloud-init user data: the root password and the authorized key the create response promised, each one YAML
+ * double-quoted scalar. Both are printable ASCII (checked again here), which JSON quoting escapes so that no YAML or
+ * shell reading can split them into another line or key.
+ */
+export function userDataFor(instance: InstanceItem, rootPassword: string): string {
+  if (!isPrintableAscii(rootPassword) || !isPrintableAscii(instance.ssh_key.public_key)) {
+    throw new Error(`instance ${instance.instance_id} has credentials that cannot be written into user data safely`);
+  }
   return [
     '#cloud-config',
     'ssh_pwauth: true',
@@ -32,7 +40,7 @@ export function userDataFor(instance: InstanceItem): string {
     'chpasswd:',
     '  expire: false',
     '  users:',
-    `    - {name: root, password: ${JSON.stringify(instance.root_password)}, type: text}`,
+    `    - {name: root, password: ${JSON.stringify(rootPassword)}, type: text}`,
     'users:',
     '  - name: root',
     '    ssh_authorized_keys:',
@@ -41,38 +49,51 @@ export function userDataFor(instance: InstanceItem): string {
   ].join('\n');
 }
 
-/** The server carrying the instance's tag, created only if none exists yet, so a retried step never doubles it. */
-async function ensureServer(driver: UpstreamDriver, instance: InstanceItem): Promise<UpstreamServer> {
-  const tag = upstreamTagOf(instance.instance_id);
-  const [existing] = await driver.listServersByTag(tag);
-  if (existing) return existing;
-  return driver.createServer({
-    name: `vps-${instance.instance_id}`,
-    tags: [tag, serviceTag()],
-    size: instance.plan.flavor,
-    image: UBUNTU_IMAGE,
-    userData: userDataFor(instance),
-  });
-}
+export type CreateServerResult =
+  | { upstream_id: number; abandoned: false; waiting: false }
+  | { upstream_id: null; abandoned: true; waiting: false }
+  | { upstream_id: null; abandoned: false; waiting: true };
 
-export type CreateServerResult = { upstream_id: number; abandoned: false } | { upstream_id: null; abandoned: true };
-
+/**
+ * Creates the instance's server, unless one carrying its tag exists already (a retried step never doubles it). After
+ * a create whose answer was lost, the upstream may still be carrying it out: until the window has passed the step
+ * answers `waiting` and the workflow looks again, rather than create a second server.
+ */
 export async function createServerStep({ instance_id }: ProvisionInput): Promise<CreateServerResult> {
   const instance = await getInstanceItem(instance_id);
   if (!instance || instance.deleted_at !== null || !PROVISIONING_STATUSES.includes(instance.status)) {
-    return { upstream_id: null, abandoned: true };
+    return { upstream_id: null, abandoned: true, waiting: false };
   }
   const driver = await upstream();
-  const server = await ensureServer(driver, instance);
+  const tag = upstreamTagOf(instance_id);
+  // Should two exist, the oldest is the instance's; the reconciler destroys the other as a leak.
+  let [server] = (await driver.listServersByTag(tag)).sort((a, b) => a.id - b.id);
+  if (!server) {
+    const requestedAt = instance.create_requested_at === null ? undefined : Date.parse(instance.create_requested_at);
+    if (requestedAt !== undefined && Date.now() - requestedAt < config().unknownOutcomeWindowSeconds * 1000) {
+      return { upstream_id: null, abandoned: false, waiting: true };
+    }
+    const noted = await transitionInstance(instance_id, PROVISIONING_STATUSES, { create_requested_at: new Date().toISOString() });
+    if (!noted) return { upstream_id: null, abandoned: true, waiting: false };
+    const secrets = await openInstanceSecrets(instance);
+    if (!secrets) throw new Error(`instance ${instance_id} has no credentials to provision with`);
+    server = await driver.createServer({
+      name: `vps-${instance_id}`,
+      tags: [tag, serviceTag()],
+      size: instance.plan.flavor,
+      image: UBUNTU_IMAGE,
+      userData: userDataFor(instance, secrets.root_password),
+    });
+  }
   const moved = await transitionInstance(instance_id, PROVISIONING_STATUSES, {
     status: 'provisioning',
     vps_id: String(server.id),
     upstream_id: server.id,
   });
-  if (moved) return { upstream_id: server.id, abandoned: false };
+  if (moved) return { upstream_id: server.id, abandoned: false, waiting: false };
   // Deleted while the server was being made: the delete may already have looked for it, so destroy it here.
   await driver.deleteServer(server.id);
-  return { upstream_id: null, abandoned: true };
+  return { upstream_id: null, abandoned: true, waiting: false };
 }
 
 export interface CheckServerInput extends ProvisionInput {
@@ -91,14 +112,17 @@ export async function checkServerStep(input: CheckServerInput): Promise<CheckSer
   if (!server) throw new UpstreamServerLostError(`upstream server ${input.upstream_id} disappeared`);
   if (server.status === 'active' && server.ipv4) {
     const now = new Date().toISOString();
-    const activated = await transitionInstance(input.instance_id, ['provisioning'], {
-      status: 'active',
-      ipv4: server.ipv4,
-      activated_at: now,
-      metered_until: now,
-    });
-    if (!activated) return { ready: false, abandoned: true };
-    await finishJob(input.job_id, { status: 'succeeded' }, now);
+    const ipv4 = server.ipv4;
+    // The instance write and the job's end are one transaction: no crash can leave the job running.
+    const activated = await updateInstanceWithRetry(input.instance_id, (instance) =>
+      instance.status === 'provisioning' && instance.deleted_at === null
+        ? {
+            changes: { status: 'active', ipv4, activated_at: now, metered_until: now },
+            finish: { job_id: input.job_id, outcome: { status: 'succeeded' }, at: now },
+          }
+        : undefined,
+    );
+    if (activated?.activated_at !== now) return { ready: false, abandoned: true };
     countMetric(metricNames.provisionSucceeded);
     durationMetric(metricNames.provisionDuration, Date.parse(now) - Date.parse(activated.created_at ?? now));
     return { ready: true, abandoned: false };
@@ -145,17 +169,17 @@ export async function failProvision(instanceId: number, jobId: string | undefine
   countMetric(metricNames.provisionFailed);
   if (errorName?.startsWith('Upstream')) countMetric(metricNames.upstreamErrors);
   await destroyTaggedServers(instanceId);
+  const finish = jobId
+    ? { job_id: jobId, outcome: { status: 'failed' as const, error: failureTexts[errorName ?? ''] ?? 'Provisioning failed' }, at: new Date().toISOString() }
+    : undefined;
   if (live) {
     await updateInstanceWithRetry(instanceId, (current) =>
       current.deleted_at === null && PROVISIONING_STATUSES.includes(current.status)
-        ? { changes: { status: 'failed', capacity_held: false, pending_plan: null }, release: heldPools(current) }
+        ? { changes: { status: 'failed', capacity_held: false, pending_plan: null }, release: heldPools(current), finish }
         : undefined,
     );
   }
-  if (jobId) {
-    const reason = failureTexts[errorName ?? ''] ?? 'Provisioning failed';
-    await finishJob(jobId, { status: 'failed', error: reason }, new Date().toISOString());
-  }
+  if (finish) await finishJob(finish.job_id, finish.outcome, finish.at);
   return true;
 }
 

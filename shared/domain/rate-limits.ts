@@ -8,17 +8,30 @@ export type RateLimitName = keyof typeof rateLimits;
 export interface WindowState {
   readonly name: RateLimitName;
   readonly remaining: number;
-  /** Seconds until the window resets (at least 1). */
+  /** Seconds until the oldest counted request leaves the window and a unit comes back (at least 1). */
   readonly resetSeconds: number;
   readonly exceeded: boolean;
+  /** This request's own entry in the window, when it was counted, so that it can be given back. */
+  readonly taken?: number;
 }
 
-export function fixedWindow(name: RateLimitName, nowMs: number) {
-  const { windowSeconds } = rateLimits[name];
-  const nowSeconds = Math.floor(nowMs / 1000);
-  const startsAt = nowSeconds - (nowSeconds % windowSeconds);
-  const endsAt = startsAt + windowSeconds;
-  return { startsAt, endsAt, resetSeconds: Math.max(1, endsAt - nowSeconds) };
+/**
+ * Entries of a sliding window are the accepted requests' times in microseconds (milliseconds × 1000 plus a random
+ * tie-breaker, so that each is unique and can be given back), newest first.
+ */
+export const entryTimeMs = (entry: number) => Math.floor(entry / 1000);
+
+/**
+ * The window as of `nowMs`, from its newest entries: the requests counted are those of the last `limit` accepted
+ * that are less than the window's length old, so the limit holds over every interval of that length. A unit comes
+ * back when the oldest counted request leaves the window: that is `resetSeconds`, rounded up to whole seconds.
+ */
+export function slidingWindowState(name: RateLimitName, newestFirst: readonly number[], nowMs: number, exceeded: boolean, taken?: number): WindowState {
+  const { limit, windowSeconds } = rateLimits[name];
+  const counted = newestFirst.slice(0, limit).filter((entry) => entryTimeMs(entry) > nowMs - windowSeconds * 1000);
+  const oldest = counted.at(-1);
+  const resetSeconds = oldest === undefined ? windowSeconds : Math.ceil((entryTimeMs(oldest) + windowSeconds * 1000 - nowMs) / 1000);
+  return { name, remaining: Math.max(0, limit - counted.length), resetSeconds: Math.max(1, resetSeconds), exceeded, ...(taken === undefined ? {} : { taken }) };
 }
 
 /** The IETF RateLimit / RateLimit-Policy header pair for the windows a route counts. */

@@ -2,22 +2,28 @@ import { DescribeExecutionCommand, ExecutionDoesNotExist } from '@aws-sdk/client
 import { sfn } from '../aws';
 import { countMetric, logger, metricNames } from '../observability';
 import { getInstanceItem, scanInstancesByStatus, type InstanceItem } from '../store/instances';
-import { finishJob, insertJob, listRunningJobs, type Job } from '../store/jobs';
+import { finishJob, insertJob, listRunningJobs, scanRunningJobs, type Job } from '../store/jobs';
 import { upstream } from '../upstream';
 import { settleAction } from './action-steps';
 import { serviceTag } from './instances';
 import { executionArnOf, newJob, startWorkflow } from './jobs';
 import { failProvision } from './provisioning';
+import { orphanJobOutcome } from './convergence';
+import { repairDrift, type DriftReport } from './drift';
 
 export interface ReconcileReport {
   /** Deletes whose workflow had died, started again. */
   readonly deletesRestarted: number;
   /** Provisions whose workflow had died, failed with compensation. */
   readonly provisionsFailed: number;
-  /** Actions whose workflow had died, settled to the upstream's state. */
+  /** Actions whose workflow had died or handed over, settled to the upstream's state once it had ended. */
   readonly actionsSettled: number;
-  /** Upstream servers of ours with no live instance, destroyed. */
+  /** Running jobs with no execution whose instance had moved on, ended. */
+  readonly jobsEnded: number;
+  /** Upstream servers of ours that are not a live instance's server (none, or a second one), destroyed. */
   readonly leakedServersDestroyed: number;
+  /** Live instances whose record was made to follow their server, by kind. */
+  readonly drift: DriftReport;
 }
 
 /** Left alone for this long after their last change, so that work just started is never taken for stuck. */
@@ -57,10 +63,35 @@ async function repair(instance: InstanceItem): Promise<Repair | undefined> {
   if (instance.active_job_id !== null) {
     const job = running.find((candidate) => candidate.job_id === instance.active_job_id);
     if (job && (await executionRunning(job))) return undefined;
-    await settleAction(instance.instance_id, instance.active_job_id, 'ActionAbandoned');
-    return 'actionsSettled';
+    // Settled only once the upstream's actions have ended; until then the instance keeps its transitional status.
+    return (await settleAction(instance.instance_id, instance.active_job_id, 'ActionAbandoned')) ? 'actionsSettled' : undefined;
   }
   return undefined;
+}
+
+/** Whether the instance's own lifecycle still points at the job (then `repair` is what settles it). */
+function ownedByInstance(job: Job, instance: InstanceItem | undefined): boolean {
+  if (!instance) return false;
+  if (job.type === 'delete') return instance.status === 'deleting';
+  if (job.type === 'provision') return instance.status === 'pending' || instance.status === 'provisioning';
+  return instance.active_job_id === job.job_id;
+}
+
+/** Ends running jobs that have no execution and that their instance no longer points at; returns how many. */
+async function endOrphanJobs(now: number): Promise<number> {
+  let ended = 0;
+  for (const job of await scanRunningJobs()) {
+    if (now - Date.parse(job.started_at) < GRACE_MS) continue;
+    try {
+      const instance = await getInstanceItem(job.instance_id);
+      if (ownedByInstance(job, instance) || (await executionRunning(job))) continue;
+      await finishJob(job.job_id, orphanJobOutcome(job, instance), new Date().toISOString());
+      ended += 1;
+    } catch (error) {
+      logger.error('could not end an orphaned job', { job_id: job.job_id, error });
+    }
+  }
+  return ended;
 }
 
 /** Destroys our tagged servers that no live instance owns; returns how many. */
@@ -72,8 +103,10 @@ async function destroyLeakedServers(): Promise<number> {
   for (const server of servers) {
     const instanceId = Number(server.tags.map((tag) => instanceTag.exec(tag)?.[1]).find(Boolean));
     const instance = Number.isSafeInteger(instanceId) && instanceId > 0 ? await getInstanceItem(instanceId) : undefined;
-    // A deleting instance's own workflow destroys its server; anything else without a live instance is a leak.
-    if (instance && !['destroyed', 'failed'].includes(instance.status)) continue;
+    // A deleting instance's own workflow destroys its server; a live instance keeps exactly its own server (one
+    // still being created has none recorded yet); anything else is a leak.
+    const live = instance && !['destroyed', 'failed'].includes(instance.status);
+    if (live && (instance.status === 'deleting' || instance.upstream_id === null || instance.upstream_id === server.id)) continue;
     logger.warn('destroying a leaked upstream server', { server_id: server.id, instance_id: instanceId || null });
     await driver.deleteServer(server.id);
     destroyed += 1;
@@ -86,7 +119,7 @@ async function destroyLeakedServers(): Promise<number> {
  * then destroys upstream servers that belong to no live instance, so that a leak never costs anyone silently.
  */
 export async function reconcile(now = Date.now()): Promise<ReconcileReport> {
-  const report = { deletesRestarted: 0, provisionsFailed: 0, actionsSettled: 0, leakedServersDestroyed: 0 };
+  const report = { deletesRestarted: 0, provisionsFailed: 0, actionsSettled: 0, jobsEnded: 0, leakedServersDestroyed: 0, drift: { vanished: 0, foreign: 0, power: 0, size: 0 } };
   const candidates = await scanInstancesByStatus(['pending', 'provisioning', 'resizing', 'deleting', 'active', 'stopped']);
   for (const instance of candidates) {
     const transitional = !['active', 'stopped'].includes(instance.status) || instance.active_job_id !== null;
@@ -98,9 +131,11 @@ export async function reconcile(now = Date.now()): Promise<ReconcileReport> {
       logger.error('could not reconcile an instance', { instance_id: instance.instance_id, error });
     }
   }
+  report.jobsEnded = await endOrphanJobs(now);
+  report.drift = await repairDrift(now);
   report.leakedServersDestroyed = await destroyLeakedServers();
   logger.info('reconciled', { ...report });
-  countMetric(metricNames.reconcilerRepairs, report.deletesRestarted + report.provisionsFailed + report.actionsSettled);
+  countMetric(metricNames.reconcilerRepairs, report.deletesRestarted + report.provisionsFailed + report.actionsSettled + report.jobsEnded);
   countMetric(metricNames.leakedServersDestroyed, report.leakedServersDestroyed);
   return report;
 }

@@ -27,6 +27,10 @@ function uint32(value: number): Buffer {
 }
 
 /** OpenSSH's `SHA256:` fingerprint of a public key blob (unpadded base64), as `ssh-keygen -l` prints it. */
+export function isPrintableAscii(text: string): boolean {
+  return PRINTABLE_ASCII.test(text);
+}
+
 export function fingerprintOf(blob: Buffer): string {
   return `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`;
 }
@@ -127,15 +131,21 @@ function isValidKeyBlob(type: string, fields: Buffer[]): boolean {
   return false;
 }
 
+/** Printable ASCII and spaces only: nothing that YAML, a shell or sshd could read as a line break or an escape. */
+const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
+
 /**
- * Validates a supplied public key line (`type base64 [comment]`): a supported type whose blob decodes, names the
- * same type and holds a real key (RSA at least 2048 bits). Returns the normalised line and its fingerprint.
+ * Validates a supplied public key line (`type base64 [comment]`), whole: printable ASCII only (the comment too), a
+ * supported type whose blob decodes, names the same type and holds a real key (RSA at least 2048 bits). Returns the
+ * normalised line and its fingerprint.
  */
 export function parsePublicKey(line: string, name: string): SshKey {
   const invalid = () => badRequest('Invalid ssh_public_key: expected an OpenSSH public key line (ssh-ed25519, ecdsa-sha2-nistp256/384/521 or ssh-rsa of 2048 bits or more)');
-  const trimmed = line.trim();
-  if (trimmed.length === 0 || trimmed.length > MAX_PUBLIC_KEY_LENGTH || /[\r\n]/.test(trimmed)) throw invalid();
-  const [type, encoded, ...comment] = trimmed.split(/\s+/);
+  const trimmed = line.replace(/^ +| +$/g, '');
+  if (trimmed.length > MAX_PUBLIC_KEY_LENGTH || !PRINTABLE_ASCII.test(trimmed)) {
+    throw badRequest('Invalid ssh_public_key: only printable ASCII characters and spaces are allowed, on one line');
+  }
+  const [type, encoded, ...comment] = trimmed.split(/ +/);
   if (!type || !encoded || !/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) throw invalid();
   const blob = Buffer.from(encoded, 'base64');
   if (blob.toString('base64') !== encoded) throw invalid();

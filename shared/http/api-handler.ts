@@ -3,11 +3,12 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type * as z from 'zod';
+import { runWithDeadline } from '../deadline';
 import { ApiError } from '../domain/errors';
 import { rateLimitHeaders, type RateLimitName, type WindowState } from '../domain/rate-limits';
 import { parseOrBadRequest } from '../schemas/validation';
 import { countMetric, logger, metricNames, publishMetrics, tracer } from '../observability';
-import { authenticateBearer, type BearerPrincipal } from './bearer-auth';
+import { authenticateBearer, giveBack, type BearerPrincipal } from './bearer-auth';
 import { authenticateSession, csrfFailed, isCrossSite, type SessionPrincipal } from './session-auth';
 import { idempotencyKeyOf, resolveIdempotencyKey, settleIdempotencyKey } from './idempotency';
 import { json, type ApiResponse } from './responses';
@@ -67,10 +68,28 @@ const httpResponse = (): MiddlewareObj<Event, ApiResponse, Error, StatefulContex
 };
 
 /**
+ * Answers that deployed nothing: a create refused with one of them gives its deploy unit back, so that typos,
+ * missing funds or busy capacity never use up the deploy quota. A 500 is not among them: its outcome is unknown.
+ */
+const REFUSALS = new Set([400, 401, 402, 403, 404, 409, 413, 422, 429, 503]);
+
+async function giveBackDeployOnRefusal(state: RequestState, status: number): Promise<void> {
+  const principal = state.principal;
+  if (!REFUSALS.has(status) || !principal) return;
+  state.windows = await Promise.all(
+    state.windows.map((window) => (window.name === 'deploy' ? giveBack(principal.account.account_id, window) : window)),
+  );
+}
+
+/**
  * Bearer auth with the route's rate limits. With an Idempotency-Key on an idempotent route, the key is resolved
  * right after auth, and only a request that is not a replay counts against the deploy quota.
  */
-const bearerAuth = (limits: readonly RateLimitName[], idempotent: boolean): MiddlewareObj<Event, ApiResponse, Error, StatefulContext> => ({
+const bearerAuth = (
+  limits: readonly RateLimitName[],
+  idempotent: boolean,
+  credentials: boolean,
+): MiddlewareObj<Event, ApiResponse, Error, StatefulContext> => ({
   before: async ({ event, context }) => {
     const state = context.request;
     const addWindows = (windows: WindowState[]) => {
@@ -86,11 +105,14 @@ const bearerAuth = (limits: readonly RateLimitName[], idempotent: boolean): Midd
     else state.idempotencyKey = outcome.key;
   },
   after: async ({ context, response }) => {
-    if (context.request.idempotencyKey && response) await settleIdempotencyKey(context.request.idempotencyKey, response);
+    if (!response) return;
+    await giveBackDeployOnRefusal(context.request, response.statusCode);
+    if (context.request.idempotencyKey) await settleIdempotencyKey(context.request.idempotencyKey, response, credentials);
   },
   onError: async ({ event, context, error }) => {
+    await giveBackDeployOnRefusal(context.request, error instanceof ApiError ? error.status : 500);
     const key = context.request.idempotencyKey;
-    if (key) await settleIdempotencyKey(key, errorResponse(error, event.requestContext.requestId));
+    if (key) await settleIdempotencyKey(key, errorResponse(error, event.requestContext.requestId), false);
   },
 });
 
@@ -154,12 +176,13 @@ function composeRoute<TPrincipal extends Principal, TSchema extends z.ZodType | 
     if (replay) return replay;
     if (authentication && !principal) throw new Error('authentication did not run');
     if (principal) logger.appendKeys({ account_id: principal.account.account_id });
-    return handler({
+    const input = {
       principal: principal as TPrincipal,
       body: body as BodyOf<TSchema>,
       pathParameters: event.pathParameters ?? {},
       sourceAddress: sourceAddressOf(event),
-    });
+    };
+    return runWithDeadline(context, () => handler(input));
   });
 }
 
@@ -168,6 +191,8 @@ interface BearerRouteOptions<TSchema extends z.ZodType | undefined> {
   readonly body?: TSchema;
   /** Honour the Idempotency-Key header: the same key and request within 24 h replays the first response. */
   readonly idempotent?: boolean;
+  /** Responses carry customers' credentials: a response kept for replay is stored sealed. */
+  readonly credentials?: boolean;
 }
 
 /** An instance route: Bearer key, rate limits, optional idempotency. */
@@ -175,7 +200,11 @@ export function bearerRoute<TSchema extends z.ZodType | undefined = undefined>(
   options: BearerRouteOptions<TSchema>,
   handler: (input: RouteInput<BearerPrincipal, BodyOf<TSchema>>) => Promise<ApiResponse>,
 ) {
-  return composeRoute(bearerAuth(options.limits ?? ['general'], options.idempotent ?? false), options.body, handler);
+  return composeRoute(
+    bearerAuth(options.limits ?? ['general'], options.idempotent ?? false, options.credentials ?? false),
+    options.body,
+    handler,
+  );
 }
 
 interface SessionRouteOptions<TSchema extends z.ZodType | undefined> {

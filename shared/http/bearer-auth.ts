@@ -1,9 +1,9 @@
 import { API_KEY_PREFIX, hashApiKey, isWellFormedApiKey } from '../domain/api-keys';
 import { forbidden, rateLimitExceeded, unauthorized } from '../domain/errors';
-import { fixedWindow, rateLimits, type RateLimitName, type WindowState } from '../domain/rate-limits';
+import { rateLimits, slidingWindowState, type RateLimitName, type WindowState } from '../domain/rate-limits';
 import { getAccount, type Account } from '../store/accounts';
 import { getApiKeyByHash, touchApiKey, type ApiKey } from '../store/api-keys';
-import { giveBackWindow, hitWindow } from '../store/counters';
+import { giveBackSlidingWindow, hitSlidingWindow } from '../store/counters';
 import { logger } from '../observability';
 
 export interface BearerPrincipal {
@@ -13,36 +13,30 @@ export interface BearerPrincipal {
 
 const BEARER = /^Bearer +(\S+)$/i;
 
+const windowCounter = (name: RateLimitName, accountId: string) => `rate#${name}#${accountId}`;
+
 /**
- * Counts the request in each window the route is subject to, all at once. A request refused by one window gives
- * back what it took from the narrower ones (the deploy quota), so that a refused create never uses up deploys;
- * the general window keeps it, since every authenticated request counts there.
+ * Counts the request in each sliding window the route is subject to, all at once. A request refused by one window
+ * gives back what it took from the narrower ones (the deploy quota), so that a refused create never uses up
+ * deploys; the general window keeps it, since every authenticated request counts there.
  */
 export async function countRequest(accountId: string, limits: readonly RateLimitName[], nowMs: number): Promise<WindowState[]> {
-  const counted = await Promise.all(
+  const windows = await Promise.all(
     limits.map(async (name) => {
-      const window = fixedWindow(name, nowMs);
-      const counter = `rate#${name}#${accountId}#${window.startsAt}`;
-      const hit = await hitWindow(counter, rateLimits[name].limit, window.endsAt);
-      return {
-        counter,
-        state: {
-          name,
-          remaining: Math.max(0, rateLimits[name].limit - hit.count),
-          resetSeconds: window.resetSeconds,
-          exceeded: !hit.allowed,
-        },
-      };
+      const { limit, windowSeconds } = rateLimits[name];
+      const hit = await hitSlidingWindow(windowCounter(name, accountId), limit, windowSeconds * 1000, nowMs);
+      return slidingWindowState(name, hit.newestFirst, nowMs, !hit.allowed, hit.allowed ? hit.entry : undefined);
     }),
   );
-  if (!counted.some(({ state }) => state.exceeded)) return counted.map(({ state }) => state);
-  return Promise.all(
-    counted.map(async ({ counter, state }): Promise<WindowState> => {
-      if (state.exceeded || state.name === 'general') return state;
-      await giveBackWindow(counter);
-      return { ...state, remaining: state.remaining + 1 };
-    }),
-  );
+  if (!windows.some((window) => window.exceeded)) return windows;
+  return Promise.all(windows.map((window) => (window.name === 'general' ? window : giveBack(accountId, window))));
+}
+
+/** Takes the request back out of a window it was counted in; the state then shows the unit back. */
+export async function giveBack(accountId: string, window: WindowState): Promise<WindowState> {
+  if (window.taken === undefined) return window;
+  await giveBackSlidingWindow(windowCounter(window.name, accountId), window.taken);
+  return { name: window.name, remaining: window.remaining + 1, resetSeconds: window.resetSeconds, exceeded: window.exceeded };
 }
 
 /**
@@ -69,11 +63,11 @@ export async function authenticateBearer(
     countRequest(apiKey.account_id, limits, now.getTime()),
     touchApiKey(apiKey, now).catch((error: unknown) => logger.warn('could not record key use', { error })),
   ]);
+  onWindows(windows);
   if (!account || account.deleted_at !== null) throw unauthorized('API key owner not found');
   if (account.suspended) throw forbidden('Account suspended');
   if (!account.confirmed) throw forbidden('Account not confirmed');
 
-  onWindows(windows);
   const exceeded = windows.filter((w) => w.exceeded);
   if (exceeded.length > 0) throw rateLimitExceeded(Math.max(...exceeded.map((w) => w.resetSeconds)));
   return { account, apiKey };

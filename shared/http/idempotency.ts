@@ -3,6 +3,7 @@ import { sha256Hex } from '../domain/crypto';
 import { ApiError, badRequest, rateLimitExceeded } from '../domain/errors';
 import type { RateLimitName, WindowState } from '../domain/rate-limits';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, type StoredResponse } from '../store/idempotency';
+import { open, seal } from '../secrets';
 import { countRequest } from './bearer-auth';
 import type { ApiResponse } from './responses';
 
@@ -49,10 +50,11 @@ export async function resolveIdempotencyKey(
       throw new ApiError(422, 'Idempotency-Key was already used with a different request');
     }
     if (existing.status === 'in_progress' || !existing.response) {
-      throw new ApiError(409, 'A request with this Idempotency-Key is still in progress');
+      throw new ApiError(409, 'lifecycle conflict', { message: 'A request with this Idempotency-Key is still in progress' });
     }
-    const { statusCode, headers, body } = existing.response;
-    return { kind: 'replay', response: { statusCode, headers: { ...headers, 'Idempotent-Replayed': 'true' }, body } };
+    const { statusCode, headers, body, sealed } = existing.response;
+    const replayed = sealed ? await open(body, storedResponseContext(scopedKey)) : body;
+    return { kind: 'replay', response: { statusCode, headers: { ...headers, 'Idempotent-Replayed': 'true' }, body: replayed } };
   }
   const windows = await countRequest(accountId, deferredLimits, Date.now());
   onWindows(windows);
@@ -64,12 +66,15 @@ export async function resolveIdempotencyKey(
   return { kind: 'claimed', key: scopedKey };
 }
 
+/** A stored body opens only for the same account and key it was answered to. */
+const storedResponseContext = (scopedKey: string) => ({ purpose: 'stored-response', idempotency_key: scopedKey });
+
 /**
  * Keeps what the first request answered for replay: successes and refusals that a retry would meet again (bad
  * input, not found, no funds). Gives the key up for answers that depend on the moment (409 conflicts, 429, 5xx),
- * so that a retry with the same key is processed afresh.
+ * so that a retry with the same key is processed afresh. A body that carries credentials is stored sealed.
  */
-export async function settleIdempotencyKey(scopedKey: string, response: ApiResponse): Promise<void> {
+export async function settleIdempotencyKey(scopedKey: string, response: ApiResponse, sealBody: boolean): Promise<void> {
   if (response.statusCode >= 500 || response.statusCode === 429 || response.statusCode === 409) {
     await releaseIdempotencyKey(scopedKey);
     return;
@@ -77,6 +82,12 @@ export async function settleIdempotencyKey(scopedKey: string, response: ApiRespo
   const headers = Object.fromEntries(
     Object.entries(response.headers).filter(([name]) => !/^(ratelimit|ratelimit-policy|x-request-id)$/i.test(name)),
   );
-  const stored: StoredResponse = { statusCode: response.statusCode, headers, body: String(response.body ?? '') };
+  const body = String(response.body ?? '');
+  const stored: StoredResponse = {
+    statusCode: response.statusCode,
+    headers,
+    body: sealBody ? await seal(body, storedResponseContext(scopedKey)) : body,
+    sealed: sealBody,
+  };
   await completeIdempotencyKey(scopedKey, stored);
 }

@@ -2,10 +2,16 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 
 export type ApiResponse = APIGatewayProxyStructuredResultV2 & { statusCode: number; headers: Record<string, string> };
 
+/**
+ * Every response: responses carry credentials (keys, root passwords, private keys), so no cache may keep one and no
+ * browser may sniff one into something else.
+ */
+const SAFETY_HEADERS = { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' } as const;
+
 export function json(statusCode: number, body: unknown, headers: Record<string, string> = {}): ApiResponse {
   return {
     statusCode,
-    headers: { 'Content-Type': 'application/json', ...headers },
+    headers: { 'Content-Type': 'application/json', ...headers, ...SAFETY_HEADERS },
     body: JSON.stringify(body),
   };
 }

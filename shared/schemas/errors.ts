@@ -5,6 +5,7 @@ export const errorBodySchema = z.object({
   request_id: z.string(),
   status: z.string().optional().meta({ description: '409 lifecycle conflicts: the instance status now.' }),
   message: z.string().optional().meta({ description: '409 lifecycle conflicts: a readable explanation.' }),
+  running_action: z.string().optional().meta({ description: '409 lifecycle conflicts: the action (or job type) in progress, if any.' }),
 });
 
 export const rateLimitErrorSchema = z.object({

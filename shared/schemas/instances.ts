@@ -1,4 +1,7 @@
 import * as z from 'zod';
+import { displayName } from './validation';
+import { catalog, flavorIds, flavorRefusal } from '../domain/flavors';
+import { timestampSchema } from './timestamps';
 
 export const instanceStatuses = [
   'pending',
@@ -41,12 +44,12 @@ export const instanceSummarySchema = z.strictObject({
   ssh_port: z.number().int(),
   project_name: z.string(),
   plan: planSchema,
-  created_at: z.string().nullable(),
+  created_at: timestampSchema.nullable(),
 });
 
 export const instanceDetailSchema = instanceSummarySchema.extend({
   ssh_key: sshKeySchema,
-  activated_at: z.string().nullable(),
+  activated_at: timestampSchema.nullable(),
 });
 
 export type InstanceSummary = z.infer<typeof instanceSummarySchema>;
@@ -54,9 +57,18 @@ export type InstanceDetail = z.infer<typeof instanceDetailSchema>;
 
 export const PROJECT_NAME_MAX = 64;
 
+/** An orderable flavor; anything else is refused with the spec's own text for it. */
+export const flavorSchema = z
+  .enum(flavorIds, { error: (issue) => (issue.input === undefined ? undefined : flavorRefusal(String(issue.input))) })
+  .meta({
+    id: 'Flavor',
+    description: 'An orderable flavor. `x-plans` gives the vCPUs, memory, disk and hourly price (USD) of each.',
+    'x-plans': Object.fromEntries([...catalog].map(([flavor, { vcpu, ram_mb, disk_gb, hourly_price }]) => [flavor, { vcpu, ram_mb, disk_gb, hourly_price }])),
+  });
+
 export const createInstanceBodySchema = z.strictObject({
-  project_name: z.string().trim().min(1).max(PROJECT_NAME_MAX),
-  flavor: z.string(),
+  project_name: displayName(PROJECT_NAME_MAX),
+  flavor: flavorSchema,
   ssh_public_key: z.string().optional(),
 });
 export type CreateInstanceBody = z.infer<typeof createInstanceBodySchema>;
@@ -75,7 +87,7 @@ export type ActionType = (typeof actionTypes)[number];
 export const actionBodySchema = z
   .strictObject({
     type: z.enum(actionTypes, { error: 'Invalid action type' }),
-    flavor: z.string().optional(),
+    flavor: flavorSchema.optional(),
   })
   .superRefine((body, context) => {
     if (body.type === 'resize' && body.flavor === undefined) {

@@ -1,4 +1,7 @@
 import * as z from 'zod';
+import { displayName } from './validation';
+import { FULL_KEY_PATTERN, KEY_PREFIX_PATTERN } from '../domain/api-keys';
+import { timestampSchema } from './timestamps';
 
 export const KEY_NAME_MAX = 100;
 export const DEFAULT_KEY_NAME = 'Default';
@@ -6,18 +9,18 @@ export const DEFAULT_KEY_NAME = 'Default';
 export const apiKeyInfoSchema = z.strictObject({
   id: z.number().int(),
   name: z.string(),
-  key_prefix: z.string(),
+  key_prefix: z.string().regex(KEY_PREFIX_PATTERN),
   is_active: z.boolean(),
-  created_at: z.string().nullable(),
-  last_used_at: z.string().nullable(),
+  created_at: timestampSchema.nullable(),
+  last_used_at: timestampSchema.nullable(),
 });
 export type ApiKeyInfo = z.infer<typeof apiKeyInfoSchema>;
 
-export const createdApiKeySchema = apiKeyInfoSchema.extend({ full_key: z.string() });
+export const createdApiKeySchema = apiKeyInfoSchema.extend({ full_key: z.string().regex(FULL_KEY_PATTERN) });
 export type CreatedApiKey = z.infer<typeof createdApiKeySchema>;
 
 /** The body is optional; so is its one field. */
-export const createKeyBodySchema = z.strictObject({ name: z.string().trim().min(1).max(KEY_NAME_MAX).optional() }).optional();
+export const createKeyBodySchema = z.strictObject({ name: displayName(KEY_NAME_MAX).optional() }).optional();
 export type CreateKeyBody = z.infer<typeof createKeyBodySchema>;
 
 export const revokedKeySchema = z.strictObject({ ok: z.boolean(), id: z.number().int() });

@@ -18,7 +18,8 @@ type Headers = NonNullable<Exclude<ResponseConfig['headers'], z.ZodObject>>;
 /** What the console's paths take from the main document, so that they share its components. */
 export interface DocumentParts {
   readonly sessionCookie: string;
-  readonly csrfHeader: z.ZodObject;
+  /** The security scheme of the X-CSRFToken header. */
+  readonly csrfToken: string;
   readonly requestIdHeader: Headers;
   readonly error: (description: string) => ResponseConfig;
   readonly rateLimitError: z.ZodType;
@@ -26,13 +27,13 @@ export interface DocumentParts {
 
 /** The console's paths: sign-up, confirmation, sign-in and out, password reset, and the account's figures. */
 export function consolePaths(parts: DocumentParts): RouteConfig[] {
-  const { sessionCookie, csrfHeader, requestIdHeader, error, rateLimitError } = parts;
+  const { sessionCookie, csrfToken, requestIdHeader, error, rateLimitError } = parts;
   const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
   const ok = (description: string, schema: z.ZodType, headers: Headers = requestIdHeader): ResponseConfig => ({ description, headers, content: json(schema) });
   const body = (schema: z.ZodType) => ({ body: { required: true, content: json(schema) } });
   const limited = {
     429: <ResponseConfig>{
-      description: 'Too many attempts from this address or for this e-mail address (15-minute windows).',
+      description: 'Too many attempts from this address or for this e-mail address (sliding 15-minute windows).',
       headers: { ...requestIdHeader, 'Retry-After': { description: 'Seconds to wait.', required: true, schema: { type: 'string', pattern: '^[0-9]+$' } } },
       content: json(rateLimitError),
     },
@@ -81,8 +82,7 @@ export function consolePaths(parts: DocumentParts): RouteConfig[] {
       operationId: 'signOut',
       tags,
       summary: 'End the session on the server and drop the cookie',
-      security: [{ [sessionCookie]: [] }],
-      request: { headers: csrfHeader },
+      security: [{ [sessionCookie]: [], [csrfToken]: [] }],
       responses: { 200: ok('Signed out.', okSchema, setCookie), ...sessionErrors },
     },
     {

@@ -30,8 +30,18 @@ const sessionCookie = registry.registerComponent('securitySchemes', 'sessionCook
   type: 'apiKey',
   in: 'cookie',
   name: 'session',
-  description: 'A browser session; POST and DELETE also need the X-CSRFToken header.',
+  description: 'A browser session; POST and DELETE also need its CSRF token.',
 });
+const csrfToken = registry.registerComponent('securitySchemes', 'csrfToken', {
+  type: 'apiKey',
+  in: 'header',
+  name: 'X-CSRFToken',
+  description: "The session's CSRF token, required with the session cookie on POST and DELETE of keys.",
+});
+const bearer = [{ [bearerAuth.name]: [] }];
+const session = [{ [sessionCookie.name]: [] }];
+/** Both schemes in one requirement object: the cookie and the header together. */
+const sessionWithCsrf = [{ [sessionCookie.name]: [], [csrfToken.name]: [] }];
 
 /** Named components: the generator emits each once and refers to it. */
 const Plan = planSchema.meta({ id: 'Plan' });
@@ -41,8 +51,12 @@ const InstanceSummary = instanceSummarySchema.extend({ plan: Plan }).meta({ id: 
 const ErrorBody = errorBodySchema.meta({ id: 'Error' });
 const RateLimitError = rateLimitErrorSchema.meta({ id: 'RateLimitError' });
 const ApiKeyInfo = apiKeyInfoSchema.meta({ id: 'ApiKeyInfo' });
+const CreatedApiKey = createdApiKeySchema.meta({ id: 'CreatedApiKey' });
+const Job = jobViewSchema.meta({ id: 'Job' });
+const ActionResult = actionResultSchema.meta({ id: 'ActionResult' });
+const DeleteResult = deleteResultSchema.meta({ id: 'DeleteResult' });
 
-const header = (description: string, required: boolean, schema: { type: 'string'; pattern?: string } = { type: 'string' }) => ({
+const header = (description: string, required: boolean, schema: { type: 'string' | 'integer'; minimum?: number } = { type: 'string' }) => ({
   description,
   required,
   schema,
@@ -83,7 +97,7 @@ function instanceErrors(statuses: number[]) {
       429,
       {
         description: 'Rate limit exceeded.',
-        headers: { ...rateLimitHeaders(true), 'Retry-After': header('Seconds to wait.', true, { type: 'string', pattern: '^[0-9]+$' }) },
+        headers: { ...rateLimitHeaders(true), 'Retry-After': header('Seconds to wait before retrying.', true, { type: 'integer', minimum: 1 }) },
         content: json(RateLimitError),
       },
     ],
@@ -97,7 +111,6 @@ const idempotencyHeader = z.object({
     description: 'Makes a retry safe: the same key and request within 24 hours replays the first response.',
   }),
 });
-const csrfHeader = z.object({ 'X-CSRFToken': z.string().meta({ description: "The session's CSRF token." }) });
 const replayedHeader = { 'Idempotent-Replayed': header('`true` when this is the replay of an earlier response.', false) };
 
 const instanceRoutes: RouteConfig[] = [
@@ -106,7 +119,10 @@ const instanceRoutes: RouteConfig[] = [
     path: '/api/v1/instances',
     operationId: 'createInstance',
     summary: 'Deploy an Ubuntu 24.04 server; poll its detail until active or failed',
-    security: [{ [bearerAuth.name]: [] }],
+    description:
+      'Accepts the deploy at once with status `pending` and the connection credentials (the root password, and the generated key pair unless `ssh_public_key` is given). Needs a balance above $3.00 and counts against the deploy limit (5 an hour) as well as the general one. Send an `Idempotency-Key` so that a retry never deploys twice.',
+    tags: ['instances'],
+    security: bearer,
     request: { headers: idempotencyHeader, body: { required: true, content: json(createInstanceBodySchema) } },
     responses: {
       202: { description: 'Accepted; status pending, with connection credentials.', headers: { ...rateLimitHeaders(true), ...replayedHeader }, content: json(InstanceDetail) },
@@ -118,7 +134,10 @@ const instanceRoutes: RouteConfig[] = [
     path: '/api/v1/instances',
     operationId: 'listInstances',
     summary: "The caller's instances, in summary form",
-    security: [{ [bearerAuth.name]: [] }],
+    description:
+      "Every live instance of the caller's account, in summary form: no `ssh_key` and no `activated_at`.",
+    tags: ['instances'],
+    security: bearer,
     responses: {
       200: { description: 'The instances.', headers: rateLimitHeaders(true), content: json(z.array(InstanceSummary)) },
       ...instanceErrors([401, 403]),
@@ -129,7 +148,10 @@ const instanceRoutes: RouteConfig[] = [
     path: '/api/v1/instances/{instance_id}',
     operationId: 'getInstance',
     summary: 'One instance, with its live power state, SSH credentials and plan',
-    security: [{ [bearerAuth.name]: [] }],
+    description:
+      "The detail form, with the power state read from the upstream server when it answers in time. Another account's instance is 404, like a missing one.",
+    tags: ['instances'],
+    security: bearer,
     request: { params: instancePath },
     responses: {
       200: { description: 'The instance.', headers: rateLimitHeaders(true), content: json(InstanceDetail) },
@@ -141,10 +163,13 @@ const instanceRoutes: RouteConfig[] = [
     path: '/api/v1/instances/{instance_id}',
     operationId: 'deleteInstance',
     summary: 'Delete an instance: gone from the API at once, destroyed upstream asynchronously',
-    security: [{ [bearerAuth.name]: [] }],
+    description:
+      'Removes the instance from the API at once (later reads are 404), releases its IPv4 address and destroys the upstream server asynchronously; follow `job_id` for progress.',
+    tags: ['instances'],
+    security: bearer,
     request: { params: instancePath },
     responses: {
-      200: { description: 'Deletion started.', headers: rateLimitHeaders(true), content: json(deleteResultSchema) },
+      200: { description: 'Deletion started.', headers: rateLimitHeaders(true), content: json(DeleteResult) },
       ...instanceErrors([401, 403, 404]),
     },
   },
@@ -153,10 +178,13 @@ const instanceRoutes: RouteConfig[] = [
     path: '/api/v1/instances/{instance_id}/actions',
     operationId: 'instanceAction',
     summary: 'power_on, power_off, reboot or resize',
-    security: [{ [bearerAuth.name]: [] }],
+    description:
+      'Starts `power_on`, `power_off`, `reboot` or `resize` (with `flavor`; the disk can only grow). One action runs at a time per instance; follow `job_id` until it ends. Send an `Idempotency-Key` so that a retry never acts twice.',
+    tags: ['instances'],
+    security: bearer,
     request: { params: instancePath, headers: idempotencyHeader, body: { required: true, content: json(actionBodySchema) } },
     responses: {
-      200: { description: 'Accepted; follow job_id.', headers: { ...rateLimitHeaders(true), ...replayedHeader }, content: json(actionResultSchema) },
+      200: { description: 'Accepted; follow job_id.', headers: { ...rateLimitHeaders(true), ...replayedHeader }, content: json(ActionResult) },
       ...instanceErrors([400, 401, 402, 403, 404, 409, 413, 422, 502, 503]),
     },
   },
@@ -165,10 +193,13 @@ const instanceRoutes: RouteConfig[] = [
     path: '/api/v1/jobs/{job_id}',
     operationId: 'getJob',
     summary: 'Progress of a provision, action or delete (the caller’s own jobs only)',
-    security: [{ [bearerAuth.name]: [] }],
-    request: { params: z.object({ job_id: z.string() }) },
+    description:
+      "The status of a provision, action or delete: `running` until it ends `succeeded` or `failed` (with `error`). Only the caller's own jobs; anything else is 404.",
+    tags: ['jobs'],
+    security: bearer,
+    request: { params: z.object({ job_id: z.string().meta({ description: 'The job id, as returned by create, an action or delete.' }) }) },
     responses: {
-      200: { description: 'The job.', headers: rateLimitHeaders(true), content: json(jobViewSchema) },
+      200: { description: 'The job.', headers: rateLimitHeaders(true), content: json(Job) },
       ...instanceErrors([401, 403, 404]),
     },
   },
@@ -187,7 +218,10 @@ const keyRoutes: RouteConfig[] = [
     path: '/api/v1/keys',
     operationId: 'listKeys',
     summary: "The caller's API keys, revoked ones included; never the full key",
-    security: [{ [sessionCookie.name]: [] }],
+    description:
+      'Every API key of the signed-in account, revoked ones included, identified by `key_prefix`; the full key is never returned again.',
+    tags: ['keys'],
+    security: session,
     responses: { 200: { description: 'The keys.', headers: requestIdHeader, content: json(z.array(ApiKeyInfo)) }, 401: keyErrors[401], 403: keyErrors[403], 500: keyErrors[500] },
   },
   {
@@ -195,10 +229,13 @@ const keyRoutes: RouteConfig[] = [
     path: '/api/v1/keys',
     operationId: 'createKey',
     summary: 'Create a key; the full key is returned only here',
-    security: [{ [sessionCookie.name]: [] }],
-    request: { headers: csrfHeader, body: { required: false, content: json(createKeyBodySchema.unwrap()) } },
+    description:
+      'Creates an API key and returns it in full in `full_key`, this once. Needs a confirmed account that has deposited $1.00 or more at some time.',
+    tags: ['keys'],
+    security: sessionWithCsrf,
+    request: { body: { required: false, content: json(createKeyBodySchema.unwrap()) } },
     responses: {
-      201: { description: 'Created.', headers: requestIdHeader, content: json(createdApiKeySchema) },
+      201: { description: 'Created.', headers: requestIdHeader, content: json(CreatedApiKey) },
       ...keyErrors,
       402: error('Deposit required.'),
       413: error('Request body too large (limit 16 KiB).'),
@@ -209,8 +246,11 @@ const keyRoutes: RouteConfig[] = [
     path: '/api/v1/keys/{key_id}',
     operationId: 'revokeKey',
     summary: 'Revoke a key, at once and for good',
-    security: [{ [sessionCookie.name]: [] }],
-    request: { headers: csrfHeader, params: z.object({ key_id: z.number().int() }) },
+    description:
+      'Revokes the key at once and for good: the very next request with it is 401.',
+    tags: ['keys'],
+    security: sessionWithCsrf,
+    request: { params: z.object({ key_id: z.number().int().meta({ description: 'The key id.' }) }) },
     responses: {
       200: { description: 'Revoked.', headers: requestIdHeader, content: json(revokedKeySchema) },
       401: keyErrors[401],
@@ -224,11 +264,15 @@ const keyRoutes: RouteConfig[] = [
     path: '/api/v1/openapi.json',
     operationId: 'getOpenApiDocument',
     summary: 'This document',
+    description:
+      'This OpenAPI 3.1.0 document, generated from the schemas that validate requests. Public.',
+    tags: ['meta'],
+    security: [],
     responses: { 200: { description: 'The OpenAPI 3.1.0 document.', content: json(z.record(z.string(), z.unknown())) } },
   },
 ];
 
-const consoleOperations = consolePaths({ sessionCookie: sessionCookie.name, csrfHeader, requestIdHeader, error, rateLimitError: RateLimitError });
+const consoleOperations = consolePaths({ sessionCookie: sessionCookie.name, csrfToken: csrfToken.name, requestIdHeader, error, rateLimitError: RateLimitError });
 for (const route of [...instanceRoutes, ...keyRoutes, ...consoleOperations]) registry.registerPath(route);
 
 let document: ReturnType<OpenApiGeneratorV31['generateDocument']> | undefined;
@@ -240,7 +284,16 @@ export function openApiDocument() {
       title: 'Virtual Server Provisioning Service',
       version: '1.0.0',
       description: 'Deploys and manages bare Ubuntu 24.04 servers. Instance endpoints take a Bearer API key; key management takes a browser session and its CSRF token.',
+      contact: { name: 'VPS Provisioning Service' },
     },
+    // Relative: the API is served from the same host as this document.
+    servers: [{ url: '/', description: 'The host that serves this document' }],
+    tags: [
+      { name: 'instances', description: 'Deploy, read, act on and delete servers (Bearer API key).' },
+      { name: 'jobs', description: 'Progress of provisions, actions and deletes (Bearer API key).' },
+      { name: 'keys', description: 'API key management (browser session; CSRF token on POST and DELETE).' },
+      { name: 'meta', description: 'This document.' },
+    ],
   });
   return document;
 }

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { badRequest } from '../domain/errors';
+import { hasUnsafeCharacters } from '../domain/text';
 
 type RawIssue = Parameters<Extract<z.core.$ZodErrorMap, (...args: never[]) => unknown>>[0];
 
@@ -17,12 +18,20 @@ function messageFor(issue: RawIssue): string | undefined {
       return `${field} must be at most ${issue.maximum} characters`;
     case 'too_small':
       return `${field} must not be empty`;
+    case 'custom':
+      return issue.params?.unsafeText ? `${field} must not contain control characters, bidirectional overrides or unpaired surrogates` : undefined;
+    case 'invalid_value':
+      return field && issue.input === undefined ? `${field} is required` : undefined;
     case 'unrecognized_keys':
       return `Unknown field${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}`;
     default:
       return undefined;
   }
 }
+
+/** A name people read (a project, a key): trimmed, 1 to `max` characters, none that could rewrite what they see. */
+export const displayName = (max: number) =>
+  z.string().trim().min(1).max(max).refine((name) => !hasUnsafeCharacters(name), { params: { unsafeText: true } });
 
 /** Parses with the schema or throws the 400 for the first problem found. */
 export function parseOrBadRequest<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {

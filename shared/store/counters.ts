@@ -1,5 +1,6 @@
+import { randomInt } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
@@ -35,54 +36,95 @@ export async function nextSequenceValue(sequence: 'instance_id' | 'api_key_id'):
   return first;
 }
 
-export interface WindowHit {
+export interface SlidingWindowHit {
   readonly allowed: boolean;
-  /** Requests counted in the window after this one (or the full count when refused). */
-  readonly count: number;
+  /** The window's entries, newest first (this request's own first when allowed). */
+  readonly newestFirst: readonly number[];
+  /** This request's entry (in the window only when allowed). */
+  readonly entry: number;
 }
 
+const entriesSchema = z.object({ times: z.array(z.number()).default([]) });
+
 /**
- * Counts one request in a fixed window, refusing it (without counting) once the limit is reached. One round trip
- * either way: the failed condition returns the current count.
+ * Counts one request in a sliding window kept as one item: the accepted requests' entries, newest first. One
+ * conditional write either way: the new entry goes in front on condition that fewer than `limit` are stored or the
+ * `limit`-th newest is out of the window; a refusal hands back the entries as they are. Entries past the `limit`-th
+ * can never decide anything; once they are as many again, they are trimmed.
  */
-export async function hitWindow(name: string, limit: number, windowEndsAtSeconds: number): Promise<WindowHit> {
+export async function hitSlidingWindow(name: string, limit: number, windowMs: number, nowMs: number): Promise<SlidingWindowHit> {
+  const entry = nowMs * 1000 + randomInt(1000);
   try {
     const { Attributes } = await dynamo().send(
       new UpdateCommand({
         TableName: tableName('counters'),
         Key: { name },
-        UpdateExpression: 'ADD #count :one SET #ttl = if_not_exists(#ttl, :ttl)',
-        ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
-        ExpressionAttributeNames: { '#count': 'count', '#ttl': TTL_ATTRIBUTE },
-        ExpressionAttributeValues: { ':one': 1, ':limit': limit, ':ttl': windowEndsAtSeconds + 60 },
+        UpdateExpression: 'SET #times = list_append(:entry, if_not_exists(#times, :empty)), #ttl = :ttl',
+        ConditionExpression: `attribute_not_exists(#times) OR size(#times) < :limit OR #times[${limit - 1}] < :cutoff`,
+        ExpressionAttributeNames: { '#times': 'times', '#ttl': TTL_ATTRIBUTE },
+        ExpressionAttributeValues: {
+          ':entry': [entry],
+          ':empty': [],
+          ':limit': limit,
+          ':cutoff': (nowMs - windowMs + 1) * 1000,
+          ':ttl': Math.ceil((nowMs + windowMs) / 1000) + 60,
+        },
         ReturnValues: 'UPDATED_NEW',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
-    return { allowed: true, count: z.object({ count: z.number().int() }).parse(Attributes).count };
+    const { times } = entriesSchema.parse(Attributes);
+    if (times.length >= 2 * limit) await trimSlidingWindow(name, limit, times.length);
+    return { allowed: true, newestFirst: times, entry };
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) {
-      const count = z.object({ count: z.number().int() }).safeParse(error.Item ? unmarshall(error.Item) : {});
-      return { allowed: false, count: count.success ? count.data.count : limit };
+      return { allowed: false, newestFirst: entriesSchema.parse(error.Item ? unmarshall(error.Item) : {}).times, entry };
     }
     throw error;
   }
 }
 
-/** Returns one request to a window (it was counted, then refused elsewhere). */
-export async function giveBackWindow(name: string): Promise<void> {
-  await whenConditionHolds(
-    dynamo().send(
-      new UpdateCommand({
-        TableName: tableName('counters'),
-        Key: { name },
-        UpdateExpression: 'ADD #count :minusOne',
-        ConditionExpression: '#count > :zero',
-        ExpressionAttributeNames: { '#count': 'count' },
-        ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
-      }),
-    ),
-  );
+/**
+ * Drops the entries past the `limit`-th. Newer entries only ever go in front, so whatever sits at those positions
+ * now is past the `limit`-th whatever else happened meanwhile: no condition is needed.
+ */
+async function trimSlidingWindow(name: string, limit: number, length: number): Promise<void> {
+  const positions = Array.from({ length: length - limit }, (_, i) => `#times[${limit + i}]`);
+  await dynamo().send(
+    new UpdateCommand({
+      TableName: tableName('counters'),
+      Key: { name },
+      UpdateExpression: `REMOVE ${positions.join(', ')}`,
+      ConditionExpression: 'attribute_exists(#times)',
+      ExpressionAttributeNames: { '#times': 'times' },
+    }),
+  ).catch((error: unknown) => {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  });
+}
+
+/** Takes one request's entry back out of a window (it was counted, then refused or not carried out). */
+export async function giveBackSlidingWindow(name: string, entry: number): Promise<void> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const { Item } = await dynamo().send(new GetCommand({ TableName: tableName('counters'), Key: { name }, ConsistentRead: true }));
+    const position = entriesSchema.parse(Item ?? {}).times.indexOf(entry);
+    if (position < 0) return;
+    // Conditional on the entry still being there: a newer one in front shifts it, and then we look again.
+    const removed = await whenConditionHolds(
+      dynamo().send(
+        new UpdateCommand({
+          TableName: tableName('counters'),
+          Key: { name },
+          UpdateExpression: `REMOVE #times[${position}]`,
+          ConditionExpression: `#times[${position}] = :entry`,
+          ExpressionAttributeNames: { '#times': 'times' },
+          ExpressionAttributeValues: { ':entry': entry },
+        }),
+      ),
+    );
+    if (removed) return;
+  }
+  throw new Error(`could not give back an entry of ${name}: the window kept changing`);
 }
 
 export type CapacityPool = { kind: 'ipv4' } | { kind: 'tier'; flavor: string };

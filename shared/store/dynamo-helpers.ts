@@ -1,6 +1,8 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   QueryCommand,
+  type BatchGetCommandOutput,
   ScanCommand,
   TransactWriteCommand,
   type QueryCommandInput,
@@ -35,6 +37,27 @@ export async function readAll<T extends z.ZodType>(
     items.push(...(page.Items ?? []).map((item) => schema.parse(item)));
     startKey = page.LastEvaluatedKey;
   } while (startKey);
+  return items;
+}
+
+/** BatchGetItem takes at most this many keys per call. */
+const BATCH_GET_LIMIT = 100;
+
+/**
+ * The items with these keys, read consistently in batches, each parsed with the entity's schema; keys with no
+ * item are left out. Keys DynamoDB leaves unprocessed are asked for again.
+ */
+export async function batchGetAll<T extends z.ZodType>(table: string, keys: readonly Record<string, unknown>[], schema: T): Promise<z.output<T>[]> {
+  const items: z.output<T>[] = [];
+  for (let start = 0; start < keys.length; start += BATCH_GET_LIMIT) {
+    let pending: Record<string, unknown>[] | undefined = keys.slice(start, start + BATCH_GET_LIMIT);
+    for (let attempt = 0; pending?.length; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * 25 * 2 ** Math.min(attempt, 6)));
+      const output: BatchGetCommandOutput = await dynamo().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }));
+      items.push(...(output.Responses?.[table] ?? []).map((item) => schema.parse(item)));
+      pending = output.UnprocessedKeys?.[table]?.Keys;
+    }
+  }
   return items;
 }
 

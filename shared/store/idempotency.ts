@@ -10,8 +10,10 @@ const storedResponseSchema = z.object({
   statusCode: z.number().int(),
   headers: z.record(z.string(), z.string()),
   body: z.string(),
+  /** The body is an encrypted message (it carries customers' credentials), not the body itself. */
+  sealed: z.boolean().default(false),
 });
-export type StoredResponse = z.infer<typeof storedResponseSchema>;
+export type StoredResponse = z.input<typeof storedResponseSchema>;
 
 export const idempotencyRecordSchema = z.object({
   idempotency_key: z.string(),

@@ -3,14 +3,20 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
-import { readAll, transactWrite, whenConditionHolds } from './dynamo-helpers';
-import { instanceDetailSchema, instanceStatusSchema, planSchema, type InstanceStatus } from '../schemas/instances';
-import { newJobPut, type Job } from './jobs';
+import { batchGetAll, readAll, transactWrite, whenConditionHolds } from './dynamo-helpers';
+import { instanceDetailSchema, instanceStatusSchema, planSchema, sshKeySchema, type InstanceStatus } from '../schemas/instances';
+import { finishJobUpdate, newJobPut, type Job, type JobFinish } from './jobs';
 import { releaseCapacityItem, reserveCapacityItem, type CapacityPool } from './counters';
 
-/** The stored item: the API's detail fields plus what only the service sees (extra attributes are ignored). */
+/**
+ * The stored item: the API's detail fields plus what only the service sees (extra attributes are ignored). The
+ * root password and a generated private key are never stored in clear: they live sealed in `sealed_secrets`.
+ */
 export const instanceItemSchema = z.object({
-  ...instanceDetailSchema.shape,
+  ...instanceDetailSchema.omit({ root_password: true }).shape,
+  ssh_key: sshKeySchema.extend({ private_key: z.null() }),
+  /** The root password and generated private key, encrypted (see shared/domain/instance-secrets.ts); null once gone. */
+  sealed_secrets: z.string().nullable(),
   account_id: z.string(),
   /** The upstream server's numeric id, once created. */
   upstream_id: z.number().int().nullable(),
@@ -25,6 +31,12 @@ export const instanceItemSchema = z.object({
   deleted_at: z.string().nullable(),
   paused_by: z.enum(['user', 'billing']).nullable(),
   metered_until: z.string().nullable(),
+  /** When a create was last sent upstream: a retry whose tag lookup finds nothing waits before creating again. */
+  create_requested_at: z.string().nullable().default(null),
+  /** When the drift sweep last saw the server upstream; billing of an instance whose server vanished ends here. */
+  seen_at: z.string().nullable().default(null),
+  /** Set when the instance lost its server: nothing after this is charged. */
+  billing_ends_at: z.string().nullable().default(null),
   updated_at: z.string().optional(),
   version: z.number().int(),
 });
@@ -92,18 +104,23 @@ export async function getOwnedInstance(instanceId: number, accountId: string): P
   return item && item.account_id === accountId && item.deleted_at === null ? item : undefined;
 }
 
+/**
+ * The account's live instances. The index holds only keys, so the items themselves are read from the table by
+ * key, consistently: a deletion or change shows at once, and no index keeps a copy of any instance's data.
+ */
 export async function listOwnedInstances(accountId: string): Promise<InstanceItem[]> {
-  return readAll(
+  const keys = await readAll(
     {
       kind: 'query',
       TableName: tableName('instances'),
       IndexName: 'by_account',
       KeyConditionExpression: 'account_id = :account',
-      FilterExpression: 'attribute_not_exists(deleted_at) OR deleted_at = :null',
-      ExpressionAttributeValues: { ':account': accountId, ':null': null },
+      ExpressionAttributeValues: { ':account': accountId },
     },
-    instanceItemSchema,
+    z.object({ instance_id: z.number().int() }),
   );
+  const items = await batchGetAll(tableName('instances'), keys.map(({ instance_id }) => ({ instance_id })), instanceItemSchema);
+  return items.filter((item) => item.account_id === accountId && item.deleted_at === null);
 }
 
 /** Every instance in one of the statuses, deleted ones included (for the reconciler and the meter). */
@@ -122,10 +139,29 @@ export async function scanInstancesByStatus(statuses: readonly InstanceStatus[])
   );
 }
 
+/** Notes that the instance's server was seen upstream; not a state change, so the version stays as it is. */
+export async function recordServerSeen(instanceId: number, at: string): Promise<void> {
+  await whenConditionHolds(
+    dynamo().send(
+      new UpdateCommand({
+        TableName: tableName('instances'),
+        Key: { instance_id: instanceId },
+        UpdateExpression: 'SET seen_at = :at',
+        ConditionExpression: 'attribute_exists(instance_id)',
+        ExpressionAttributeValues: { ':at': at },
+      }),
+    ),
+  );
+}
+
 export type InstanceChanges = Partial<Omit<InstanceItem, 'instance_id' | 'account_id' | 'version' | 'updated_at'>>;
 
+/** Once an instance has failed or is being deleted, nobody may log in with its credentials again: they go. */
+const SECRETS_END_STATUSES: readonly InstanceStatus[] = ['failed', 'deleting', 'destroyed'];
+
 function setExpression(changes: InstanceChanges) {
-  const entries = Object.entries({ ...changes, updated_at: new Date().toISOString() });
+  const ending = (changes.status !== undefined && SECRETS_END_STATUSES.includes(changes.status)) || Boolean(changes.deleted_at);
+  const entries = Object.entries({ ...changes, ...(ending ? { sealed_secrets: null } : {}), updated_at: new Date().toISOString() });
   return {
     UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')}, version = version + :one`,
     ExpressionAttributeNames: Object.fromEntries(entries.map(([key], i) => [`#f${i}`, key])),
@@ -171,6 +207,8 @@ export interface VersionedUpdate {
   readonly release?: readonly CapacityPool[];
   /** A job to record with the change (an accepted action, a delete). */
   readonly job?: Job;
+  /** A running job that this change ends, in the same transaction, so no job is left running by a crash. */
+  readonly finish?: JobFinish;
 }
 
 /**
@@ -196,6 +234,7 @@ export async function updateInstanceAtVersion(instance: InstanceItem, update: Ve
           },
         },
         ...(update.job ? [newJobPut(update.job)] : []),
+        ...(update.finish ? [finishJobUpdate(update.finish)] : []),
       ],
     });
     return true;
@@ -203,8 +242,11 @@ export async function updateInstanceAtVersion(instance: InstanceItem, update: Ve
     const pool = exhaustedPool(error, reserve);
     if (pool) throw new CapacityExhaustedError(pool.kind);
     if (error instanceof TransactionCanceledException) {
+      const reasons = error.CancellationReasons ?? [];
       const instanceIndex = reserve.length + (update.release?.length ?? 0);
-      if (error.CancellationReasons?.[instanceIndex]?.Code === 'ConditionalCheckFailed') return false;
+      if (reasons[instanceIndex]?.Code === 'ConditionalCheckFailed') return false;
+      // The job had already ended (a delete cancelled it): the state change stands on its own.
+      if (update.finish && reasons.at(-1)?.Code === 'ConditionalCheckFailed') return updateInstanceAtVersion(instance, { ...update, finish: undefined });
     }
     throw error;
   }

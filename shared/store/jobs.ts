@@ -24,24 +24,51 @@ export async function getJob(jobId: string): Promise<Job | undefined> {
   return Item ? jobSchema.parse(Item) : undefined;
 }
 
+export type JobOutcome = { status: 'succeeded' } | { status: 'failed'; error: string };
+
+/** The end of a job: which one, how it ended, and when. */
+export interface JobFinish {
+  readonly job_id: string;
+  readonly outcome: JobOutcome;
+  readonly at: string;
+}
+
+/** An Update that ends a running job, to be written in the same transaction as the state change that ends it. */
+export function finishJobUpdate({ job_id, outcome, at }: JobFinish) {
+  return {
+    Update: {
+      TableName: tableName('jobs'),
+      Key: { job_id },
+      UpdateExpression: 'SET #status = :status, finished_at = :at, #error = :error',
+      ConditionExpression: '#status = :running',
+      ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
+      ExpressionAttributeValues: {
+        ':status': outcome.status,
+        ':at': at,
+        ':error': outcome.status === 'failed' ? outcome.error : null,
+        ':running': 'running',
+      },
+    },
+  };
+}
+
 /** Ends a running job once; a retried step that finds it already ended changes nothing. */
-export async function finishJob(jobId: string, outcome: { status: 'succeeded' } | { status: 'failed'; error: string }, at: string): Promise<void> {
-  await whenConditionHolds(
-    dynamo().send(
-      new UpdateCommand({
-        TableName: tableName('jobs'),
-        Key: { job_id: jobId },
-        UpdateExpression: 'SET #status = :status, finished_at = :at, #error = :error',
-        ConditionExpression: '#status = :running',
-        ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
-        ExpressionAttributeValues: {
-          ':status': outcome.status,
-          ':at': at,
-          ':error': outcome.status === 'failed' ? outcome.error : null,
-          ':running': 'running',
-        },
-      }),
-    ),
+export async function finishJob(jobId: string, outcome: JobOutcome, at: string): Promise<void> {
+  await whenConditionHolds(dynamo().send(new UpdateCommand(finishJobUpdate({ job_id: jobId, outcome, at }).Update)));
+}
+
+/** Every running job of every instance (the reconciler makes sure each has a live execution). */
+export async function scanRunningJobs(): Promise<Job[]> {
+  return readAll(
+    {
+      kind: 'scan',
+      TableName: tableName('jobs'),
+      FilterExpression: '#status = :running',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':running': 'running' },
+      ConsistentRead: true,
+    },
+    jobSchema,
   );
 }
 

@@ -44,7 +44,8 @@ export async function deleteAccountSessions(accountId: string): Promise<number> 
       KeyConditionExpression: 'account_id = :account',
       ExpressionAttributeValues: { ':account': accountId },
     },
-    sessionSchema,
+    // The index holds keys only.
+    z.object({ session_hash: z.string() }),
   );
   await Promise.all(sessions.map((session) => deleteSession(session.session_hash)));
   return sessions.length;

@@ -1,9 +1,13 @@
 import * as z from 'zod';
+import { hasTimeFor } from '../deadline';
+import { countMetric, metricNames } from '../observability';
 import {
+  UpstreamDeadlineError,
   UpstreamPermanentError,
   UpstreamTransientError,
   type CreateServerRequest,
   type UpstreamAction,
+  type UpstreamActionRecord,
   type UpstreamActionRequest,
   type UpstreamDriver,
   type UpstreamServer,
@@ -13,7 +17,12 @@ export interface DigitalOceanDriverOptions {
   /** API origin, e.g. `https://api.digitalocean.com`. Every request, next-page links included, goes here. */
   readonly baseUrl: string;
   readonly token: string;
-  /** Limit for each HTTP call, response body included. */
+  /**
+   * Reads the token again after the upstream answered 401 to `stale` (an operator may have replaced it); the
+   * call is then sent once more with the token it returns. Without it a 401 is final.
+   */
+  readonly rereadToken?: (stale: string) => Promise<string>;
+  /** Limit for each HTTP call, response body included; no call starts unless the invocation has this long left. */
   readonly timeoutMs: number;
   /** Region for new droplets. */
   readonly region?: string;
@@ -43,6 +52,10 @@ const dropletPageSchema = z.object({
 const actionSchema = z.object({
   action: z.object({ id: z.int(), type: z.string(), status: z.enum(['in-progress', 'completed', 'errored']) }),
 });
+const actionPageSchema = z.object({
+  actions: z.array(z.object({ id: z.int(), type: z.string(), status: z.enum(['in-progress', 'completed', 'errored']), started_at: z.string() })),
+  links: z.object({ pages: z.object({ next: z.string().optional() }).optional() }).optional(),
+});
 const errorBodySchema = z.object({ message: z.string() });
 
 /** One HTTP exchange: what was asked (for messages), the status and the body (undefined when empty or not JSON). */
@@ -55,7 +68,10 @@ interface Answer {
 /** The upstream driver for DigitalOcean API v2 droplets. */
 export class DigitalOceanDriver implements UpstreamDriver {
   private readonly baseUrl: string;
-  private readonly token: string;
+  private token: string;
+  /** Every token this driver has sent, so that none of them can leak through an error message. */
+  private readonly tokensSent: string[] = [];
+  private readonly rereadToken: ((stale: string) => Promise<string>) | undefined;
   private readonly timeoutMs: number;
   private readonly region: string;
   private readonly perPage: number;
@@ -65,6 +81,7 @@ export class DigitalOceanDriver implements UpstreamDriver {
     if (options.token === '') throw new Error('DigitalOcean token is empty');
     this.baseUrl = options.baseUrl;
     this.token = options.token;
+    this.rereadToken = options.rereadToken;
     this.timeoutMs = options.timeoutMs;
     this.region = options.region ?? 'nyc3';
     this.perPage = options.perPage ?? 200;
@@ -75,17 +92,29 @@ export class DigitalOceanDriver implements UpstreamDriver {
   }
 
   async listServersByTag(tag: string): Promise<UpstreamServer[]> {
-    const servers: UpstreamServer[] = [];
-    let path: string | undefined = `/v2/droplets?${new URLSearchParams({ tag_name: tag, per_page: String(this.perPage) })}`;
-    for (let pages = 0; path !== undefined; pages++) {
-      if (pages === MAX_PAGES) throw this.transient(`DigitalOcean GET /v2/droplets: more than ${MAX_PAGES} pages`);
+    const query = new URLSearchParams({ tag_name: tag, per_page: String(this.perPage) });
+    const pages = await this.readPages(`/v2/droplets?${query}`, dropletPageSchema);
+    return pages.flatMap((page) => page.droplets.map(toServer));
+  }
+
+  async listActions(serverId: number): Promise<UpstreamActionRecord[]> {
+    const pages = await this.readPages(`/v2/droplets/${serverId}/actions?per_page=${this.perPage}`, actionPageSchema);
+    return pages.flatMap((page) => page.actions.map(({ started_at, ...action }) => ({ ...action, startedAt: started_at })));
+  }
+
+  /** Every page of a listing, following next links (sent to baseUrl whatever host they name). */
+  private async readPages<T extends { links?: { pages?: { next?: string } } }>(firstPath: string, schema: z.ZodType<T>): Promise<T[]> {
+    const pages: T[] = [];
+    let path: string | undefined = firstPath;
+    for (let count = 0; path !== undefined; count++) {
+      if (count === MAX_PAGES) throw this.transient(`DigitalOcean GET ${firstPath.split('?')[0]}: more than ${MAX_PAGES} pages`);
       const answer = await this.send('GET', path);
-      const page = this.read(answer, dropletPageSchema);
-      servers.push(...page.droplets.map(toServer));
+      const page = this.read(answer, schema);
+      pages.push(page);
       const next = page.links?.pages?.next;
       path = next === undefined ? undefined : this.localPath(next, answer);
     }
-    return servers;
+    return pages;
   }
 
   async createServer(request: CreateServerRequest): Promise<UpstreamServer> {
@@ -122,9 +151,32 @@ export class DigitalOceanDriver implements UpstreamDriver {
     return this.read(await this.send('GET', `/v2/actions/${actionId}`), actionSchema).action;
   }
 
-  /** Performs one call; only network failures and timeouts throw here, HTTP statuses are judged by the caller. */
+  /**
+   * Performs one call, sent once more with a re-read token after a 401 (which the upstream answers before doing
+   * anything, so even a create may be resent). Only network failures, timeouts and a deadline too near throw
+   * here; HTTP statuses are judged by the caller.
+   */
   private async send(method: string, path: string, body?: unknown): Promise<Answer> {
+    const answer = await this.sendOnce(method, path, body);
+    if (answer.status === 429) countMetric(metricNames.upstreamThrottled);
+    if (answer.status !== 401) return answer;
+    countMetric(metricNames.upstreamUnauthorized);
+    if (!this.rereadToken) return answer;
+    const fresh = await this.rereadToken(this.token);
+    if (fresh === '' || fresh === this.token) return answer;
+    this.token = fresh;
+    const retried = await this.sendOnce(method, path, body);
+    if (retried.status === 401) countMetric(metricNames.upstreamUnauthorized);
+    return retried;
+  }
+
+  private async sendOnce(method: string, path: string, body?: unknown): Promise<Answer> {
     const call = `DigitalOcean ${method} ${path.split('?')[0]}`;
+    // A call cut off by the function's own timeout has an unknown outcome; better not to start it at all.
+    if (!hasTimeFor(this.timeoutMs)) {
+      throw new UpstreamDeadlineError(`${call} not started: the invocation ends before its ${this.timeoutMs} ms could run out`);
+    }
+    if (!this.tokensSent.includes(this.token)) this.tokensSent.push(this.token);
     const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     try {
@@ -179,7 +231,7 @@ export class DigitalOceanDriver implements UpstreamDriver {
 
   /** Upstream error texts are echoed into messages; make sure none of them can carry the token onwards. */
   private redact(message: string): string {
-    return message.replaceAll(this.token, '[redacted]');
+    return this.tokensSent.reduce((redacted, token) => redacted.replaceAll(token, '[redacted]'), message.replaceAll(this.token, '[redacted]'));
   }
 }
 

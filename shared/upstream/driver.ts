@@ -36,6 +36,11 @@ export interface UpstreamAction {
   readonly status: UpstreamActionStatus;
 }
 
+/** An action as the droplet's action list shows it: when it started, by the upstream's clock (seconds precision). */
+export interface UpstreamActionRecord extends UpstreamAction {
+  readonly startedAt: string;
+}
+
 export interface UpstreamDriver {
   /** Servers carrying the tag (all pages). */
   listServersByTag(tag: string): Promise<UpstreamServer[]>;
@@ -46,6 +51,8 @@ export interface UpstreamDriver {
   deleteServer(id: number): Promise<void>;
   startAction(serverId: number, action: UpstreamActionRequest): Promise<UpstreamAction>;
   getAction(actionId: number): Promise<UpstreamAction>;
+  /** The server's actions (all pages), whatever started them: how a call whose answer was lost is found out. */
+  listActions(serverId: number): Promise<UpstreamActionRecord[]>;
 }
 
 /** 5xx, 429, timeouts and network failures: worth retrying. The name is what Step Functions Retry matches. */
@@ -58,6 +65,12 @@ export class UpstreamTransientError extends Error {
     super(message);
   }
 }
+
+/**
+ * A call the driver did not start because the invocation would be cut off before it could finish: nothing was
+ * sent, so it is as safe to retry as any transient error (and keeps that name for the state machines' Retry).
+ */
+export class UpstreamDeadlineError extends UpstreamTransientError {}
 
 /** Any other refusal (4xx): retrying will not help. */
 export class UpstreamPermanentError extends Error {

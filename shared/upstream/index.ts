@@ -3,10 +3,7 @@ import { config } from '../config';
 import { DigitalOceanDriver } from './digitalocean';
 import type { UpstreamDriver } from './driver';
 
-let token: Promise<string> | undefined;
-const drivers = new Map<number, Promise<UpstreamDriver>>();
-
-/** The upstream token: given directly in the local runtime, read once from Secrets Manager on AWS. */
+/** The upstream token: given directly in the local runtime, read from Secrets Manager on AWS. */
 async function readToken(): Promise<string> {
   const { token: literal, tokenSecretArn } = config().upstream;
   if (literal) return literal;
@@ -17,12 +14,45 @@ async function readToken(): Promise<string> {
   return SecretString;
 }
 
+export interface TokenCache {
+  /** The cached token, read on first use (and again after a failed read). */
+  current(): Promise<string>;
+  /** After the upstream refused `stale`: the token read anew, one read for all callers that saw the same one. */
+  reread(stale: string): Promise<string>;
+}
+
+/** Keeps the token for the container's life, until the upstream refuses it. */
+export function tokenCache(read: () => Promise<string>): TokenCache {
+  let cached: Promise<string> | undefined;
+  const current = () => {
+    if (!cached) {
+      const reading = read();
+      cached = reading;
+      reading.catch(() => {
+        if (cached === reading) cached = undefined;
+      });
+    }
+    return cached;
+  };
+  return {
+    current,
+    async reread(stale) {
+      const held = cached;
+      if (held && (await held.catch(() => undefined)) === stale && cached === held) cached = undefined;
+      return current();
+    },
+  };
+}
+
+const token = tokenCache(readToken);
+const drivers = new Map<number, Promise<UpstreamDriver>>();
+
 function driverWithTimeout(timeoutMs: number): Promise<UpstreamDriver> {
   let driver = drivers.get(timeoutMs);
   if (!driver) {
-    token ??= readToken();
-    token.catch(() => (token = undefined));
-    driver = token.then((value) => new DigitalOceanDriver({ baseUrl: config().upstream.baseUrl, token: value, timeoutMs }));
+    driver = token.current().then(
+      (value) => new DigitalOceanDriver({ baseUrl: config().upstream.baseUrl, token: value, rereadToken: token.reread, timeoutMs }),
+    );
     driver.catch(() => drivers.delete(timeoutMs));
     drivers.set(timeoutMs, driver);
   }

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { UpstreamTransientError } from './driver';
+import { UpstreamDeadlineError, UpstreamTransientError } from './driver';
 
 export interface RetryOptions {
   readonly attempts?: number;
@@ -19,7 +19,8 @@ export async function withTransientRetry<T>(call: () => Promise<T>, { attempts =
     try {
       return await call();
     } catch (error) {
-      if (!(error instanceof UpstreamTransientError) || !retryable(error) || attempt >= attempts) throw error;
+      const retry = error instanceof UpstreamTransientError && !(error instanceof UpstreamDeadlineError) && retryable(error);
+      if (!retry || attempt >= attempts) throw error;
       await sleep(Math.random() * Math.min(1_000, 200 * 2 ** (attempt - 1)));
     }
   }

@@ -198,17 +198,123 @@ describe('Operations', () => {
       });
     });
 
-    it('all notify the alarm topic, treat missing data as fine and say what to check first', () => {
+    it('all notify the alarm topic, treat missing data as fine except heartbeats, and say what to check first', () => {
       const topic = { Ref: logicalId(stack.operations.alarmTopic) };
       expect(Object.keys(alarms)).toHaveLength(stack.operations.alarms.length);
       for (const [name, properties] of Object.entries(alarms)) {
         expect(properties, name).toMatchObject({
           AlarmActions: [topic],
           OKActions: [topic],
-          TreatMissingData: 'notBreaching',
+          TreatMissingData: name.startsWith('VpsService-dev-Heartbeat-') ? 'breaching' : 'notBreaching',
           AlarmDescription: expect.stringContaining('Check first:'),
         });
       }
+    });
+
+    it.each(['reconciler', 'meter'] as const)(
+      'alarm when the %s job has not succeeded in three periods, missing data breaching',
+      (job) => {
+        const properties = alarm(`Heartbeat-${job.charAt(0).toUpperCase()}${job.slice(1)}`);
+        expect(properties).toMatchObject({
+          ComparisonOperator: 'LessThanThreshold',
+          Threshold: 1,
+          EvaluationPeriods: 3,
+          DatapointsToAlarm: 3,
+          TreatMissingData: 'breaching',
+        });
+        const watched = (properties.Metrics as MetricQuery[]).find((query) => query.ReturnData !== false);
+        expect(watched?.Expression).toBe('FILL(invocations, 0) - FILL(errors, 0)');
+        const fn = { Ref: logicalId(stack.scheduled[job].function.function) };
+        const read = (properties.Metrics as MetricQuery[]).flatMap((query) => (query.MetricStat ? [query.MetricStat] : []));
+        expect(read.map((stat) => [stat.Metric.MetricName, stat.Stat, stat.Period, dimension(stat.Metric, 'FunctionName')])).toEqual([
+          ['Invocations', 'Sum', 300, fn],
+          ['Errors', 'Sum', 300, fn],
+        ]);
+      },
+    );
+
+    it('alarm on Scheduler target errors and dropped invocations', () => {
+      const read = readMetrics(alarm('SchedulerTargetErrors'));
+      expect(read.map((metric) => [metric.Namespace, metric.MetricName, dimension(metric, 'ScheduleGroup')])).toEqual([
+        ['AWS/Scheduler', 'TargetErrorCount', 'default'],
+        ['AWS/Scheduler', 'InvocationDroppedCount', 'default'],
+      ]);
+    });
+
+    it('alarm on dropped async events of every function', () => {
+      const watched = alarmsStartingWith('AsyncEventsDropped-').flatMap((properties) => {
+        expect(properties).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
+        const read = readMetrics(properties);
+        expect(new Set(read.map((m) => m.MetricName))).toEqual(new Set(['AsyncEventsDropped']));
+        return read.flatMap((m) => referencedIds(dimension(m, 'FunctionName')));
+      });
+      expect(watched.sort()).toEqual([...functionIds].sort());
+    });
+
+    it("alarm when any function's slowest run passes 80 % of its own timeout", () => {
+      const timeouts = Object.fromEntries(
+        Object.entries(template.findResources('AWS::Lambda::Function')).map(([id, fn]) => [id, fn.Properties.Timeout * 1000]),
+      );
+      const watched = alarmsStartingWith('DurationNearTimeout-').flatMap((properties) => {
+        expect(properties).toMatchObject({ Threshold: 80, ComparisonOperator: 'GreaterThanThreshold' });
+        const queries = properties.Metrics as MetricQuery[];
+        const expression = queries.find((query) => query.ReturnData !== false)!.Expression!;
+        return queries.flatMap((query) => {
+          if (!query.MetricStat) return [];
+          expect(query.MetricStat).toMatchObject({ Stat: 'Maximum', Metric: { MetricName: 'Duration' } });
+          const [id] = referencedIds(dimension(query.MetricStat.Metric, 'FunctionName'));
+          expect(expression).toContain(`100 * ${query.Id} / ${timeouts[id!]}`);
+          return [id];
+        });
+      });
+      expect(watched.sort()).toEqual([...functionIds].sort());
+      expect(timeouts[logicalId(stack.api.functions.InstanceAction!.function)]).toBe(20_000);
+    });
+
+    it('alarm on throttles and system errors of every table', () => {
+      for (const name of Object.keys(stack.tables)) {
+        const label = `${name.charAt(0).toUpperCase()}${name.slice(1)}`;
+        const table = { Ref: logicalId(stack.tables[name as keyof typeof stack.tables]) };
+        const throttles = readMetrics(alarm(`DynamoThrottles-${label}`));
+        expect(throttles.map((metric) => [metric.MetricName, dimension(metric, 'TableName')])).toEqual([
+          ['ReadThrottleEvents', table],
+          ['WriteThrottleEvents', table],
+        ]);
+        const systemErrors = readMetrics(alarm(`DynamoSystemErrors-${label}`));
+        expect(systemErrors.map((metric) => dimension(metric, 'Operation'))).toEqual(
+          expect.arrayContaining(['GetItem', 'PutItem', 'UpdateItem', 'Query', 'TransactWriteItems']),
+        );
+        for (const metric of systemErrors) expect([metric.MetricName, dimension(metric, 'TableName')]).toEqual(['SystemErrors', table]);
+      }
+    });
+
+    it('alarm on a 4xx rate above 25 % and a 429 rate above 5 %, counting every 429 from the access log', () => {
+      expect(alarm('Api4xxRate')).toMatchObject({ Threshold: 25 });
+      expect(readMetrics(alarm('Api4xxRate')).map((metric) => metric.MetricName)).toEqual(['Count', '4xx']);
+      expect(alarm('Api429Rate')).toMatchObject({ Threshold: 5 });
+      expect(readMetrics(alarm('Api429Rate')).map((metric) => [metric.Namespace, metric.MetricName])).toEqual([
+        ['AWS/ApiGateway', 'Count'],
+        [METRICS_NAMESPACE, 'Api429'],
+      ]);
+      template.hasResourceProperties('AWS::Logs::MetricFilter', {
+        LogGroupName: { Ref: logicalId(stack.api.accessLogs) },
+        FilterPattern: '{ $.status = "429" }',
+        MetricTransformations: [{ MetricNamespace: METRICS_NAMESPACE, MetricName: 'Api429', MetricValue: '1' }],
+      });
+    });
+
+    it.each([
+      ['UpstreamUnauthorized', 'UpstreamUnauthorized', 0],
+      ['UpstreamThrottled', 'UpstreamThrottled', 20],
+      ['ReconcilerRepairBurst', 'ReconcilerRepairs', 10],
+    ])('alarm %s when the driver or reconciler counts %s above %i', (name, metric, threshold) => {
+      expect(alarm(name)).toMatchObject({
+        Namespace: METRICS_NAMESPACE,
+        MetricName: metric,
+        Dimensions: [{ Name: 'service', Value: POWERTOOLS_SERVICE_NAME }],
+        Statistic: 'Sum',
+        Threshold: threshold,
+      });
     });
   });
 
@@ -227,6 +333,12 @@ describe('Operations', () => {
 
     it('is a stack output', () => {
       template.hasOutput('AlarmTopicArn', { Value: { Ref: logicalId(stack.operations.alarmTopic) } });
+    });
+
+    it('subscribes the address given as alarmEmail, and none without it', () => {
+      const subscribed = synthesize('dev', { alarmEmail: 'oncall@example.com' }).template;
+      subscribed.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com' });
+      expect(Object.keys(template.findResources('AWS::SNS::Subscription'))).toEqual([]);
     });
   });
 });

@@ -20,12 +20,12 @@ import {
   policyStatements,
   referencedIds,
   serviceFunctions,
+  PROD_CONTEXT,
   synthesize,
   type Resource,
   type Statement,
 } from './synth';
 
-const DYNAMODB_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:Scan'];
 const DYNAMODB_WRITE_ACTIONS = [
   'dynamodb:PutItem',
   'dynamodb:UpdateItem',
@@ -81,19 +81,14 @@ function actionsByResource(statements: readonly Statement[], prefix: string): Ma
 }
 
 /** The table access an IAM policy actually gives, in the terms of FunctionAccess. */
-function tableAccessOf(actions: ReadonlySet<string>): TableAccess | 'other' {
-  const reads = DYNAMODB_READ_ACTIONS.some((action) => actions.has(action));
-  const writes = DYNAMODB_WRITE_ACTIONS.some((action) => actions.has(action));
-  if (reads && writes) return 'readwrite';
-  if (writes) return 'write';
-  return reads ? 'read' : 'other';
-}
+const tableAccessOf = (actions: ReadonlySet<string>): TableAccess => [...actions].map((action) => action.replace(/^dynamodb:/, '')).sort() as TableAccess;
 
 describe('ServiceStack (dev)', () => {
   let stack: ServiceStack;
   let template: Template;
   let functions: Record<string, Resource>;
   let logGroups: Record<string, Resource>;
+  const env = (fn: ApiFunction | undefined) => functions[logicalId(fn!.function)]?.Properties.Environment.Variables;
 
   beforeAll(() => {
     ({ stack, template } = synthesize('dev'));
@@ -151,7 +146,6 @@ describe('ServiceStack (dev)', () => {
   });
 
   it('tells a function only the tables and workflows it may touch', () => {
-    const env = (fn: ApiFunction | undefined) => functions[logicalId(fn!.function)]?.Properties.Environment.Variables;
     const listInstances = env(stack.api.functions.ListInstances);
     const tableVariables = Object.keys(listInstances).filter((name) => name.endsWith('_TABLE'));
     expect(tableVariables.sort()).toEqual(['ACCOUNTS_TABLE', 'API_KEYS_TABLE', 'COUNTERS_TABLE', 'INSTANCES_TABLE']);
@@ -183,7 +177,35 @@ describe('ServiceStack (dev)', () => {
     }
   });
 
-  it('runs provisioning as a STANDARD, fully logged, traced state machine over exactly its step functions', () => {
+  it('projects into each index only the attributes its queries read, and never a secret', () => {
+    const projections = Object.fromEntries(
+      tableNames.flatMap((name) => {
+        const table = template.findResources('AWS::DynamoDB::GlobalTable')[logicalId(stack.tables[name])] as Resource;
+        return ((table.Properties.GlobalSecondaryIndexes ?? []) as { IndexName: string; Projection: unknown }[]).map(
+          (index) => [`${name}.${index.IndexName}`, index.Projection],
+        );
+      }),
+    );
+
+    expect(projections).toEqual({
+      'apiKeys.by_account': {
+        ProjectionType: 'INCLUDE',
+        NonKeyAttributes: ['name', 'key_prefix', 'is_active', 'created_at', 'last_used_at', 'revoked_at'],
+      },
+      'instances.by_account': { ProjectionType: 'KEYS_ONLY' },
+      'jobs.by_instance': { ProjectionType: 'INCLUDE', NonKeyAttributes: ['type', 'account_id', 'status', 'finished_at', 'error'] },
+    });
+  });
+
+  it('keeps a customer-managed, yearly rotated KMS key for customers\' secrets and tells its users its ARN', () => {
+    template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true, RotationPeriodInDays: 365 });
+    const keyRef = { 'Fn::GetAtt': [logicalId(stack.secretsKey), 'Arn'] };
+    expect(env(stack.api.functions.GetInstance)).toMatchObject({ SECRETS_KMS_KEY_ARN: keyRef });
+    expect(env(stack.workflows.provision.steps.CreateServerFunctionArn)).toMatchObject({ SECRETS_KMS_KEY_ARN: keyRef });
+    expect(env(stack.api.functions.GetJob)).not.toHaveProperty('SECRETS_KMS_KEY_ARN');
+  });
+
+  it('runs provisioning as a STANDARD, fully logged, traced state machine', () => {
     const provision = stack.workflows.provision;
     const stateMachine = template.findResources('AWS::StepFunctions::StateMachine')[logicalId(provision.stateMachine)];
     expect(stateMachine?.Properties).toMatchObject({
@@ -191,20 +213,6 @@ describe('ServiceStack (dev)', () => {
       LoggingConfiguration: { Level: 'ALL' },
       TracingConfiguration: { Enabled: true },
     });
-    const functionArns = Object.fromEntries(
-      Object.keys(workflows.provision.steps).map((key) => [
-        key,
-        { 'Fn::GetAtt': [logicalId(provision.steps[key]!.function), 'Arn'] },
-      ]),
-    );
-    expect(stateMachine?.Properties.DefinitionSubstitutions).toEqual(functionArns);
-
-    const invokes = policyStatements(template, logicalId(provision.stateMachine.role)).filter((statement) =>
-      asList(statement.Action).includes('lambda:InvokeFunction'),
-    );
-    expect(invokes).toHaveLength(1);
-    expect(invokes[0]?.Resource).toEqual(expect.arrayContaining(Object.values(functionArns)));
-    expect(invokes[0]?.Resource).toHaveLength(Object.keys(functionArns).length);
   });
 
   describe('least privilege, derived from the IAM policy of each function', () => {
@@ -237,8 +245,30 @@ describe('ServiceStack (dev)', () => {
           byTable.set(table, new Set([...(byTable.get(table) ?? []), ...actions]));
         }
         const derived = Object.fromEntries([...byTable].map(([table, actions]) => [table, tableAccessOf(actions)]));
-        expect(derived, name).toEqual(access.tables ?? {});
+        const declaredTables = Object.fromEntries(Object.entries(access.tables ?? {}).map(([table, actions]) => [table, [...actions].sort()]));
+        expect(derived, name).toEqual(declaredTables);
       }
+    });
+
+    it('gives no API route dynamodb:Scan, nor any function batch writes or stream reads', () => {
+      for (const { name, fn } of declared) {
+        const actions = statementsOf(fn).flatMap((statement) => asList(statement.Action));
+        if (routes.some((route) => route.name === name)) expect(actions, name).not.toContain('dynamodb:Scan');
+        expect(actions.filter((action) => /^dynamodb:(BatchWriteItem|GetRecords|GetShardIterator|DescribeStream|ListStreams)$/.test(action)), name).toEqual([]);
+      }
+      const scanners = declared.filter(({ fn }) => statementsOf(fn).some((statement) => asList(statement.Action).includes('dynamodb:Scan')));
+      expect(scanners.map(({ name }) => name).sort()).toEqual(['meter', 'reconciler']);
+    });
+
+    it('lets exactly the functions that seal or open customers\' secrets use the secrets key, for exactly that', () => {
+      const keyId = logicalId(stack.secretsKey);
+      for (const { name, fn, access } of declared) {
+        const granted = [...(actionsByResource(statementsOf(fn), 'kms:').get(keyId) ?? [])].sort();
+        const expected = [...(access.secrets ?? [])].map((use) => (use === 'seal' ? 'kms:GenerateDataKey' : 'kms:Decrypt')).sort();
+        expect(granted, name).toEqual(expected);
+      }
+      const openers = declared.filter(({ access }) => access.secrets?.includes('open')).map(({ name }) => name);
+      expect(openers.sort()).toEqual(['CreateInstance', 'GetInstance', 'ListInstances', 'provision.CreateServerFunctionArn']);
     });
 
     it('lets ListInstances write only the Bearer check bookkeeping, start nothing and read no secret', () => {
@@ -248,7 +278,7 @@ describe('ServiceStack (dev)', () => {
         .filter(([, actions]) => DYNAMODB_WRITE_ACTIONS.some((action) => actions.has(action)))
         .map(([id]) => tableNameOf.get(id) ?? id);
       // Every Bearer route stamps its key's last use and counts its rate-limit windows; nothing else.
-      const bookkeeping = Object.entries(authAccess.bearer.tables ?? {}).filter(([, level]) => level !== 'read');
+      const bookkeeping = Object.entries(authAccess.bearer.tables ?? {}).filter(([, actions]) => actions.some((action) => action !== 'GetItem'));
       expect([...new Set(written)].sort()).toEqual(bookkeeping.map(([table]) => table).sort());
       expect(written).not.toContain('instances');
       const actions = statements.flatMap((statement) => asList(statement.Action));
@@ -301,7 +331,7 @@ describe('ServiceStack (dev)', () => {
       const scheduled = stack.scheduled[name as keyof typeof schedules];
       template.hasResourceProperties('AWS::Scheduler::Schedule', {
         ScheduleExpression: `rate(${definition.everyMinutes} minutes)`,
-        Target: Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalId(scheduled.function.function), 'Arn'] } }),
+        Target: Match.objectLike({ Arn: { Ref: logicalId(scheduled.function.alias) } }),
       });
     }
   });
@@ -356,7 +386,7 @@ describe('ServiceStack (prod)', () => {
   let template: Template;
 
   beforeAll(() => {
-    ({ stack, template } = synthesize('prod', { instanceDomainSuffix: 'vps.example.com' }));
+    ({ stack, template } = synthesize('prod', PROD_CONTEXT));
   });
 
   it('protects and retains every table', () => {
@@ -376,7 +406,25 @@ describe('ServiceStack (prod)', () => {
   });
 
   it('refuses to synthesize without an instance domain', () => {
-    expect(() => synthesize('prod')).toThrow(/instanceDomainSuffix/);
+    expect(() => synthesize('prod', { account: PROD_CONTEXT.account, region: PROD_CONTEXT.region })).toThrow(/instanceDomainSuffix/);
+  });
+
+  it.each([
+    ['an account', { region: 'eu-west-1' }, 'context account is required (-c account=...)'],
+    ['a region', { account: '111111111111' }, 'context region is required (-c region=...)'],
+    ['a well-formed account', { account: 'prod', region: 'eu-west-1' }, 'context account must be a 12-digit AWS account id'],
+  ])('refuses to synthesize without %s in context', (_what, context, message) => {
+    expect(() => synthesize('prod', { instanceDomainSuffix: 'vps.example.com', ...context })).toThrow(message);
+  });
+
+  it('is bound to the account and region from context, which the template never hard-codes', () => {
+    expect([stack.account, stack.region]).toEqual(['111111111111', 'eu-west-1']);
+    expect(JSON.stringify(template.toJSON())).not.toContain('us-east-1');
+  });
+
+  it('has termination protection, which dev has not', () => {
+    expect(stack.terminationProtection).toBe(true);
+    expect(synthesize('dev').stack.terminationProtection).toBe(false);
   });
 });
 

@@ -4,7 +4,7 @@ import { App, Stack, type CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { REPO_ROOT } from '../../infra/constructs/api-function';
-import { ServiceStack, type Stage } from '../../infra/stack';
+import { deploymentEnvironment, ServiceStack, type Stage } from '../../infra/stack';
 
 export type Resource = { Properties: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string };
 export type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
@@ -12,10 +12,13 @@ export type Statement = { Effect: string; Action: string | string[]; Resource: u
 /** The feature flags `cdk synth` runs with, so these tests see the same template. */
 export const cdkJsonContext = JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')).context;
 
-/** The service stack in a fresh App; bundling skipped (the bundling tests bundle for real). */
+/** What `npm run synth` needs for prod besides the stage. */
+export const PROD_CONTEXT = { account: '111111111111', region: 'eu-west-1', instanceDomainSuffix: 'vps.example.com' } as const;
+
+/** The service stack in a fresh App, placed as `cdk synth` places it; bundling skipped (the bundling tests bundle for real). */
 export function synthesize(stage: Stage, extraContext: Record<string, string> = {}) {
   const app = new App({ context: { ...cdkJsonContext, ...extraContext, stage, 'aws:cdk:bundling-stacks': [] } });
-  const stack = new ServiceStack(app, `VpsService-${stage}`);
+  const stack = new ServiceStack(app, `VpsService-${stage}`, { env: deploymentEnvironment(app) });
   return { stack, template: Template.fromStack(stack) };
 }
 

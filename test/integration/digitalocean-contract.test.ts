@@ -140,6 +140,12 @@ describe('DigitalOceanDriver against the DigitalOcean contract (Prism mock)', ()
     }
   });
 
+  it("lists a droplet's actions with when each started", async () => {
+    const actions = await driver().listActions(3164444);
+    expect(actions.length).toBeGreaterThan(0);
+    expect(actions[0]).toEqual({ id: expect.any(Number), type: expect.any(String), status: expect.any(String), startedAt: expect.any(String) });
+  });
+
   it("maps the contract's declared error answers", async () => {
     const transient = { name: 'UpstreamTransientError' };
     await expect(driver('code=429').getServer(1)).rejects.toMatchObject({ ...transient, status: 429 });
@@ -193,6 +199,12 @@ describe('simulator against the DigitalOcean contract (Prism validating proxy)',
     await driver().startAction(server.id, { type: 'resize', size: 's-4vcpu-8gb', disk: true });
     await sleep(ACTION_MS + 20);
     expect(await driver().getServer(server.id)).toMatchObject({ status: 'off', sizeSlug: 's-4vcpu-8gb', diskGb: 80 });
+    const listed = await driver({ perPage: 1 }).listActions(server.id);
+    expect(listed.map((action) => [action.type, action.status])).toEqual([
+      ['resize', 'completed'],
+      ['power_off', 'completed'],
+      ['create', 'completed'],
+    ]);
   });
 
   it('answers deletes within the contract', async () => {

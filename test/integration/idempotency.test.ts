@@ -56,7 +56,11 @@ describe('Idempotency-Key', () => {
 
     expect(first.status).toBe(200);
     expect(second.status).toBe(409);
-    expect(second.body.error).toBe('A request with this Idempotency-Key is still in progress');
+    expect(second.body).toEqual({
+      error: 'lifecycle conflict',
+      message: 'A request with this Idempotency-Key is still in progress',
+      request_id: expect.any(String),
+    });
     const replay = await runtime.call('POST', path, { apiKey, body: { type: 'reboot' }, headers });
     expect(replay.body).toEqual(first.body);
     await runtime.waitForJob(apiKey, first.body.job_id);

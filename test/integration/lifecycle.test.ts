@@ -187,7 +187,7 @@ describe('POST /api/v1/instances/{instance_id}/actions', () => {
 
     it.each([
       { why: 'keeps refusing past the retries', fault: { fail_next: 5, status: 429 } },
-      { why: 'fails in a way that may have taken the action (never sent twice)', fault: { fail_next: 1, status: 503 } },
+      { why: 'refuses the action for good', fault: { fail_next: 1, status: 422 } },
     ])('answers 502 "Upstream error" when the upstream $why', async ({ fault }) => {
       const { apiKey } = await runtime.newAccount();
       const instance = await runtime.activeInstance(apiKey);

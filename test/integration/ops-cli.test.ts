@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -8,8 +7,10 @@ import { repositoryRoot } from '../../infra/local/runtime';
 import { stackEnv } from '../../infra/ops/target';
 import { dynamo } from '../../shared/aws';
 import { sha256Hex } from '../../shared/domain/crypto';
+import { issueApiKey } from '../../shared/domain/accounts';
 import { getAccount, updateAccountFlags } from '../../shared/store/accounts';
 import { getSession } from '../../shared/store/sessions';
+import { runNode, type ProcessRun } from '../support/child-process';
 import { useTestRuntime } from '../support/runtime';
 
 const runtime = useTestRuntime();
@@ -28,30 +29,16 @@ beforeAll(async () => {
       sfn_endpoint: runtime.stepFunctions.endpoint,
       table_prefix: runtime.tableNames.accounts.replace(/-accounts$/, ''),
       upstream_token: runtime.upstreamToken,
+      secrets_key_file: runtime.secretsKeyFile,
     }),
   );
 });
 afterAll(() => rm(runtimeDir, { recursive: true, force: true }));
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 /** The CLI as operators run it (`npm run ops` is tsx on the project's Node), pointed at this file's runtime. */
-function ops(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [resolve(repositoryRoot, 'node_modules/tsx/dist/cli.mjs'), 'infra/ops/cli.ts', ...args], {
-      cwd: repositoryRoot,
-      env: { ...process.env, OPS_RUNTIME_FILE: runtimeFile, ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
+function ops(args: readonly string[], env: Record<string, string> = {}): Promise<ProcessRun> {
+  return runNode([resolve(repositoryRoot, 'node_modules/tsx/dist/cli.mjs'), 'infra/ops/cli.ts', ...args], {
+    env: { ...process.env, OPS_RUNTIME_FILE: runtimeFile, ...env },
   });
 }
 
@@ -91,15 +78,15 @@ describe('refusals, target and help', () => {
     'instance release 999999',
     'frobnicate',
   ];
-  const runs = new Map<string, Run>();
+  const runs = new Map<string, ProcessRun>();
   let before: Awaited<ReturnType<typeof storedState>>;
 
   // One batch of processes, run side by side: each costs about a second of start-up.
   beforeAll(async () => {
     const { accountId } = await runtime.newAccount();
     before = await storedState();
-    const batch: [string, Promise<Run>][] = [
-      ...usageCases.map((command) => [command, ops(command.replace('ID', accountId).split(' '))] as [string, Promise<Run>]),
+    const batch: [string, Promise<ProcessRun>][] = [
+      ...usageCases.map((command) => [command, ops(command.replace('ID', accountId).split(' '))] as [string, Promise<ProcessRun>]),
       ['missing service', ops(['billing', 'meter', '--json'], { OPS_RUNTIME_FILE: join(tmpdir(), 'no-such-runtime.json') })],
       ['help', ops(['help'])],
     ];
@@ -176,6 +163,24 @@ describe.concurrent('commands', () => {
     expect(await getAccount(output.account_id)).toMatchObject({ email, confirmed, suspended, balance, deleted_at: null });
     const { stored, csrfHash } = await storedSession(output);
     expect(stored).toMatchObject({ account_id: output.account_id, csrf_hash: csrfHash });
+  });
+
+  it('account show escapes control characters in stored names, so no name rewrites the terminal or forges a row', async ({ expect }) => {
+    const { accountId } = await runtime.newAccount();
+    // Stored as an older release could have stored it, before names were validated.
+    await issueApiKey(accountId, 'evil\u001b]0;owned\u0007\u001b[2J\n  99  forged  svcmcp_fake  true\u202e');
+
+    const [text, json] = await Promise.all([ops(['account', 'show', accountId]), ops(['account', 'show', accountId, '--json'])]);
+
+    for (const run of [text, json]) {
+      expect(run.code).toBe(0);
+      expect(run.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
+    }
+    expect(text.stdout).toContain('evil\\u001b]0;owned\\u0007\\u001b[2J\\u000a  99  forged  svcmcp_fake  true\\u202e');
+    expect(text.stdout.split('\n').filter((line) => line.includes('forged'))).toHaveLength(1);
+    expect(JSON.parse(json.stdout).keys.map((key: { name: string }) => key.name)).toContain(
+      'evil\u001b]0;owned\u0007\u001b[2J\n  99  forged  svcmcp_fake  true\u202e',
+    );
   });
 
   it('session create opens a working session', async ({ expect }) => {

@@ -238,4 +238,41 @@ describe('DigitalOceanDriver against the simulator', () => {
       expect(error).toMatchObject({ status: 403, message: expect.stringContaining('[redacted]') });
     });
   });
+
+  describe('token re-read on 401', () => {
+    it('re-reads a refused token and sends the call again with the new one', async () => {
+      const stale = 'dop_v1_replaced_by_the_operator';
+      const rereadToken = vi.fn(async () => TOKEN);
+      const rotated = driverFor({ token: stale, rereadToken });
+      await driver.createServer(serverRequest('instance-a'));
+
+      const servers = await rotated.listServersByTag('instance-a');
+
+      expect(servers.map((server) => server.tags)).toEqual([['instance-a']]);
+      expect(rereadToken).toHaveBeenCalledExactlyOnceWith(stale);
+      expect(simulator.state().calls['GET /v2/droplets']).toBe(2);
+      // The driver keeps the new token: the next call is sent once.
+      await rotated.listServersByTag('instance-a');
+      expect(simulator.state().calls['GET /v2/droplets']).toBe(3);
+    });
+
+    it('gives up with the 401 when the re-read finds the same token', async () => {
+      const rereadToken = vi.fn(async (stale: string) => stale);
+
+      const error = await rejection(driverFor({ token: 'dop_v1_revoked', rereadToken }).listServersByTag('instance-a'));
+
+      expect(error).toBeInstanceOf(UpstreamPermanentError);
+      expect(error).toMatchObject({ status: 401, message: 'DigitalOcean GET /v2/droplets answered 401: Unable to authenticate you.' });
+      expect(simulator.state().calls['GET /v2/droplets']).toBe(1);
+    });
+
+    it('re-sends a create refused with 401 once, creating exactly one server', async () => {
+      const rotated = driverFor({ token: 'dop_v1_old', rereadToken: async () => TOKEN });
+
+      await rotated.createServer(serverRequest('instance-b'));
+
+      expect(simulator.state().droplets.filter((droplet) => droplet.tags.includes('instance-b'))).toHaveLength(1);
+      expect(simulator.state().calls['POST /v2/droplets']).toBe(2);
+    });
+  });
 });

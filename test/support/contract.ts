@@ -1,4 +1,5 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { openApiDocument } from '../../shared/schemas/openapi';
 
 /**
@@ -14,6 +15,8 @@ interface ResponseObject {
 
 const document: Document = openApiDocument();
 const ajv = new Ajv2020({ strict: false, allErrors: true });
+// Formats are part of the contract: a timestamp that is not an ISO 8601 date-time breaks it.
+addFormats(ajv);
 ajv.addSchema({ $id: 'openapi', components: document.components }, 'openapi');
 const validators = new Map<string, ValidateFunction>();
 

@@ -54,6 +54,8 @@ export async function startTestRuntime(options: Partial<LocalRuntimeOptions> = {
     // Tests run the scheduled jobs themselves, when they mean to.
     schedules: false,
     ...options,
+    // A lost answer is looked for again only briefly: the simulator acts at once, or after its injected latency.
+    env: { UNKNOWN_OUTCOME_WINDOW_SECONDS: '2', ...options.env },
   });
 
   async function call(method: string, path: string, { apiKey, body, rawBody, headers = {} }: CallOptions = {}): Promise<CallResult> {

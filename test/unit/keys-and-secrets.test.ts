@@ -1,6 +1,9 @@
-import { generateApiKey, isWellFormedApiKey, KEY_PREFIX_LENGTH } from '../../shared/domain/api-keys';
+import { generateApiKey, isWellFormedApiKey } from '../../shared/domain/api-keys';
 import { fingerprintOf, generateSshKey, parsePublicKey } from '../../shared/domain/ssh-keys';
-import { redactingReplacer, redactText } from '../../shared/observability';
+import { logger, redactingReplacer, redactText } from '../../shared/observability';
+import { userDataFor } from '../../shared/domain/provisioning';
+import type { InstanceItem } from '../../shared/store/instances';
+import { captureStdoutLines } from '../support/stdout';
 import { ED25519_FINGERPRINT, ED25519_PUBLIC_KEY, rsaPublicKeyLine } from '../fixtures/ssh-keys';
 
 describe('API keys', () => {
@@ -9,7 +12,8 @@ describe('API keys', () => {
 
     expect(fullKey).toMatch(/^svcmcp_[0-9A-Za-z]{38}$/);
     expect(isWellFormedApiKey(fullKey)).toBe(true);
-    expect(keyPrefix).toBe(fullKey.slice(0, KEY_PREFIX_LENGTH));
+    expect(keyPrefix).toBe(fullKey.slice(0, 12));
+    expect(keyPrefix).toHaveLength(12);
     expect(keyHash).toMatch(/^[0-9a-f]{64}$/);
   });
 
@@ -41,6 +45,64 @@ describe('SSH keys', () => {
   });
 });
 
+describe('SSH keys validated whole', () => {
+  const [type, blob] = ED25519_PUBLIC_KEY.split(' ');
+  const injected = (separator: string) => `${type} ${blob} x${separator}${separator}command="touch /tmp/pwned" ${type} ${blob} y`;
+
+  it.each([
+    ['NEL (U+0085)', '\u0085'],
+    ['LINE SEPARATOR (U+2028)', '\u2028'],
+    ['PARAGRAPH SEPARATOR (U+2029)', '\u2029'],
+    ['vertical tab', '\v'],
+    ['form feed', '\f'],
+    ['NUL', '\0'],
+    ['line feed', '\n'],
+    ['carriage return', '\r'],
+    ['tab', '\t'],
+    ['no-break space (U+00A0)', '\u00a0'],
+  ])('refuses a key whose comment carries %s', (_, separator) => {
+    expect(() => parsePublicKey(injected(separator), 'k')).toThrow(
+      'Invalid ssh_public_key: only printable ASCII characters and spaces are allowed, on one line',
+    );
+  });
+
+  it('refuses a blob that decodes to another key type than the line names', () => {
+    expect(() => parsePublicKey(`ssh-rsa ${blob} me@laptop`, 'k')).toThrow(/^Invalid ssh_public_key: expected an OpenSSH public key line/);
+  });
+
+  it('keeps a printable comment, spaces included, and normalises runs of spaces', () => {
+    expect(parsePublicKey(`${type}  ${blob}  me at laptop (2026)`, 'k').public_key).toBe(`${type} ${blob} me at laptop (2026)`);
+  });
+
+  it('writes the key and the password into user data as one double-quoted line each', () => {
+    const key = parsePublicKey(`${type} ${blob} a "quoted" \\ comment # not a YAML comment`, 'k');
+    const userData = userDataFor({ instance_id: 1, ssh_key: key } as InstanceItem, 'Pa55word"x');
+
+    expect(userData.split('\n')).toEqual([
+      '#cloud-config',
+      'ssh_pwauth: true',
+      'disable_root: false',
+      'chpasswd:',
+      '  expire: false',
+      '  users:',
+      '    - {name: root, password: "Pa55word\\"x", type: text}',
+      'users:',
+      '  - name: root',
+      '    ssh_authorized_keys:',
+      `      - "${type} ${blob} a \\"quoted\\" \\\\ comment # not a YAML comment"`,
+      '',
+    ]);
+  });
+
+  it('refuses to write user data from a stored key that is not printable ASCII', () => {
+    const stored = { name: 'k', fingerprint: 'f', public_key: `${type} ${blob} x\u0085\u0085y`, private_key: null };
+
+    expect(() => userDataFor({ instance_id: 9, ssh_key: stored } as InstanceItem, 'password')).toThrow(
+      'instance 9 has credentials that cannot be written into user data safely',
+    );
+  });
+});
+
 describe('log redaction', () => {
   it.each(['root_password', 'private_key', 'full_key', 'Authorization', 'cookie', 'x-csrftoken'])('redacts the %s field', (field) => {
     expect(redactingReplacer(field, 'secret-value')).toBe('[REDACTED]');
@@ -51,6 +113,43 @@ describe('log redaction', () => {
     const text = `key ${fullKey} and -----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY----- end`;
 
     expect(redactText(text)).toBe('key [REDACTED] and [REDACTED] end');
+  });
+
+  const password = 'Xq3vR8mTz2LpW9sKd4NfB7cY';
+  const token = 'Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zA7bC0dE3fG6';
+
+  it.each([
+    ['a JSON body held in a string', `{"project_name":"p","root_password":"${password}"}`, `{"project_name":"p","root_password":[REDACTED]}`],
+    ['an escaped JSON body', `{\\"root_password\\":\\"${password}\\",\\"x\\":1}`, `{\\"root_password\\":[REDACTED],\\"x\\":1}`],
+    ['a cookie header', `cookie: session=${token}; theme=dark`, `cookie: [REDACTED]; theme=dark`],
+    ['a session named in free text', `opened session=${token} for acct_1`, `opened session=[REDACTED] for acct_1`],
+    ['a CSRF header line', `X-CSRFToken: ${token}`, `X-CSRFToken: [REDACTED]`],
+    ['a bare session or CSRF token', `token ${token} was refused`, `token [REDACTED] was refused`],
+    ['a bare root password', `password is ${password}.`, `password is [REDACTED].`],
+    ['a Bearer credential', `sent Bearer abc.def upstream`, `sent Bearer [REDACTED] upstream`],
+    ['a cut-off private key', `-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA`, `[REDACTED]`],
+  ])('redacts %s', (_, text, expected) => {
+    expect(redactText(text)).toBe(expected);
+  });
+
+  it('keeps ordinary text: ids, hashes, names and messages', () => {
+    const text = 'instance 42 of acct_1YY6PYqTRoY4zdJsAbCd job 0b7e3c1a-7f7e-4c1e-9a53-1d2b3c4d5e6f hash ' + 'ab'.repeat(32);
+
+    expect(redactText(text)).toBe(text);
+  });
+
+  it('logs no secret at DEBUG, whether in fields, JSON-string bodies or free text', async () => {
+    const previous = logger.getLevelName();
+    logger.setLogLevel('DEBUG');
+    const lines = await captureStdoutLines(async () => {
+      logger.debug('event', { event: { body: JSON.stringify({ root_password: password, ssh_key: { private_key: '-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----\n' } }) } });
+      logger.debug(`cookie session=${token} and csrf ${token}`);
+      logger.debug('response', { body: { root_password: password, full_key: 'svcmcp_abc' } });
+    });
+    logger.setLogLevel(previous as Parameters<typeof logger.setLogLevel>[0]);
+
+    expect(lines).toHaveLength(3);
+    for (const secret of [password, token, 'BEGIN OPENSSH PRIVATE KEY', 'svcmcp_abc']) expect(lines.join('\n')).not.toContain(secret);
   });
 
   it('leaves ordinary fields alone', () => {

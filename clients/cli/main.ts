@@ -1,0 +1,317 @@
+import { access, readFile, writeFile } from 'node:fs/promises';
+import { text } from 'node:stream/consumers';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { createVpsClient, flavorValues, InstanceFailedError, JobFailedError, VpsApiError, type Flavor, type Instance, type InstanceStatus, type VpsClient } from '../sdk';
+import { requireApi, requireSession, resolveCredentials, saveConfig } from './credentials';
+import { UsageError } from './errors';
+import { fieldsTable, flavorsTable, instancesTable, instanceTable, jobTable, keysTable, print, progress, withoutSecrets, type OutputMode } from './output';
+
+interface GlobalOptions {
+  apiUrl?: string;
+  apiKey?: string;
+  session?: string;
+  csrfToken?: string;
+  json?: boolean;
+  showSecrets?: boolean;
+  saveKey?: string;
+  wait?: boolean;
+}
+
+const example = (...lines: string[]) => `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((line) => `  $ ${line}`).join('\n')}\n`;
+
+function positiveInteger(what: string) {
+  return (value: string) => {
+    if (!/^[1-9][0-9]{0,14}$/.test(value)) throw new InvalidArgumentError(`${what} is a positive integer.`);
+    return Number(value);
+  };
+}
+const instanceIdArgument = ['<id>', 'instance id', positiveInteger('An instance id')] as const;
+const flavorOption = () => new Option('--flavor <flavor>', 'flavor (see `vps flavors`)').choices(flavorValues).makeOptionMandatory();
+
+function optionsOf(command: Command): GlobalOptions {
+  return command.optsWithGlobals<GlobalOptions>();
+}
+const outputMode = (options: GlobalOptions): OutputMode => ({ json: Boolean(options.json), showSecrets: Boolean(options.showSecrets) });
+
+function onRateLimited({ waitSeconds, attempt, maxAttempts }: { waitSeconds: number; attempt: number; maxAttempts: number }) {
+  process.stderr.write(`Rate limit exceeded: waiting ${waitSeconds} s before retrying (${attempt} of ${maxAttempts})\n`);
+}
+
+async function instanceClient(command: Command): Promise<VpsClient> {
+  const options = optionsOf(command);
+  const { apiUrl, apiKey } = requireApi(await resolveCredentials(options));
+  return createVpsClient({ baseUrl: apiUrl, apiKey, onRateLimited });
+}
+
+async function sessionClient(command: Command): Promise<VpsClient> {
+  const { apiUrl, session, csrfToken } = requireSession(await resolveCredentials(optionsOf(command)));
+  return createVpsClient({ baseUrl: apiUrl, session, csrfToken, onRateLimited });
+}
+
+/** Refuses, before anything is sent, a --save-key file that exists: the key could then be saved nowhere. */
+async function assertNewFile(file: string | undefined): Promise<void> {
+  if (!file) return;
+  const exists = await access(file).then(
+    () => true,
+    () => false,
+  );
+  if (exists) throw new UsageError(`${file} exists; not overwriting it`);
+}
+
+/** Writes a generated private key for the user alone; never over an existing file. */
+async function saveKey(instance: Instance, file: string | undefined): Promise<string | undefined> {
+  if (!file) return undefined;
+  if (instance.ssh_key.private_key === null) throw new UsageError('--save-key: this instance has no private key from the service (its public key was supplied)');
+  await writeFile(file, instance.ssh_key.private_key.endsWith('\n') ? instance.ssh_key.private_key : `${instance.ssh_key.private_key}\n`, { mode: 0o600, flag: 'wx' });
+  return file;
+}
+
+async function waitShowing<T>(what: string, wait: (onStatus: (status: string) => void) => Promise<T>): Promise<T> {
+  const shown = progress(what);
+  try {
+    const result = await wait(shown.status);
+    shown.stop(true);
+    return result;
+  } catch (error) {
+    shown.stop(false);
+    throw error;
+  }
+}
+
+const waitForInstance = (vps: VpsClient, id: number, statuses: InstanceStatus[]) =>
+  waitShowing(`instance ${id}`, (onStatus) => vps.waitForInstance(id, statuses, { onStatus }));
+const waitForJob = (vps: VpsClient, jobId: string, what: string) => waitShowing(what, (onStatus) => vps.waitForJob(jobId, { onStatus }));
+
+function printInstance(options: GlobalOptions, instance: Instance, savedKeyFile?: string) {
+  const mode = outputMode(options);
+  print(mode, withoutSecrets(instance, mode), () => instanceTable(instance, mode, savedKeyFile));
+}
+
+function buildProgram(): Command {
+  const program = new Command('vps')
+    .description('Deploy and manage Ubuntu 24.04 servers on the VPS Provisioning Service.')
+    .exitOverride()
+    .showHelpAfterError('(add --help for usage and an example)')
+    .option('--api-url <url>', 'service URL (else VPS_API_URL, the `vps auth init` file, or the local service)')
+    .option('--api-key <key>', 'API key (else VPS_API_KEY, the `vps auth init` file, or the local service)')
+    .option('--json', 'print one JSON document on stdout instead of a table')
+    .addHelpText('after', example('vps instances create --name web --flavor s-1vcpu-2gb --wait', 'vps instances list --json'));
+
+  const instances = program.command('instances').description('deploy, list, act on and delete servers').addHelpText('after', example('vps instances list'));
+
+  instances
+    .command('list')
+    .description('list your instances')
+    .option('--show-secrets', 'include root passwords')
+    .addHelpText('after', example('vps instances list', 'vps instances list --json'))
+    .action(async (_options, command: Command) => {
+      const options = optionsOf(command);
+      const mode = outputMode(options);
+      const list = await (await instanceClient(command)).listInstances();
+      print(mode, list.map((instance) => withoutSecrets(instance, mode)), () => instancesTable(list));
+    });
+
+  instances
+    .command('get')
+    .description('show one instance with its connection details')
+    .argument(...instanceIdArgument)
+    .option('--show-secrets', 'print the root password and private key')
+    .option('--save-key <file>', 'write the generated private key to FILE (mode 0600)')
+    .addHelpText('after', example('vps instances get 42', 'vps instances get 42 --save-key ~/.ssh/vps-42'))
+    .action(async (id: number, _options, command: Command) => {
+      const options = optionsOf(command);
+      await assertNewFile(options.saveKey);
+      const instance = await (await instanceClient(command)).getInstance(id);
+      printInstance(options, instance, await saveKey(instance, options.saveKey));
+    });
+
+  instances
+    .command('create')
+    .description('deploy a server (about 20 s to active)')
+    .requiredOption('--name <name>', 'project name (at most 64 characters)')
+    .addOption(flavorOption())
+    .option('--ssh-key <file>', 'your SSH public key file; without it a key pair is generated')
+    .option('--wait', 'wait until the instance is active')
+    .option('--show-secrets', 'print the root password and private key')
+    .option('--save-key <file>', 'write the generated private key to FILE (mode 0600)')
+    .addHelpText('after', example('vps instances create --name web --flavor s-1vcpu-2gb --ssh-key ~/.ssh/id_ed25519.pub --wait'))
+    .action(async (options: { name: string; flavor: Flavor; sshKey?: string }, command: Command) => {
+      const global = optionsOf(command);
+      const sshPublicKey = options.sshKey === undefined ? undefined : (await readFile(options.sshKey, 'utf8')).trim();
+      if (sshPublicKey && global.saveKey) throw new UsageError('--save-key saves a generated key pair; with --ssh-key there is none');
+      await assertNewFile(global.saveKey);
+      const vps = await instanceClient(command);
+      const created = await vps.createInstance({ project_name: options.name, flavor: options.flavor, ...(sshPublicKey ? { ssh_public_key: sshPublicKey } : {}) });
+      // Saved before waiting: the key is in this response and must not be lost if the wait is interrupted.
+      const savedKeyFile = await saveKey(created, global.saveKey);
+      const instance = global.wait ? await waitForInstance(vps, created.instance_id, ['active']) : created;
+      printInstance(global, instance, savedKeyFile);
+    });
+
+  instances
+    .command('delete')
+    .description('delete an instance (gone from the API at once, destroyed in the background)')
+    .argument(...instanceIdArgument)
+    .option('--wait', 'wait until the server is destroyed')
+    .addHelpText('after', example('vps instances delete 42 --wait'))
+    .action(async (id: number, _options, command: Command) => {
+      const options = optionsOf(command);
+      const vps = await instanceClient(command);
+      const deleted = await vps.deleteInstance(id);
+      if (options.wait && deleted.job_id) {
+        const job = await waitForJob(vps, deleted.job_id, `delete ${id}`);
+        print(outputMode(options), job, () => jobTable(job));
+        return;
+      }
+      print(outputMode(options), deleted, () => fieldsTable({ Instance: deleted.instance_id, Status: deleted.status, Job: deleted.job_id }));
+    });
+
+  const actions = [
+    { name: 'power-on', description: 'start a stopped instance', run: (vps: VpsClient, id: number) => vps.powerOn(id) },
+    { name: 'power-off', description: 'shut an instance down (billed at 25 % while stopped)', run: (vps: VpsClient, id: number) => vps.powerOff(id) },
+    { name: 'reboot', description: 'restart a running instance', run: (vps: VpsClient, id: number) => vps.reboot(id) },
+  ];
+  for (const action of actions) {
+    instances
+      .command(action.name)
+      .description(action.description)
+      .argument(...instanceIdArgument)
+      .option('--wait', 'wait until the action has finished')
+      .option('--show-secrets', 'with --wait: print the root password and private key')
+      .addHelpText('after', example(`vps instances ${action.name} 42 --wait`))
+      .action(async (id: number, _options, command: Command) => runAction(command, id, action.name, (vps) => action.run(vps, id)));
+  }
+
+  instances
+    .command('resize')
+    .description('move an instance to another flavor (the disk can only grow)')
+    .argument(...instanceIdArgument)
+    .addOption(flavorOption())
+    .option('--wait', 'wait until the resize has finished')
+    .option('--show-secrets', 'with --wait: print the root password and private key')
+    .addHelpText('after', example('vps instances resize 42 --flavor s-2vcpu-4gb --wait'))
+    .action(async (id: number, options: { flavor: Flavor }, command: Command) => runAction(command, id, 'resize', (vps) => vps.resize(id, options.flavor)));
+
+  program
+    .command('jobs')
+    .description('follow provisions, actions and deletes')
+    .addHelpText('after', example('vps jobs get 1b4e28ba-2fa1-11d2-883f-0016d3cca427'))
+    .command('get')
+    .description('show a job')
+    .argument('<id>', 'job id')
+    .addHelpText('after', example('vps jobs get 1b4e28ba-2fa1-11d2-883f-0016d3cca427 --json'))
+    .action(async (id: string, _options, command: Command) => {
+      const job = await (await instanceClient(command)).getJob(id);
+      print(outputMode(optionsOf(command)), job, () => jobTable(job));
+    });
+
+  program
+    .command('flavors')
+    .description('the flavors you can deploy, with their plans and prices')
+    .addHelpText('after', example('vps flavors'))
+    .action(async (_options, command: Command) => {
+      const { apiUrl } = await resolveCredentials(optionsOf(command));
+      if (!apiUrl) throw new UsageError('no API URL: pass --api-url or set VPS_API_URL');
+      const flavors = await createVpsClient({ baseUrl: apiUrl, onRateLimited }).flavors();
+      print(outputMode(optionsOf(command)), flavors, () => flavorsTable(flavors));
+    });
+
+  const keys = program
+    .command('keys')
+    .description('manage API keys (needs a signed-in session and its CSRF token)')
+    .option('--session <token>', 'session cookie value (else VPS_SESSION)')
+    .option('--csrf-token <token>', "the session's CSRF token (else VPS_CSRF_TOKEN)")
+    .addHelpText('after', example('VPS_SESSION=… VPS_CSRF_TOKEN=… vps keys list'));
+
+  keys
+    .command('list')
+    .description('list your API keys, revoked ones included')
+    .addHelpText('after', example('vps keys list'))
+    .action(async (_options, command: Command) => {
+      const list = await (await sessionClient(command)).listKeys();
+      print(outputMode(optionsOf(command)), list, () => keysTable(list));
+    });
+
+  keys
+    .command('create')
+    .description('create an API key; the full key is shown this once')
+    .option('--name <name>', 'key name (default "Default")')
+    .addHelpText('after', example('vps keys create --name ci'))
+    .action(async (options: { name?: string }, command: Command) => {
+      const created = await (await sessionClient(command)).createKey(options.name);
+      process.stderr.write('This is the only time the full key is shown: store it now.\n');
+      print(outputMode(optionsOf(command)), created, () =>
+        fieldsTable({ ID: created.id, Name: created.name, Prefix: created.key_prefix, Key: created.full_key, Created: created.created_at }),
+      );
+    });
+
+  keys
+    .command('revoke')
+    .description('revoke an API key at once and for good')
+    .argument('<id>', 'key id', positiveInteger('A key id'))
+    .addHelpText('after', example('vps keys revoke 3'))
+    .action(async (id: number, _options, command: Command) => {
+      const revoked = await (await sessionClient(command)).revokeKey(id);
+      print(outputMode(optionsOf(command)), revoked, () => `Key ${revoked.id} revoked.`);
+    });
+
+  program
+    .command('auth')
+    .description('save credentials for later runs')
+    .addHelpText('after', example('vps auth init --api-url https://api.example.com < key.txt'))
+    .command('init')
+    .description('check an API key against the service and save it with the URL, readable by you alone (the key is read from --api-key, VPS_API_KEY or standard input)')
+    .addHelpText('after', example('vps auth init --api-url https://api.example.com < key.txt'))
+    .action(async (_options, command: Command) => {
+      const options = optionsOf(command);
+      const piped = process.stdin.isTTY ? undefined : (await text(process.stdin)).trim();
+      const credentials = await resolveCredentials({ apiUrl: options.apiUrl, apiKey: options.apiKey ?? process.env.VPS_API_KEY ?? piped });
+      const { apiUrl, apiKey } = requireApi(credentials);
+      await createVpsClient({ baseUrl: apiUrl, apiKey, onRateLimited }).listInstances();
+      const file = await saveConfig(apiUrl, apiKey);
+      print(outputMode(options), { api_url: apiUrl, config_file: file }, () => `Saved the API URL and key to ${file} (mode 0600).`);
+    });
+
+  return program;
+}
+
+async function runAction(command: Command, id: number, name: string, start: (vps: VpsClient) => Promise<{ ok: boolean; action: string; job_id: string | null }>) {
+  const options = optionsOf(command);
+  const vps = await instanceClient(command);
+  const started = await start(vps);
+  if (!options.wait || !started.job_id) {
+    print(outputMode(options), started, () => fieldsTable({ Action: started.action, Job: started.job_id }));
+    return;
+  }
+  await waitForJob(vps, started.job_id, `${name} ${id}`);
+  printInstance(options, await vps.getInstance(id));
+}
+
+/** One line on stderr for a failure, and the exit code: 1 for the service or a job, 2 for the way it was called. */
+function failure(error: unknown, apiUrl: string | undefined): { message: string; code: number } {
+  if (error instanceof UsageError) return { message: error.message, code: 2 };
+  if (error instanceof VpsApiError) {
+    const wait = error.retryAfter === undefined ? '' : `; retry after ${error.retryAfter} s`;
+    return { message: `${error.error} (HTTP ${error.status}${error.requestId ? `, request id ${error.requestId}` : ''}${wait})`, code: 1 };
+  }
+  if (error instanceof JobFailedError || error instanceof InstanceFailedError) return { message: error.message, code: 1 };
+  if (error instanceof Error && (error as NodeJS.ErrnoException).code === 'ENOENT') return { message: `no such file: ${(error as NodeJS.ErrnoException).path}`, code: 2 };
+  if (error instanceof TypeError && error.message === 'fetch failed') return { message: `cannot reach the service at ${apiUrl ?? 'its URL'}`, code: 1 };
+  return { message: error instanceof Error ? error.message : String(error), code: 1 };
+}
+
+async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return 0;
+  } catch (error) {
+    // Commander has already printed its own message (or the help).
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    const { message, code } = failure(error, (await resolveCredentials(program.opts())).apiUrl);
+    process.stderr.write(`error: ${message}\n`);
+    return code;
+  }
+}
+
+process.exitCode = await main(process.argv);

@@ -1,0 +1,134 @@
+import Table from 'cli-table3';
+import ora from 'ora';
+import type { ApiKeyInfo, FlavorPlan, Instance, InstanceSummary, Job } from '../sdk';
+
+/** Where the result goes: one JSON document, or tables (coloured only on a terminal). */
+export interface OutputMode {
+  readonly json: boolean;
+  readonly showSecrets: boolean;
+}
+
+const HIDDEN = '[hidden: --show-secrets]';
+const stdoutIsTerminal = () => Boolean(process.stdout.isTTY);
+
+/** The root password and private key stay off the screen unless asked for. */
+export function withoutSecrets<T extends InstanceSummary | Instance>(instance: T, mode: OutputMode): T {
+  if (mode.showSecrets) return instance;
+  const hidden: T = { ...instance, root_password: instance.root_password === null ? null : HIDDEN };
+  if ('ssh_key' in instance && instance.ssh_key.private_key !== null) {
+    return { ...hidden, ssh_key: { ...instance.ssh_key, private_key: HIDDEN } };
+  }
+  return hidden;
+}
+
+/** No rule between rows; colour only for a terminal, so piped output carries no escape codes. */
+const compact = { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' };
+const style = (head: string[]) => (stdoutIsTerminal() ? { head, border: ['grey'] } : { head: [], border: [] });
+
+function table(head: string[]) {
+  return new Table({ head, chars: compact, style: style(['cyan']) });
+}
+
+function keyValues(rows: Array<[string, string]>) {
+  const out = new Table({ chars: compact, style: style([]) });
+  out.push(...rows.map(([name, value]) => ({ [name]: value })));
+  return out.toString();
+}
+
+const dash = (value: string | number | null) => (value === null || value === '' ? '-' : String(value));
+const planText = ({ plan }: InstanceSummary) =>
+  `${plan.flavor} (${dash(plan.vcpu)} vCPU, ${plan.ram_mb === null ? '-' : plan.ram_mb / 1024} GB RAM, ${dash(plan.disk_gb)} GB disk)`;
+
+export function print(mode: OutputMode, value: unknown, asTable: () => string): void {
+  process.stdout.write(mode.json ? `${JSON.stringify(value, null, 2)}\n` : `${asTable()}\n`);
+}
+
+export function instanceTable(instance: Instance, mode: OutputMode, savedKeyFile?: string): string {
+  const shown = withoutSecrets(instance, mode);
+  const rows: Array<[string, string]> = [
+    ['ID', String(shown.instance_id)],
+    ['Name', shown.project_name],
+    ['Status', shown.status],
+    ['Plan', planText(shown)],
+    ['IPv4', dash(shown.ipv4)],
+    ['Domain', dash(shown.domain)],
+    ['SSH', shown.ipv4 ? `ssh -p ${shown.ssh_port} ${shown.root_user}@${shown.ipv4}` : '-'],
+    ['Root password', dash(shown.root_password)],
+    ['SSH key', `${shown.ssh_key.name}${shown.ssh_key.fingerprint ? ` (${shown.ssh_key.fingerprint})` : ''}`],
+  ];
+  if (shown.ssh_key.private_key !== null) rows.push(['Private key', savedKeyFile ? `saved to ${savedKeyFile}` : shown.ssh_key.private_key]);
+  rows.push(['Created', dash(shown.created_at)], ['Activated', dash(shown.activated_at)]);
+  return keyValues(rows);
+}
+
+export function instancesTable(instances: InstanceSummary[]): string {
+  if (instances.length === 0) return 'No instances.';
+  const out = table(['ID', 'NAME', 'STATUS', 'FLAVOR', 'IPV4', 'CREATED']);
+  out.push(...instances.map((i) => [String(i.instance_id), i.project_name, i.status, i.plan.flavor, dash(i.ipv4), dash(i.created_at)]));
+  return out.toString();
+}
+
+export function jobTable(job: Job): string {
+  return keyValues([
+    ['Job', job.job_id],
+    ['Type', job.type],
+    ['Instance', String(job.instance_id)],
+    ['Status', job.status],
+    ['Started', job.started_at],
+    ['Finished', dash(job.finished_at)],
+    ['Error', dash(job.error)],
+  ]);
+}
+
+export function flavorsTable(flavors: FlavorPlan[]): string {
+  const out = table(['FLAVOR', 'VCPU', 'RAM', 'DISK', 'USD/HOUR']);
+  out.push(...flavors.map((f) => [f.flavor, String(f.vcpu), `${f.ram_mb / 1024} GB`, `${f.disk_gb} GB`, f.hourly_price.toFixed(5)]));
+  return out.toString();
+}
+
+export function keysTable(keys: ApiKeyInfo[]): string {
+  if (keys.length === 0) return 'No keys.';
+  const out = table(['ID', 'NAME', 'PREFIX', 'ACTIVE', 'CREATED', 'LAST USED']);
+  out.push(...keys.map((k) => [String(k.id), k.name, k.key_prefix, k.is_active ? 'yes' : 'no', dash(k.created_at), dash(k.last_used_at)]));
+  return out.toString();
+}
+
+export function fieldsTable(fields: Record<string, string | number | boolean | null>): string {
+  return keyValues(Object.entries(fields).map(([name, value]) => [name, dash(typeof value === 'boolean' ? String(value) : value)]));
+}
+
+function elapsed(since: number): string {
+  const seconds = Math.floor((Date.now() - since) / 1000);
+  return seconds < 60 ? `${seconds}s` : `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, '0')}s`;
+}
+
+/**
+ * Progress of a wait, on stderr so that stdout keeps only the result: on a terminal a spinner that keeps each status
+ * change on its own line and counts the seconds; otherwise one plain line per change.
+ */
+export function progress(what: string) {
+  const started = Date.now();
+  if (!process.stderr.isTTY) {
+    return {
+      status: (status: string) => process.stderr.write(`${what}: ${status} (${elapsed(started)})\n`),
+      stop: () => undefined,
+    };
+  }
+  let current = 'waiting';
+  // Enabled explicitly: ora would also switch itself off where a CI variable is set, terminal or not.
+  const spinner = ora({ text: `${what}: ${current}`, stream: process.stderr, discardStdin: false, isEnabled: true }).start();
+  const ticker = setInterval(() => (spinner.text = `${what}: ${current} (${elapsed(started)})`), 1000);
+  return {
+    status(status: string) {
+      if (current !== 'waiting') spinner.stopAndPersist({ symbol: '•', text: `${what}: ${current} (${elapsed(started)})` });
+      current = status;
+      spinner.start(`${what}: ${current} (${elapsed(started)})`);
+    },
+    stop(ok = true) {
+      clearInterval(ticker);
+      const text = `${what}: ${current} (${elapsed(started)})`;
+      if (ok) spinner.succeed(text);
+      else spinner.fail(text);
+    },
+  };
+}

@@ -1,0 +1,239 @@
+import { randomUUID } from 'node:crypto';
+import createClient from 'openapi-fetch';
+import type { components, paths } from './schema';
+
+export { flavorValues } from './schema';
+export type Flavor = components['schemas']['Flavor'];
+export type Instance = components['schemas']['InstanceDetail'];
+export type InstanceSummary = components['schemas']['InstanceSummary'];
+export type InstanceStatus = Instance['status'];
+export type Job = components['schemas']['Job'];
+export type ActionResult = components['schemas']['ActionResult'];
+export type DeleteResult = components['schemas']['DeleteResult'];
+export type ApiKeyInfo = components['schemas']['ApiKeyInfo'];
+export type CreatedApiKey = components['schemas']['CreatedApiKey'];
+export type CreateInstanceBody = paths['/api/v1/instances']['post']['requestBody']['content']['application/json'];
+export interface FlavorPlan {
+  readonly flavor: Flavor;
+  readonly vcpu: number;
+  readonly ram_mb: number;
+  readonly disk_gb: number;
+  readonly hourly_price: number;
+}
+
+/** A refusal from the service: its HTTP status, its error text (the specification's words) and the request id. */
+export class VpsApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly error: string,
+    readonly requestId: string | undefined,
+    /** Seconds to wait, on a 429. */
+    readonly retryAfter?: number,
+  ) {
+    super(`${error} (HTTP ${status}${requestId ? `, request id ${requestId}` : ''})`);
+    this.name = 'VpsApiError';
+  }
+}
+
+export class JobFailedError extends Error {
+  constructor(readonly job: Job) {
+    super(`${job.type} job ${job.job_id} failed: ${job.error ?? 'no reason given'}`);
+    this.name = 'JobFailedError';
+  }
+}
+
+export class InstanceFailedError extends Error {
+  constructor(readonly instance: Instance) {
+    super(`instance ${instance.instance_id} ended failed`);
+    this.name = 'InstanceFailedError';
+  }
+}
+
+export interface RateLimitedEvent {
+  readonly waitSeconds: number;
+  /** 1 for the first retry. */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+}
+
+export interface VpsClientOptions {
+  /** The service's origin, for example `http://127.0.0.1:8080`. */
+  readonly baseUrl: string;
+  /** A Bearer API key, for instance and job calls. */
+  readonly apiKey?: string;
+  /** A browser session and its CSRF token, for key management. */
+  readonly session?: string;
+  readonly csrfToken?: string;
+  /** How many times a request refused with 429 is sent again after its Retry-After (default 3). */
+  readonly rateLimitRetries?: number;
+  /** A 429 asking for a longer wait than this is not waited out but thrown (default 60 s, one general window). */
+  readonly maxRetryAfterSeconds?: number;
+  /** Told before each wait on a 429. */
+  readonly onRateLimited?: (event: RateLimitedEvent) => void;
+  /** First and longest pause between polls while waiting (default 500 ms, growing by half each poll to 5 s). */
+  readonly pollIntervalMs?: { readonly initial: number; readonly max: number };
+  readonly fetch?: (request: Request) => Promise<Response>;
+}
+
+export interface WaitOptions<T> {
+  /** Told of every status seen that differs from the one before, the first included. */
+  readonly onStatus?: (status: string, value: T) => void;
+  /** Gives up with an error after this long (default 15 minutes). */
+  readonly timeoutMs?: number;
+}
+
+export interface CallOptions {
+  /** Sent as Idempotency-Key; a fresh one is made when not given, so that retries of this call never repeat it. */
+  readonly idempotencyKey?: string;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function retryAfterSeconds(response: Response): number {
+  const seconds = Number(response.headers.get('retry-after'));
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds : 1;
+}
+
+/**
+ * A typed client for the VPS Provisioning Service, generated from its OpenAPI document, with the things every
+ * caller needs: waiting for instances and jobs, idempotent creates and actions, and 429s waited out.
+ */
+export function createVpsClient(options: VpsClientOptions) {
+  const baseFetch = options.fetch ?? ((request: Request) => fetch(request));
+  const maxAttempts = options.rateLimitRetries ?? 3;
+  const maxRetryAfter = options.maxRetryAfterSeconds ?? 60;
+  const poll = options.pollIntervalMs ?? { initial: 500, max: 5_000 };
+
+  /** Sends the request again after each 429, as long as the wait asked for is reasonable. */
+  async function fetchWaitingOutRateLimits(request: Request): Promise<Response> {
+    for (let attempt = 1; ; attempt++) {
+      const response = await baseFetch(request.clone());
+      const waitSeconds = retryAfterSeconds(response);
+      if (response.status !== 429 || attempt > maxAttempts || waitSeconds > maxRetryAfter) return response;
+      await response.body?.cancel();
+      options.onRateLimited?.({ waitSeconds, attempt, maxAttempts });
+      await sleep(waitSeconds * 1000);
+    }
+  }
+
+  const http = createClient<paths>({
+    baseUrl: options.baseUrl.replace(/\/+$/, ''),
+    fetch: fetchWaitingOutRateLimits,
+    headers: {
+      ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+      ...(options.session ? { cookie: `session=${options.session}` } : {}),
+      ...(options.csrfToken ? { 'x-csrftoken': options.csrfToken } : {}),
+    },
+  });
+
+  /** The data of a success, or the service's refusal as a VpsApiError. */
+  function unwrap<T>(result: { data?: T; error?: unknown; response: Response }): T {
+    if (result.error === undefined && result.response.ok) return result.data as T;
+    const body = (result.error ?? {}) as { error?: unknown; request_id?: unknown; retry_after?: unknown };
+    throw new VpsApiError(
+      result.response.status,
+      typeof body.error === 'string' ? body.error : result.response.statusText,
+      typeof body.request_id === 'string' ? body.request_id : (result.response.headers.get('x-request-id') ?? undefined),
+      result.response.status === 429 ? retryAfterSeconds(result.response) : undefined,
+    );
+  }
+
+  const idempotency = (call: CallOptions) => ({ 'Idempotency-Key': call.idempotencyKey ?? randomUUID() });
+  const instancePath = (instanceId: number) => ({ path: { instance_id: instanceId } });
+
+  async function act(instanceId: number, body: paths['/api/v1/instances/{instance_id}/actions']['post']['requestBody']['content']['application/json'], call: CallOptions) {
+    return unwrap(await http.POST('/api/v1/instances/{instance_id}/actions', { params: { ...instancePath(instanceId), header: idempotency(call) }, body }));
+  }
+
+  /** Polls `read` with growing pauses until `done` says stop; a 429 while polling waits out its Retry-After. */
+  async function waitFor<T>(read: () => Promise<T>, statusOf: (value: T) => string, done: (value: T) => boolean, wait: WaitOptions<T>): Promise<T> {
+    const deadline = Date.now() + (wait.timeoutMs ?? 15 * 60_000);
+    let pause = poll.initial;
+    let last: string | undefined;
+    for (;;) {
+      let value: T | undefined;
+      try {
+        value = await read();
+      } catch (error) {
+        if (!(error instanceof VpsApiError && error.status === 429 && error.retryAfter !== undefined)) throw error;
+        await sleep(error.retryAfter * 1000);
+      }
+      if (value !== undefined) {
+        const status = statusOf(value);
+        if (status !== last) wait.onStatus?.(status, value);
+        last = status;
+        if (done(value)) return value;
+      }
+      if (Date.now() + pause > deadline) throw new Error(`gave up waiting after ${Math.round((wait.timeoutMs ?? 0) / 1000)} s; last status ${last ?? 'unknown'}`);
+      await sleep(pause);
+      pause = Math.min(poll.max, Math.round(pause * 1.5));
+    }
+  }
+
+  const client = {
+    async listInstances(): Promise<InstanceSummary[]> {
+      return unwrap(await http.GET('/api/v1/instances'));
+    },
+    async getInstance(instanceId: number): Promise<Instance> {
+      return unwrap(await http.GET('/api/v1/instances/{instance_id}', { params: instancePath(instanceId) }));
+    },
+    async createInstance(body: CreateInstanceBody, call: CallOptions = {}): Promise<Instance> {
+      return unwrap(await http.POST('/api/v1/instances', { params: { header: idempotency(call) }, body }));
+    },
+    async deleteInstance(instanceId: number): Promise<DeleteResult> {
+      return unwrap(await http.DELETE('/api/v1/instances/{instance_id}', { params: instancePath(instanceId) }));
+    },
+    powerOn: (instanceId: number, call: CallOptions = {}): Promise<ActionResult> => act(instanceId, { type: 'power_on' }, call),
+    powerOff: (instanceId: number, call: CallOptions = {}): Promise<ActionResult> => act(instanceId, { type: 'power_off' }, call),
+    reboot: (instanceId: number, call: CallOptions = {}): Promise<ActionResult> => act(instanceId, { type: 'reboot' }, call),
+    resize: (instanceId: number, flavor: Flavor, call: CallOptions = {}): Promise<ActionResult> => act(instanceId, { type: 'resize', flavor }, call),
+    async getJob(jobId: string): Promise<Job> {
+      return unwrap(await http.GET('/api/v1/jobs/{job_id}', { params: { path: { job_id: jobId } } }));
+    },
+    async listKeys(): Promise<ApiKeyInfo[]> {
+      return unwrap(await http.GET('/api/v1/keys'));
+    },
+    async createKey(name?: string): Promise<CreatedApiKey> {
+      return unwrap(await http.POST('/api/v1/keys', { body: name === undefined ? {} : { name } }));
+    },
+    async revokeKey(keyId: number): Promise<{ ok: boolean; id: number }> {
+      return unwrap(await http.DELETE('/api/v1/keys/{key_id}', { params: { path: { key_id: keyId } } }));
+    },
+    /** The orderable flavors and their plans, as the service's document describes them today. */
+    async flavors(): Promise<FlavorPlan[]> {
+      const document = unwrap(await http.GET('/api/v1/openapi.json')) as { components: { schemas: { Flavor: { 'x-plans': Record<Flavor, Omit<FlavorPlan, 'flavor'>> } } } };
+      return Object.entries(document.components.schemas.Flavor['x-plans']).map(([flavor, plan]) => ({ flavor: flavor as Flavor, ...plan }));
+    },
+    /**
+     * Polls the instance until its status is one of `statuses`. An instance that ends `failed` when that was not
+     * asked for throws InstanceFailedError; a 404 (deleted meanwhile) throws VpsApiError.
+     */
+    waitForInstance(instanceId: number, statuses: readonly InstanceStatus[], wait: WaitOptions<Instance> = {}): Promise<Instance> {
+      return waitFor(
+        () => client.getInstance(instanceId),
+        (instance) => instance.status,
+        (instance) => {
+          if (statuses.includes(instance.status)) return true;
+          if (instance.status === 'failed') throw new InstanceFailedError(instance);
+          return false;
+        },
+        wait,
+      );
+    },
+    /** Polls the job until it ends: resolves when it succeeded, throws JobFailedError when it failed. */
+    waitForJob(jobId: string, wait: WaitOptions<Job> = {}): Promise<Job> {
+      return waitFor(
+        () => client.getJob(jobId),
+        (job) => job.status,
+        (job) => {
+          if (job.status === 'failed') throw new JobFailedError(job);
+          return job.status === 'succeeded';
+        },
+        wait,
+      );
+    },
+  };
+  return client;
+}
+
+export type VpsClient = ReturnType<typeof createVpsClient>;

@@ -1,0 +1,164 @@
+/**
+ * Lifecycle decisions as pure code: given the stored instance, its job and what the upstream reports, what changes.
+ * No I/O here (no AWS, no HTTP): the workflow steps, the API and the reconciler read the facts, ask these functions,
+ * and write the answer conditionally.
+ */
+import type { CapacityPool } from '../store/counters';
+import type { InstanceChanges, InstanceItem } from '../store/instances';
+import type { Job, JobOutcome } from '../store/jobs';
+import type { UpstreamActionRecord, UpstreamServer } from '../upstream/driver';
+
+type Instance = Pick<
+  InstanceItem,
+  'status' | 'plan' | 'pending_plan' | 'paused_by' | 'capacity_held' | 'active_job_id' | 'upstream_id' | 'seen_at' | 'metered_until'
+>;
+
+/** A state change with the capacity that moves with it. */
+export interface Change {
+  readonly changes: InstanceChanges;
+  readonly reserve: CapacityPool[];
+  readonly release: CapacityPool[];
+}
+
+/**
+ * Whether a failed call that would have started an action is known to have done nothing: a refusal (4xx) or a 429,
+ * which the upstream answers before acting. A timeout, a lost connection or a 5xx may have been carried out.
+ */
+export function startKnownNotTaken(error: { readonly name: string; readonly status?: number }): boolean {
+  if (error.name === 'UpstreamPermanentError') return true;
+  return error.name === 'UpstreamTransientError' && error.status === 429;
+}
+
+/** The upstream writes timestamps to the second: an action started in the job's first second may be the job's. */
+const secondOf = (iso: string) => Math.floor(Date.parse(iso) / 1000) * 1000;
+
+/** The server's actions that may belong to a job started at `since`. */
+export function actionsSince(actions: readonly UpstreamActionRecord[], since: string): UpstreamActionRecord[] {
+  return actions.filter((action) => Date.parse(action.startedAt) >= secondOf(since));
+}
+
+/** The job's action of that upstream type, if the upstream took it (the newest, should there be several). */
+export function startedAction(actions: readonly UpstreamActionRecord[], type: string, since: string): UpstreamActionRecord | undefined {
+  return actionsSince(actions, since)
+    .filter((action) => action.type === type)
+    .sort((a, b) => b.id - a.id)[0];
+}
+
+export type LookOutcome = { readonly kind: 'found'; readonly actionId: number } | { readonly kind: 'keep-looking' } | { readonly kind: 'not-taken' };
+
+/**
+ * After a start whose answer was lost: the action found in the server's list; or, while a request may still be in
+ * flight upstream (within `windowMs` of the job's start), look again later; after that, it was not taken.
+ */
+export function lookForStartedAction(
+  actions: readonly UpstreamActionRecord[],
+  type: string,
+  since: string,
+  nowMs: number,
+  windowMs: number,
+): LookOutcome {
+  const found = startedAction(actions, type, since);
+  if (found) return { kind: 'found', actionId: found.id };
+  return nowMs - Date.parse(since) < windowMs ? { kind: 'keep-looking' } : { kind: 'not-taken' };
+}
+
+/**
+ * A server that is gone (or is not ours): the instance has lost it; capacity goes back, the action slot frees, and
+ * billing ends when the server was last seen (or where metering had got to, if it was never seen by a sweep).
+ */
+export function lostServerChange(instance: Instance): Change {
+  const lastSeen = [instance.seen_at, instance.metered_until].filter((at): at is string => at !== null).sort().at(-1) ?? null;
+  return {
+    changes: { status: 'failed', capacity_held: false, pending_plan: null, active_job_id: null, billing_ends_at: lastSeen },
+    reserve: [],
+    release: [
+      ...(instance.capacity_held ? [{ kind: 'ipv4' } as const, { kind: 'tier', flavor: instance.plan.flavor } as const] : []),
+      ...(instance.pending_plan ? [{ kind: 'tier', flavor: instance.pending_plan.flavor } as const] : []),
+    ],
+  };
+}
+
+/** The power part of the record, as the server's own state says. */
+function poweredChanges(instance: Instance, server: UpstreamServer): InstanceChanges {
+  return server.status === 'active' ? { status: 'active', paused_by: null } : { status: 'stopped', paused_by: instance.paused_by ?? 'user' };
+}
+
+/**
+ * What an interrupted action settles to, from finished facts only: while any upstream action since the job began is
+ * still in progress, nothing (wait); with the server gone, the instance is lost; otherwise the record takes the
+ * server's power state and, for a resize, the plan the server really has (tiers swap, or the reserved one goes back).
+ */
+export type Settlement = { readonly kind: 'wait' } | ({ readonly kind: 'settle' | 'lost' } & Change);
+
+export function settleFromUpstream(
+  instance: Instance,
+  jobStartedAt: string,
+  server: UpstreamServer | null,
+  actions: readonly UpstreamActionRecord[],
+): Settlement {
+  if (server === null) return { kind: 'lost', ...lostServerChange(instance) };
+  if (actionsSince(actions, jobStartedAt).some((action) => action.status === 'in-progress')) return { kind: 'wait' };
+  const changes: InstanceChanges = { ...poweredChanges(instance, server), active_job_id: null, pending_plan: null };
+  const pending = instance.pending_plan;
+  if (!pending) return { kind: 'settle', changes, reserve: [], release: [] };
+  if (server.sizeSlug === pending.flavor) {
+    return { kind: 'settle', changes: { ...changes, plan: pending }, reserve: [], release: [{ kind: 'tier', flavor: instance.plan.flavor }] };
+  }
+  return { kind: 'settle', changes, reserve: [], release: [{ kind: 'tier', flavor: pending.flavor }] };
+}
+
+/** What a running job with no live execution becomes, when its instance no longer points at it. */
+export function orphanJobOutcome(job: Pick<Job, 'type'>, instance: Pick<InstanceItem, 'status' | 'deleted_at'> | undefined): JobOutcome {
+  if (job.type === 'provision' && instance && instance.deleted_at === null && ['active', 'stopped', 'quarantined'].includes(instance.status)) {
+    return { status: 'succeeded' };
+  }
+  return { status: 'failed', error: 'The job was interrupted; the instance was settled to what the upstream reports' };
+}
+
+/** Whether a server is the instance's own: it exists and carries the instance's tag. Anything else is never acted on. */
+export type Ownership = 'ours' | 'gone' | 'foreign';
+
+export function ownershipOf(server: Pick<UpstreamServer, 'tags'> | null, instanceTag: string): Ownership {
+  if (server === null) return 'gone';
+  return server.tags.includes(instanceTag) ? 'ours' : 'foreign';
+}
+
+export type DriftKind = 'vanished' | 'foreign' | 'power' | 'size';
+
+export interface Drift extends Change {
+  readonly kinds: DriftKind[];
+}
+
+/**
+ * How a settled instance (active or stopped, no action running) differs from its server, and the change that makes
+ * the record follow: a server gone or not ours loses the instance; power and size changed out of band are adopted
+ * (capacity moves to the new tier). `planOf` knows the plans of the sizes we sell. Undefined when nothing drifted.
+ */
+export function driftOf(
+  instance: Instance,
+  server: UpstreamServer | null,
+  instanceTag: string,
+  planOf: (flavor: string) => InstanceItem['plan'] | undefined,
+): Drift | undefined {
+  const ownership = ownershipOf(server, instanceTag);
+  if (ownership !== 'ours' || server === null) return { kinds: [ownership === 'gone' ? 'vanished' : 'foreign'], ...lostServerChange(instance) };
+  const kinds: DriftKind[] = [];
+  let changes: InstanceChanges = {};
+  const reserve: CapacityPool[] = [];
+  const release: CapacityPool[] = [];
+  const running = server.status === 'active';
+  if (server.status !== 'new' && running !== (instance.status === 'active')) {
+    kinds.push('power');
+    changes = poweredChanges(instance, server);
+  }
+  const adopted = server.sizeSlug === instance.plan.flavor ? undefined : planOf(server.sizeSlug);
+  if (adopted) {
+    kinds.push('size');
+    changes = { ...changes, plan: adopted };
+    if (instance.capacity_held) {
+      reserve.push({ kind: 'tier', flavor: adopted.flavor });
+      release.push({ kind: 'tier', flavor: instance.plan.flavor });
+    }
+  }
+  return kinds.length === 0 ? undefined : { kinds, changes, reserve, release };
+}

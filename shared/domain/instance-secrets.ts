@@ -1,0 +1,30 @@
+import * as z from 'zod';
+import { open, seal, type SecretContext } from '../secrets';
+import type { InstanceItem } from '../store/instances';
+
+/** What an instance's owner is shown on every read, and what must never be stored in clear. */
+const instanceSecretsSchema = z.object({
+  root_password: z.string(),
+  /** The generated private key; null when the customer brought their own public key. */
+  private_key: z.string().nullable(),
+});
+export type InstanceSecrets = z.infer<typeof instanceSecretsSchema>;
+
+type InstanceIds = Pick<InstanceItem, 'account_id' | 'instance_id'>;
+
+/** Binds the sealed secrets to their account and instance: copied onto another record, they do not open. */
+const contextOf = ({ account_id, instance_id }: InstanceIds): SecretContext => ({
+  purpose: 'instance-secrets',
+  account_id,
+  instance_id: String(instance_id),
+});
+
+export async function sealInstanceSecrets(ids: InstanceIds, secrets: InstanceSecrets): Promise<string> {
+  return seal(JSON.stringify(secrets), contextOf(ids));
+}
+
+/** The instance's secrets, or null once they were removed (a failed or deleted instance). */
+export async function openInstanceSecrets(item: InstanceItem): Promise<InstanceSecrets | null> {
+  if (item.sealed_secrets === null) return null;
+  return instanceSecretsSchema.parse(JSON.parse(await open(item.sealed_secrets, contextOf(item))));
+}

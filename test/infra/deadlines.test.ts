@@ -1,0 +1,69 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { App } from 'aws-cdk-lib';
+import type { Template } from 'aws-cdk-lib/assertions';
+import type { ServiceStack } from '../../infra/stack';
+import { schedules, type ScheduleName } from '../../infra/schedules';
+import { workflowNames, workflows, type WorkflowName } from '../../infra/workflows';
+import { logicalId, synthesize } from './synth';
+
+/** The definition a state machine deploys: the asset file its DefinitionS3Location names, in the cloud assembly. */
+function definitionOf(stack: ServiceStack, template: Template, id: string): { TimeoutSeconds?: number } {
+  const { Key: key } = template.findResources('AWS::StepFunctions::StateMachine')[id]!.Properties.DefinitionS3Location;
+  const assembly = (stack.node.root as App).synth();
+  return JSON.parse(readFileSync(join(assembly.directory, `asset.${key}`), 'utf8'));
+}
+
+describe('deadlines', () => {
+  let stack: ServiceStack;
+  let template: Template;
+  const timeoutOf = (fn: { function: object }) =>
+    template.findResources('AWS::Lambda::Function')[logicalId(fn.function as never)]!.Properties.Timeout;
+
+  beforeAll(() => {
+    ({ stack, template } = synthesize('dev'));
+  });
+
+  it.each<[WorkflowName, number]>([
+    ['provision', 1800],
+    ['power', 3600],
+    ['resize', 3600],
+    ['delete', 3600],
+  ])('gives every %s execution a timeout of %i seconds, so ExecutionsTimedOut can fire', (name, seconds) => {
+    expect(definitionOf(stack, template, logicalId(stack.workflows[name].stateMachine)).TimeoutSeconds).toBe(seconds);
+  });
+
+  it('covers every state machine of the stack', () => {
+    expect(Object.keys(template.findResources('AWS::StepFunctions::StateMachine'))).toHaveLength(workflowNames.length);
+  });
+
+  it.each([
+    ['InstanceAction', 20],
+    ['GetInstance', 10],
+    ['CreateInstance', 10],
+    ['ListInstances', 10],
+    ['NotFound', 10],
+  ])('gives the %s route %i seconds, within the HTTP API integration timeout of 30', (route, seconds) => {
+    expect(timeoutOf(stack.api.functions[route]!)).toBe(seconds);
+  });
+
+  it('gives DestroyServers 60 seconds and every other workflow step 30', () => {
+    for (const name of workflowNames) {
+      for (const key of Object.keys(workflows[name].steps)) {
+        expect(timeoutOf(stack.workflows[name].steps[key]!), `${name}.${key}`).toBe(key === 'DestroyServersFunctionArn' ? 60 : 30);
+      }
+    }
+  });
+
+  it('gives each scheduled job one period of its schedule', () => {
+    for (const name of Object.keys(schedules) as ScheduleName[]) {
+      expect(timeoutOf(stack.scheduled[name].function)).toBe(300);
+    }
+  });
+
+  it('refuses a provisioning timeout that the execution timeout would cut short', () => {
+    expect(() => synthesize('dev', { provisionTimeoutSeconds: '1200' })).toThrow(
+      'context provisionTimeoutSeconds must be at most 900 (half the provision execution timeout)',
+    );
+  });
+});

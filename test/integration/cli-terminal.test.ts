@@ -1,0 +1,72 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { repositoryRoot } from '../../infra/local/runtime';
+import { cliHome, vpsBin, type CliHome } from '../support/cli';
+import { useTestRuntime } from '../support/runtime';
+
+// Servers take a couple of seconds to boot here, so that the spinner is on screen long enough to be seen.
+const runtime = useTestRuntime({ bootMs: 2_000 });
+/** A tmux server of this file's own (its own socket), so that no other tmux is touched. */
+const socket = `vps-cli-test-${randomBytes(4).toString('hex')}`;
+const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
+let home: CliHome;
+
+beforeAll(async () => {
+  home = await cliHome();
+  const { apiKey } = await runtime.newAccount();
+  const env = { VPS_API_URL: runtime.baseUrl, VPS_API_KEY: apiKey, XDG_CONFIG_HOME: home.env.XDG_CONFIG_HOME!, VPS_RUNTIME_FILE: home.env.VPS_RUNTIME_FILE! };
+  tmux('new-session', '-d', '-s', 'cli', '-x', '200', '-y', '60', '-c', repositoryRoot, ...Object.entries(env).flatMap(([name, value]) => ['-e', `${name}=${value}`]), 'bash --norc --noprofile');
+});
+afterAll(async () => {
+  tmux('kill-server');
+  await home.remove();
+});
+
+const ansi = /\x1b\[/;
+const stripAnsi = (text: string) => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+
+/** Types a command line into the terminal and collects every screen seen until it has ended, with its exit code. */
+async function typeAndWatch(commandLine: string): Promise<{ frames: string[]; code: number }> {
+  // A marker of this run's own, so that the end of an earlier one is never taken for it.
+  const marker = `ended-${randomBytes(4).toString('hex')}`;
+  tmux('send-keys', '-t', 'cli', `clear; ${commandLine}; echo "${marker}=$?"`, 'Enter');
+  const frames: string[] = [];
+  for (;;) {
+    const frame = tmux('capture-pane', '-p', '-e', '-t', 'cli');
+    frames.push(frame);
+    const ended = new RegExp(`^${marker}=(\\d+)$`, 'm').exec(stripAnsi(frame));
+    if (ended) return { frames, code: Number(ended[1]) };
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const vps = `${process.execPath} ${vpsBin}`;
+
+describe('vps in a terminal', () => {
+  it('shows a spinner with each status and the seconds passed, then a coloured table', async () => {
+    const { frames, code } = await typeAndWatch(`${vps} instances create --name tty --flavor s-1vcpu-2gb --wait`);
+
+    const screens = frames.map(stripAnsi);
+    const last = screens.at(-1)!;
+    expect(code).toBe(0);
+    expect(screens.some((screen) => /^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] instance \d+: (pending|provisioning) \(\d+s\)$/m.test(screen))).toBe(true);
+    expect(last).toMatch(/^✔ instance \d+: active \(\d+s\)$/m);
+    expect(last).toMatch(/^│ Status +│ active +│$/m);
+    expect(last).toMatch(/^│ IPv4 +│ \d+\.\d+\.\d+\.\d+ +│$/m);
+    expect(frames.at(-1)).toMatch(ansi);
+  });
+
+  it('writes no ANSI codes when the output is piped, progress included', async () => {
+    const file = join(home.dir, 'piped.txt');
+
+    const { code } = await typeAndWatch(`${vps} instances create --name piped --flavor s-1vcpu-2gb --wait 2>&1 | cat > ${file}; test "\${PIPESTATUS[0]}" = 0`);
+
+    const output = await readFile(file, 'utf8');
+    expect(code).toBe(0);
+    expect(output).not.toMatch(ansi);
+    expect(output).toMatch(/^instance \d+: active \(\d+s\)$/m);
+    expect(output).toMatch(/^│ Status +│ active +│$/m);
+  });
+});

@@ -1,0 +1,283 @@
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { openSession } from '../../shared/domain/accounts';
+import { cliHome, runVps, runVpsJson, type CliHome } from '../support/cli';
+import { useTestRuntime } from '../support/runtime';
+
+const runtime = useTestRuntime();
+let home: CliHome;
+beforeAll(async () => {
+  home = await cliHome();
+});
+afterAll(() => home.remove());
+
+/** A fresh account, reached through the environment as a script would. */
+async function account() {
+  const { accountId, apiKey } = await runtime.newAccount();
+  return { accountId, apiKey, env: { VPS_API_URL: runtime.baseUrl, VPS_API_KEY: apiKey } };
+}
+
+const requestId = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+
+describe('vps instances', () => {
+  it('creates with --wait until active and prints the instance with its IPv4, secrets hidden', async () => {
+    const { env } = await account();
+
+    const run = await runVps(home, ['instances', 'create', '--name', 'web', '--flavor', 's-1vcpu-2gb', '--wait', '--json'], { env });
+
+    expect(run.code).toBe(0);
+    const instance = JSON.parse(run.stdout);
+    expect(instance).toMatchObject({ project_name: 'web', status: 'active', ipv4: expect.stringMatching(/^\d+\.\d+\.\d+\.\d+$/), plan: { flavor: 's-1vcpu-2gb' } });
+    expect(instance.root_password).toBe('[hidden: --show-secrets]');
+    expect(instance.ssh_key.private_key).toBe('[hidden: --show-secrets]');
+    // Not a terminal: one plain line per status change on stderr, ending active.
+    expect(run.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`^instance ${instance.instance_id}: active \\(\\d+s\\)$`));
+  });
+
+  it('powers off, on and reboots with --wait, and resizes to a bigger flavor', async () => {
+    const { env } = await account();
+    const { instance_id: id } = await runVpsJson(home, ['instances', 'create', '--name', 'cycle', '--flavor', 's-1vcpu-2gb', '--wait'], env);
+
+    const off = await runVpsJson(home, ['instances', 'power-off', String(id), '--wait'], env);
+    const on = await runVpsJson(home, ['instances', 'power-on', String(id), '--wait'], env);
+    const rebooted = await runVpsJson(home, ['instances', 'reboot', String(id), '--wait'], env);
+    const resized = await runVpsJson(home, ['instances', 'resize', String(id), '--flavor', 's-2vcpu-4gb', '--wait'], env);
+
+    expect([off.status, on.status, rebooted.status, resized.status]).toEqual(['stopped', 'active', 'active', 'active']);
+    expect(resized.plan).toEqual({ flavor: 's-2vcpu-4gb', vcpu: 2, ram_mb: 4096, disk_gb: 40, hourly_price: 0.03571 });
+  });
+
+  it('answers an action without --wait with its job, which jobs get shows', async () => {
+    const { env } = await account();
+    const { instance_id: id } = await runVpsJson(home, ['instances', 'create', '--name', 'job', '--flavor', 's-1vcpu-2gb', '--wait'], env);
+
+    const started = await runVpsJson(home, ['instances', 'reboot', String(id)], env);
+    await runtime.waitForJob(env.VPS_API_KEY, started.job_id);
+    const job = await runVpsJson(home, ['jobs', 'get', started.job_id], env);
+
+    expect(started).toEqual({ ok: true, action: 'reboot', job_id: expect.any(String) });
+    expect(job).toMatchObject({ job_id: started.job_id, type: 'reboot', instance_id: id, status: 'succeeded' });
+  });
+
+  it('deletes with --wait until the delete job has succeeded, after which the instance is 404', async () => {
+    const { env } = await account();
+    const { instance_id: id } = await runVpsJson(home, ['instances', 'create', '--name', 'gone', '--flavor', 's-1vcpu-2gb', '--wait'], env);
+
+    const job = await runVpsJson(home, ['instances', 'delete', String(id), '--wait'], env);
+    const after = await runVps(home, ['instances', 'get', String(id)], { env });
+
+    expect(job).toMatchObject({ type: 'delete', instance_id: id, status: 'succeeded' });
+    expect(after.code).toBe(1);
+    expect(after.stdout).toBe('');
+    expect(after.stderr).toMatch(new RegExp(`^error: Instance not found \\(HTTP 404, request id ${requestId}\\)\\n$`));
+  });
+
+  it('lists instances as a table when not asked for JSON, and as a JSON array with --json', async () => {
+    const { env } = await account();
+    const created = await runVpsJson(home, ['instances', 'create', '--name', 'listed', '--flavor', 's-2vcpu-2gb'], env);
+    await runtime.waitForStatus(env.VPS_API_KEY, created.instance_id, ['active']);
+
+    const table = await runVps(home, ['instances', 'list'], { env });
+    const list = await runVpsJson(home, ['instances', 'list'], env);
+
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/│ ID +│ NAME +│ STATUS +│ FLAVOR +│ IPV4 +│ CREATED +│/);
+    expect(table.stdout).toMatch(new RegExp(`│ ${created.instance_id} +│ listed +│ active +│ s-2vcpu-2gb +│`));
+    expect(list).toEqual([expect.objectContaining({ instance_id: created.instance_id, project_name: 'listed', root_password: '[hidden: --show-secrets]' })]);
+  });
+
+  it('shows the root password with --show-secrets and writes the private key only to --save-key, mode 0600', async () => {
+    const { env, apiKey } = await account();
+    const keyFile = join(home.dir, 'vps-key');
+
+    const created = await runVps(home, ['instances', 'create', '--name', 'keys', '--flavor', 's-1vcpu-2gb', '--save-key', keyFile], { env });
+    const id = Number(/│ ID +│ (\d+)/.exec(created.stdout)?.[1]);
+    const shown = await runVpsJson(home, ['instances', 'get', String(id), '--show-secrets'], env);
+    const direct = await runtime.call('GET', `/api/v1/instances/${id}`, { apiKey });
+
+    expect(created.code).toBe(0);
+    expect(created.stdout).toContain(`saved to ${keyFile}`);
+    expect(created.stdout).not.toContain('PRIVATE KEY');
+    expect(created.stdout).not.toContain(direct.body.root_password);
+    expect(await readFile(keyFile, 'utf8')).toBe(`${direct.body.ssh_key.private_key.trimEnd()}\n`);
+    expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
+    expect(shown.root_password).toBe(direct.body.root_password);
+    expect(shown.ssh_key.private_key).toBe(direct.body.ssh_key.private_key);
+  });
+
+  it('prints the orderable flavors with their plans', async () => {
+    const flavors = await runVpsJson(home, ['flavors'], { VPS_API_URL: runtime.baseUrl });
+
+    expect(flavors.map((f: { flavor: string }) => f.flavor)).toEqual(['s-1vcpu-2gb', 's-2vcpu-2gb', 's-2vcpu-4gb', 's-4vcpu-8gb', 's-8vcpu-16gb', 's-16vcpu-32gb']);
+  });
+});
+
+describe('vps keys', () => {
+  it('creates a key shown once and revokes it, after which the key is refused', async () => {
+    const { accountId, env } = await account();
+    const { session, csrfToken } = await openSession(accountId);
+    const sessionEnv = { VPS_API_URL: runtime.baseUrl, VPS_SESSION: session, VPS_CSRF_TOKEN: csrfToken };
+
+    const created = await runVps(home, ['keys', 'create', '--name', 'ci', '--json'], { env: sessionEnv });
+    const key = JSON.parse(created.stdout);
+    const usable = await runVps(home, ['instances', 'list', '--api-key', key.full_key], { env });
+    const revoked = await runVpsJson(home, ['keys', 'revoke', String(key.id)], sessionEnv);
+    const listed = await runVpsJson(home, ['keys', 'list'], sessionEnv);
+    const refused = await runVps(home, ['instances', 'list', '--api-key', key.full_key], { env });
+
+    expect(created.code).toBe(0);
+    expect(created.stderr).toBe('This is the only time the full key is shown: store it now.\n');
+    expect(key).toMatchObject({ name: 'ci', is_active: true, full_key: expect.stringMatching(/^svcmcp_[0-9A-Za-z]{38}$/) });
+    expect(usable.code).toBe(0);
+    expect(revoked).toEqual({ ok: true, id: key.id });
+    expect(listed).toEqual(expect.arrayContaining([expect.objectContaining({ id: key.id, name: 'ci', is_active: false })]));
+    expect(JSON.stringify(listed)).not.toContain(key.full_key);
+    expect([refused.code, refused.stderr]).toEqual([1, expect.stringMatching(new RegExp(`^error: Invalid or revoked API key \\(HTTP 401, request id ${requestId}\\)\\n$`))]);
+  });
+
+  it('refuses to run without a session, as bad usage', async () => {
+    const run = await runVps(home, ['keys', 'list'], { env: { VPS_API_URL: runtime.baseUrl } });
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe('error: key management needs a signed-in session: pass --session and --csrf-token, or set VPS_SESSION and VPS_CSRF_TOKEN\n');
+  });
+});
+
+describe('vps error paths', () => {
+  it('refuses a flavor that is not offered before sending anything (exit 2)', async () => {
+    const { env, apiKey } = await account();
+
+    const run = await runVps(home, ['instances', 'create', '--name', 'typo', '--flavor', 's-1vcpu-2g'], { env });
+
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain("error: option '--flavor <flavor>' argument 's-1vcpu-2g' is invalid. Allowed choices are s-1vcpu-2gb, s-2vcpu-2gb, s-2vcpu-4gb, s-4vcpu-8gb, s-8vcpu-16gb, s-16vcpu-32gb.");
+    expect((await runtime.call('GET', '/api/v1/instances', { apiKey })).body).toEqual([]);
+  });
+
+  it('refuses a --save-key file that exists before deploying anything (exit 2)', async () => {
+    const { env, apiKey } = await account();
+    const existing = join(home.dir, 'existing-key');
+    await writeFile(existing, 'mine');
+
+    const run = await runVps(home, ['instances', 'create', '--name', 'kept', '--flavor', 's-1vcpu-2gb', '--save-key', existing], { env });
+
+    expect([run.code, run.stderr]).toEqual([2, `error: ${existing} exists; not overwriting it\n`]);
+    expect(await readFile(existing, 'utf8')).toBe('mine');
+    expect((await runtime.call('GET', '/api/v1/instances', { apiKey })).body).toEqual([]);
+  });
+
+  it('says where to find a key when there is none (exit 2)', async () => {
+    const run = await runVps(home, ['instances', 'list'], { env: { VPS_API_URL: runtime.baseUrl } });
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(
+      'error: no API key: pass --api-url and --api-key, set VPS_API_URL and VPS_API_KEY, run `vps auth init`, or start the local service with `npm start`\n',
+    );
+  });
+
+  it.each([
+    { args: ['instances', 'get', '999999'], code: 1, stderr: new RegExp(`^error: Instance not found \\(HTTP 404, request id ${requestId}\\)\\n$`) },
+    { args: ['jobs', 'get', 'no-such-job'], code: 1, stderr: new RegExp(`^error: Job not found \\(HTTP 404, request id ${requestId}\\)\\n$`) },
+    { args: ['instances', 'get', '0'], code: 2, stderr: /^error: command-argument value '0' is invalid for argument 'id'\. An instance id is a positive integer\.\n/ },
+    { args: ['instances', 'resize', '1'], code: 2, stderr: /^error: required option '--flavor <flavor>' not specified\n/ },
+    { args: ['instances', 'explode'], code: 2, stderr: /^error: unknown command 'explode'\n/ },
+  ])('vps $args exits $code with the reason on stderr', async ({ args, code, stderr }) => {
+    const { env } = await account();
+
+    const run = await runVps(home, args, { env });
+
+    expect(run.code).toBe(code);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(stderr);
+  });
+
+  it('gives the service text and request id for a refusal, with the API key itself in no output', async () => {
+    const { env, apiKey } = await account();
+
+    const run = await runVps(home, ['instances', 'create', '--name', 'x'.repeat(65), '--flavor', 's-1vcpu-2gb'], { env });
+
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(new RegExp(`^error: project_name must be at most 64 characters \\(HTTP 400, request id ${requestId}\\)\\n$`));
+    expect(run.stdout + run.stderr).not.toContain(apiKey);
+  });
+});
+
+describe('vps help', () => {
+  it.each([
+    ['instances', 'list'],
+    ['instances', 'get'],
+    ['instances', 'create'],
+    ['instances', 'delete'],
+    ['instances', 'power-on'],
+    ['instances', 'power-off'],
+    ['instances', 'reboot'],
+    ['instances', 'resize'],
+    ['jobs', 'get'],
+    ['flavors'],
+    ['keys', 'list'],
+    ['keys', 'create'],
+    ['keys', 'revoke'],
+    ['auth', 'init'],
+  ])('vps %s %s --help shows an example of that command', async (...command) => {
+    const run = await runVps(home, [...command.filter(Boolean), '--help']);
+
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(new RegExp(`\\nExamples?:\\n  \\$ (\\S+=\\S+ )*vps ${command.filter(Boolean).join(' ')}`));
+  });
+});
+
+describe('vps credentials', () => {
+  it('uses the running local service from its runtime file when nothing else is given', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const local = await cliHome();
+    await local.useRuntimeFile({ base_url: runtime.baseUrl, api_key: apiKey });
+    try {
+      const run = await runVps(local, ['instances', 'list', '--json']);
+
+      expect([run.code, JSON.parse(run.stdout)]).toEqual([0, []]);
+    } finally {
+      await local.remove();
+    }
+  });
+
+  it('takes the flag over VPS_API_KEY, VPS_API_KEY over the auth init file, and that file over the runtime file', async () => {
+    const good = await runtime.newAccount();
+    const other = await runtime.newAccount();
+    const local = await cliHome();
+    await local.useRuntimeFile({ base_url: runtime.baseUrl, api_key: other.apiKey });
+    try {
+      await runtime.call('POST', '/api/v1/instances', { apiKey: good.apiKey, body: { project_name: 'mine', flavor: 's-1vcpu-2gb' } });
+      const names = async (args: string[], env: Record<string, string> = {}) =>
+        (await runVpsJson(local, ['instances', 'list', ...args], env)).map((i: { project_name: string }) => i.project_name);
+
+      const fromRuntimeFile = await names([]);
+      const init = await runVps(local, ['auth', 'init'], { stdin: `${good.apiKey}\n` });
+      const configFile = join(local.env.XDG_CONFIG_HOME!, 'vps', 'config.json');
+      const fromConfig = await names([]);
+      const fromEnv = await names([], { VPS_API_KEY: other.apiKey });
+      const fromFlag = await names(['--api-key', good.apiKey], { VPS_API_KEY: other.apiKey });
+
+      expect([fromRuntimeFile, fromConfig, fromEnv, fromFlag]).toEqual([[], ['mine'], [], ['mine']]);
+      expect(init.code).toBe(0);
+      expect(init.stdout).toBe(`Saved the API URL and key to ${configFile} (mode 0600).\n`);
+      expect(JSON.parse(await readFile(configFile, 'utf8'))).toEqual({ api_url: runtime.baseUrl, api_key: good.apiKey });
+      expect((await stat(configFile)).mode & 0o777).toBe(0o600);
+    } finally {
+      await local.remove();
+    }
+  });
+
+  it('auth init saves nothing when the service refuses the key', async () => {
+    const local = await cliHome();
+    try {
+      const run = await runVps(local, ['auth', 'init', '--api-url', runtime.baseUrl], { stdin: 'svcmcp_not-a-real-key\n' });
+
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/^error: Invalid or revoked API key \(HTTP 401, /);
+      await expect(stat(join(local.env.XDG_CONFIG_HOME!, 'vps', 'config.json'))).rejects.toThrow(/ENOENT/);
+    } finally {
+      await local.remove();
+    }
+  });
+});

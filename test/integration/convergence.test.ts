@@ -1,0 +1,175 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { dynamo } from '../../shared/aws';
+import { reconcile } from '../../shared/domain/reconciler';
+import { getInstanceItem, updateInstanceAtVersion } from '../../shared/store/instances';
+import { getJob, insertJob, type Job } from '../../shared/store/jobs';
+import { upstream } from '../../shared/upstream';
+import { useTestRuntime } from '../support/runtime';
+
+/**
+ * Records converge to what the upstream really did, under the faults that make its answers ambiguous: a start call
+ * that times out after the upstream carried it out, status reads that fail while the action runs on, a process that
+ * dies between two writes.
+ */
+const runtime = useTestRuntime({
+  env: { UPSTREAM_REQUEST_TIMEOUT_MS: '1000', UNKNOWN_OUTCOME_WINDOW_SECONDS: '4' },
+});
+
+const action = (apiKey: string, id: number, body: unknown) => runtime.call('POST', `/api/v1/instances/${id}/actions`, { apiKey, body });
+const serverOf = (vpsId: string) => runtime.simulator.state().droplets.find((d) => d.id === Number(vpsId));
+const later = () => Date.now() + 10 * 60_000;
+
+async function capacityUsed(name: string): Promise<number> {
+  const { Item } = await dynamo().send(new GetCommand({ TableName: runtime.tableNames.counters, Key: { name }, ConsistentRead: true }));
+  return (Item?.used as number | undefined) ?? 0;
+}
+
+async function stoppedInstance(apiKey: string, flavor = 's-1vcpu-2gb') {
+  const instance = await runtime.activeInstance(apiKey, flavor);
+  const off = await action(apiKey, instance.instance_id, { type: 'power_off' });
+  await runtime.waitForJob(apiKey, off.body.job_id);
+  return instance;
+}
+
+describe('an action start whose answer is lost', () => {
+  afterEach(async () => {
+    await runtime.simulator.control.faults({ latency_ms: 0, fail_next: 0 });
+  });
+
+  it.each([
+    { type: 'power_off', from: 'active', to: 'stopped', server: 'off' },
+    { type: 'power_on', from: 'stopped', to: 'active', server: 'active' },
+  ])('answers 200 for $type carried out after the call timed out, and the record follows the server', async ({ type, from, to, server }) => {
+    const { apiKey } = await runtime.newAccount();
+    const instance = from === 'active' ? await runtime.activeInstance(apiKey) : await stoppedInstance(apiKey);
+    await runtime.simulator.control.faults({ latency_ms: 1_500, latency_match: 'POST /v2/droplets/' });
+
+    const response = await action(apiKey, instance.instance_id, { type });
+    const job = await runtime.waitForJob(apiKey, response.body.job_id);
+
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ ok: true, action: type, job_id: expect.any(String) });
+    expect(job).toMatchObject({ status: 'succeeded', error: null });
+    expect(serverOf(instance.vps_id)?.status).toBe(server);
+    expect((await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey })).body.status).toBe(to);
+  });
+
+  it('resizes a stopped instance whose resize call timed out but was carried out: new plan, tiers swapped', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const instance = await stoppedInstance(apiKey, 's-1vcpu-2gb');
+    const smallBefore = await capacityUsed('capacity#tier#s-1vcpu-2gb');
+    const largeBefore = await capacityUsed('capacity#tier#s-2vcpu-4gb');
+    await runtime.simulator.control.faults({ latency_ms: 1_500, latency_match: 'POST /v2/droplets/' });
+
+    const response = await action(apiKey, instance.instance_id, { type: 'resize', flavor: 's-2vcpu-4gb' });
+    const job = await runtime.waitForJob(apiKey, response.body.job_id);
+    const after = await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey });
+
+    expect(response.status).toBe(200);
+    expect(job.status).toBe('succeeded');
+    expect([after.body.status, after.body.plan.flavor]).toEqual(['stopped', 's-2vcpu-4gb']);
+    expect(serverOf(instance.vps_id)?.sizeSlug).toBe('s-2vcpu-4gb');
+    expect(await capacityUsed('capacity#tier#s-1vcpu-2gb')).toBe(smallBefore - 1);
+    expect(await capacityUsed('capacity#tier#s-2vcpu-4gb')).toBe(largeBefore + 1);
+  });
+
+  it('answers 200 for a start that failed with a 503, and the job fails once the action never appears', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const instance = await runtime.activeInstance(apiKey);
+    await runtime.simulator.control.faults({ fail_next: 1, status: 503, match: 'POST /v2/droplets/' });
+
+    const response = await action(apiKey, instance.instance_id, { type: 'power_off' });
+    const job = await runtime.waitForJob(apiKey, response.body.job_id);
+    const calls = runtime.simulator.state().calls;
+
+    expect(response.status).toBe(200);
+    expect(job).toMatchObject({ status: 'failed', error: 'The upstream did not carry out the action' });
+    expect(serverOf(instance.vps_id)?.status).toBe('active');
+    expect((await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey })).body.status).toBe('active');
+    expect(calls['GET /v2/droplets/{id}/actions']).toBeGreaterThan(0);
+  });
+});
+
+describe('status checks that fail while the upstream action runs on', () => {
+  it('keeps checking and settles from the finished action: the resize ends on the new plan', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const instance = await stoppedInstance(apiKey, 's-1vcpu-2gb');
+    await runtime.simulator.control.config({ action_ms: 2_000 });
+
+    const response = await action(apiKey, instance.instance_id, { type: 'resize', flavor: 's-2vcpu-4gb' });
+    await runtime.simulator.control.faults({ fail_next: 40, status: 503, match: 'GET /v2/actions' });
+    const job = await runtime.waitForJob(apiKey, response.body.job_id);
+    await runtime.simulator.control.config({ action_ms: 75 });
+    const after = await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey });
+
+    expect(job.status).toBe('succeeded');
+    expect(after.body.plan.flavor).toBe('s-2vcpu-4gb');
+    expect(serverOf(instance.vps_id)?.sizeSlug).toBe('s-2vcpu-4gb');
+  });
+});
+
+describe('no job runs forever', () => {
+  /** A job recorded as running with no execution behind it (as after a crash between two writes). */
+  const runningJob = (type: Job['type'], instance: { instance_id: number; account_id: string }): Job => ({
+    job_id: randomUUID(),
+    type,
+    instance_id: instance.instance_id,
+    account_id: instance.account_id,
+    status: 'running',
+    started_at: new Date().toISOString(),
+    finished_at: null,
+    error: null,
+  });
+
+  it('ends a provision job left running after its instance became active as succeeded', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const detail = await runtime.activeInstance(apiKey);
+    const job = runningJob('provision', (await getInstanceItem(detail.instance_id))!);
+    await insertJob(job);
+
+    const report = await reconcile(later());
+
+    expect(report.jobsEnded).toBeGreaterThanOrEqual(1);
+    expect(await getJob(job.job_id)).toMatchObject({ status: 'succeeded', finished_at: expect.any(String) });
+  });
+
+  it('ends an action job its instance no longer points at as failed, and leaves the instance as it is', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const detail = await runtime.activeInstance(apiKey);
+    const job = runningJob('reboot', (await getInstanceItem(detail.instance_id))!);
+    await insertJob(job);
+
+    await reconcile(later());
+
+    expect(await getJob(job.job_id)).toMatchObject({
+      status: 'failed',
+      error: 'The job was interrupted; the instance was settled to what the upstream reports',
+    });
+    expect(await getInstanceItem(detail.instance_id)).toMatchObject({ status: 'active', active_job_id: null });
+  });
+
+  it('leaves an abandoned action alone while its upstream action runs, then settles it once ended', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const detail = await runtime.activeInstance(apiKey);
+    const instance = (await getInstanceItem(detail.instance_id))!;
+    const job = runningJob('power_off', instance);
+    await updateInstanceAtVersion(instance, { changes: { active_job_id: job.job_id }, job });
+    await runtime.simulator.control.config({ action_ms: 1_500 });
+    await (await upstream()).startAction(Number(detail.vps_id), { type: 'shutdown' });
+    await runtime.simulator.control.config({ action_ms: 75 });
+
+    const whileRunning = await reconcile(later());
+    const transitional = await getInstanceItem(detail.instance_id);
+    const jobWhileRunning = await getJob(job.job_id);
+    await vi.waitUntil(() => serverOf(detail.vps_id)?.status === 'off', { timeout: 10_000, interval: 100 });
+    const onceEnded = await reconcile(later());
+
+    expect(whileRunning.actionsSettled).toBe(0);
+    expect(transitional).toMatchObject({ status: 'active', active_job_id: job.job_id });
+    expect(jobWhileRunning?.status).toBe('running');
+    expect(onceEnded.actionsSettled).toBe(1);
+    expect(await getInstanceItem(detail.instance_id)).toMatchObject({ status: 'stopped', active_job_id: null, paused_by: 'user' });
+    expect((await getJob(job.job_id))?.status).toBe('failed');
+  });
+});

@@ -1,0 +1,122 @@
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../../shared/aws';
+import { runMeter } from '../../shared/domain/billing';
+import { serviceTag, upstreamTagOf } from '../../shared/domain/instances';
+import { reconcile } from '../../shared/domain/reconciler';
+import { getInstanceItem, updateInstanceAtVersion } from '../../shared/store/instances';
+import { listLedgerEntries } from '../../shared/store/ledger';
+import { upstream } from '../../shared/upstream';
+import { capacityCounters, capacityHeldByInstances } from '../support/capacity';
+import { useTestRuntime } from '../support/runtime';
+
+/** One server per instance, and records that follow what happened to the servers behind the service's back. */
+const runtime = useTestRuntime({ env: { UPSTREAM_TIMEOUT_MS: '1000', UNKNOWN_OUTCOME_WINDOW_SECONDS: '5' } });
+
+const action = (apiKey: string, id: number, body: unknown) => runtime.call('POST', `/api/v1/instances/${id}/actions`, { apiKey, body });
+const serversOf = (instanceId: number) => runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(instanceId)));
+const later = () => Date.now() + 10 * 60_000;
+const jobsOf = async (instanceId: number) => {
+  const { Items = [] } = await dynamo().send(
+    new QueryCommand({
+      TableName: runtime.tableNames.jobs,
+      IndexName: 'by_instance',
+      KeyConditionExpression: 'instance_id = :id',
+      ExpressionAttributeValues: { ':id': instanceId },
+    }),
+  );
+  return Items;
+};
+
+async function capacityUsed(name: string): Promise<number> {
+  const { Item } = await dynamo().send(new GetCommand({ TableName: runtime.tableNames.counters, Key: { name }, ConsistentRead: true }));
+  return (Item?.used as number | undefined) ?? 0;
+}
+
+describe('one server per instance', () => {
+  it('keeps one server when a create times out and is carried out after the retry looked', async () => {
+    const { apiKey } = await runtime.newAccount();
+    await runtime.simulator.control.faults({ latency_ms: 1_500, latency_match: 'POST /v2/droplets' });
+
+    const created = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'slow', flavor: 's-1vcpu-2gb' } });
+    await vi.waitUntil(() => (runtime.simulator.state().calls['POST /v2/droplets'] ?? 0) >= 1, { timeout: 10_000, interval: 20 });
+    await runtime.simulator.control.faults({ latency_ms: 0 });
+    const active = await runtime.waitForStatus(apiKey, created.body.instance_id, ['active'], 30_000);
+
+    expect(serversOf(created.body.instance_id).map((d) => d.id)).toEqual([Number(active.vps_id)]);
+  });
+
+  it("destroys a second server carrying an instance's tag as a leak, and keeps the instance's own", async () => {
+    const { apiKey } = await runtime.newAccount();
+    const detail = await runtime.activeInstance(apiKey);
+    const tag = upstreamTagOf(detail.instance_id);
+    await (await upstream()).createServer({ name: 'vps-twin', tags: [tag, serviceTag()], size: 's-1vcpu-2gb', image: 'ubuntu-24-04-x64', userData: '' });
+
+    const report = await reconcile(later());
+
+    expect(report.leakedServersDestroyed).toBe(1);
+    expect(serversOf(detail.instance_id).map((d) => d.id)).toEqual([Number(detail.vps_id)]);
+  });
+});
+
+describe('a stored server id that is not the instance’s', () => {
+  it('never acts on a server carrying another instance’s tag: 502, the instance is failed, the other server untouched', async () => {
+    const owner = await runtime.newAccount();
+    const victim = await runtime.newAccount();
+    const mine = await runtime.activeInstance(owner.apiKey);
+    const theirs = await runtime.activeInstance(victim.apiKey);
+    const item = (await getInstanceItem(mine.instance_id))!;
+    // As after an upstream that reuses ids: the stored id now names the other account's server.
+    await updateInstanceAtVersion(item, { changes: { upstream_id: Number(theirs.vps_id) } });
+    const actionsBefore = runtime.simulator.state().calls['POST /v2/droplets/{id}/actions'] ?? 0;
+
+    const response = await action(owner.apiKey, mine.instance_id, { type: 'power_off' });
+    const detail = await runtime.call('GET', `/api/v1/instances/${mine.instance_id}`, { apiKey: owner.apiKey });
+
+    expect([response.status, response.body.error]).toEqual([502, 'Upstream error']);
+    expect(runtime.simulator.state().droplets.find((d) => d.id === Number(theirs.vps_id))?.status).toBe('active');
+    expect(runtime.simulator.state().calls['POST /v2/droplets/{id}/actions'] ?? 0).toBe(actionsBefore);
+    expect(detail.body.status).toBe('failed');
+    expect(await capacityCounters()).toEqual(await capacityHeldByInstances());
+  });
+});
+
+describe('drift sweep', () => {
+  it('fails an instance whose server vanished, releases its capacity and ends billing when it was last seen', async () => {
+    const { apiKey, accountId } = await runtime.newAccount();
+    const detail = await runtime.activeInstance(apiKey);
+    await reconcile(later());
+    const seenAt = (await getInstanceItem(detail.instance_id))!.seen_at;
+    await runtime.simulator.control.outOfBand(Number(detail.vps_id), { type: 'destroy' });
+
+    const report = await reconcile(later());
+    const reboot = await action(apiKey, detail.instance_id, { type: 'reboot' });
+    await runMeter(Date.now() + 3_600_000);
+    const charged = (await listLedgerEntries(accountId)).filter((entry) => entry.kind === 'meter');
+    const jobs = await jobsOf(detail.instance_id);
+
+    expect(report.drift).toEqual({ vanished: 1, foreign: 0, power: 0, size: 0 });
+    expect((await runtime.call('GET', `/api/v1/instances/${detail.instance_id}`, { apiKey })).body.status).toBe('failed');
+    expect([reboot.status, reboot.body.error]).toEqual([409, 'lifecycle conflict']);
+    expect(jobs.find((job) => job.type === 'reconcile')).toMatchObject({ status: 'failed', error: 'The server no longer exists upstream' });
+    expect(await capacityCounters()).toEqual(await capacityHeldByInstances());
+    expect(seenAt).not.toBeNull();
+    expect(charged.every((entry) => entry.period_end! <= seenAt!)).toBe(true);
+  });
+
+  it('follows power and size changed out of band, moving tier capacity with the size', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const detail = await runtime.activeInstance(apiKey, 's-1vcpu-2gb');
+    const smallBefore = await capacityUsed('capacity#tier#s-1vcpu-2gb');
+    const largeBefore = await capacityUsed('capacity#tier#s-2vcpu-4gb');
+    await runtime.simulator.control.outOfBand(Number(detail.vps_id), { type: 'power_off' });
+    await runtime.simulator.control.outOfBand(Number(detail.vps_id), { type: 'resize', size: 's-2vcpu-4gb' });
+
+    const report = await reconcile(later());
+    const after = await getInstanceItem(detail.instance_id);
+
+    expect(report.drift).toEqual({ vanished: 0, foreign: 0, power: 1, size: 1 });
+    expect([after?.status, after?.plan.flavor, after?.paused_by]).toEqual(['stopped', 's-2vcpu-4gb', 'user']);
+    expect(await capacityUsed('capacity#tier#s-1vcpu-2gb')).toBe(smallBefore - 1);
+    expect(await capacityUsed('capacity#tier#s-2vcpu-4gb')).toBe(largeBefore + 1);
+  });
+});

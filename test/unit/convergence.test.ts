@@ -1,0 +1,234 @@
+import {
+  driftOf,
+  lookForStartedAction,
+  ownershipOf,
+  orphanJobOutcome,
+  settleFromUpstream,
+  startKnownNotTaken,
+  startedAction,
+} from '../../shared/domain/convergence';
+import type { UpstreamActionRecord, UpstreamServer } from '../../shared/upstream/driver';
+
+const small = { flavor: 's-1vcpu-2gb', vcpu: 1, ram_mb: 2048, disk_gb: 30, hourly_price: 0.01786 };
+const large = { flavor: 's-2vcpu-4gb', vcpu: 2, ram_mb: 4096, disk_gb: 40, hourly_price: 0.03571 };
+const JOB_START = '2026-11-23T04:00:00.400Z';
+
+const instance = (overrides = {}) => ({
+  status: 'active' as const,
+  plan: small,
+  pending_plan: null,
+  paused_by: null,
+  capacity_held: true,
+  active_job_id: 'job-1',
+  upstream_id: 7,
+  seen_at: null,
+  metered_until: '2026-11-23T03:55:00.000Z',
+  ...overrides,
+});
+const server = (overrides: Partial<UpstreamServer> = {}): UpstreamServer => ({
+  id: 7,
+  name: 'vps-1',
+  status: 'active',
+  ipv4: '203.0.113.2',
+  sizeSlug: 's-1vcpu-2gb',
+  diskGb: 30,
+  tags: [],
+  ...overrides,
+});
+const act = (id: number, type: string, status: UpstreamActionRecord['status'], startedAt: string): UpstreamActionRecord => ({ id, type, status, startedAt });
+
+describe('startKnownNotTaken', () => {
+  it.each([
+    { error: { name: 'UpstreamPermanentError', status: 422 }, known: true },
+    { error: { name: 'UpstreamTransientError', status: 429 }, known: true },
+    { error: { name: 'UpstreamTransientError', status: 503 }, known: false },
+    { error: { name: 'UpstreamTransientError' }, known: false },
+  ])('is $known for $error', ({ error, known }) => {
+    expect(startKnownNotTaken(error)).toBe(known);
+  });
+});
+
+describe('startedAction', () => {
+  it.each([
+    { why: 'the job\'s action, started in the job\'s first second', actions: [act(1, 'shutdown', 'completed', '2026-11-23T04:00:00Z')], found: 1 },
+    { why: 'nothing before the job began', actions: [act(1, 'shutdown', 'completed', '2026-11-23T03:59:59Z')], found: undefined },
+    { why: 'nothing of another type', actions: [act(1, 'reboot', 'completed', '2026-11-23T04:00:01Z')], found: undefined },
+    {
+      why: 'the newest when there are several',
+      actions: [act(3, 'shutdown', 'in-progress', '2026-11-23T04:00:05Z'), act(2, 'shutdown', 'completed', '2026-11-23T04:00:01Z')],
+      found: 3,
+    },
+  ])('finds $why', ({ actions, found }) => {
+    expect(startedAction(actions, 'shutdown', JOB_START)?.id).toBe(found);
+  });
+});
+
+describe('lookForStartedAction', () => {
+  const start = Date.parse(JOB_START);
+  it.each([
+    { actions: [act(9, 'resize', 'in-progress', '2026-11-23T04:00:02Z')], now: start + 1_000, outcome: { kind: 'found', actionId: 9 } },
+    { actions: [], now: start + 59_999, outcome: { kind: 'keep-looking' } },
+    { actions: [], now: start + 60_000, outcome: { kind: 'not-taken' } },
+    { actions: [act(9, 'resize', 'completed', '2026-11-23T04:00:02Z')], now: start + 120_000, outcome: { kind: 'found', actionId: 9 } },
+  ])('answers $outcome.kind with $actions.length action(s) at +$now ms', ({ actions, now, outcome }) => {
+    expect(lookForStartedAction(actions, 'resize', JOB_START, now, 60_000)).toEqual(outcome);
+  });
+});
+
+describe('settleFromUpstream', () => {
+  it.each([
+    {
+      why: 'waits while an action of the job is in progress',
+      instance: instance(),
+      server: server({ status: 'off' }),
+      actions: [act(1, 'shutdown', 'in-progress', '2026-11-23T04:00:01Z')],
+      expected: { kind: 'wait' },
+    },
+    {
+      why: 'ignores actions in progress from before the job',
+      instance: instance(),
+      server: server({ status: 'off' }),
+      actions: [act(1, 'shutdown', 'in-progress', '2026-11-23T03:59:00Z')],
+      expected: {
+        kind: 'settle',
+        changes: { status: 'stopped', paused_by: 'user', active_job_id: null, pending_plan: null },
+        reserve: [],
+        release: [],
+      },
+    },
+    {
+      why: 'follows a server that is running',
+      instance: instance({ status: 'stopped', paused_by: 'billing' }),
+      server: server(),
+      actions: [act(1, 'power_on', 'completed', '2026-11-23T04:00:01Z')],
+      expected: { kind: 'settle', changes: { status: 'active', paused_by: null, active_job_id: null, pending_plan: null }, reserve: [], release: [] },
+    },
+    {
+      why: 'keeps a billing pause on a server that is off',
+      instance: instance({ status: 'active', paused_by: 'billing' }),
+      server: server({ status: 'off' }),
+      actions: [],
+      expected: { kind: 'settle', changes: { status: 'stopped', paused_by: 'billing', active_job_id: null, pending_plan: null }, reserve: [], release: [] },
+    },
+    {
+      why: 'takes the new plan of a server that was resized, giving the old tier back',
+      instance: instance({ status: 'resizing', pending_plan: large }),
+      server: server({ status: 'off', sizeSlug: 's-2vcpu-4gb' }),
+      actions: [act(1, 'resize', 'completed', '2026-11-23T04:00:01Z')],
+      expected: {
+        kind: 'settle',
+        changes: { status: 'stopped', paused_by: 'user', active_job_id: null, pending_plan: null, plan: large },
+        reserve: [],
+        release: [{ kind: 'tier', flavor: 's-1vcpu-2gb' }],
+      },
+    },
+    {
+      why: 'keeps the old plan of a server that was not resized, giving the reserved tier back',
+      instance: instance({ status: 'resizing', pending_plan: large }),
+      server: server({ status: 'off' }),
+      actions: [act(1, 'resize', 'errored', '2026-11-23T04:00:01Z')],
+      expected: {
+        kind: 'settle',
+        changes: { status: 'stopped', paused_by: 'user', active_job_id: null, pending_plan: null },
+        reserve: [],
+        release: [{ kind: 'tier', flavor: 's-2vcpu-4gb' }],
+      },
+    },
+    {
+      why: 'fails the instance whose server is gone, releasing everything it holds',
+      instance: instance({ status: 'resizing', pending_plan: large, seen_at: '2026-11-23T03:58:00.000Z' }),
+      server: null,
+      actions: [],
+      expected: {
+        kind: 'lost',
+        changes: { status: 'failed', capacity_held: false, pending_plan: null, active_job_id: null, billing_ends_at: '2026-11-23T03:58:00.000Z' },
+        reserve: [],
+        release: [{ kind: 'ipv4' }, { kind: 'tier', flavor: 's-1vcpu-2gb' }, { kind: 'tier', flavor: 's-2vcpu-4gb' }],
+      },
+    },
+  ])('$why', ({ instance: stored, server: reported, actions, expected }) => {
+    expect(settleFromUpstream(stored, JOB_START, reported, actions)).toEqual(expected);
+  });
+});
+
+describe('orphanJobOutcome', () => {
+  const interrupted = { status: 'failed', error: 'The job was interrupted; the instance was settled to what the upstream reports' };
+  it.each([
+    { job: { type: 'provision' as const }, instance: { status: 'active' as const, deleted_at: null }, outcome: { status: 'succeeded' } },
+    { job: { type: 'provision' as const }, instance: { status: 'failed' as const, deleted_at: null }, outcome: interrupted },
+    { job: { type: 'provision' as const }, instance: { status: 'deleting' as const, deleted_at: '2026-11-23T04:00:00Z' }, outcome: interrupted },
+    { job: { type: 'reboot' as const }, instance: { status: 'active' as const, deleted_at: null }, outcome: interrupted },
+    { job: { type: 'delete' as const }, instance: undefined, outcome: interrupted },
+  ])('ends a $job.type job of an instance that is $instance.status as $outcome.status', ({ job, instance: stored, outcome }) => {
+    expect(orphanJobOutcome(job, stored)).toEqual(outcome);
+  });
+});
+
+describe('ownershipOf', () => {
+  it.each([
+    { server: { tags: ['vps-local', 'vps-local-instance-1'] }, ownership: 'ours' },
+    { server: { tags: ['vps-local', 'vps-local-instance-12'] }, ownership: 'foreign' },
+    { server: null, ownership: 'gone' },
+  ])('is $ownership for $server', ({ server: reported, ownership }) => {
+    expect(ownershipOf(reported, 'vps-local-instance-1')).toBe(ownership);
+  });
+});
+
+describe('driftOf', () => {
+  const TAG = 'vps-local-instance-1';
+  const ours = (overrides: Partial<UpstreamServer> = {}) => server({ tags: [TAG], ...overrides });
+  const planOf = (flavor: string) => ({ 's-1vcpu-2gb': small, 's-2vcpu-4gb': large })[flavor];
+  const settled = (overrides = {}) => instance({ active_job_id: null, ...overrides });
+
+  it.each([
+    { why: 'nothing for a server that matches', stored: settled(), reported: ours(), expected: undefined },
+    {
+      why: 'power for a server turned off out of band',
+      stored: settled(),
+      reported: ours({ status: 'off' }),
+      expected: { kinds: ['power'], changes: { status: 'stopped', paused_by: 'user' }, reserve: [], release: [] },
+    },
+    {
+      why: 'power for a server turned on out of band',
+      stored: settled({ status: 'stopped', paused_by: 'user' }),
+      reported: ours(),
+      expected: { kinds: ['power'], changes: { status: 'active', paused_by: null }, reserve: [], release: [] },
+    },
+    {
+      why: 'size, moving the tier unit, for a server resized out of band',
+      stored: settled({ status: 'stopped', paused_by: 'user' }),
+      reported: ours({ status: 'off', sizeSlug: 's-2vcpu-4gb' }),
+      expected: {
+        kinds: ['size'],
+        changes: { plan: large },
+        reserve: [{ kind: 'tier', flavor: 's-2vcpu-4gb' }],
+        release: [{ kind: 'tier', flavor: 's-1vcpu-2gb' }],
+      },
+    },
+    {
+      why: 'vanished for a server that is gone, billing ending when it was last seen',
+      stored: settled({ seen_at: '2026-11-23T03:59:00.000Z' }),
+      reported: null,
+      expected: {
+        kinds: ['vanished'],
+        changes: { status: 'failed', capacity_held: false, pending_plan: null, active_job_id: null, billing_ends_at: '2026-11-23T03:59:00.000Z' },
+        reserve: [],
+        release: [{ kind: 'ipv4' }, { kind: 'tier', flavor: 's-1vcpu-2gb' }],
+      },
+    },
+    {
+      why: 'foreign for a server carrying another instance\'s tag',
+      stored: settled(),
+      reported: server({ tags: ['vps-local-instance-2'] }),
+      expected: {
+        kinds: ['foreign'],
+        changes: { status: 'failed', capacity_held: false, pending_plan: null, active_job_id: null, billing_ends_at: '2026-11-23T03:55:00.000Z' },
+        reserve: [],
+        release: [{ kind: 'ipv4' }, { kind: 'tier', flavor: 's-1vcpu-2gb' }],
+      },
+    },
+    { why: 'nothing for a size we do not sell', stored: settled(), reported: ours({ sizeSlug: 's-1vcpu-1gb' }), expected: undefined },
+  ])('finds $why', ({ stored, reported, expected }) => {
+    expect(driftOf(stored, reported, TAG, planOf)).toEqual(expected);
+  });
+});
