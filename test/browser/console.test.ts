@@ -1,16 +1,15 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import AxeBuilder from '@axe-core/playwright';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { inject } from 'vitest';
 import { repositoryRoot } from '../../infra/local/runtime';
 import { latestLink } from '../support/mailbox';
-import { useTestRuntime } from '../support/runtime';
+import { useTestRuntime, writeRuntimeFile } from '../support/runtime';
 
 /**
  * The console in a real browser (Debian's Chromium driven by playwright-core) against the local runtime: a person's
@@ -81,17 +80,7 @@ async function bearer(path: string, key: string) {
 /** `npm run ops -- account deposit`, as an operator runs it, pointed at this file's runtime. */
 async function opsDeposit(accountId: string, amount: string) {
   const runtimeFile = join(workDir, 'runtime.json');
-  await writeFile(
-    runtimeFile,
-    JSON.stringify({
-      base_url: runtime.baseUrl,
-      simulator_url: runtime.simulator.url,
-      dynamodb_endpoint: inject('dynamodbEndpoint'),
-      sfn_endpoint: runtime.stepFunctions.endpoint,
-      table_prefix: runtime.tableNames.accounts.replace(/-accounts$/, ''),
-      upstream_token: runtime.upstreamToken,
-    }),
-  );
+  await writeRuntimeFile(runtime, runtimeFile);
   const { stdout } = await promisify(execFile)(
     process.execPath,
     [resolve(repositoryRoot, 'node_modules/tsx/dist/cli.mjs'), 'infra/ops/cli.ts', 'account', 'deposit', accountId, amount, '--json'],
