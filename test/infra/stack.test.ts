@@ -194,6 +194,7 @@ describe('ServiceStack (dev)', () => {
       },
       'instances.by_account': { ProjectionType: 'KEYS_ONLY' },
       'jobs.by_instance': { ProjectionType: 'INCLUDE', NonKeyAttributes: ['type', 'account_id', 'status', 'finished_at', 'error'] },
+      'sessions.by_account': { ProjectionType: 'KEYS_ONLY' },
     });
   });
 
