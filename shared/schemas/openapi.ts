@@ -12,6 +12,7 @@ import {
   sshKeySchema,
 } from './instances';
 import { jobViewSchema } from './jobs';
+import { consolePaths } from './openapi-console';
 import { apiKeyInfoSchema, createdApiKeySchema, createKeyBodySchema, revokedKeySchema } from './keys';
 import { webhookOpenApi } from './webhooks-openapi';
 
@@ -278,7 +279,8 @@ const webhooks = webhookOpenApi({
   headers: rateLimitHeaders(true),
   errors: (texts) => ({ ...instanceErrors([401, 403]), ...Object.fromEntries(Object.entries(texts).map(([status, text]) => [status, error(text, rateLimitHeaders(false))])) }),
 });
-for (const route of [...instanceRoutes, ...keyRoutes, ...webhooks.paths]) registry.registerPath(route);
+const consoleOperations = consolePaths({ sessionCookie: sessionCookie.name, csrfToken: csrfToken.name, requestIdHeader, error, rateLimitError: RateLimitError });
+for (const route of [...instanceRoutes, ...keyRoutes, ...webhooks.paths, ...consoleOperations]) registry.registerPath(route);
 registry.registerWebhook(webhooks.delivery);
 
 let document: ReturnType<OpenApiGeneratorV31['generateDocument']> | undefined;
