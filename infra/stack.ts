@@ -10,9 +10,6 @@ import { mergeAccess, type ApiFunction, type ServiceContext } from './constructs
 import { Backups } from './constructs/backups';
 import { GradualDeployments } from './constructs/gradual-deployments';
 import { HttpApi } from './constructs/http-api';
-import { ConsoleSite, throttleRoutes } from './constructs/console-site';
-import { CONSOLE_PATH } from './console-headers';
-import { consoleRoutes } from './console-routes';
 import { Operations } from './constructs/operations';
 import { ServiceTable } from './constructs/table';
 import { SecretsKey } from './constructs/secrets-key';
@@ -42,8 +39,6 @@ interface ServiceConfig {
   readonly tierCapacity: number;
   /** Comma-separated origins of the service's web pages when they live on another host than the API. */
   readonly trustedOrigins: string;
-  /** The console's e-mail sender; SES must have it or its domain verified. Default `no-reply@<instance domain>`. */
-  readonly mailFrom: string;
   /** Subscribed to the alarm topic when given. */
   readonly alarmEmail: string | undefined;
   /** A backup vault in another region or account that receives a copy of every recovery point. */
@@ -69,17 +64,15 @@ function positiveIntegerContext(scope: Construct, key: string, fallback: string)
 
 function configFromContext(scope: Construct): ServiceConfig {
   const stage = stageOf(scope);
-  const instanceDomainSuffix = contextValue(scope, 'instanceDomainSuffix', stage === 'dev' ? 'vps.example.net' : undefined);
   return {
     stage,
     // Only dev may fall back to the placeholder domain; a real stage must name its own.
-    instanceDomainSuffix,
+    instanceDomainSuffix: contextValue(scope, 'instanceDomainSuffix', stage === 'dev' ? 'vps.example.net' : undefined),
     upstreamBaseUrl: contextValue(scope, 'upstreamBaseUrl', 'https://api.digitalocean.com'),
     provisionTimeoutSeconds: positiveIntegerContext(scope, 'provisionTimeoutSeconds', '600'),
     ipv4PoolSize: positiveIntegerContext(scope, 'ipv4PoolSize', stage === 'prod' ? '1000' : '50'),
     tierCapacity: positiveIntegerContext(scope, 'tierCapacity', stage === 'prod' ? '200' : '10'),
     trustedOrigins: String(scope.node.tryGetContext('trustedOrigins') ?? ''),
-    mailFrom: contextValue(scope, 'mailFrom', `no-reply@${instanceDomainSuffix}`),
     alarmEmail: optionalContext(scope, 'alarmEmail'),
     backupCopyVaultArn: optionalContext(scope, 'backupCopyVaultArn'),
   };
@@ -116,7 +109,6 @@ export class ServiceStack extends Stack {
   readonly scheduled: Readonly<Record<ScheduleName, ScheduledFunction>>;
   readonly operations: Operations;
   readonly events: ServiceEvents;
-  readonly console: ConsoleSite;
   readonly apiDeployments: GradualDeployments;
   readonly backups: Backups;
 
@@ -161,10 +153,6 @@ export class ServiceStack extends Stack {
         DEFAULT_TIER_CAPACITY: String(config.tierCapacity),
         TRUSTED_ORIGINS: config.trustedOrigins,
       },
-      mail: {
-        from: config.mailFrom,
-        identityArn: this.formatArn({ service: 'ses', resource: 'identity', resourceName: config.mailFrom.split('@')[1] ?? config.mailFrom }),
-      },
     };
 
     // In `workflowNames` order, each workflow's steps can reach the state machines made before it (delete stops
@@ -206,7 +194,6 @@ export class ServiceStack extends Stack {
       },
     });
 
-    this.console = this.addConsole(config.trustedOrigins, removalPolicy);
     this.operations = this.addOperations(config);
     this.operations.alarms.push(...this.events.addOperations(config.stage, this.operations.dashboard, this.operations.alarmTopic));
     // A new version of a route takes 10 % of its traffic for 5 minutes; an API 5xx or latency alarm rolls it back.
@@ -215,20 +202,6 @@ export class ServiceStack extends Stack {
       rollbackAlarms: [this.operations.api5xxAlarm, this.operations.apiLatencyAlarm],
     });
     this.addOutputs(config.upstreamBaseUrl);
-  }
-
-  /**
-   * The console and the API behind one CloudFront origin. The API's functions learn that origin (links in e-mails,
-   * the Origin check), and the console's sign-in routes get their own throttling.
-   */
-  private addConsole(trustedOrigins: string, removalPolicy: RemovalPolicy): ConsoleSite {
-    const site = new ConsoleSite(this, 'Console', { httpApi: this.api.api, removalPolicy });
-    for (const fn of Object.values(this.api.functions)) {
-      fn.function.addEnvironment('CONSOLE_URL', `${site.origin}${CONSOLE_PATH}`);
-      fn.function.addEnvironment('TRUSTED_ORIGINS', [trustedOrigins, site.origin].filter(Boolean).join(','));
-    }
-    throttleRoutes(this.api.stage, consoleRoutes.filter((route) => route.auth === 'none').map((route) => `${route.method} ${route.path}`));
-    return site;
   }
 
   /** The dashboard and alarms over every function, in one group per part of the service, and every workflow. */
@@ -280,7 +253,6 @@ export class ServiceStack extends Stack {
 
   private addOutputs(upstreamBaseUrl: string): void {
     new CfnOutput(this, outputNames.apiUrl, { value: this.api.url });
-    new CfnOutput(this, outputNames.consoleUrl, { value: `${this.console.origin}${CONSOLE_PATH}` });
     new CfnOutput(this, outputNames.upstreamTokenSecretArn, { value: this.upstreamToken.secretArn });
     new CfnOutput(this, outputNames.upstreamBaseUrl, { value: upstreamBaseUrl });
     new CfnOutput(this, outputNames.alarmTopicArn, { value: this.operations.alarmTopic.topicArn });

@@ -18,7 +18,6 @@ const SECRET_FIELDS = new Set([
   'token',
   'upstream_token',
   'user_data',
-  'password',
 ]);
 const REDACTED = '[REDACTED]';
 const fieldNames = [...SECRET_FIELDS].map((name) => name.replace(/[-_]/g, '[-_]')).join('|');

@@ -3,8 +3,7 @@ import { insertApiKey, type ApiKey } from '../store/api-keys';
 import { nextSequenceValue } from '../store/counters';
 import { insertSession } from '../store/sessions';
 import { generateApiKey } from './api-keys';
-import { createHash } from 'node:crypto';
-import { base62Of, randomBase62, sha256Hex } from './crypto';
+import { randomBase62, sha256Hex } from './crypto';
 
 export const SESSION_TTL_SECONDS = 24 * 3600;
 
@@ -15,15 +14,8 @@ export interface NewAccount {
   readonly suspended: boolean;
 }
 
-export async function openAccount(details: NewAccount): Promise<Account> {
-  const account = newAccountRecord(details);
-  await insertAccount(account);
-  return account;
-}
-
-/** A fresh account with nothing deposited, not yet stored. */
-export function newAccountRecord({ accountId, email, confirmed, suspended }: NewAccount): Account {
-  return {
+export async function openAccount({ accountId, email, confirmed, suspended }: NewAccount): Promise<Account> {
+  const account: Account = {
     account_id: accountId ?? `acct_${randomBase62(20)}`,
     email,
     confirmed,
@@ -34,12 +26,8 @@ export function newAccountRecord({ accountId, email, confirmed, suspended }: New
     billing_paused: false,
     created_at: new Date().toISOString(),
   };
-}
-
-/** Micro-dollars as dollars and cents; half a cent rounds away from zero. */
-export function microsToUsd(micros: number): string {
-  const cents = Math.floor((Math.abs(micros) + 5_000) / 10_000);
-  return `${micros < 0 && cents > 0 ? '-' : ''}${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
+  await insertAccount(account);
+  return account;
 }
 
 /** Whole cents only, converted without floating-point drift. */
@@ -77,21 +65,12 @@ export interface IssuedSession {
   readonly expiresAt: Date;
 }
 
-/**
- * A session's CSRF token, derived from the session token: the signed-in page can fetch it again from the API with
- * its cookie (a cross-site page cannot read that answer), and nothing but hashes is stored.
- */
-export function csrfTokenFor(session: string): string {
-  return base62Of(createHash('sha256').update(`csrf:${session}`).digest(), 43);
-}
-
 /** A browser session and its synchronizer CSRF token; only their hashes are stored. */
 export async function openSession(accountId: string, ttlSeconds = SESSION_TTL_SECONDS): Promise<IssuedSession> {
   const session = randomBase62(43);
-  const csrfToken = csrfTokenFor(session);
+  const csrfToken = randomBase62(43);
   const now = Date.now();
-  // Whole seconds, as stored, so the time told at sign-in is the one the session really ends.
-  const expiresAt = new Date(Math.floor(now / 1000 + ttlSeconds) * 1000);
+  const expiresAt = new Date(now + ttlSeconds * 1000);
   await insertSession({
     session_hash: sha256Hex(session),
     account_id: accountId,

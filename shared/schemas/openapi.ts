@@ -12,7 +12,6 @@ import {
   sshKeySchema,
 } from './instances';
 import { jobViewSchema } from './jobs';
-import { consolePaths } from './openapi-console';
 import { apiKeyInfoSchema, createdApiKeySchema, createKeyBodySchema, revokedKeySchema } from './keys';
 import { webhookOpenApi } from './webhooks-openapi';
 
@@ -279,8 +278,7 @@ const webhooks = webhookOpenApi({
   headers: rateLimitHeaders(true),
   errors: (texts) => ({ ...instanceErrors([401, 403]), ...Object.fromEntries(Object.entries(texts).map(([status, text]) => [status, error(text, rateLimitHeaders(false))])) }),
 });
-const consoleOperations = consolePaths({ sessionCookie: sessionCookie.name, csrfToken: csrfToken.name, requestIdHeader, error, rateLimitError: RateLimitError });
-for (const route of [...instanceRoutes, ...keyRoutes, ...webhooks.paths, ...consoleOperations]) registry.registerPath(route);
+for (const route of [...instanceRoutes, ...keyRoutes, ...webhooks.paths]) registry.registerPath(route);
 registry.registerWebhook(webhooks.delivery);
 
 let document: ReturnType<OpenApiGeneratorV31['generateDocument']> | undefined;

@@ -20,7 +20,6 @@ import {
   logicalId,
   policyStatements,
   referencedIds,
-  serviceFunctions,
   PROD_CONTEXT,
   synthesize,
   type Resource,
@@ -100,7 +99,7 @@ describe('ServiceStack (dev)', () => {
 
   beforeAll(() => {
     ({ stack, template } = synthesize('dev'));
-    functions = serviceFunctions(template);
+    functions = template.findResources('AWS::Lambda::Function') as Record<string, Resource>;
     logGroups = template.findResources('AWS::Logs::LogGroup') as Record<string, Resource>;
   });
 
@@ -203,7 +202,6 @@ describe('ServiceStack (dev)', () => {
       'instances.by_account': { ProjectionType: 'KEYS_ONLY' },
       'jobs.by_instance': { ProjectionType: 'INCLUDE', NonKeyAttributes: ['type', 'account_id', 'status', 'finished_at', 'error'] },
       'webhooks.by_account': { ProjectionType: 'INCLUDE', NonKeyAttributes: ['url', 'events', 'failing_since', 'disabled_at', 'disabled_reason'] },
-      'sessions.by_account': { ProjectionType: 'KEYS_ONLY' },
     });
   });
 
@@ -382,7 +380,7 @@ describe('ServiceStack sizing from context', () => {
     const sized = synthesize('dev', { ipv4PoolSize: '300', tierCapacity: '40', provisionTimeoutSeconds: '900' }).template;
     const defaults = synthesize('dev').template;
     const environmentOf = (template: Template) =>
-      Object.values(serviceFunctions(template)).map((fn) => fn.Properties.Environment.Variables as Record<string, string>);
+      Object.values(template.findResources('AWS::Lambda::Function')).map((fn) => fn.Properties.Environment.Variables as Record<string, string>);
 
     for (const variables of environmentOf(sized)) {
       expect(variables).toMatchObject({ STAGE: 'dev', DEFAULT_IPV4_POOL_SIZE: '300', DEFAULT_TIER_CAPACITY: '40', PROVISION_TIMEOUT_SECONDS: '900' });

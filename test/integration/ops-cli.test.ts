@@ -1,7 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { inject } from 'vitest';
 import { repositoryRoot } from '../../infra/local/runtime';
 import { stackEnv } from '../../infra/ops/target';
 import { dynamo } from '../../shared/aws';
@@ -10,7 +11,7 @@ import { issueApiKey } from '../../shared/domain/accounts';
 import { getAccount, updateAccountFlags } from '../../shared/store/accounts';
 import { getSession } from '../../shared/store/sessions';
 import { runNode, type ProcessRun } from '../support/child-process';
-import { useTestRuntime, writeRuntimeFile } from '../support/runtime';
+import { useTestRuntime } from '../support/runtime';
 
 const runtime = useTestRuntime();
 let runtimeDir: string;
@@ -19,7 +20,18 @@ let runtimeFile: string;
 beforeAll(async () => {
   runtimeDir = await mkdtemp(join(tmpdir(), 'ops-cli-'));
   runtimeFile = join(runtimeDir, 'runtime.json');
-  await writeRuntimeFile(runtime, runtimeFile);
+  await writeFile(
+    runtimeFile,
+    JSON.stringify({
+      base_url: runtime.baseUrl,
+      simulator_url: runtime.simulator.url,
+      dynamodb_endpoint: inject('dynamodbEndpoint'),
+      sfn_endpoint: runtime.stepFunctions.endpoint,
+      table_prefix: runtime.tableNames.accounts.replace(/-accounts$/, ''),
+      upstream_token: runtime.upstreamToken,
+      secrets_key_file: runtime.secretsKeyFile,
+    }),
+  );
 });
 afterAll(() => rm(runtimeDir, { recursive: true, force: true }));
 
