@@ -89,7 +89,7 @@ describe('revocation in flight', () => {
     const instance = await runtime.activeInstance(account.apiKey);
     const actions = () => runtime.simulator.state().calls['POST /v2/droplets/{id}/actions'] ?? 0;
     const before = actions();
-    await runtime.simulator.control.faults({ latency_ms: 1_200, latency_match: 'POST /v2/droplets/', fail_next: 1, status: 429 });
+    await runtime.simulator.control.faults({ latency_ms: 1_200, latency_match: 'POST /v2/droplets/', fail_next: 1, status: 429, match: 'POST /v2/droplets/' });
 
     const [response] = await Promise.all([
       runtime.call('POST', `/api/v1/instances/${instance.instance_id}/actions`, { apiKey: doomed, body: { type: 'reboot' } }),
