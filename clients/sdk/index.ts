@@ -92,8 +92,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** What fetch throws when the connection failed or dropped (undici's "fetch failed"), as opposed to a bug. */
 const isNetworkError = (error: unknown) => error instanceof TypeError && error.message === 'fetch failed';
 
+/** The wait a 429 asks for; a second when it names none (the gateway's own throttle sends no Retry-After). */
 function retryAfterSeconds(response: Response): number {
-  const seconds = Number(response.headers.get('retry-after'));
+  const header = response.headers.get('retry-after');
+  const seconds = header === null || header.trim() === '' ? Number.NaN : Number(header);
   return Number.isFinite(seconds) && seconds >= 0 ? seconds : 1;
 }
 

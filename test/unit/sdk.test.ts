@@ -60,6 +60,16 @@ describe('createVpsClient', () => {
     expect(await sent[1]?.json()).toEqual({ project_name: 'web', flavor: 's-1vcpu-2gb' });
   });
 
+  it('waits a second on a 429 that names no Retry-After, as the gateway\'s own throttle answers', async () => {
+    const { fetch } = scripted(json(429, { message: 'Too Many Requests' }), json(200, []));
+    const waits: Array<{ waitSeconds: number }> = [];
+    const client = createVpsClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'svcmcp_x', fetch, onRateLimited: (event) => waits.push(event) });
+
+    const listed = await client.listInstances();
+
+    expect([listed, waits.map((wait) => wait.waitSeconds)]).toEqual([[], [1]]);
+  });
+
   it('gives up after the bounded number of 429 retries with the status, text and request id', async () => {
     const { sent, fetch } = scripted(rateLimited, rateLimited, rateLimited);
     const client = createVpsClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'svcmcp_x', fetch, rateLimitRetries: 2 });
