@@ -1,23 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { countMetric, logger, metricNames } from '../observability';
 import { getAccount, setBillingPaused, type Account } from '../store/accounts';
-import { listOwnedInstances, scanInstancesByStatus, type InstanceItem } from '../store/instances';
+import { getInstanceItem, listOwnedInstances, scanInstancesByStatus, type InstanceItem } from '../store/instances';
 import { recordLedgerEntry, recordMeteredPeriod } from '../store/ledger';
-import { hourlyMicros } from './flavors';
+import { chargedPieces, segmentsOf, type BillingSegment } from './billing-segments';
 import { powerOffForBilling } from './lifecycle';
 
 /** The meter charges in five-minute periods, aligned to the clock, so every run agrees on period boundaries. */
 export const METER_PERIOD_MS = 5 * 60_000;
-const HOUR_MS = 3_600_000;
-
-/**
- * What a period costs, in micro-dollars: the plan's hourly price pro rata, a quarter of it while the instance is
- * powered off (paused by its owner or by billing). Integer arithmetic; half a micro-dollar rounds up.
- */
-export function periodCharge(instance: Pick<InstanceItem, 'plan' | 'paused_by'>, durationMs: number): number {
-  const quarters = instance.paused_by === null ? 4 : 1;
-  return Math.round((hourlyMicros(instance.plan) * durationMs * quarters) / (HOUR_MS * 4));
-}
 
 async function requireAccount(accountId: string): Promise<Account> {
   const account = await getAccount(accountId);
@@ -72,39 +62,52 @@ export interface MeterReport {
 }
 
 /**
- * The end of what can be charged now: the last aligned period boundary, or the deletion for a deleted instance; never
- * past the end of billing of an instance that lost its server.
+ * The end of what can be charged now: the last aligned period boundary while a segment is open; once billing has
+ * ended (deleted, or the server lost), the end of the last segment.
  */
-function chargeableUntil(instance: InstanceItem, nowMs: number): number {
+function chargeableUntil(segments: readonly BillingSegment[], nowMs: number): number {
   const boundary = nowMs - (nowMs % METER_PERIOD_MS);
-  const end = instance.deleted_at === null ? boundary : Math.min(Date.parse(instance.deleted_at), nowMs);
-  return instance.billing_ends_at === null ? end : Math.min(end, Date.parse(instance.billing_ends_at));
+  const last = segments.at(-1);
+  if (!last || last.end === null) return boundary;
+  return Math.min(Date.parse(last.end), nowMs);
 }
 
-/** Charges one instance up to now; the amount, or undefined when there was nothing (left) to charge. */
-async function meterInstance(instance: InstanceItem, nowMs: number): Promise<number | undefined> {
-  if (instance.metered_until === null) return undefined;
-  const start = Date.parse(instance.metered_until);
-  const end = chargeableUntil(instance, nowMs);
-  if (end <= start) return undefined;
-  const amount = periodCharge(instance, end - start);
-  const charged = await recordMeteredPeriod({
-    account_id: instance.account_id,
-    entry_id: `meter#${instance.instance_id}#${instance.metered_until}`,
-    kind: 'meter',
-    amount: -amount,
-    instance_id: instance.instance_id,
-    period_start: instance.metered_until,
-    period_end: new Date(end).toISOString(),
-    created_at: new Date(nowMs).toISOString(),
-  });
-  return charged ? amount : undefined;
+/** Charges one instance up to now, each segment at its own rate; the amount, or undefined when nothing was due. */
+async function meterInstance(read: InstanceItem, nowMs: number): Promise<number | undefined> {
+  let instance: InstanceItem | undefined = read;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    if (attempt > 0) instance = await getInstanceItem(read.instance_id);
+    if (!instance || instance.metered_until === null) return undefined;
+    const segments = segmentsOf(instance);
+    const until = chargeableUntil(segments, nowMs);
+    if (until <= Date.parse(instance.metered_until)) return undefined;
+    const pieces = chargedPieces(segments, instance.metered_until, until);
+    const amount = pieces.reduce((sum, piece) => sum + piece.amount, 0);
+    const charged = await recordMeteredPeriod(
+      {
+        account_id: instance.account_id,
+        entry_id: `meter#${instance.instance_id}#${instance.metered_until}`,
+        kind: 'meter',
+        amount: -amount,
+        instance_id: instance.instance_id,
+        period_start: instance.metered_until,
+        period_end: new Date(until).toISOString(),
+        pieces,
+        created_at: new Date(nowMs).toISOString(),
+      },
+      instance.version,
+    );
+    if (charged) return amount;
+    // Refused: another run charged it (the next read finds nothing due), or a change of rate landed between the read
+    // and the charge (the version moved): read again and price it afresh.
+  }
+  throw new Error(`instance ${read.instance_id} kept changing while it was metered`);
 }
 
 /**
  * Charges every instance from its activation until now (or its deletion), one transaction per instance: ledger
- * entry with a deterministic id, balance, and `metered_until`, conditioned on `metered_until` not having moved,
- * so a re-run or a retry never charges a period twice. Then enforces the billing pause where balances ran out.
+ * entry with a deterministic id, balance, and `metered_until`, conditioned on `metered_until` not having moved
+ * (a re-run or a retry never charges a period twice) and on the instance's version (no rate changed unseen). Then enforces the billing pause where balances ran out.
  */
 export async function runMeter(nowMs = Date.now()): Promise<MeterReport> {
   const metered = await scanInstancesByStatus(['active', 'stopped', 'resizing', 'quarantined', 'deleting', 'destroyed', 'failed']);

@@ -100,6 +100,7 @@ export async function createInstance(account: Account, body: CreateInstanceBody)
     create_requested_at: null,
     seen_at: null,
     billing_ends_at: null,
+    billing_segments: [],
     version: 1,
   };
   const job: Job = {

@@ -8,6 +8,7 @@ import { instanceDetailSchema, instanceStatusSchema, planSchema, sshKeySchema, t
 import { finishJobUpdate, newJobPut, type Job, type JobFinish } from './jobs';
 import { releaseCapacityItem, reserveCapacityItem, type CapacityPool } from './counters';
 import { requestGuardItems, throwIfGuardFailed } from './request-guard';
+import { billingSegmentSchema, segmentsAfterChange } from '../domain/billing-segments';
 
 /**
  * The stored item: the API's detail fields plus what only the service sees (extra attributes are ignored). The
@@ -38,6 +39,8 @@ export const instanceItemSchema = z.object({
   seen_at: z.string().nullable().default(null),
   /** Set when the instance lost its server: nothing after this is charged. */
   billing_ends_at: z.string().nullable().default(null),
+  /** The segments not yet charged in full, the open one last (see shared/domain/billing-segments.ts). */
+  billing_segments: z.array(billingSegmentSchema).default([]),
   updated_at: z.string().optional(),
   version: z.number().int(),
 });
@@ -162,9 +165,9 @@ export type InstanceChanges = Partial<Omit<InstanceItem, 'instance_id' | 'accoun
 /** Once an instance has failed or is being deleted, nobody may log in with its credentials again: they go. */
 const SECRETS_END_STATUSES: readonly InstanceStatus[] = ['failed', 'deleting', 'destroyed'];
 
-function setExpression(changes: InstanceChanges) {
+function setExpression(changes: InstanceChanges, now = new Date().toISOString()) {
   const ending = (changes.status !== undefined && SECRETS_END_STATUSES.includes(changes.status)) || Boolean(changes.deleted_at);
-  const entries = Object.entries({ ...changes, ...(ending ? { sealed_secrets: null } : {}), updated_at: new Date().toISOString() });
+  const entries = Object.entries({ ...changes, ...(ending ? { sealed_secrets: null } : {}), updated_at: now });
   return {
     UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')}, version = version + :one`,
     ExpressionAttributeNames: Object.fromEntries(entries.map(([key], i) => [`#f${i}`, key])),
@@ -172,14 +175,18 @@ function setExpression(changes: InstanceChanges) {
   };
 }
 
+/** What a provision records before activation; none of it changes what the instance is billed. */
+export type ProvisioningChanges = Pick<InstanceChanges, 'status' | 'vps_id' | 'upstream_id' | 'create_requested_at'>;
+
 /**
  * Moves a live instance from one of `from` to the given changes, conditionally, so that two workers can never
  * both win. Returns the updated item, or undefined when the instance was not in one of those states (or deleted).
+ * Changes of rate go through `updateInstanceAtVersion`, which needs the read item to close the billing segment.
  */
 export async function transitionInstance(
   instanceId: number,
   from: readonly InstanceStatus[],
-  changes: InstanceChanges,
+  changes: ProvisioningChanges,
 ): Promise<InstanceItem | undefined> {
   const update = setExpression(changes);
   const statusValues = Object.fromEntries(from.map((status, i) => [`:from${i}`, status]));
@@ -223,7 +230,10 @@ export interface VersionedUpdate {
  */
 export async function updateInstanceAtVersion(instance: InstanceItem, update: VersionedUpdate): Promise<boolean> {
   const reserve = update.reserve ?? [];
-  const expression = setExpression(update.changes);
+  const now = new Date().toISOString();
+  // A change of rate closes the open billing segment and opens the next in this same write.
+  const billing_segments = segmentsAfterChange(instance, { ...instance, ...update.changes }, now);
+  const expression = setExpression({ ...update.changes, ...(billing_segments ? { billing_segments } : {}) }, now);
   const items = [
     ...reserve.map(reserveCapacityItem),
     ...(update.release ?? []).map(releaseCapacityItem),

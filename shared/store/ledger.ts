@@ -14,6 +14,20 @@ export const ledgerEntrySchema = z.object({
   period_start: z.string().optional(),
   period_end: z.string().optional(),
   description: z.string().optional(),
+  /** For the meter: what each billing segment contributed to the amount, at its own rate. */
+  pieces: z
+    .array(
+      z.object({
+        start: z.string(),
+        end: z.string().nullable(),
+        hourly_micros: z.number().int(),
+        quarters: z.number().int(),
+        from: z.string(),
+        to: z.string(),
+        amount: z.number().int(),
+      }),
+    )
+    .optional(),
   created_at: z.string(),
 });
 export type LedgerEntry = z.infer<typeof ledgerEntrySchema>;
@@ -63,10 +77,13 @@ export async function recordLedgerEntry(entry: LedgerEntry): Promise<boolean> {
 
 /**
  * Books one metered period of an instance: the entry, the balance and the instance's `metered_until` move together,
- * on condition that `metered_until` is still the period's start. A re-run or retry finds it advanced and charges
- * nothing. False when the period was already charged.
+ * on condition that `metered_until` is still the period's start and the instance is still at the version the period
+ * was priced from. False when refused: already charged by another run, or the instance changed meanwhile.
  */
-export async function recordMeteredPeriod(entry: LedgerEntry & { instance_id: number; period_start: string; period_end: string }): Promise<boolean> {
+export async function recordMeteredPeriod(
+  entry: LedgerEntry & { instance_id: number; period_start: string; period_end: string },
+  instanceVersion: number,
+): Promise<boolean> {
   try {
     await transactWrite({
       TransactItems: [
@@ -77,8 +94,8 @@ export async function recordMeteredPeriod(entry: LedgerEntry & { instance_id: nu
             TableName: tableName('instances'),
             Key: { instance_id: entry.instance_id },
             UpdateExpression: 'SET metered_until = :end',
-            ConditionExpression: 'metered_until = :start',
-            ExpressionAttributeValues: { ':start': entry.period_start, ':end': entry.period_end },
+            ConditionExpression: 'metered_until = :start AND version = :version',
+            ExpressionAttributeValues: { ':start': entry.period_start, ':end': entry.period_end, ':version': instanceVersion },
           },
         },
       ],

@@ -1,4 +1,4 @@
-import { charge, deposit, periodCharge, runMeter } from '../../shared/domain/billing';
+import { charge, deposit, runMeter } from '../../shared/domain/billing';
 import { getAccount } from '../../shared/store/accounts';
 import { getInstanceItem } from '../../shared/store/instances';
 import { listLedgerEntries } from '../../shared/store/ledger';
@@ -8,6 +8,8 @@ import { useTestRuntime, type TestRuntime } from '../support/runtime';
 const runtime = useTestRuntime();
 
 const HOUR = 3_600_000;
+/** s-1vcpu-2gb costs 17,860 micro-dollars an hour, a quarter of that while stopped. */
+const cost = (fromIso: string, toIso: string, quarters: 1 | 4) => Math.round((17_860 * quarters * (Date.parse(toIso) - Date.parse(fromIso))) / (4 * HOUR));
 const meterEntries = async (accountId: string) => (await listLedgerEntries(accountId)).filter((e) => e.kind === 'meter');
 const action = (apiKey: string, id: number, body: unknown) => runtime.call('POST', `/api/v1/instances/${id}/actions`, { apiKey, body });
 
@@ -23,25 +25,49 @@ describe('meter', () => {
     const entries = await meterEntries(accountId);
     const account = await getAccount(accountId);
     const after = await getInstanceItem(instance.instance_id);
-    const expected = periodCharge(instance, Date.parse(after!.metered_until!) - Date.parse(instance.activated_at!));
+    const expected = cost(instance.activated_at!, after!.metered_until!, 4);
     expect(entries).toHaveLength(1);
     expect(entries[0]?.amount).toBe(-expected);
     expect(account?.balance).toBe(50_000_000 - expected);
     expect(after!.metered_until! <= new Date(now).toISOString()).toBe(true);
   });
 
-  it('bills a stopped instance at a quarter of its rate', async () => {
+  it('charges each segment at its own rate when the meter runs after a power off and on', async () => {
+    const { apiKey, accountId } = await runtime.newAccount();
+    const detail = await runtime.activeInstance(apiKey);
+    const off = await runtime.waitForJob(apiKey, (await action(apiKey, detail.instance_id, { type: 'power_off' })).body.job_id);
+    const on = await runtime.waitForJob(apiKey, (await action(apiKey, detail.instance_id, { type: 'power_on' })).body.job_id);
+    const activatedAt = (await getInstanceItem(detail.instance_id))!.activated_at!;
+
+    await runMeter(Date.now() + 2 * HOUR);
+
+    const [entry] = await meterEntries(accountId);
+    const pieces = entry!.pieces!;
+    expect(pieces.map((p) => p.quarters)).toEqual([4, 1, 4]);
+    expect(pieces[0]!.from).toBe(activatedAt);
+    expect([pieces[0]!.to, pieces[1]!.to]).toEqual([pieces[1]!.from, pieces[2]!.from]);
+    // The stop is billed from the moment the power off was recorded (with its job's end) to the moment the power on was.
+    expect(Math.abs(Date.parse(pieces[1]!.from) - Date.parse(off.finished_at))).toBeLessThan(1_000);
+    expect(Math.abs(Date.parse(pieces[1]!.to) - Date.parse(on.finished_at))).toBeLessThan(1_000);
+    expect(pieces.map((p) => p.amount)).toEqual([cost(pieces[0]!.from, pieces[0]!.to, 4), cost(pieces[1]!.from, pieces[1]!.to, 1), cost(pieces[2]!.from, pieces[2]!.to, 4)]);
+    expect(entry!.amount).toBe(-(pieces[0]!.amount + pieces[1]!.amount + pieces[2]!.amount));
+    expect(entry!.period_end).toBe(pieces[2]!.to);
+  });
+
+  it('charges a backlog at the rates that were in force, not the rate when the meter runs', async () => {
     const { apiKey, accountId } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
     await runtime.waitForJob(apiKey, (await action(apiKey, detail.instance_id, { type: 'power_off' })).body.job_id);
-    const instance = (await getInstanceItem(detail.instance_id))!;
+    const stoppedAt = (await getInstanceItem(detail.instance_id))!.billing_segments.at(-1)!.start;
+    const activatedAt = (await getInstanceItem(detail.instance_id))!.activated_at!;
+    const now = Date.now() + 3 * HOUR;
+    const boundary = new Date(now - (now % 300_000)).toISOString();
 
-    await runMeter(Date.parse(instance.metered_until!) + 2 * HOUR);
+    await runMeter(now);
 
     const [entry] = await meterEntries(accountId);
-    const billedMs = Date.parse(entry!.period_end!) - Date.parse(entry!.period_start!);
-    expect(instance.paused_by).toBe('user');
-    expect(entry!.amount).toBe(-Math.round((17_860 * billedMs) / (4 * HOUR)));
+    expect(entry!.amount).toBe(-(cost(activatedAt, stoppedAt, 4) + cost(stoppedAt, boundary, 1)));
+    expect((await getAccount(accountId))?.balance).toBe(50_000_000 + entry!.amount);
   });
 
   it('bills a deleted instance up to its deletion and never after', async () => {

@@ -113,6 +113,11 @@ describe('drift sweep', () => {
 
     expect(report.drift).toEqual({ vanished: 0, foreign: 0, power: 1, size: 1 });
     expect([after?.status, after?.plan.flavor, after?.paused_by]).toEqual(['stopped', 's-2vcpu-4gb', 'user']);
+    // Billed from the sweep on at a quarter of the larger plan's price; the running segment closed there.
+    expect(after?.billing_segments.map((s) => [s.hourly_micros, s.quarters, s.end === null])).toEqual([
+      [17_860, 4, false],
+      [35_710, 1, true],
+    ]);
     expect(await capacityUsed('capacity#tier#s-1vcpu-2gb')).toBe(smallBefore - 1);
     expect(await capacityUsed('capacity#tier#s-2vcpu-4gb')).toBe(largeBefore + 1);
   });

@@ -1,26 +1,130 @@
-import { periodCharge } from '../../shared/domain/billing';
+import { chargedPieces, costSince, segmentsAfterChange, type BilledState, type BillingSegment } from '../../shared/domain/billing-segments';
 import { catalog } from '../../shared/domain/flavors';
 import { usdToMicros } from '../../shared/domain/accounts';
 
 const plan = catalog.get('s-1vcpu-2gb')!;
+const large = catalog.get('s-16vcpu-32gb')!;
 const HOUR = 3_600_000;
+const T0 = '2026-11-23T01:00:00.000Z';
+const at = (minutes: number) => new Date(Date.parse(T0) + minutes * 60_000).toISOString();
+const running = (start: string, end: string | null = null): BillingSegment => ({ start, end, hourly_micros: 17_860, quarters: 4 });
+const stopped = (start: string, end: string | null = null): BillingSegment => ({ start, end, hourly_micros: 17_860, quarters: 1 });
 
-describe('periodCharge', () => {
+describe('costSince', () => {
   it.each([
-    { state: 'running', paused_by: null, ms: HOUR, micros: 17_860 },
-    { state: 'user-paused', paused_by: 'user' as const, ms: HOUR, micros: 4_465 },
-    { state: 'billing-paused', paused_by: 'billing' as const, ms: HOUR, micros: 4_465 },
-    { state: 'running', paused_by: null, ms: 5 * 60_000, micros: 1_488 },
-    { state: 'user-paused', paused_by: 'user' as const, ms: 5 * 60_000, micros: 372 },
-    { state: 'running', paused_by: null, ms: 0, micros: 0 },
-  ])('charges $micros micro-dollars for $ms ms $state on s-1vcpu-2gb', ({ paused_by, ms, micros }) => {
-    expect(periodCharge({ plan, paused_by }, ms)).toBe(micros);
+    { state: 'running', segment: running(T0), ms: HOUR, micros: 17_860 },
+    { state: 'stopped', segment: stopped(T0), ms: HOUR, micros: 4_465 },
+    { state: 'running', segment: running(T0), ms: 5 * 60_000, micros: 1_488 },
+    { state: 'stopped', segment: stopped(T0), ms: 5 * 60_000, micros: 372 },
+    { state: 'running', segment: running(T0), ms: 0, micros: 0 },
+    { state: 'running on the largest plan', segment: { start: T0, end: null, hourly_micros: 285_710, quarters: 4 as const }, ms: 24 * HOUR, micros: 6_857_040 },
+    { state: 'stopped on the largest plan', segment: { start: T0, end: null, hourly_micros: 285_710, quarters: 1 as const }, ms: 24 * HOUR, micros: 1_714_260 },
+  ])('charges $micros micro-dollars for $ms ms $state', ({ segment, ms, micros }) => {
+    expect(costSince(segment, Date.parse(T0) + ms)).toBe(micros);
+  });
+});
+
+describe('segmentsAfterChange', () => {
+  const billed = (overrides: Partial<BilledState> = {}): BilledState => ({
+    plan,
+    paused_by: null,
+    metered_until: T0,
+    deleted_at: null,
+    billing_ends_at: null,
+    billing_segments: [running(T0)],
+    ...overrides,
   });
 
-  it('charges the largest plan a quarter while paused, in whole micro-dollars', () => {
-    const large = catalog.get('s-16vcpu-32gb')!;
-    expect(periodCharge({ plan: large, paused_by: null }, 24 * HOUR)).toBe(6_857_040);
-    expect(periodCharge({ plan: large, paused_by: 'user' }, 24 * HOUR)).toBe(1_714_260);
+  it.each([
+    {
+      change: 'activation opens a running segment at the activation time',
+      before: billed({ metered_until: null, billing_segments: [] }),
+      after: { metered_until: at(0) },
+      now: at(0),
+      expected: [running(at(0))],
+    },
+    {
+      change: 'a power off closes the running segment and opens a stopped one',
+      before: billed(),
+      after: { paused_by: 'user' as const },
+      now: at(59),
+      expected: [running(T0, at(59)), stopped(at(59))],
+    },
+    {
+      change: 'a billing pause bills like a stop',
+      before: billed({ billing_segments: [running(T0, at(10)), stopped(at(10), at(20)), running(at(20))] }),
+      after: { paused_by: 'billing' as const },
+      now: at(30),
+      expected: [running(T0, at(10)), stopped(at(10), at(20)), running(at(20), at(30)), stopped(at(30))],
+    },
+    {
+      change: 'a resize opens a segment at the new plan\'s price',
+      before: billed({ paused_by: 'user', billing_segments: [stopped(T0)] }),
+      after: { plan: large },
+      now: at(7),
+      expected: [stopped(T0, at(7)), { start: at(7), end: null, hourly_micros: 285_710, quarters: 1 }],
+    },
+    {
+      change: 'a delete closes the open segment at the deletion and opens none',
+      before: billed(),
+      after: { deleted_at: at(42) },
+      now: at(43),
+      expected: [running(T0, at(42))],
+    },
+    {
+      change: 'a lost server ends billing when it was last seen, never before the open segment',
+      before: billed({ billing_segments: [running(T0, at(5)), stopped(at(5))] }),
+      after: { billing_ends_at: at(3) },
+      now: at(20),
+      expected: [running(T0, at(5)), stopped(at(5), at(5))],
+    },
+    {
+      change: 'segments the meter charged in full are dropped',
+      before: billed({ paused_by: 'user', metered_until: at(15), billing_segments: [running(T0, at(10)), stopped(at(10))] }),
+      after: { paused_by: null },
+      now: at(20),
+      expected: [stopped(at(10), at(20)), running(at(20))],
+    },
+    {
+      change: 'an instance billed before segments were kept gets its open segment from metered_until',
+      before: billed({ metered_until: at(5), billing_segments: [] }),
+      after: { paused_by: 'user' as const },
+      now: at(8),
+      expected: [running(at(5), at(8)), stopped(at(8))],
+    },
+  ])('$change', ({ before, after, now, expected }) => {
+    expect(segmentsAfterChange(before, { ...before, ...after }, now)).toEqual(expected);
+  });
+
+  it.each([
+    { change: 'a reboot', after: {} },
+    { change: 'a stop by billing of an instance stopped by its owner', after: {} as Partial<BilledState>, paused: 'user' as const, next: 'billing' as const },
+  ])('leaves the segments alone when $change keeps the rate', ({ after, paused, next }) => {
+    const before = billed({ paused_by: paused ?? null, billing_segments: [paused ? stopped(T0) : running(T0)] });
+    expect(segmentsAfterChange(before, { ...before, ...after, paused_by: next ?? before.paused_by }, at(9))).toBeUndefined();
+  });
+});
+
+describe('chargedPieces', () => {
+  it('charges each segment at its own rate: stopped 00:59:19 to 01:04:45 is a quarter, the rest full', () => {
+    const segments = [running(at(-10), '2026-11-23T00:59:19.000Z'), stopped('2026-11-23T00:59:19.000Z', '2026-11-23T01:04:45.000Z'), running('2026-11-23T01:04:45.000Z')];
+
+    const pieces = chargedPieces(segments, at(-5), Date.parse(at(5)));
+
+    expect(pieces.map((p) => [p.from, p.to, p.quarters, p.amount])).toEqual([
+      ['2026-11-23T00:55:00.000Z', '2026-11-23T00:59:19.000Z', 4, 1285],
+      ['2026-11-23T00:59:19.000Z', '2026-11-23T01:04:45.000Z', 1, 404],
+      ['2026-11-23T01:04:45.000Z', '2026-11-23T01:05:00.000Z', 4, 74],
+    ]);
+  });
+
+  it('adds up to the whole segment\'s cost however many runs charge it', () => {
+    const segment = running(T0, at(61));
+    const cuts = [0, 5, 10, 15, 33, 47, 61].map((m) => Date.parse(at(m)));
+
+    const charged = cuts.slice(1).map((cut, i) => chargedPieces([segment], new Date(cuts[i]!).toISOString(), cut).reduce((sum, p) => sum + p.amount, 0));
+
+    expect(charged.reduce((a, b) => a + b, 0)).toBe(18_158);
   });
 });
 

@@ -1,0 +1,98 @@
+/**
+ * Billing by segments, as pure code. An instance is billed over a chain of segments, each at one rate: every change
+ * of rate (power off or on, resize, billing pause, delete, a drift followed, the server found gone) closes the open
+ * segment at the old rate and opens the next, in the same write as the change. The meter charges each segment at its
+ * own rate, however late it runs.
+ */
+import * as z from 'zod';
+import { hourlyMicros } from './flavors';
+
+const HOUR_MS = 3_600_000;
+
+export const billingSegmentSchema = z.object({
+  start: z.string(),
+  /** Null while the segment is open: the instance is billed at this rate now. */
+  end: z.string().nullable(),
+  /** The plan's hourly price when the segment opened, in micro-dollars. */
+  hourly_micros: z.number().int(),
+  /** Quarters of the hourly price: 4 while running, 1 while stopped (by its owner or by billing). */
+  quarters: z.union([z.literal(1), z.literal(4)]),
+});
+export type BillingSegment = z.infer<typeof billingSegmentSchema>;
+
+/** The facts of an instance that decide its rate. */
+export interface BilledState {
+  readonly plan: { readonly hourly_price: number | null };
+  readonly paused_by: 'user' | 'billing' | null;
+  /** Set at activation: billing runs from there. */
+  readonly metered_until: string | null;
+  readonly deleted_at: string | null;
+  readonly billing_ends_at: string | null;
+  readonly billing_segments: readonly BillingSegment[];
+}
+
+export type Rate = Pick<BillingSegment, 'hourly_micros' | 'quarters'>;
+
+/** What the instance is billed per hour now, or null when it is not billed (not yet active, deleted, lost). */
+export function rateOf(state: Omit<BilledState, 'billing_segments'>): Rate | null {
+  if (state.metered_until === null || state.deleted_at !== null || state.billing_ends_at !== null) return null;
+  return { hourly_micros: hourlyMicros(state.plan), quarters: state.paused_by === null ? 4 : 1 };
+}
+
+const sameRate = (a: Rate | null, b: Rate | null) => a?.hourly_micros === b?.hourly_micros && a?.quarters === b?.quarters;
+
+/** The stored segments; an instance billed before segments were kept has one open segment from `metered_until`. */
+export function segmentsOf(state: BilledState): readonly BillingSegment[] {
+  if (state.billing_segments.length > 0 || state.metered_until === null) return state.billing_segments;
+  const rate = rateOf(state);
+  return rate ? [{ start: state.metered_until, end: null, ...rate }] : [];
+}
+
+/**
+ * The segments to store with a change, or undefined when the change leaves the rate as it is. The open segment closes
+ * when the change takes effect: at the deletion, at the last sighting of a lost server, otherwise now; never before it
+ * opened. Segments the meter has charged in full are dropped.
+ */
+export function segmentsAfterChange(before: BilledState, after: Omit<BilledState, 'billing_segments'>, nowIso: string): BillingSegment[] | undefined {
+  const oldRate = rateOf(before);
+  const newRate = rateOf(after);
+  if (sameRate(oldRate, newRate)) return undefined;
+  const segments = segmentsOf(before);
+  const open = segments.find((segment) => segment.end === null);
+  const changedAt = after.deleted_at ?? after.billing_ends_at ?? nowIso;
+  const closesAt = open && changedAt < open.start ? open.start : changedAt;
+  const chargedUntil = before.metered_until;
+  const kept = segments
+    .filter((segment) => segment.end !== null && (chargedUntil === null || segment.end > chargedUntil))
+    .concat(open ? [{ ...open, end: closesAt }] : []);
+  // Billing starts at activation, whose time is `metered_until`; later segments start where the last one closed.
+  const opensAt = open ? closesAt : (after.metered_until ?? nowIso);
+  return newRate ? [...kept, { start: opensAt, end: null, ...newRate }] : kept;
+}
+
+/** What a segment costs from its start to `atMs`: integer micro-dollars, half a micro-dollar rounds up. */
+export function costSince(segment: BillingSegment, atMs: number): number {
+  return Math.round((segment.hourly_micros * segment.quarters * (atMs - Date.parse(segment.start))) / (HOUR_MS * 4));
+}
+
+/** One segment's share of a charge. */
+export interface ChargedPiece extends BillingSegment {
+  readonly from: string;
+  readonly to: string;
+  readonly amount: number;
+}
+
+/**
+ * The pieces of segments between `fromIso` and `untilMs`, each priced as the difference of the segment's cost at its
+ * two ends, so the pieces of a segment charged over many runs add up to exactly what the whole segment costs.
+ */
+export function chargedPieces(segments: readonly BillingSegment[], fromIso: string, untilMs: number): ChargedPiece[] {
+  const fromMs = Date.parse(fromIso);
+  return segments.flatMap((segment) => {
+    const startMs = Math.max(Date.parse(segment.start), fromMs);
+    const endMs = Math.min(segment.end === null ? untilMs : Date.parse(segment.end), untilMs);
+    if (endMs <= startMs) return [];
+    const amount = costSince(segment, endMs) - costSince(segment, startMs);
+    return [{ ...segment, from: new Date(startMs).toISOString(), to: new Date(endMs).toISOString(), amount }];
+  });
+}
