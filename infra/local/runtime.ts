@@ -41,6 +41,8 @@ export interface LocalRuntimeOptions {
   readonly schedules?: boolean;
   /** The local secrets key (see ensureSecretsKeyFile); by default a fresh one, removed when the runtime stops. */
   readonly secretsKeyFile?: string;
+  /** How long the simulator takes to carry out an action (ms); by default a quarter of the boot time. */
+  readonly actionMs?: number;
 }
 
 export interface LocalRuntime {
@@ -53,6 +55,12 @@ export interface LocalRuntime {
   /** The local event bus: every event the change streams yield, as EventBridge receives them on AWS. */
   readonly events: LocalEventBus;
   readonly secretsKeyFile: string;
+  /**
+   * The service's process dies and comes back: every running workflow execution is lost at whatever step it was in,
+   * the gateway drops its connections, and both start again on the same ports and data. The upstream, DynamoDB, its
+   * streams and the event bus are other services and live on.
+   */
+  crashAndRestart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -75,17 +83,20 @@ async function startScheduleTimers(): Promise<NodeJS.Timeout[]> {
 
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
   const upstreamToken = randomBytes(24).toString('hex');
-  const simulator = await startSimulator({ bootMs: options.bootMs, token: upstreamToken });
+  const simulator = await startSimulator({ bootMs: options.bootMs, actionMs: options.actionMs, token: upstreamToken });
   const names = localTableNames(options.tablePrefix);
   const temporaryKey = options.secretsKeyFile === undefined ? temporarySecretsKeyFile() : undefined;
   const secretsKeyFile = options.secretsKeyFile ?? temporaryKey?.path ?? '';
   await createLocalTables(options.dynamodbEndpoint, names);
-  const stepFunctions = await startLocalStepFunctions({
-    root: repositoryRoot,
-    waitMs: options.waitMs ?? 250,
-    retryMs: options.retryMs ?? 200,
-    aroundTask: options.aroundTask,
-  });
+  const startStepFunctions = (port?: number) =>
+    startLocalStepFunctions({
+      root: repositoryRoot,
+      port,
+      waitMs: options.waitMs ?? 250,
+      retryMs: options.retryMs ?? 200,
+      aroundTask: options.aroundTask,
+    });
+  let stepFunctions = await startStepFunctions();
   // The handlers read their configuration once, on first use: it must be in place before any of them runs.
   Object.assign(process.env, {
     ...localHandlerEnv({
@@ -113,23 +124,34 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     tables: [...byPhysicalName.keys()],
     onRecords: async (physical, records) => void (await publishChanges(byPhysicalName.get(physical)!, records)),
   });
-  const gateway = await startGateway({
-    root: repositoryRoot,
-    port: options.port ?? 0,
-    onRequest: options.onRequest,
-    routes: options.routes,
-    aroundInvocation: options.aroundInvocation,
-  });
+  const startServiceGateway = (port: number) =>
+    startGateway({
+      root: repositoryRoot,
+      port,
+      onRequest: options.onRequest,
+      routes: options.routes,
+      aroundInvocation: options.aroundInvocation,
+    });
+  let gateway = await startServiceGateway(options.port ?? 0);
   const timers = options.schedules === false ? [] : await startScheduleTimers();
 
   return {
     baseUrl: gateway.url,
     simulator,
-    stepFunctions,
+    get stepFunctions() {
+      return stepFunctions;
+    },
     tableNames: names,
     upstreamToken,
     events,
     secretsKeyFile,
+    async crashAndRestart() {
+      await gateway.close();
+      await stepFunctions.close();
+      // Same ports: the handlers' configuration, read once, still points at them.
+      stepFunctions = await startStepFunctions(Number(new URL(stepFunctions.endpoint).port));
+      gateway = await startServiceGateway(Number(new URL(gateway.url).port));
+    },
     async stop() {
       for (const timer of timers) clearInterval(timer);
       await gateway.close();

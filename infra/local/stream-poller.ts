@@ -108,8 +108,9 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
       let changed = false;
       for (const table of options.tables) {
         try {
-          // A shard can close and be followed by children; look for new ones now and then.
-          if (cycle % 50 === 0) await discoverShards(table, false);
+          // A shard can close and be followed by children; look for new ones now and then, and every time while a new
+          // table has none yet (DynamoDB Local opens the first with the first write).
+          if (cycle % 50 === 0 || cursors.get(table)!.size === 0) await discoverShards(table, false);
           for (const [shardId, cursor] of cursors.get(table)!) changed = (await pollShard(table, shardId, cursor)) || changed;
         } catch (error) {
           if (!stopped) console.error(`reading the change stream of ${table} failed; retrying:`, error);

@@ -92,8 +92,7 @@ export async function startTestRuntime(options: Partial<LocalRuntimeOptions> = {
     }, timeoutMs);
   }
 
-  return {
-    ...runtime,
+  const helpers: Omit<TestRuntime, keyof LocalRuntime> = {
     call,
     waitForStatus,
     async activeInstance(apiKey, flavor = 's-1vcpu-2gb') {
@@ -114,6 +113,8 @@ export async function startTestRuntime(options: Partial<LocalRuntimeOptions> = {
       return { accountId: account.account_id, apiKey: fullKey, keyId: record.id };
     },
   };
+  // Copied as descriptors: the runtime's Step Functions endpoint is a getter that changes when the service restarts.
+  return Object.defineProperties(helpers, Object.getOwnPropertyDescriptors(runtime)) as TestRuntime;
 }
 
 /**
@@ -123,7 +124,7 @@ export async function startTestRuntime(options: Partial<LocalRuntimeOptions> = {
 export function useTestRuntime(options: Partial<LocalRuntimeOptions> = {}): TestRuntime {
   const runtime = {} as TestRuntime;
   beforeAll(async () => {
-    Object.assign(runtime, await startTestRuntime(options));
+    Object.defineProperties(runtime, Object.getOwnPropertyDescriptors(await startTestRuntime(options)));
   });
   afterAll(async () => {
     await runtime.stepFunctions.idle();

@@ -1,0 +1,211 @@
+import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import type { LocalRuntime } from '../../infra/local/runtime';
+import { dynamo, sfn } from '../../shared/aws';
+import { tableName } from '../../shared/config';
+import { executionArnOf } from '../../shared/domain/jobs';
+import { catalog } from '../../shared/domain/flavors';
+import { getAccount } from '../../shared/store/accounts';
+import { instanceItemSchema, type InstanceItem } from '../../shared/store/instances';
+import { listLedgerEntries, type LedgerEntry } from '../../shared/store/ledger';
+import { jobSchema } from '../../shared/store/jobs';
+import type { ServiceEvent } from '../../shared/schemas/events';
+import { capacityCounters, capacityHeldByInstances } from '../support/capacity';
+
+export interface InvariantInput {
+  readonly runtime: LocalRuntime;
+  readonly events: readonly ServiceEvent[];
+  readonly accountIds: readonly string[];
+}
+
+const HOUR_MS = 3_600_000;
+const TRANSITIONAL = ['pending', 'provisioning', 'resizing', 'deleting'];
+
+/**
+ * What must hold once faults have stopped and the reconciler has run. Each check is written from the contract, not
+ * from the code under test: prices come from the catalog, costs from the formula, servers from the simulator.
+ */
+export async function checkInvariants({ runtime, events, accountIds }: InvariantInput): Promise<string[]> {
+  const instances = await allInstances();
+  const violations = [
+    ...checkServers(instances, runtime),
+    ...(await checkCapacity()),
+    ...(await checkJobs()),
+    ...(await checkBilling(instances, accountIds)),
+    ...(await checkEvents(instances, events)),
+  ];
+  return violations;
+}
+
+async function allInstances(): Promise<InstanceItem[]> {
+  const items: InstanceItem[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo().send(new ScanCommand({ TableName: tableName('instances'), ConsistentRead: true, ExclusiveStartKey: start }));
+    items.push(...(page.Items ?? []).map((item) => instanceItemSchema.parse(item)));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+/** Every live instance's status and plan equal its server's; exactly one server per live instance, none otherwise. */
+function checkServers(instances: readonly InstanceItem[], runtime: LocalRuntime): string[] {
+  const violations: string[] = [];
+  const droplets = runtime.simulator.state().droplets;
+  const owned = new Set<number>();
+  for (const instance of instances) {
+    const name = `instance ${instance.instance_id} (${instance.status})`;
+    const servers = droplets.filter((d) => d.tags.some((tag) => tag.endsWith(`-instance-${instance.instance_id}`)));
+    const live = instance.deleted_at === null && (instance.status === 'active' || instance.status === 'stopped');
+    if (instance.deleted_at === null && TRANSITIONAL.includes(instance.status)) violations.push(`${name} is still in a transitional status`);
+    if (instance.active_job_id !== null) violations.push(`${name} still names a running action`);
+    if (instance.deleted_at !== null && instance.status !== 'destroyed') violations.push(`${name} was deleted but never destroyed`);
+    if (!live) {
+      if (servers.length > 0) violations.push(`${name} is not live but has server(s) ${servers.map((s) => s.id).join(', ')}`);
+      continue;
+    }
+    if (servers.length !== 1) {
+      violations.push(`${name} has ${servers.length} servers`);
+      continue;
+    }
+    const [server] = servers;
+    owned.add(server!.id);
+    if (server!.id !== instance.upstream_id) violations.push(`${name} records server ${instance.upstream_id} but its server is ${server!.id}`);
+    const expected = instance.status === 'active' ? 'active' : 'off';
+    if (server!.status !== expected) violations.push(`${name}: its server is ${server!.status}`);
+    if (server!.sizeSlug !== instance.plan.flavor) violations.push(`${name} is on ${instance.plan.flavor} but its server is ${server!.sizeSlug}`);
+    if (instance.pending_plan !== null) violations.push(`${name} still holds a pending plan`);
+  }
+  for (const droplet of droplets) if (!owned.has(droplet.id)) violations.push(`server ${droplet.id} (${droplet.tags.join(' ')}) belongs to no live instance`);
+  return violations;
+}
+
+/** Capacity used equals what the instances hold. */
+async function checkCapacity(): Promise<string[]> {
+  const [counters, held] = await Promise.all([capacityCounters(), capacityHeldByInstances()]);
+  const names = new Set([...Object.keys(counters), ...Object.keys(held)]);
+  return [...names].filter((name) => (counters[name] ?? 0) !== (held[name] ?? 0)).map((name) => `${name}: counter ${counters[name] ?? 0}, instances hold ${held[name] ?? 0}`);
+}
+
+/** No job running without a running execution. */
+async function checkJobs(): Promise<string[]> {
+  const { Items = [] } = await dynamo().send(new ScanCommand({ TableName: tableName('jobs'), ConsistentRead: true }));
+  const violations: string[] = [];
+  for (const job of Items.map((item) => jobSchema.parse(item)).filter((j) => j.status === 'running')) {
+    if (job.type === 'reconcile') {
+      violations.push(`reconcile job ${job.job_id} is still running`);
+      continue;
+    }
+    const status = await sfn()
+      .send(new DescribeExecutionCommand({ executionArn: executionArnOf(job) }))
+      .then((execution) => execution.status)
+      .catch(() => 'MISSING');
+    if (status !== 'RUNNING') violations.push(`${job.type} job ${job.job_id} is running with its execution ${status}`);
+  }
+  return violations;
+}
+
+/** A segment's cost from its start to `atMs`, as the contract states it: price × time, a quarter while stopped. */
+const costAt = (piece: { start: string; hourly_micros: number; quarters: number }, atMs: number) =>
+  Math.round((piece.hourly_micros * piece.quarters * (atMs - Date.parse(piece.start))) / (HOUR_MS * 4));
+
+type Piece = NonNullable<LedgerEntry['pieces']>[number];
+
+/**
+ * Each instance's charges equal the sum over its segments of time × rate, to the micro-dollar per segment; the
+ * segments cover its billed time without gap or overlap; the open one bills what the instance is; balances equal
+ * their ledgers.
+ */
+async function checkBilling(instances: readonly InstanceItem[], accountIds: readonly string[]): Promise<string[]> {
+  const violations: string[] = [];
+  const ledgers = new Map<string, LedgerEntry[]>();
+  for (const accountId of accountIds) {
+    const entries = await listLedgerEntries(accountId);
+    ledgers.set(accountId, entries);
+    const balance = (await getAccount(accountId))?.balance;
+    const sum = entries.reduce((total, entry) => total + entry.amount, 0);
+    if (balance !== sum) violations.push(`account ${accountId}: balance ${balance} but its ledger sums to ${sum}`);
+  }
+  for (const instance of instances) {
+    const name = `instance ${instance.instance_id}`;
+    const meters = (ledgers.get(instance.account_id) ?? []).filter((e) => e.kind === 'meter' && e.instance_id === instance.instance_id);
+    for (const entry of meters) {
+      const pieces = entry.pieces ?? [];
+      const total = pieces.reduce((sum, piece) => sum + piece.amount, 0);
+      if (entry.amount !== -total) violations.push(`${name}: entry ${entry.entry_id} charges ${-entry.amount}, its segments ${total}`);
+    }
+    const pieces = meters.flatMap((entry) => entry.pieces ?? []).sort((a, b) => a.from.localeCompare(b.from));
+    if (instance.activated_at === null) {
+      if (pieces.length > 0) violations.push(`${name} was charged but never activated`);
+      continue;
+    }
+    if (pieces.length === 0) continue;
+    if (pieces[0]!.from !== instance.activated_at) violations.push(`${name}: billing starts at ${pieces[0]!.from}, activated at ${instance.activated_at}`);
+    pieces.slice(1).forEach((piece, i) => {
+      if (piece.from !== pieces[i]!.to) violations.push(`${name}: billed time jumps from ${pieces[i]!.to} to ${piece.from}`);
+    });
+    if (pieces.at(-1)!.to !== instance.metered_until) violations.push(`${name}: charged to ${pieces.at(-1)!.to} but metered until ${instance.metered_until}`);
+    if (instance.deleted_at !== null && instance.billing_ends_at === null && instance.metered_until !== instance.deleted_at) {
+      violations.push(`${name}: deleted at ${instance.deleted_at} but metered until ${instance.metered_until}`);
+    }
+    const segments = new Map<string, Piece[]>();
+    for (const piece of pieces) {
+      const key = `${piece.start}|${piece.hourly_micros}|${piece.quarters}`;
+      segments.set(key, [...(segments.get(key) ?? []), piece]);
+    }
+    for (const [key, parts] of segments) {
+      const charged = parts.reduce((sum, piece) => sum + piece.amount, 0);
+      const expected = costAt(parts[0]!, Date.parse(parts.at(-1)!.to)) - costAt(parts[0]!, Date.parse(parts[0]!.from));
+      if (charged !== expected) violations.push(`${name}: segment ${key} charged ${charged}, its time at its rate costs ${expected}`);
+    }
+    const open = instance.billing_segments.find((segment) => segment.end === null);
+    const live = instance.deleted_at === null && instance.billing_ends_at === null && (instance.status === 'active' || instance.status === 'stopped');
+    if (live) {
+      const price = Math.round((catalog.get(instance.plan.flavor)?.hourly_price ?? 0) * 1_000_000);
+      const quarters = instance.status === 'active' ? 4 : 1;
+      if (open?.hourly_micros !== price || open.quarters !== quarters) {
+        violations.push(`${name} is ${instance.status} on ${instance.plan.flavor} but billed ${JSON.stringify(open)}`);
+      }
+    } else if (open) {
+      violations.push(`${name} is ${instance.status}${instance.deleted_at ? ', deleted' : ''} but still billed ${JSON.stringify(open)}`);
+    }
+  }
+  return violations;
+}
+
+/** Every committed status change yields exactly one event, in order: each instance's events chain without a gap. */
+async function checkEvents(instances: readonly InstanceItem[], events: readonly ServiceEvent[]): Promise<string[]> {
+  const chainEnd = (instance: InstanceItem) => {
+    const mine = events.filter((e) => e.instance_id === instance.instance_id && (e.type === 'instance.created' || e.type === 'instance.status_changed'));
+    return mine.sort((a, b) => (a.sequence ?? 0) - (b.sequence ?? 0));
+  };
+  // The change streams deliver a little after the writes: wait until every chain has reached its instance's status.
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline && instances.some((i) => lastStatus(chainEnd(i)) !== i.status)) await new Promise((r) => setTimeout(r, 200));
+  const violations: string[] = [];
+  for (const instance of instances) {
+    const name = `instance ${instance.instance_id}`;
+    const chain = chainEnd(instance);
+    const ids = new Set(chain.map((e) => e.id));
+    if (ids.size !== chain.length) violations.push(`${name}: ${chain.length - ids.size} event(s) published twice`);
+    const unique = chain.filter((e, i) => chain.findIndex((other) => other.id === e.id) === i);
+    if (unique[0]?.type !== 'instance.created') {
+      violations.push(`${name}: no instance.created event`);
+      continue;
+    }
+    let status = unique[0].data.status;
+    for (const event of unique.slice(1)) {
+      if (event.type !== 'instance.status_changed') continue;
+      if (event.data.from !== status) violations.push(`${name}: an event from ${event.data.from} follows status ${status} (a change without its event)`);
+      status = event.data.to;
+    }
+    if (status !== instance.status) violations.push(`${name}: events end at ${status}, the instance is ${instance.status}`);
+  }
+  return violations;
+}
+
+function lastStatus(chain: readonly ServiceEvent[]): string | undefined {
+  const last = chain.at(-1);
+  if (!last) return undefined;
+  return last.type === 'instance.status_changed' ? last.data.to : last.type === 'instance.created' ? last.data.status : undefined;
+}
