@@ -1,12 +1,10 @@
-import { ExecutionDoesNotExist, StopExecutionCommand } from '@aws-sdk/client-sfn';
 import { namedError } from './errors';
-import { sfn } from '../aws';
 import { config } from '../config';
 import { heldPools, updateInstanceWithRetry } from '../store/instances';
 import { finishJob, listRunningJobs } from '../store/jobs';
 import { upstream } from '../upstream';
 import { upstreamTagOf } from './instances';
-import { executionArnOf } from './jobs';
+import { workflowEngine } from '../workflows';
 import { destroyTaggedServers } from './provisioning';
 
 export interface DeleteStepInput {
@@ -21,11 +19,7 @@ export async function stopLifecyclesStep({ instance_id, job_id }: DeleteStepInpu
   const others = (await listRunningJobs(instance_id)).filter((job) => job.job_id !== job_id && job.type !== 'delete');
   await Promise.all(
     others.map(async (job) => {
-      try {
-        await sfn().send(new StopExecutionCommand({ executionArn: executionArnOf(job), cause: 'The instance was deleted' }));
-      } catch (error) {
-        if (!(error instanceof ExecutionDoesNotExist)) throw error;
-      }
+      await workflowEngine().stop(job, 'The instance was deleted');
       await finishJob(job.job_id, { status: 'failed', error: 'Cancelled: the instance was deleted' }, new Date().toISOString());
     }),
   );

@@ -20,7 +20,7 @@ import { orderablePlan } from './flavors';
 import { generateSshKey, parsePublicKey } from './ssh-keys';
 import { openInstanceSecrets, sealInstanceSecrets, type InstanceSecrets } from './instance-secrets';
 import { upstreamForLiveReads } from '../upstream';
-import { startWorkflow } from './jobs';
+import { workflowEngine } from '../workflows';
 
 /** Deploying needs a balance strictly above $3 (micro-dollars). */
 const DEPLOY_MIN_BALANCE_MICROS = 3_000_000;
@@ -130,7 +130,7 @@ export async function createInstance(account: Account, body: CreateInstanceBody)
 /** Starts the provision workflow; if it cannot start, the instance fails at once and gives its capacity back. */
 async function startProvisioning(instance: InstanceItem, job: Job): Promise<void> {
   try {
-    await startWorkflow('provision', job, {});
+    await workflowEngine().start('provision', job, {});
   } catch (error) {
     logger.error('could not start provisioning', { error, instance_id: instance.instance_id });
     const finish = { job_id: job.job_id, outcome: { status: 'failed' as const, error: 'Provisioning could not be started' }, at: new Date().toISOString() };

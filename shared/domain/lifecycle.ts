@@ -17,7 +17,9 @@ import { UpstreamDeadlineError, UpstreamPermanentError, UpstreamTransientError, 
 import { refusedUnprocessed, withTransientRetry } from '../upstream/retry';
 import { ApiError, namedError, forbidden, instanceNotFound, lifecycleConflict, paymentRequired, serviceUnavailable, badRequest } from './errors';
 import { orderablePlan, type Plan } from './flavors';
-import { newJob, startWorkflow, workflowOfJob } from './jobs';
+import { newJob } from './jobs';
+import { workflowEngine } from '../workflows';
+import { workflowOfJob } from '../workflows/jobs-to-workflows';
 import { startKnownNotTaken } from './convergence';
 import { ownServer, ServerNotOursError } from './server-guard';
 
@@ -174,7 +176,7 @@ async function launchAction(instance: InstanceItem, type: ActionType, target: Pl
     actionId = null;
   }
 
-  await startWorkflow(workflowOfJob[type], job, {
+  await workflowEngine().start(workflowOfJob[type], job, {
     type,
     action_id: actionId,
     action_type: request.type,
@@ -200,7 +202,7 @@ export async function deleteInstance(account: Account, instanceId: number | unde
     });
     if (!recorded) continue;
     try {
-      await startWorkflow('delete', job, {});
+      await workflowEngine().start('delete', job, {});
     } catch (error) {
       // The deletion is recorded; the reconciler starts the workflow for instances left deleting without one.
       logger.error('could not start the delete workflow', { error });

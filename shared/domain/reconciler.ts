@@ -1,5 +1,3 @@
-import { DescribeExecutionCommand, ExecutionDoesNotExist } from '@aws-sdk/client-sfn';
-import { sfn } from '../aws';
 import { countMetric, logger, metricNames } from '../observability';
 import { getInstanceItem, scanInstancesByStatus, type InstanceItem } from '../store/instances';
 import { finishJob, insertJob, listRunningJobs, scanRunningJobs, type Job } from '../store/jobs';
@@ -7,7 +5,8 @@ import { upstream } from '../upstream';
 import type { UpstreamServer } from '../upstream/driver';
 import { settleAction } from './action-steps';
 import { serviceTag } from './instances';
-import { executionArnOf, newJob, startWorkflow } from './jobs';
+import { newJob } from './jobs';
+import { workflowEngine } from '../workflows';
 import { failProvision } from './provisioning';
 import { orphanJobOutcome } from './convergence';
 import { repairDrift, type DriftReport } from './drift';
@@ -30,16 +29,6 @@ export interface ReconcileReport {
 /** Left alone for this long after their last change, so that work just started is never taken for stuck. */
 const GRACE_MS = 120_000;
 
-async function executionRunning(job: Job): Promise<boolean> {
-  try {
-    const { status } = await sfn().send(new DescribeExecutionCommand({ executionArn: executionArnOf(job) }));
-    return status === 'RUNNING';
-  } catch (error) {
-    if (error instanceof ExecutionDoesNotExist) return false;
-    throw error;
-  }
-}
-
 type Repair = 'deletesRestarted' | 'provisionsFailed' | 'actionsSettled';
 
 /** Repairs one instance whose lifecycle has no running workflow behind it; undefined when nothing was wrong. */
@@ -48,22 +37,22 @@ async function repair(instance: InstanceItem): Promise<Repair | undefined> {
   const owning = (types: Job['type'][]) => running.find((job) => types.includes(job.type));
   if (instance.status === 'deleting') {
     const job = owning(['delete']);
-    if (job && (await executionRunning(job))) return undefined;
+    if (job && (await workflowEngine().isRunning(job))) return undefined;
     if (job) await finishJob(job.job_id, { status: 'failed', error: 'The delete was interrupted; it has been restarted' }, new Date().toISOString());
     const restart = newJob('delete', instance);
     await insertJob(restart);
-    await startWorkflow('delete', restart, {});
+    await workflowEngine().start('delete', restart, {});
     return 'deletesRestarted';
   }
   if (instance.status === 'pending' || instance.status === 'provisioning') {
     const job = owning(['provision']);
-    if (job && (await executionRunning(job))) return undefined;
+    if (job && (await workflowEngine().isRunning(job))) return undefined;
     await failProvision(instance.instance_id, job?.job_id, 'ProvisionAbandoned');
     return 'provisionsFailed';
   }
   if (instance.active_job_id !== null) {
     const job = running.find((candidate) => candidate.job_id === instance.active_job_id);
-    if (job && (await executionRunning(job))) return undefined;
+    if (job && (await workflowEngine().isRunning(job))) return undefined;
     // Settled only once the upstream's actions have ended; until then the instance keeps its transitional status.
     return (await settleAction(instance.instance_id, instance.active_job_id, 'ActionAbandoned')) ? 'actionsSettled' : undefined;
   }
@@ -85,7 +74,7 @@ async function endOrphanJobs(now: number, graceMs: number): Promise<number> {
     if (now - Date.parse(job.started_at) < graceMs) continue;
     try {
       const instance = await getInstanceItem(job.instance_id);
-      if (ownedByInstance(job, instance) || (await executionRunning(job))) continue;
+      if (ownedByInstance(job, instance) || (await workflowEngine().isRunning(job))) continue;
       await finishJob(job.job_id, orphanJobOutcome(job, instance), new Date().toISOString());
       ended += 1;
     } catch (error) {

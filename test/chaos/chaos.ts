@@ -73,12 +73,9 @@ type Operation = (typeof OPERATIONS)[number][0] | 'crash';
 
 interface Account {
   readonly accountId: string;
-  /** Several keys: deploys are limited per key (5 an hour), and a run needs more instances than that. */
-  readonly apiKeys: string[];
+  readonly apiKey: string;
   readonly instances: number[];
 }
-
-const KEYS_PER_ACCOUNT = 4;
 
 /** The service as a run needs it: short upstream timeouts and budgets, so every fault bites and every phase ends soon. */
 export const CHAOS_RUNTIME = {
@@ -112,12 +109,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const violations: string[] = [];
   try {
     const accounts: Account[] = [];
-    for (let i = 0; i < (options.accounts ?? 3); i++) {
+    // Deploys are limited to 5 an hour per account: more accounts, more instances.
+    for (let i = 0; i < (options.accounts ?? 6); i++) {
       const account = await openAccount({ email: `chaos-${options.seed}-${i}-${randomBytes(3).toString('hex')}@example.com`, confirmed: true, suspended: false });
       await deposit(account.account_id, 200_000_000);
-      const apiKeys = [];
-      for (let k = 0; k < KEYS_PER_ACCOUNT; k++) apiKeys.push((await issueApiKey(account.account_id, `chaos ${k}`)).fullKey);
-      accounts.push({ accountId: account.account_id, apiKeys, instances: [] });
+      const { fullKey } = await issueApiKey(account.account_id, 'chaos');
+      accounts.push({ accountId: account.account_id, apiKey: fullKey, instances: [] });
     }
     const crashes = options.crashes ?? Math.max(1, Math.floor(options.ops / 100));
     const crashAt = new Set(Array.from({ length: crashes }, () => 1 + rng.int(Math.max(1, options.ops - 1))));
@@ -125,7 +122,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const call = async (account: Account, method: string, path: string, body?: unknown) => {
       const response = await fetch(`${runtime.baseUrl}${path}`, {
         method,
-        headers: { authorization: `Bearer ${rng.pick(account.apiKeys)}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: { authorization: `Bearer ${account.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         body: body === undefined ? undefined : JSON.stringify(body),
       }).catch(() => undefined);
       const status = response?.status ?? 'connection lost';

@@ -10,7 +10,7 @@ import { runChaos, type ChaosReport } from './chaos';
 /**
  * `npm run chaos -- --seed N --ops M`: one seeded chaos run on its own DynamoDB Local, then its invariants.
  *   --seeds K        runs seeds N, N+1, … N+K-1, each in a fresh process, and prints a table
- *   --accounts A     accounts issuing requests (default 3)
+ *   --accounts A     accounts issuing requests (default 6; each may deploy 5 an hour)
  *   --data-dir DIR   keep DynamoDB Local's data on disk (one directory per seed), to inspect after the run
  *   --json           the report as JSON
  *   --verbose        the handlers' warnings and errors too
@@ -21,7 +21,7 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '1' },
     ops: { type: 'string', default: '200' },
     seeds: { type: 'string', default: '1' },
-    accounts: { type: 'string', default: '3' },
+    accounts: { type: 'string', default: '6' },
     'data-dir': { type: 'string' },
     json: { type: 'boolean', default: false },
     verbose: { type: 'boolean', default: false },

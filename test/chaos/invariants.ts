@@ -3,7 +3,7 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { LocalRuntime } from '../../infra/local/runtime';
 import { dynamo, sfn } from '../../shared/aws';
 import { tableName } from '../../shared/config';
-import { executionArnOf } from '../../shared/domain/jobs';
+import { executionArnOf } from '../../shared/workflows/step-functions';
 import { catalog } from '../../shared/domain/flavors';
 import { getAccount } from '../../shared/store/accounts';
 import { instanceItemSchema, type InstanceItem } from '../../shared/store/instances';

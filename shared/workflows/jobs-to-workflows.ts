@@ -1,0 +1,14 @@
+import type { WorkflowName } from '../../infra/workflows';
+import type { Job } from '../store/jobs';
+
+/** Jobs that run a workflow (a `reconcile` job is recorded already ended). */
+export type WorkflowJobType = Exclude<Job['type'], 'reconcile'>;
+
+export const workflowOfJob: Record<WorkflowJobType, WorkflowName> = {
+  provision: 'provision',
+  delete: 'delete',
+  power_on: 'power',
+  power_off: 'power',
+  reboot: 'power',
+  resize: 'resize',
+};

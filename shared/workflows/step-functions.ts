@@ -1,0 +1,40 @@
+import { DescribeExecutionCommand, ExecutionDoesNotExist, StartExecutionCommand, StopExecutionCommand } from '@aws-sdk/client-sfn';
+import { sfn } from '../aws';
+import { stateMachineArn } from '../config';
+import type { Job } from '../store/jobs';
+import type { WorkflowEngine } from './engine';
+import { workflowOfJob } from './jobs-to-workflows';
+
+/** The execution ARN of a job's workflow run: executions are named after their job. */
+export function executionArnOf(job: Pick<Job, 'type' | 'job_id'>, executionName = job.job_id): string {
+  if (job.type === 'reconcile') throw new Error('a reconcile job has no execution');
+  return `${stateMachineArn(workflowOfJob[job.type]).replace(':stateMachine:', ':execution:')}:${executionName}`;
+}
+
+export const stepFunctionsEngine: WorkflowEngine = {
+  async start(workflow, job, input, executionName = job.job_id) {
+    await sfn().send(
+      new StartExecutionCommand({
+        stateMachineArn: stateMachineArn(workflow),
+        name: executionName,
+        input: JSON.stringify({ instance_id: job.instance_id, job_id: job.job_id, ...input }),
+      }),
+    );
+  },
+  async isRunning(job) {
+    try {
+      const { status } = await sfn().send(new DescribeExecutionCommand({ executionArn: executionArnOf(job) }));
+      return status === 'RUNNING';
+    } catch (error) {
+      if (error instanceof ExecutionDoesNotExist) return false;
+      throw error;
+    }
+  },
+  async stop(job, cause) {
+    try {
+      await sfn().send(new StopExecutionCommand({ executionArn: executionArnOf(job), cause }));
+    } catch (error) {
+      if (!(error instanceof ExecutionDoesNotExist)) throw error;
+    }
+  },
+};
