@@ -22,7 +22,8 @@ export async function startDynamoDbLocal(options: { dataDir?: string; port?: num
   const endpoint = `http://127.0.0.1:${port}`;
 
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
-  const deadline = Date.now() + 30_000;
+  // The JVM can take long to come up on a busy machine; this bounds a start that will never succeed.
+  const deadline = Date.now() + 120_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`DynamoDB Local exited (${child.exitCode}): ${output.trim()}`);
     try {
@@ -31,7 +32,7 @@ export async function startDynamoDbLocal(options: { dataDir?: string; port?: num
     } catch {
       if (Date.now() > deadline) {
         child.kill('SIGKILL');
-        throw new Error(`DynamoDB Local did not start within 30 s: ${output.trim()}`);
+        throw new Error(`DynamoDB Local did not start within 120 s: ${output.trim()}`);
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

@@ -1,10 +1,11 @@
 import './quiet';
 import '../../infra/local/env-defaults';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDynamoDbLocal } from '../../infra/local/dynamodb-local';
+import { repositoryRoot } from '../../infra/local/runtime';
 import { runChaos, type ChaosReport } from './chaos';
 
 /**
@@ -13,7 +14,8 @@ import { runChaos, type ChaosReport } from './chaos';
  *   --accounts A     accounts issuing requests (default 6; each may deploy 5 an hour)
  *   --data-dir DIR   keep DynamoDB Local's data on disk (one directory per seed), to inspect after the run
  *   --json           the report as JSON
- *   --verbose        the handlers' warnings and errors too
+ *   --verbose        the handlers' warnings and errors too (kept in .local/chaos/ for a seed of --seeds that
+ *                    finds a violation)
  * Exits 1 when any invariant was violated.
  */
 const { values } = parseArgs({
@@ -28,6 +30,7 @@ const { values } = parseArgs({
   },
 });
 
+const logDir = resolve(repositoryRoot, '.local/chaos');
 const seed = Number(values.seed);
 const ops = Number(values.ops);
 const seeds = Number(values.seeds);
@@ -38,20 +41,43 @@ for (const [name, value] of [['seed', seed], ['ops', ops], ['seeds', seeds], ['a
   }
 }
 
+/** One seed in a fresh process, with the handlers' logs, which are kept when the run finds a violation. */
+function runSeedInChild(s: number): ChaosReport | undefined {
+  const args = ['--import', 'tsx', resolve(import.meta.dirname, 'cli.ts'), '--seed', String(s), '--ops', String(ops), '--accounts', String(values.accounts), '--json', '--verbose'];
+  if (values['data-dir']) args.push('--data-dir', values['data-dir']);
+  const child = spawnSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 256 << 20 });
+  const lines = child.stdout.trim().split('\n');
+  try {
+    const report = JSON.parse(lines.at(-1) ?? '') as ChaosReport;
+    if (report.violations.length === 0) return report;
+    const logFile = resolve(logDir, `seed-${s}.log`);
+    mkdirSync(logDir, { recursive: true });
+    writeFileSync(logFile, lines.slice(0, -1).join('\n'));
+    console.log(`  (the handlers' logs of seed ${s}: ${logFile})`);
+    return report;
+  } catch {
+    console.log(`  seed ${s} did not finish (exit ${child.status}): ${child.stderr.trim().split('\n').slice(-3).join(' | ')}`);
+    return undefined;
+  }
+}
+
 if (seeds > 1) {
   const reports: ChaosReport[] = [];
+  let unfinished = 0;
   for (let s = seed; s < seed + seeds; s++) {
-    const args = ['--import', 'tsx', resolve(import.meta.dirname, 'cli.ts'), '--seed', String(s), '--ops', String(ops), '--accounts', String(values.accounts), '--json'];
-    if (values['data-dir']) args.push('--data-dir', values['data-dir']);
-    const child = spawnSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 });
-    const report = JSON.parse(child.stdout.trim().split('\n').at(-1) ?? '{}') as ChaosReport;
+    // A run that could not even start (DynamoDB Local slow to come up on a busy machine) is tried once more.
+    const report = runSeedInChild(s) ?? runSeedInChild(s);
+    if (!report) {
+      unfinished += 1;
+      continue;
+    }
     reports.push(report);
     console.log(`seed ${s}: ${report.ops} operations, ${report.instances} instances, ${report.seconds} s, ${report.violations.length} violation(s)`);
     for (const violation of report.violations) console.log(`  ${violation}`);
   }
   const total = reports.reduce((sum, r) => sum + r.violations.length, 0);
-  console.log(`${reports.length} seeds × ${ops} operations: ${total} violation(s)`);
-  process.exit(total > 0 ? 1 : 0);
+  console.log(`${reports.length} seeds × ${ops} operations: ${total} violation(s)${unfinished ? `; ${unfinished} seed(s) did not finish` : ''}`);
+  process.exit(total > 0 || unfinished > 0 ? 1 : 0);
 }
 
 const dataDir = values['data-dir'] ? resolve(values['data-dir'], `seed-${seed}`) : undefined;
