@@ -93,7 +93,7 @@ function orchestrationSection(results: BenchResults): string {
       Object.entries(o.executions).map(([workflow, e]) => [workflow, fixed(e.transitions, 0), fixed(e.taskInvocations, 0), fixed(e.durationMs, 0)]),
     ),
     '',
-    'AWS cost per 1,000 provisions at list prices (us-east-1, on-demand; logs, X-Ray and data transfer not included; a real provision polls about 12 times more at 5 s per check while a server boots in about a minute, which adds transitions and invocations):',
+    'AWS cost per 1,000 provisions at list prices (us-east-1, on-demand; logs, X-Ray and data transfer not included; a real provision first checks its server after 40 s, then every 10 s, so a 45 s boot adds 3 transitions and 1 invocation to these figures, tested in test/integration/provision-polling.test.ts):',
     '',
     table(
       ['part', 'USD per 1,000 provisions'],

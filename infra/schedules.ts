@@ -10,6 +10,8 @@ export interface ScheduleDefinition {
   readonly everyMinutes: number;
   /** Whether the local runtime also runs it once at start. */
   readonly runAtLocalStart: boolean;
+  /** At most one run at a time (reserved concurrency 1): a run still going when the next is due makes it skip. */
+  readonly exclusive?: boolean;
   readonly access: FunctionAccess;
 }
 
@@ -29,6 +31,8 @@ export const schedules = {
     entry: 'functions/scheduled/meter.ts',
     everyMinutes: 5,
     runAtLocalStart: false,
+    // Two runs at once charge nothing twice (each charge is conditional), but they would race to pause accounts.
+    exclusive: true,
     access: {
       tables: {
         instances: ['Scan', 'Query', 'BatchGetItem', 'GetItem', 'UpdateItem'],

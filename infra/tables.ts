@@ -63,9 +63,11 @@ export const tables = {
     stream: true,
     globalSecondaryIndexes: [
       {
-        indexName: 'by_account',
-        partitionKey: { name: 'account_id', type: 'S' },
-        sortKey: { name: 'created_at', type: 'S' },
+        // Sparse: only live instances carry `live_account_id` (removed at deletion), so a list reads what is live,
+        // however many instances the account has deleted; sorted by id, so a page token is the last id listed.
+        indexName: 'live_by_account',
+        partitionKey: { name: 'live_account_id', type: 'S' },
+        sortKey: { name: 'instance_id', type: 'N' },
         // The list reads the instances themselves by these keys, consistently.
         projection: { type: 'KEYS_ONLY' },
       },

@@ -15,7 +15,7 @@ export interface paths {
         };
         /**
          * The caller's instances, in summary form
-         * @description Every live instance of the caller's account, in summary form: no `ssh_key` and no `activated_at`.
+         * @description The caller's live instances by id, in summary form: no `ssh_key` and no `activated_at`. Without parameters the list holds every live instance; a response stops at 6 MB (about 5,000 instances), so an account with more than 2,000 should page: `per_page` (1–200), then follow the `Link: <…>; rel="next"` header until a page comes without one. Deleted instances cost a list nothing.
          */
         get: operations["listInstances"];
         put?: never;
@@ -560,14 +560,19 @@ export type $defs = Record<string, never>;
 export interface operations {
     listInstances: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Instances per page, 1 to 200. Without it (and without page_token) the list holds every live instance. */
+                per_page?: number;
+                /** @description Where the next page starts: copied from the `Link: <…>; rel="next"` header of the previous page. */
+                page_token?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The instances. */
+            /** @description The instances (one page of them when paging). */
             200: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -576,10 +581,27 @@ export interface operations {
                     RateLimit: string;
                     /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
                     "RateLimit-Policy": string;
+                    /** @description When paging and more instances may follow: `</api/v1/instances?per_page=N&page_token=T>; rel="next"`. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["InstanceSummary"][];
+                };
+            };
+            /** @description Invalid request (the text says which field and why). */
+            400: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing or malformed Authorization header; Invalid API key prefix; Invalid or revoked API key; API key owner not found. */

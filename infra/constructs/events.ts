@@ -1,4 +1,4 @@
-import { Duration, Validations, type RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -8,6 +8,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { deadLetterQueue } from './dead-letter-queue';
 import { Construct } from 'constructs';
 import { EVENT_SOURCE } from '../../shared/events/aws-transports';
 import { METRICS_NAMESPACE, metricNames } from '../../shared/observability';
@@ -132,12 +133,6 @@ export class ServiceEvents extends Construct {
     );
     return alarms;
   }
-}
-
-function deadLetterQueue(scope: Construct, id: string): sqs.Queue {
-  const queue = new sqs.Queue(scope, id, { encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
-  Validations.of(queue).acknowledge({ id: 'AwsSolutions-SQS3', reason: 'This queue is itself a dead-letter queue.' });
-  return queue;
 }
 
 function serviceMetric(name: string): cloudwatch.Metric {

@@ -1,5 +1,8 @@
 import { Duration } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { deadLetterQueue } from './dead-letter-queue';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import { Construct } from 'constructs';
 import type { ScheduleDefinition } from '../schedules';
@@ -23,6 +26,8 @@ export interface ScheduledFunctionProps {
 export class ScheduledFunction extends Construct {
   readonly function: ApiFunction;
   readonly schedule: scheduler.CfnSchedule;
+  /** Runs that failed (or were skipped because the previous one still ran), kept for 14 days to look into. */
+  readonly failedRuns: sqs.Queue;
 
   constructor(scope: Construct, id: string, { definition, service }: ScheduledFunctionProps) {
     super(scope, id);
@@ -31,6 +36,15 @@ export class ScheduledFunction extends Construct {
       access: definition.access,
       service,
       timeout: SCHEDULED_TIMEOUT,
+      reservedConcurrency: definition.exclusive ? 1 : undefined,
+    });
+    this.failedRuns = deadLetterQueue(this, 'FailedRuns');
+    // No asynchronous retries: a failed run is made up by the next one, and a retry would overlap it. A run that
+    // cannot start within a period (an exclusive job still running) is dropped to the queue, not delayed.
+    this.function.alias.configureAsyncInvoke({
+      retryAttempts: 0,
+      maxEventAge: Duration.seconds(Math.max(60, definition.everyMinutes * 60)),
+      onFailure: new SqsDestination(this.failedRuns),
     });
     const role = new iam.Role(this, 'SchedulerRole', { assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com') });
     role.addToPolicy(

@@ -29,6 +29,8 @@ export interface LocalRuntimeOptions {
   readonly bootMs: number;
   /** Local length of every Wait state (ms). */
   readonly waitMs?: number;
+  /** Instead of `waitMs`, each Wait state's own length times this (see LocalStepFunctionsOptions). */
+  readonly waitScale?: number;
   /** Local length of every retry pause (ms). */
   readonly retryMs?: number;
   /** Extra environment for the handlers (for example a shorter provisioning budget). */
@@ -93,6 +95,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       root: repositoryRoot,
       port,
       waitMs: options.waitMs ?? 250,
+      waitScale: options.waitScale,
       retryMs: options.retryMs ?? 200,
       aroundTask: options.aroundTask,
     });

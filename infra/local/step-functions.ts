@@ -48,6 +48,8 @@ export interface LocalStepFunctionsOptions {
   readonly port?: number;
   /** Every Wait state lasts this long locally (ms). */
   readonly waitMs: number;
+  /** Instead of `waitMs`: each Wait state lasts its own time multiplied by this (0.01: 40 s become 400 ms). */
+  readonly waitScale?: number;
   /** Every retry pause lasts this long locally (ms). */
   readonly retryMs: number;
   /** Runs around each Task invocation (the benchmarks record DynamoDB calls and durations per step this way). */
@@ -62,7 +64,7 @@ export interface LocalStepFunctions {
   close(): Promise<void>;
 }
 
-type AslState = { Type: string; Resource?: string };
+type AslState = { Type: string; Resource?: string; Seconds?: number };
 
 async function loadMachine(root: string, name: WorkflowName, options: LocalStepFunctionsOptions): Promise<LoadedMachine> {
   const workflow = workflows[name];
@@ -72,7 +74,9 @@ async function loadMachine(root: string, name: WorkflowName, options: LocalStepF
   const waitOverrides: Record<string, number> = {};
   const retryOverrides: Record<string, number> = {};
   for (const [stateName, state] of Object.entries(states)) {
-    if (state.Type === 'Wait') waitOverrides[stateName] = options.waitMs;
+    if (state.Type === 'Wait') {
+      waitOverrides[stateName] = options.waitScale !== undefined && state.Seconds !== undefined ? Math.round(state.Seconds * 1000 * options.waitScale) : options.waitMs;
+    }
     if (state.Type !== 'Task') continue;
     retryOverrides[stateName] = options.retryMs;
     const key = /^\$\{(\w+)\}$/.exec(state.Resource ?? '')?.[1];

@@ -111,26 +111,36 @@ async function meterInstance(read: InstanceItem, nowMs: number): Promise<number 
  */
 export async function runMeter(nowMs = Date.now()): Promise<MeterReport> {
   const metered = await scanInstancesByStatus(['active', 'stopped', 'resizing', 'quarantined', 'deleting', 'destroyed', 'failed']);
-  const billed = new Set<string>();
+  const byAccount = Map.groupBy(metered, (instance) => instance.account_id);
   let periodsCharged = 0;
   let amountCharged = 0;
+  let accountsBilled = 0;
   const failures: unknown[] = [];
-  for (const instance of metered) {
-    try {
-      const charged = await meterInstance(instance, nowMs);
-      if (charged === undefined) continue;
-      periodsCharged += 1;
-      amountCharged += charged;
-      billed.add(instance.account_id);
-    } catch (error) {
-      // One instance that cannot be charged now (it is charged on a later run) must not stop the others.
-      logger.error('could not meter an instance', { instance_id: instance.instance_id, error });
-      failures.push(error);
+  for (const [accountId, instances] of byAccount) {
+    let billed = false;
+    for (const instance of instances) {
+      try {
+        const charged = await meterInstance(instance, nowMs);
+        if (charged === undefined) continue;
+        periodsCharged += 1;
+        amountCharged += charged;
+        billed = true;
+      } catch (error) {
+        // One instance that cannot be charged now (it is charged on a later run) must not stop the others.
+        logger.error('could not meter an instance', { instance_id: instance.instance_id, error });
+        failures.push(error);
+      }
     }
+    if (!billed) continue;
+    accountsBilled += 1;
+    // Each account's pause follows its own charges at once: a run cut short has still paused whom it charged.
+    await enforceBillingPause(accountId).catch((error: unknown) => {
+      logger.error('could not apply the billing pause', { account_id: accountId, error });
+      failures.push(error);
+    });
   }
-  for (const accountId of billed) await enforceBillingPause(accountId);
-  logger.info('meter run', { periodsCharged, amountCharged, accountsBilled: billed.size });
+  logger.info('meter run', { periodsCharged, amountCharged, accountsBilled });
   countMetric(metricNames.meteredPeriods, periodsCharged);
-  if (failures.length > 0) throw new AggregateError(failures, `${failures.length} instance(s) could not be metered`);
-  return { periodsCharged, amountCharged, accountsBilled: billed.size };
+  if (failures.length > 0) throw new AggregateError(failures, `${failures.length} instance(s) or account(s) could not be metered`);
+  return { periodsCharged, amountCharged, accountsBilled };
 }

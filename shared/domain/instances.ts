@@ -13,9 +13,9 @@ import {
   type InstanceItem,
 } from '../store/instances';
 import { finishJob, type Job } from '../store/jobs';
-import type { CreateInstanceBody, InstanceDetail, InstanceSummary } from '../schemas/instances';
+import { LIST_PAGE_MAX, type CreateInstanceBody, type InstanceDetail, type InstanceSummary, type ListInstancesQuery } from '../schemas/instances';
 import { randomBase62 } from './crypto';
-import { instanceNotFound, paymentRequired, serviceUnavailable } from './errors';
+import { badRequest, instanceNotFound, paymentRequired, serviceUnavailable } from './errors';
 import { orderablePlan } from './flavors';
 import { generateSshKey, parsePublicKey } from './ssh-keys';
 import { openInstanceSecrets, sealInstanceSecrets, type InstanceSecrets } from './instance-secrets';
@@ -166,8 +166,26 @@ async function withLivePowerState(item: InstanceItem): Promise<InstanceItem> {
   }
 }
 
-export async function listInstanceSummaries(accountId: string): Promise<InstanceSummary[]> {
-  const items = await listOwnedInstances(accountId);
-  const sorted = items.sort((a, b) => a.instance_id - b.instance_id);
-  return Promise.all(sorted.map(async (item) => toSummary(item, await openInstanceSecrets(item))));
+/** A page token names the last instance id of the page before; opaque to clients, checked on the way back. */
+const encodePageToken = (lastId: number) => Buffer.from(`after:${lastId}`).toString('base64url');
+
+function decodePageToken(token: string): number {
+  const match = /^after:(\d{1,15})$/.exec(Buffer.from(token, 'base64url').toString());
+  if (!match || encodePageToken(Number(match[1])) !== token) throw badRequest('Invalid page_token');
+  return Number(match[1]);
+}
+
+export interface InstanceListPage {
+  readonly instances: InstanceSummary[];
+  /** Present when more instances may follow: pass it as `page_token` with the same `per_page`. */
+  readonly nextPageToken?: string;
+}
+
+/** The caller's live instances by id: all of them, or one page when `per_page` or `page_token` is given. */
+export async function listInstanceSummaries(accountId: string, query: ListInstancesQuery = {}): Promise<InstanceListPage> {
+  const summaries = (items: InstanceItem[]) => Promise.all(items.map(async (item) => toSummary(item, await openInstanceSecrets(item))));
+  if (query.per_page === undefined && query.page_token === undefined) return { instances: await summaries(await listOwnedInstances(accountId)) };
+  const after = query.page_token === undefined ? undefined : decodePageToken(query.page_token);
+  const { items, lastId } = await listOwnedInstances(accountId, { limit: query.per_page ?? LIST_PAGE_MAX, after });
+  return { instances: await summaries(items), ...(lastId === undefined ? {} : { nextPageToken: encodePageToken(lastId) }) };
 }

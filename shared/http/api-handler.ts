@@ -141,6 +141,7 @@ export interface RouteInput<TPrincipal, TBody> {
   readonly principal: TPrincipal;
   readonly body: TBody;
   readonly pathParameters: Record<string, string | undefined>;
+  readonly queryParameters: Record<string, string | undefined>;
 }
 
 type Principal = BearerPrincipal | SessionPrincipal;
@@ -166,7 +167,12 @@ function composeRoute<TPrincipal extends Principal, TSchema extends z.ZodType | 
     if (replay) return replay;
     if (!principal) throw new Error('authentication did not run');
     logger.appendKeys({ account_id: principal.account.account_id });
-    const input = { principal: principal as TPrincipal, body: body as BodyOf<TSchema>, pathParameters: event.pathParameters ?? {} };
+    const input = {
+      principal: principal as TPrincipal,
+      body: body as BodyOf<TSchema>,
+      pathParameters: event.pathParameters ?? {},
+      queryParameters: event.queryStringParameters ?? {},
+    };
     const run = () => runWithDeadline(context, () => handler(input));
     if (!('apiKey' in principal)) return run();
     // A Bearer request's writes are conditioned on its key and account still holding; a read checks them again

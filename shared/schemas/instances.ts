@@ -112,3 +112,25 @@ export const deleteResultSchema = z.strictObject({
   job_id: z.string().nullable(),
 });
 export type DeleteResult = z.infer<typeof deleteResultSchema>;
+
+/** The most a list page may hold; without paging parameters a list returns every live instance. */
+export const LIST_PAGE_MAX = 200;
+
+const PER_PAGE_RULE = `per_page must be a whole number from 1 to ${LIST_PAGE_MAX}`;
+
+/** Optional paging of the instance list. */
+export const listInstancesQuerySchema = z.object({
+  per_page: z.coerce
+    .number({ error: PER_PAGE_RULE })
+    .int({ error: PER_PAGE_RULE })
+    .min(1, { error: PER_PAGE_RULE })
+    .max(LIST_PAGE_MAX, { error: PER_PAGE_RULE })
+    .optional()
+    .meta({ description: `Instances per page, 1 to ${LIST_PAGE_MAX}. Without it (and without page_token) the list holds every live instance.` }),
+  page_token: z
+    .string()
+    .max(64, 'Invalid page_token')
+    .optional()
+    .meta({ description: 'Where the next page starts: copied from the `Link: <…>; rel="next"` header of the previous page.' }),
+});
+export type ListInstancesQuery = z.infer<typeof listInstancesQuerySchema>;

@@ -8,6 +8,7 @@ import {
   deleteResultSchema,
   instanceDetailSchema,
   instanceSummarySchema,
+  listInstancesQuerySchema,
   planSchema,
   sshKeySchema,
 } from './instances';
@@ -135,12 +136,20 @@ const instanceRoutes: RouteConfig[] = [
     operationId: 'listInstances',
     summary: "The caller's instances, in summary form",
     description:
-      "Every live instance of the caller's account, in summary form: no `ssh_key` and no `activated_at`.",
+      "The caller's live instances by id, in summary form: no `ssh_key` and no `activated_at`. Without parameters the list holds every live instance; a response stops at 6 MB (about 5,000 instances), so an account with more than 2,000 should page: `per_page` (1–200), then follow the `Link: <…>; rel=\"next\"` header until a page comes without one. Deleted instances cost a list nothing.",
     tags: ['instances'],
     security: bearer,
+    request: { query: listInstancesQuerySchema },
     responses: {
-      200: { description: 'The instances.', headers: rateLimitHeaders(true), content: json(z.array(InstanceSummary)) },
-      ...instanceErrors([401, 403]),
+      200: {
+        description: 'The instances (one page of them when paging).',
+        headers: {
+          ...rateLimitHeaders(true),
+          Link: header('When paging and more instances may follow: `</api/v1/instances?per_page=N&page_token=T>; rel="next"`.', false),
+        },
+        content: json(z.array(InstanceSummary)),
+      },
+      ...instanceErrors([400, 401, 403]),
     },
   },
   {

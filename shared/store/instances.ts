@@ -1,5 +1,5 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
@@ -78,7 +78,7 @@ export async function insertInstanceReservingCapacity(instance: InstanceItem, jo
     {
       Put: {
         TableName: tableName('instances'),
-        Item: instanceItemSchema.parse({ ...instance, updated_at: instance.created_at }),
+        Item: { ...instanceItemSchema.parse({ ...instance, updated_at: instance.created_at }), live_account_id: instance.account_id },
         ConditionExpression: 'attribute_not_exists(instance_id)',
       },
     },
@@ -108,23 +108,43 @@ export async function getOwnedInstance(instanceId: number, accountId: string): P
   return item && item.account_id === accountId && item.deleted_at === null ? item : undefined;
 }
 
+export interface InstancePage {
+  /** At most this many instances. */
+  readonly limit: number;
+  /** Only instances with a greater id (the last id of the previous page). */
+  readonly after?: number;
+}
+
+const liveKeySchema = z.object({ instance_id: z.number().int() });
+
 /**
- * The account's live instances. The index holds only keys, so the items themselves are read from the table by
- * key, consistently: a deletion or change shows at once, and no index keeps a copy of any instance's data.
+ * The account's live instances, by id; all of them, or one page and the last id read when more may follow. The
+ * index is sparse (deleted instances leave it) and holds only keys, so the items themselves are read from the table
+ * by key, consistently: a deletion or change shows at once, and no index keeps a copy of any instance's data.
  */
-export async function listOwnedInstances(accountId: string): Promise<InstanceItem[]> {
-  const keys = await readAll(
-    {
-      kind: 'query',
-      TableName: tableName('instances'),
-      IndexName: 'by_account',
-      KeyConditionExpression: 'account_id = :account',
-      ExpressionAttributeValues: { ':account': accountId },
-    },
-    z.object({ instance_id: z.number().int() }),
+export async function listOwnedInstances(accountId: string): Promise<InstanceItem[]>;
+export async function listOwnedInstances(accountId: string, page: InstancePage): Promise<{ items: InstanceItem[]; lastId?: number }>;
+export async function listOwnedInstances(accountId: string, page?: InstancePage) {
+  const query = {
+    TableName: tableName('instances'),
+    IndexName: 'live_by_account',
+    KeyConditionExpression: 'live_account_id = :account',
+    ExpressionAttributeValues: { ':account': accountId },
+  };
+  const readItems = async (keys: { instance_id: number }[]) =>
+    (await batchGetAll(tableName('instances'), keys.map(({ instance_id }) => ({ instance_id })), instanceItemSchema))
+      .filter((item) => item.account_id === accountId && item.deleted_at === null)
+      .sort((a, b) => a.instance_id - b.instance_id);
+  if (!page) return readItems(await readAll({ kind: 'query', ...query }, liveKeySchema));
+  const { Items = [], LastEvaluatedKey } = await dynamo().send(
+    new QueryCommand({
+      ...query,
+      Limit: page.limit,
+      ...(page.after === undefined ? {} : { ExclusiveStartKey: { live_account_id: accountId, instance_id: page.after } }),
+    }),
   );
-  const items = await batchGetAll(tableName('instances'), keys.map(({ instance_id }) => ({ instance_id })), instanceItemSchema);
-  return items.filter((item) => item.account_id === accountId && item.deleted_at === null);
+  const keys = Items.map((item) => liveKeySchema.parse(item));
+  return { items: await readItems(keys), ...(LastEvaluatedKey ? { lastId: keys.at(-1)?.instance_id } : {}) };
 }
 
 /** Every instance in one of the statuses, deleted ones included (for the reconciler and the meter). */
@@ -168,8 +188,10 @@ const SECRETS_END_STATUSES: readonly InstanceStatus[] = ['failed', 'deleting', '
 function setExpression(changes: InstanceChanges, now = new Date().toISOString()) {
   const ending = (changes.status !== undefined && SECRETS_END_STATUSES.includes(changes.status)) || Boolean(changes.deleted_at);
   const entries = Object.entries({ ...changes, ...(ending ? { sealed_secrets: null } : {}), updated_at: now });
+  // A deleted instance leaves the account's list index.
+  const unlisted = changes.deleted_at ? ' REMOVE live_account_id' : '';
   return {
-    UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')}, version = version + :one`,
+    UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')}, version = version + :one${unlisted}`,
     ExpressionAttributeNames: Object.fromEntries(entries.map(([key], i) => [`#f${i}`, key])),
     ExpressionAttributeValues: { ...Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])), ':one': 1 },
   };

@@ -199,7 +199,7 @@ describe('ServiceStack (dev)', () => {
         ProjectionType: 'INCLUDE',
         NonKeyAttributes: ['name', 'key_prefix', 'is_active', 'created_at', 'last_used_at', 'revoked_at'],
       },
-      'instances.by_account': { ProjectionType: 'KEYS_ONLY' },
+      'instances.live_by_account': { ProjectionType: 'KEYS_ONLY' },
       'jobs.by_instance': { ProjectionType: 'INCLUDE', NonKeyAttributes: ['type', 'account_id', 'status', 'finished_at', 'error'] },
       'webhooks.by_account': { ProjectionType: 'INCLUDE', NonKeyAttributes: ['url', 'events', 'failing_since', 'disabled_at', 'disabled_reason'] },
     });

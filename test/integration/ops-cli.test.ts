@@ -251,14 +251,29 @@ describe.concurrent('commands', () => {
     expect(Item?.limit).toBe(900);
   });
 
-  it('billing meter runs the meter and prints its report', async ({ expect }) => {
+  it('billing meter runs the meter and prints what it charged', async ({ expect }) => {
+    const { apiKey, accountId } = await runtime.newAccount();
+    const instance = await runtime.activeInstance(apiKey);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    // A deleted instance is charged up to its deletion at once, without waiting for a period boundary.
+    await runtime.call('DELETE', `/api/v1/instances/${instance.instance_id}`, { apiKey });
+    const meterEntries = async () => {
+      const { Items = [] } = await dynamo().send(new ScanCommand({ TableName: runtime.tableNames.ledger, ConsistentRead: true }));
+      return Items.filter((item) => item.kind === 'meter');
+    };
+    const before = new Set((await meterEntries()).map((entry) => entry.entry_id));
+
     const report = await opsJson('billing', 'meter');
 
+    const charged = (await meterEntries()).filter((entry) => !before.has(entry.entry_id));
+    const micros = -charged.reduce((sum, entry) => sum + Number(entry.amount), 0);
+    expect(charged.map((entry) => entry.account_id)).toContain(accountId);
+    expect(micros).toBeGreaterThan(0);
     expect(report).toEqual({
-      periods_charged: expect.any(Number),
-      amount_charged_usd: expect.stringMatching(/^\d+\.\d\d$/),
-      amount_charged_micros: expect.any(Number),
-      accounts_billed: expect.any(Number),
+      periods_charged: charged.length,
+      amount_charged_usd: (micros / 1_000_000).toFixed(2),
+      amount_charged_micros: micros,
+      accounts_billed: new Set(charged.map((entry) => entry.account_id)).size,
     });
   });
 });
