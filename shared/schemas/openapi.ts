@@ -136,7 +136,7 @@ const instanceRoutes: RouteConfig[] = [
     operationId: 'listInstances',
     summary: "The caller's instances, in summary form",
     description:
-      "The caller's live instances by id, in summary form: no `ssh_key` and no `activated_at`. Without parameters the list holds every live instance; a response stops at 6 MB (about 5,000 instances), so an account with more than 2,000 should page: `per_page` (1–200), then follow the `Link: <…>; rel=\"next\"` header until a page comes without one. Deleted instances cost a list nothing.",
+      "The caller's live instances by id, in summary form: no `ssh_key` and no `activated_at`. Without parameters the list holds every live instance. A response is at most 6 MB (about 12,000 summaries) and opens every listed instance's credentials, so beyond 1,000 live instances a client must page: `per_page` (1–200), then follow the `Link: <…>; rel=\"next\"` header until a page comes without one. Deleted instances cost a list nothing.",
     tags: ['instances'],
     security: bearer,
     request: { query: listInstancesQuerySchema },
