@@ -52,7 +52,7 @@ function runSeedInChild(s: number): ChaosReport | undefined {
     if (report.violations.length === 0) return report;
     const logFile = resolve(logDir, `seed-${s}.log`);
     mkdirSync(logDir, { recursive: true });
-    writeFileSync(logFile, lines.slice(0, -1).join('\n'));
+    writeFileSync(logFile, [...lines.slice(0, -1), child.stderr].join('\n'));
     console.log(`  (the handlers' logs of seed ${s}: ${logFile})`);
     return report;
   } catch {
