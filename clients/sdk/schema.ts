@@ -574,7 +574,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     [name: string]: unknown;
                 };
@@ -589,7 +589,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -604,7 +604,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -612,14 +612,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded. */
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -669,7 +669,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description `true` when this is the replay of an earlier response. */
                     "Idempotent-Replayed"?: string;
@@ -686,7 +686,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -701,7 +701,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -716,7 +716,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -731,7 +731,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -746,7 +746,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -761,7 +761,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -776,7 +776,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -784,14 +784,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded. */
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -819,7 +819,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -848,7 +848,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     [name: string]: unknown;
                 };
@@ -863,7 +863,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -878,7 +878,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -893,7 +893,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -901,14 +901,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded. */
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -950,7 +950,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     [name: string]: unknown;
                 };
@@ -965,7 +965,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -980,7 +980,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -995,7 +995,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1003,14 +1003,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded. */
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -1063,7 +1063,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description `true` when this is the replay of an earlier response. */
                     "Idempotent-Replayed"?: string;
@@ -1080,7 +1080,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1095,7 +1095,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1110,7 +1110,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1125,7 +1125,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1140,7 +1140,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1155,7 +1155,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1170,7 +1170,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1185,7 +1185,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1193,14 +1193,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded. */
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -1228,7 +1228,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1243,7 +1243,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1272,7 +1272,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     [name: string]: unknown;
                 };
@@ -1287,7 +1287,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1302,7 +1302,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1317,7 +1317,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1325,14 +1325,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded. */
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -1395,6 +1395,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: the source address failed authentication too often. */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description `"failed-auth";r=0;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Internal server error (no details). */
@@ -1491,6 +1508,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded: the source address failed authentication too often. */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description `"failed-auth";r=0;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
             /** @description Internal server error (no details). */
             500: {
                 headers: {
@@ -1563,6 +1597,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded: the source address failed authentication too often. */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description `"failed-auth";r=0;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
             /** @description Internal server error (no details). */
             500: {
                 headers: {
@@ -1614,7 +1665,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     [name: string]: unknown;
                 };
@@ -1629,7 +1680,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1644,7 +1695,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1652,14 +1703,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded. */
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -1707,7 +1758,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     [name: string]: unknown;
                 };
@@ -1734,7 +1785,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1749,7 +1800,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1764,7 +1815,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1779,7 +1830,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1794,7 +1845,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1802,14 +1853,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded. */
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -1851,7 +1902,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     [name: string]: unknown;
                 };
@@ -1870,7 +1921,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1885,7 +1936,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1900,7 +1951,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1908,14 +1959,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded. */
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -1957,7 +2008,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     [name: string]: unknown;
                 };
@@ -1976,7 +2027,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1991,7 +2042,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2006,7 +2057,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2014,14 +2065,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded. */
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -2063,7 +2114,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     [name: string]: unknown;
                 };
@@ -2091,7 +2142,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2106,7 +2157,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2121,7 +2172,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2129,14 +2180,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded. */
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
