@@ -106,10 +106,10 @@ describe('the edge firewall (prod)', () => {
     }
   });
 
-  it('passes cdk-nag AwsSolutions in both stacks, every acknowledgement with its reason', () => {
+  it('passes cdk-nag AwsSolutions in both stacks', () => {
     for (const scope of [stack.edge!, aclStack]) {
       const { violations } = new AwsSolutionsChecks().validateScope(scope);
-      expect(violations.filter((violation) => ['error', 'warning'].includes(violation.severity)).map((v) => v.ruleName)).toEqual([]);
+      expect(violations.filter((violation) => violation.severity === 'error' || violation.severity === 'warning').map((v) => v.ruleName)).toEqual([]);
     }
     expect(Annotations.fromStack(aclStack).findError('*', Match.anyValue())).toEqual([]);
   });
