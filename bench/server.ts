@@ -6,7 +6,7 @@ import { startLocalRuntime } from '../infra/local/runtime';
 import { dynamoCallLog, type DynamoCall } from '../shared/aws';
 import { issueApiKey, openAccount, openSession, usdToMicros } from '../shared/domain/accounts';
 import { deposit } from '../shared/domain/billing';
-import { NOOP_ROUTE, type CallShape, type ExecutionSummary, type Request, type RequestCalls, type ServerSettings, type TaskStats } from './protocol';
+import { NOOP_ROUTE, type AcceptedEntry, type CallShape, type ExecutionSummary, type Request, type RequestCalls, type ServerSettings, type TaskStats } from './protocol';
 
 /**
  * The service under measurement, in its own process so that the load generator does not share its event loop:
@@ -17,6 +17,8 @@ const tablePrefix = `bench${randomBytes(4).toString('hex')}`;
 const recordedRequests: RequestCalls[] = [];
 const taskStats = new Map<string, { invocations: number; totalMs: number; shapes: CallShape[] }>();
 let recording = false;
+/** Accepted general-window entries, while the sliding-window proof records them. */
+let acceptedEntries: AcceptedEntry[] | undefined;
 
 const shapeOf = (call: DynamoCall): CallShape => ({
   operation: call.operation,
@@ -36,6 +38,31 @@ function summarize(route: string, calls: DynamoCall[]): RequestCalls {
     if (authRounds === 0 && call.operation === 'GetItemCommand' && shapeOf(call).table === 'accounts') authRounds = rounds;
   }
   return { route, calls: calls.length, rounds, authRounds, shapes: ordered.map(shapeOf) };
+}
+
+/**
+ * The general-window entries a request's calls wrote: an UpdateItem on a `rate#general#…` counter that succeeded
+ * (its condition held) appended `:entry`, microseconds on the server's clock.
+ */
+function acceptedIn(calls: DynamoCall[]): AcceptedEntry[] {
+  return calls.flatMap((call) => {
+    const input = call.input as { Key?: { name?: { S?: string } }; ExpressionAttributeValues?: Record<string, { L?: { N?: string }[] }> };
+    const counter = input.Key?.name?.S;
+    const entry = input.ExpressionAttributeValues?.[':entry']?.L?.[0]?.N;
+    if (call.operation !== 'UpdateItemCommand' || call.failed || !counter?.startsWith('rate#general#') || entry === undefined) return [];
+    return [{ counter, atMs: Math.floor(Number(entry) / 1000) }];
+  });
+}
+
+async function windowsRecorded<T>(invoke: () => Promise<T>): Promise<T> {
+  const into = acceptedEntries;
+  if (!into) return invoke();
+  const calls: DynamoCall[] = [];
+  try {
+    return await dynamoCallLog.run(calls, invoke);
+  } finally {
+    into.push(...acceptedIn(calls));
+  }
 }
 
 async function recorded<T>(invoke: () => Promise<T>, done: (calls: DynamoCall[], ms: number) => void): Promise<T> {
@@ -59,7 +86,8 @@ const runtime = await startLocalRuntime({
   // Load tests create many instances; the default pools are sized for a small deployment.
   env: { DEFAULT_TIER_CAPACITY: '100000', DEFAULT_IPV4_POOL_SIZE: '100000' },
   routes: [...routes, { ...NOOP_ROUTE, method: 'GET', auth: 'none', access: {} }],
-  aroundInvocation: (route, invoke) => recorded(invoke, (calls) => recordedRequests.push(summarize(route.name, calls))),
+  aroundInvocation: (route, invoke) =>
+    recording ? recorded(invoke, (calls) => recordedRequests.push(summarize(route.name, calls))) : windowsRecorded(invoke),
   aroundTask: (workflow, _state, invoke) =>
     recorded(invoke, (calls, ms) => {
       const stats = taskStats.get(workflow) ?? { invocations: 0, totalMs: 0, shapes: [] };
@@ -108,6 +136,11 @@ async function handle(request: Request): Promise<unknown> {
       return executions();
     case 'idle':
       return runtime.stepFunctions.idle();
+    case 'recordWindows':
+      acceptedEntries = request.on ? [] : undefined;
+      return null;
+    case 'windowEntries':
+      return acceptedEntries ?? [];
   }
 }
 
