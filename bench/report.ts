@@ -106,14 +106,16 @@ function slidingWindowSection(results: BenchResults): string {
   const proof = results.slidingWindow;
   const seconds = (value: number) => `${value >= 0 ? '+' : '−'}${fixed(Math.abs(value), 1)} s`;
   return [
-    `One account (general limit ${proof.limit} in any ${proof.windowSeconds} s), 100 parallel clients. Times are from the minute boundary the first two bursts straddle, on the server's clock. Every accepted request's window entry is recorded as the server wrote it.`,
+    `One account (general limit ${proof.limit} in any ${proof.windowSeconds} s), 100 parallel clients. Times are from the minute boundary the first two bursts straddle (this machine's clock). Every accepted request's window entry is recorded as the server wrote it.`,
     '',
     table(
       ['phase', 'started at', 'parallel clients', 'sent', 'accepted', 'refused (429)', 'other'],
       proof.phases.map((p) => [p.phase, seconds(p.startedAtSeconds), p.clients, p.sent, p.accepted, p.refused, p.other]),
     ),
     '',
-    `**Most accepted in any ${proof.windowSeconds}-second interval: ${proof.maxInAnyWindow}** (limit ${proof.limit}; the busiest interval starts at ${seconds(proof.busiestFromSeconds)}) over ${proof.accepted} accepted requests: the limit ${proof.holds ? 'holds' : 'is BROKEN'}. A clock-aligned window would have counted ${proof.perClockMinute[0]} in the minute before the boundary and ${proof.perClockMinute[1]} in the minute after, and so allowed the burst after the boundary a fresh ${proof.limit}.`,
+    `**Most accepted in any ${proof.windowSeconds}-second interval: ${proof.maxInAnyWindow}** (limit ${proof.limit}; the busiest interval starts at ${seconds(proof.busiestFromSeconds)}) over ${proof.accepted} accepted requests: the limit ${proof.holds ? 'holds' : 'is BROKEN'}. Later phases are accepted only as many as the first burst's requests had left the window by then.`,
+    '',
+    `A window aligned to the clock minute would have counted ${proof.perClockMinute[0]} accepted requests in the minute before the boundary and ${proof.perClockMinute[1]} in the minute after; it would have started afresh at the boundary and let the burst after it have up to ${proof.limit - proof.firstBurstAfterBoundary} more, where the sliding window accepted ${proof.phases[1]?.accepted ?? 0}.`,
   ].join('\n');
 }
 

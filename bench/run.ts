@@ -255,6 +255,8 @@ export interface SlidingWindowProof {
   readonly busiestFromSeconds: number;
   /** What a clock-aligned window would have counted in the minute before the boundary and the one after. */
   readonly perClockMinute: [number, number];
+  /** Requests of the first burst accepted after the boundary: a window aligned to the minute would have let the second burst have the rest of its 60. */
+  readonly firstBurstAfterBoundary: number;
   readonly holds: boolean;
 }
 
@@ -291,9 +293,12 @@ async function slidingWindowProof(server: BenchServer): Promise<SlidingWindowPro
   try {
     await phase('burst just before a minute boundary', minute - 500, 100);
     await phase('burst just after it', minute + 500, 100);
-    const firstLeaves = Math.min(...(await entries())) + windowMs;
-    await phase('burst 1 s before the first burst leaves the window', firstLeaves - 1_000, 100);
-    await phase('stream across the moment it leaves', firstLeaves - 500, 100, 800);
+    const firstBurst = await entries();
+    const firstBurstAfterBoundary = firstBurst.filter((t) => t >= minute).length;
+    if (firstBurst.length === 0) throw new Error('no accepted request was recorded');
+    const firstLeaves = Math.min(...firstBurst) + windowMs;
+    await phase('burst from 1 s before the first accepted request leaves the window', firstLeaves - 1_000, 100);
+    await phase('stream of 800 while the first burst leaves', firstLeaves - 500, 100, 800);
     const times = await entries();
     const busiest = busiestWindow(times, windowMs);
     const inMinute = (from: number) => times.filter((t) => t >= from && t < from + 60_000).length;
@@ -305,6 +310,7 @@ async function slidingWindowProof(server: BenchServer): Promise<SlidingWindowPro
       maxInAnyWindow: busiest.count,
       busiestFromSeconds: (busiest.fromMs - minute) / 1000,
       perClockMinute: [inMinute(minute - 60_000), inMinute(minute)],
+      firstBurstAfterBoundary,
       holds: busiest.count <= limit,
     };
   } finally {

@@ -45,12 +45,16 @@ function summarize(route: string, calls: DynamoCall[]): RequestCalls {
  * (its condition held) appended `:entry`, microseconds on the server's clock.
  */
 function acceptedIn(calls: DynamoCall[]): AcceptedEntry[] {
+  // The input as the document client passed it down: plain values, or attribute values once marshalled.
+  const plain = (value: unknown): unknown => (value && typeof value === 'object' && 'S' in value ? value.S : value && typeof value === 'object' && 'N' in value ? Number(value.N) : value);
   return calls.flatMap((call) => {
-    const input = call.input as { Key?: { name?: { S?: string } }; ExpressionAttributeValues?: Record<string, { L?: { N?: string }[] }> };
-    const counter = input.Key?.name?.S;
-    const entry = input.ExpressionAttributeValues?.[':entry']?.L?.[0]?.N;
-    if (call.operation !== 'UpdateItemCommand' || call.failed || !counter?.startsWith('rate#general#') || entry === undefined) return [];
-    return [{ counter, atMs: Math.floor(Number(entry) / 1000) }];
+    const input = call.input as { Key?: { name?: unknown }; ExpressionAttributeValues?: Record<string, unknown> };
+    const counter = plain(input.Key?.name);
+    const list = input.ExpressionAttributeValues?.[':entry'];
+    const first = Array.isArray(list) ? list[0] : (list as { L?: unknown[] } | undefined)?.L?.[0];
+    const entry = plain(first);
+    if (call.operation !== 'UpdateItemCommand' || call.failed || typeof counter !== 'string' || !counter.startsWith('rate#general#')) return [];
+    return typeof entry === 'number' ? [{ counter, atMs: Math.floor(entry / 1000) }] : [];
   });
 }
 

@@ -1,7 +1,8 @@
 import { Agent, request } from 'node:http';
-import { dynamoCallLog, type DynamoCall } from '../../shared/aws';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, dynamoCallLog, type DynamoCall } from '../../shared/aws';
 import { openSession } from '../../shared/domain/accounts';
-import { generateApiKey } from '../../shared/domain/api-keys';
+import { generateApiKey, hashApiKey } from '../../shared/domain/api-keys';
 import { contractViolations } from '../support/contract';
 import { useTestRuntime } from '../support/runtime';
 
@@ -176,6 +177,34 @@ describe('a forged key costs no repeated database read', () => {
 
     expect([before.status, revoked.status]).toEqual([200, 200]);
     expect([after.status, after.body.error]).toEqual([401, 'Invalid or revoked API key']);
+  });
+});
+
+describe('the negative cache', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('refuses a key that appears right after it was found unknown for exactly 5 s, then serves it', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const keyHash = hashApiKey(apiKey);
+    const { Item } = await dynamo().send(new GetCommand({ TableName: runtime.tableNames.apiKeys, Key: { key_hash: keyHash } }));
+    await dynamo().send(new DeleteCommand({ TableName: runtime.tableNames.apiKeys, Key: { key_hash: keyHash } }));
+    const at = (ms: number) => {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      vi.setSystemTime(ms);
+    };
+    const start = Date.now();
+
+    at(start);
+    const unknown = await call('127.0.0.7', 'GET', '/api/v1/instances', bearer(apiKey));
+    await dynamo().send(new PutCommand({ TableName: runtime.tableNames.apiKeys, Item }));
+    at(start + 4_999);
+    const stillRemembered = await call('127.0.0.7', 'GET', '/api/v1/instances', bearer(apiKey));
+    at(start + 5_000);
+    const forgotten = await call('127.0.0.7', 'GET', '/api/v1/instances', bearer(apiKey));
+
+    expect([unknown.status, stillRemembered.status, forgotten.status]).toEqual([401, 401, 200]);
   });
 });
 
