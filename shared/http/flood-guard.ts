@@ -3,6 +3,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { config } from '../config';
 import { ApiError } from '../domain/errors';
 import { readSlidingWindow } from '../domain/rate-limits';
+import { logger } from '../observability';
 import { hitSlidingWindow } from '../store/counters';
 
 /**
@@ -129,7 +130,14 @@ export async function limitFailedAuthentication(event: APIGatewayProxyEventV2, f
   const blockedUntil = blockedAddresses.expiresAt(address, now);
   if (blockedUntil !== undefined) return tooManyFailures(limit, Math.max(1, Math.ceil((blockedUntil - now) / 1000)));
   const windowMs = FAILED_AUTH_WINDOW_SECONDS * 1000;
-  const hit = await hitSlidingWindow(failedAuthCounter(address), limit, windowMs, now);
+  let hit: Awaited<ReturnType<typeof hitSlidingWindow>>;
+  try {
+    hit = await hitSlidingWindow(failedAuthCounter(address), limit, windowMs, now);
+  } catch (error) {
+    // Counting is a defence, not a condition of the answer: the request still gets its 401.
+    logger.warn('could not count a failed authentication', { error });
+    return failure;
+  }
   if (hit.allowed) return failure;
   const { resetSeconds } = readSlidingWindow(hit.newestFirst, now, limit, FAILED_AUTH_WINDOW_SECONDS);
   blockedAddresses.set(address, now + resetSeconds * 1000);
