@@ -1,4 +1,4 @@
-import { Aws, CfnOutput, Stack, Token, Validations, type RemovalPolicy } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Stack, Stage, Token, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
@@ -118,7 +118,8 @@ export class EdgeFirewall extends Construct {
 
   constructor(scope: Construct, id: string, props: EdgeFirewallProps) {
     super(scope, id);
-    const stack = Stack.of(this);
+    let stack = Stack.of(this);
+    while (stack.nestedStackParent) stack = stack.nestedStackParent;
     this.webAcl = webAclFor(this, `${stack.stackName}-edge`);
 
     this.originSecret = new secretsmanager.Secret(this, 'OriginSecret', {
@@ -174,14 +175,20 @@ export class EdgeFirewall extends Construct {
   }
 }
 
-/** The web ACL: here when this stack is in us-east-1, else in a companion stack there. */
+/**
+ * The web ACL: here when this stack is in us-east-1, else in a companion stack there, beside the top-level stack
+ * (this construct may sit in a nested stack of it).
+ */
 function webAclFor(scope: Construct, name: string): EdgeWebAcl {
-  const stack = Stack.of(scope);
+  let stack = Stack.of(scope);
+  while (stack.nestedStackParent) stack = stack.nestedStackParent;
   if (stack.region === EDGE_ACL_REGION) return new EdgeWebAcl(scope, 'WebAcl', name);
   if (Token.isUnresolved(stack.region) || Token.isUnresolved(stack.account)) {
     throw new Error(`the edge firewall needs the stack's account and region: its web ACL lives in ${EDGE_ACL_REGION}`);
   }
-  const aclStack = new Stack(stack.node.scope as Construct, `${stack.stackName}-EdgeAcl`, {
+  const stage = Stage.of(stack);
+  if (!stage) throw new Error('the edge firewall needs its stack to be in an app');
+  const aclStack = new Stack(stage, `${stack.stackName}-EdgeAcl`, {
     env: { account: stack.account, region: EDGE_ACL_REGION },
     description: `The web ACL in front of ${stack.stackName}'s API (CloudFront web ACLs live in ${EDGE_ACL_REGION})`,
     terminationProtection: stack.terminationProtection,
