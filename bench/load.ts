@@ -10,6 +10,8 @@ export interface LoadResult {
   readonly requestsPerSecond: number;
   /** Answers outside the expected status (any one of them makes the numbers suspect). */
   readonly unexpected: number;
+  /** 429 answers among them. */
+  readonly tooMany: number;
 }
 
 export interface Scenario {
@@ -54,5 +56,6 @@ export async function runLoad(server: BenchServer, scenario: Scenario, requests:
     p99Ms: result.latency.p99,
     requestsPerSecond: result.requests.average,
     unexpected: result.requests.total - expected,
+    tooMany: stats['429']?.count ?? 0,
   };
 }

@@ -13,7 +13,9 @@ export type Request =
   | { readonly id: number; readonly kind: 'takeCalls' }
   | { readonly id: number; readonly kind: 'takeTaskStats' }
   | { readonly id: number; readonly kind: 'executions' }
-  | { readonly id: number; readonly kind: 'idle' };
+  | { readonly id: number; readonly kind: 'idle' }
+  | { readonly id: number; readonly kind: 'recordWindows'; readonly on: boolean }
+  | { readonly id: number; readonly kind: 'windowEntries' };
 
 export interface Ready {
   readonly baseUrl: string;
@@ -60,3 +62,9 @@ export interface ExecutionSummary {
 }
 
 export const NOOP_ROUTE = { name: 'BenchNoop', path: '/bench/noop', entry: 'bench/noop-handler.ts' } as const;
+
+/** A request the general rate limit accepted: its window's counter and the entry's time on the server's clock. */
+export interface AcceptedEntry {
+  readonly counter: string;
+  readonly atMs: number;
+}

@@ -6,7 +6,7 @@ import { startLocalRuntime } from '../infra/local/runtime';
 import { dynamoCallLog, type DynamoCall } from '../shared/aws';
 import { issueApiKey, openAccount, openSession, usdToMicros } from '../shared/domain/accounts';
 import { deposit } from '../shared/domain/billing';
-import { NOOP_ROUTE, type CallShape, type ExecutionSummary, type Request, type RequestCalls, type ServerSettings, type TaskStats } from './protocol';
+import { NOOP_ROUTE, type AcceptedEntry, type CallShape, type ExecutionSummary, type Request, type RequestCalls, type ServerSettings, type TaskStats } from './protocol';
 
 /**
  * The service under measurement, in its own process so that the load generator does not share its event loop:
@@ -17,6 +17,8 @@ const tablePrefix = `bench${randomBytes(4).toString('hex')}`;
 const recordedRequests: RequestCalls[] = [];
 const taskStats = new Map<string, { invocations: number; totalMs: number; shapes: CallShape[] }>();
 let recording = false;
+/** Accepted general-window entries, while the sliding-window proof records them. */
+let acceptedEntries: AcceptedEntry[] | undefined;
 
 const shapeOf = (call: DynamoCall): CallShape => ({
   operation: call.operation,
@@ -36,6 +38,35 @@ function summarize(route: string, calls: DynamoCall[]): RequestCalls {
     if (authRounds === 0 && call.operation === 'GetItemCommand' && shapeOf(call).table === 'accounts') authRounds = rounds;
   }
   return { route, calls: calls.length, rounds, authRounds, shapes: ordered.map(shapeOf) };
+}
+
+/**
+ * The general-window entries a request's calls wrote: an UpdateItem on a `rate#general#…` counter that succeeded
+ * (its condition held) appended `:entry`, microseconds on the server's clock.
+ */
+function acceptedIn(calls: DynamoCall[]): AcceptedEntry[] {
+  // The input as the document client passed it down: plain values, or attribute values once marshalled.
+  const plain = (value: unknown): unknown => (value && typeof value === 'object' && 'S' in value ? value.S : value && typeof value === 'object' && 'N' in value ? Number(value.N) : value);
+  return calls.flatMap((call) => {
+    const input = call.input as { Key?: { name?: unknown }; ExpressionAttributeValues?: Record<string, unknown> };
+    const counter = plain(input.Key?.name);
+    const list = input.ExpressionAttributeValues?.[':entry'];
+    const first = Array.isArray(list) ? list[0] : (list as { L?: unknown[] } | undefined)?.L?.[0];
+    const entry = plain(first);
+    if (call.operation !== 'UpdateItemCommand' || call.failed || typeof counter !== 'string' || !counter.startsWith('rate#general#')) return [];
+    return typeof entry === 'number' ? [{ counter, atMs: Math.floor(entry / 1000) }] : [];
+  });
+}
+
+async function windowsRecorded<T>(invoke: () => Promise<T>): Promise<T> {
+  const into = acceptedEntries;
+  if (!into) return invoke();
+  const calls: DynamoCall[] = [];
+  try {
+    return await dynamoCallLog.run(calls, invoke);
+  } finally {
+    into.push(...acceptedIn(calls));
+  }
 }
 
 async function recorded<T>(invoke: () => Promise<T>, done: (calls: DynamoCall[], ms: number) => void): Promise<T> {
@@ -59,7 +90,8 @@ const runtime = await startLocalRuntime({
   // Load tests create many instances; the default pools are sized for a small deployment.
   env: { DEFAULT_TIER_CAPACITY: '100000', DEFAULT_IPV4_POOL_SIZE: '100000' },
   routes: [...routes, { ...NOOP_ROUTE, method: 'GET', auth: 'none', access: {} }],
-  aroundInvocation: (route, invoke) => recorded(invoke, (calls) => recordedRequests.push(summarize(route.name, calls))),
+  aroundInvocation: (route, invoke) =>
+    recording ? recorded(invoke, (calls) => recordedRequests.push(summarize(route.name, calls))) : windowsRecorded(invoke),
   aroundTask: (workflow, _state, invoke) =>
     recorded(invoke, (calls, ms) => {
       const stats = taskStats.get(workflow) ?? { invocations: 0, totalMs: 0, shapes: [] };
@@ -108,6 +140,11 @@ async function handle(request: Request): Promise<unknown> {
       return executions();
     case 'idle':
       return runtime.stepFunctions.idle();
+    case 'recordWindows':
+      acceptedEntries = request.on ? [] : undefined;
+      return null;
+    case 'windowEntries':
+      return acceptedEntries ?? [];
   }
 }
 

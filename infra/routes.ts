@@ -160,8 +160,9 @@ export const routes: readonly RouteDefinition[] = [
 
 /** Tables every route of an auth kind touches before its own work. */
 export const authAccess: Record<RouteAuth, FunctionAccess> = {
-  // Counters: the rate-limit windows (GetItem only to give a refused create's deploy unit back).
+  // Counters: the rate-limit windows (GetItem only to give a refused create's deploy unit back), and the failed
+  // authentications of each source address.
   bearer: { tables: { apiKeys: ['GetItem', 'UpdateItem'], accounts: ['GetItem'], counters: ['GetItem', 'UpdateItem'] } },
-  session: { tables: { sessions: ['GetItem'], accounts: ['GetItem'] } },
+  session: { tables: { sessions: ['GetItem'], accounts: ['GetItem'], counters: ['UpdateItem'] } },
   none: {},
 };

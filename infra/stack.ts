@@ -8,6 +8,7 @@ import { tableNames, tables, type TableName } from './tables';
 import { workflowNames, workflows, type WorkflowName } from './workflows';
 import { mergeAccess, type ApiFunction, type ServiceContext } from './constructs/api-function';
 import { Backups } from './constructs/backups';
+import { EdgeFirewall, edgeFirewallEnabled } from './constructs/edge-firewall';
 import { GradualDeployments } from './constructs/gradual-deployments';
 import { HttpApi } from './constructs/http-api';
 import { Operations } from './constructs/operations';
@@ -111,6 +112,8 @@ export class ServiceStack extends Stack {
   readonly events: ServiceEvents;
   readonly apiDeployments: GradualDeployments;
   readonly backups: Backups;
+  /** CloudFront with the web ACL in front of the API (prod, or `-c edge=true`). */
+  readonly edge: EdgeFirewall | undefined;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     const stage = stageOf(scope);
@@ -193,6 +196,8 @@ export class ServiceStack extends Stack {
         webhookQueue: this.events.deliveryQueue,
       },
     });
+
+    this.edge = edgeFirewallEnabled(this, config.stage) ? new EdgeFirewall(this, 'Edge', { api: this.api, removalPolicy }) : undefined;
 
     this.operations = this.addOperations(config);
     this.operations.alarms.push(...this.events.addOperations(config.stage, this.operations.dashboard, this.operations.alarmTopic));

@@ -24,6 +24,9 @@ export interface DynamoCall {
   readonly touches: readonly { readonly operation: string; readonly table: string }[];
   readonly startedAt: number;
   readonly endedAt: number;
+  /** The command's input as sent (marshalled), and whether the call failed (a refused condition included). */
+  readonly input: Readonly<Record<string, unknown>>;
+  readonly failed: boolean;
 }
 
 /**
@@ -46,8 +49,11 @@ function recordCalls(client: DynamoDBClient): DynamoDBClient {
       const calls = dynamoCallLog.getStore();
       if (!calls) return next(args);
       const startedAt = performance.now();
+      let failed = true;
       try {
-        return await next(args);
+        const output = await next(args);
+        failed = false;
+        return output;
       } finally {
         const input = args.input as { TableName?: unknown; TransactItems?: Record<string, { TableName: string }>[]; RequestItems?: object };
         const operation = String(context.commandName).replace(/Command$/, '');
@@ -65,6 +71,8 @@ function recordCalls(client: DynamoDBClient): DynamoDBClient {
           ],
           startedAt,
           endedAt: performance.now(),
+          input: args.input as Record<string, unknown>,
+          failed,
         });
       }
     },

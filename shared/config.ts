@@ -33,6 +33,13 @@ export interface Config {
   };
   /** Origins (scheme://host[:port]) of the service's own web pages when they are served from another host. */
   readonly trustedOrigins: readonly string[];
+  /**
+   * The value CloudFront puts in the origin-verify header of every request it forwards (AWS, behind the edge
+   * firewall): any request without it did not come through the edge and is refused. Unset locally: no check.
+   */
+  readonly edgeOriginSecret: string | undefined;
+  /** Requests that fail authentication allowed per source address in any 60 seconds; the next get 429. */
+  readonly failedAuthLimit: number;
   readonly provisionTimeoutSeconds: number;
   /** Budget for one upstream action (power, resize phase) or for destroying a server. */
   readonly actionTimeoutSeconds: number;
@@ -99,6 +106,8 @@ function load(): Config {
       localKeyFile: process.env.SECRETS_KEY_FILE || undefined,
     },
     trustedOrigins: (process.env.TRUSTED_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean),
+    edgeOriginSecret: process.env.EDGE_ORIGIN_SECRET || undefined,
+    failedAuthLimit: integer('FAILED_AUTH_LIMIT', 20),
     provisionTimeoutSeconds: integer('PROVISION_TIMEOUT_SECONDS', 600),
     actionTimeoutSeconds: integer('ACTION_TIMEOUT_SECONDS', 900),
     unknownOutcomeWindowSeconds: integer('UNKNOWN_OUTCOME_WINDOW_SECONDS', 60),

@@ -579,7 +579,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description When paging and more instances may follow: `</api/v1/instances?per_page=N&page_token=T>; rel="next"`. */
                     Link?: string;
@@ -596,7 +596,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -611,7 +611,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -626,7 +626,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -634,14 +634,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded. */
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -691,7 +691,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description `true` when this is the replay of an earlier response. */
                     "Idempotent-Replayed"?: string;
@@ -708,7 +708,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -723,7 +723,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -738,7 +738,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -753,7 +753,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -768,7 +768,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -783,7 +783,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -798,7 +798,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -806,14 +806,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded. */
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -841,7 +841,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -870,7 +870,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     [name: string]: unknown;
                 };
@@ -885,7 +885,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -900,7 +900,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -915,7 +915,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -923,14 +923,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded. */
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -972,7 +972,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     [name: string]: unknown;
                 };
@@ -987,7 +987,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1002,7 +1002,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1017,7 +1017,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1025,14 +1025,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded. */
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -1085,7 +1085,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description `true` when this is the replay of an earlier response. */
                     "Idempotent-Replayed"?: string;
@@ -1102,7 +1102,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1117,7 +1117,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1132,7 +1132,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1147,7 +1147,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1162,7 +1162,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1177,7 +1177,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1192,7 +1192,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1207,7 +1207,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1215,14 +1215,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded. */
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -1250,7 +1250,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1265,7 +1265,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1294,7 +1294,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     [name: string]: unknown;
                 };
@@ -1309,7 +1309,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1324,7 +1324,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1339,7 +1339,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1347,14 +1347,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded. */
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -1417,6 +1417,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: the source address failed authentication too often. */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description `"failed-auth";r=0;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Internal server error (no details). */
@@ -1513,6 +1530,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded: the source address failed authentication too often. */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description `"failed-auth";r=0;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
             /** @description Internal server error (no details). */
             500: {
                 headers: {
@@ -1585,6 +1619,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Rate limit exceeded: the source address failed authentication too often. */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description `"failed-auth";r=0;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
             /** @description Internal server error (no details). */
             500: {
                 headers: {
@@ -1636,7 +1687,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     [name: string]: unknown;
                 };
@@ -1651,7 +1702,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1666,7 +1717,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1674,14 +1725,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded. */
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -1729,7 +1780,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     [name: string]: unknown;
                 };
@@ -1756,7 +1807,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1771,7 +1822,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1786,7 +1837,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1801,7 +1852,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1816,7 +1867,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1824,14 +1875,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded. */
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -1873,7 +1924,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     [name: string]: unknown;
                 };
@@ -1892,7 +1943,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1907,7 +1958,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1922,7 +1973,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -1930,14 +1981,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded. */
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -1979,7 +2030,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     [name: string]: unknown;
                 };
@@ -1998,7 +2049,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2013,7 +2064,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2028,7 +2079,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2036,14 +2087,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded. */
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -2085,7 +2136,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     [name: string]: unknown;
                 };
@@ -2113,7 +2164,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2128,7 +2179,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2143,7 +2194,7 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -2151,14 +2202,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded. */
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
                     /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;

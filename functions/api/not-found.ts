@@ -1,13 +1,13 @@
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { json } from '../../shared/http/responses';
+import { publicHandler } from '../../shared/http/edge-origin';
 import { routesForPath } from '../../shared/http/route-match';
 
 /** The catch-all route: 405 with Allow when the path exists under other methods, 404 otherwise. */
-export const handler = async (event: APIGatewayProxyEventV2) => {
+export const handler = publicHandler(async (event) => {
   const requestId = event.requestContext.requestId;
   const methods = routesForPath(event.rawPath).map(({ route }) => route.method);
   if (methods.length > 0) {
     return json(405, { error: 'Method not allowed', request_id: requestId }, { Allow: methods.join(', ') });
   }
   return json(404, { error: 'Not found', request_id: requestId });
-};
+});

@@ -6,13 +6,15 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { DEFAULT_ROUTE, type RouteAuth, type RouteDefinition } from '../routes';
 import { ApiFunction, type ServiceContext } from './api-function';
+import { STAGE_BURST_LIMIT, STAGE_RATE_LIMIT } from './sizing';
 
 /**
  * Whole-API ceiling against floods; per-account limits are enforced in the functions. Five times the 100 requests/s
- * target load. The bench measured p99 of 100–250 ms per request (3–4 DynamoDB round trips), so 500 requests/s
- * holds about 125 functions busy at once, an eighth of the account's default 1,000 concurrent executions.
+ * target load, with a burst of two seconds at that rate; the bench measured p99 of 100–250 ms per request (3–4
+ * DynamoDB round trips), so 500 requests/s holds about 125 functions busy at once, an eighth of the account's
+ * default 1,000 concurrent executions (the arithmetic is in sizing.ts).
  */
-const DEFAULT_THROTTLE: apigwv2.ThrottleSettings = { rateLimit: 500, burstLimit: 1_000 };
+const DEFAULT_THROTTLE: apigwv2.ThrottleSettings = { rateLimit: STAGE_RATE_LIMIT, burstLimit: STAGE_BURST_LIMIT };
 
 const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
   JSON.stringify({

@@ -28,10 +28,16 @@ export const entryTimeMs = (entry: number) => Math.floor(entry / 1000);
  */
 export function slidingWindowState(name: RateLimitName, newestFirst: readonly number[], nowMs: number, exceeded: boolean, taken?: number): WindowState {
   const { limit, windowSeconds } = rateLimits[name];
+  const { remaining, resetSeconds } = readSlidingWindow(newestFirst, nowMs, limit, windowSeconds);
+  return { name, remaining, resetSeconds, exceeded, ...(taken === undefined ? {} : { taken }) };
+}
+
+/** What remains of a sliding window of `limit` in `windowSeconds`, and the seconds until a unit comes back. */
+export function readSlidingWindow(newestFirst: readonly number[], nowMs: number, limit: number, windowSeconds: number): { remaining: number; resetSeconds: number } {
   const counted = newestFirst.slice(0, limit).filter((entry) => entryTimeMs(entry) > nowMs - windowSeconds * 1000);
   const oldest = counted.at(-1);
   const resetSeconds = oldest === undefined ? windowSeconds : Math.ceil((entryTimeMs(oldest) + windowSeconds * 1000 - nowMs) / 1000);
-  return { name, remaining: Math.max(0, limit - counted.length), resetSeconds: Math.max(1, resetSeconds), exceeded, ...(taken === undefined ? {} : { taken }) };
+  return { remaining: Math.max(0, limit - counted.length), resetSeconds: Math.max(1, resetSeconds) };
 }
 
 /** The IETF RateLimit / RateLimit-Policy header pair for the windows a route counts. */

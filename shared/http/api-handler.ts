@@ -9,6 +9,8 @@ import { rateLimitHeaders, type RateLimitName, type WindowState } from '../domai
 import { parseOrBadRequest } from '../schemas/validation';
 import { countMetric, logger, metricNames, publishMetrics, tracer } from '../observability';
 import { authenticateBearer, giveBack, type BearerPrincipal } from './bearer-auth';
+import { assertCameThroughEdge } from './edge-origin';
+import { limitFailedAuthentication } from './flood-guard';
 import { authenticateSession, type SessionPrincipal } from './session-auth';
 import { idempotencyKeyOf, resolveIdempotencyKey, settleIdempotencyKey } from './idempotency';
 import { json, type ApiResponse } from './responses';
@@ -99,7 +101,9 @@ const bearerAuth = (
     };
     const key = idempotent ? event.headers['idempotency-key'] : undefined;
     const deferred: RateLimitName[] = key === undefined ? [] : limits.filter((name) => name === 'deploy');
-    const principal = await authenticateBearer(event.headers.authorization, limits.filter((name) => !deferred.includes(name)), addWindows);
+    const principal = await authenticateOrLimit(event, state, () =>
+      authenticateBearer(event.headers.authorization, limits.filter((name) => !deferred.includes(name)), addWindows),
+    );
     state.principal = principal;
     if (key === undefined) return;
     const outcome = await resolveIdempotencyKey(event, principal.account.account_id, idempotencyKeyOf(event) ?? key, deferred, addWindows);
@@ -115,6 +119,28 @@ const bearerAuth = (
     await giveBackDeployOnRefusal(context.request, error instanceof ApiError ? error.status : 500);
     const key = context.request.idempotencyKey;
     if (key) await settleIdempotencyKey(key, errorResponse(error, event.requestContext.requestId), false);
+  },
+});
+
+/**
+ * Runs a request's authentication; a failure (401) is counted against its source address, and past that address's
+ * limit answers 429 instead (with the limit's own headers, not an account's).
+ */
+async function authenticateOrLimit<T>(event: Event, state: RequestState, authenticate: () => Promise<T>): Promise<T> {
+  try {
+    return await authenticate();
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 401) throw error;
+    const answer = await limitFailedAuthentication(event, error);
+    if (answer !== error) state.windows = [];
+    throw answer;
+  }
+}
+
+/** Refuses, before anything else runs, a request that did not come through the edge (when one is configured). */
+const edgeOrigin = (): MiddlewareObj<Event, ApiResponse, Error, StatefulContext> => ({
+  before: ({ event }) => {
+    assertCameThroughEdge(event);
   },
 });
 
@@ -160,6 +186,7 @@ function composeRoute<TPrincipal extends Principal, TSchema extends z.ZodType | 
     // Responses carry root passwords and private keys: never record them as trace metadata.
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(edgeOrigin())
     .use(authentication);
   if (bodySchema) composed.use(jsonBody(bodySchema));
   return composed.handler(async (event, context) => {
@@ -214,7 +241,7 @@ interface SessionRouteOptions<TSchema extends z.ZodType | undefined> {
 
 const sessionAuth = (csrf: boolean): MiddlewareObj<Event, ApiResponse, Error, StatefulContext> => ({
   before: async ({ event, context }) => {
-    context.request.principal = await authenticateSession(event, csrf);
+    context.request.principal = await authenticateOrLimit(event, context.request, () => authenticateSession(event, csrf));
   },
 });
 

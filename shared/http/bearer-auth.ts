@@ -5,6 +5,7 @@ import { getAccount, type Account } from '../store/accounts';
 import { getApiKeyByHash, touchApiKey, type ApiKey } from '../store/api-keys';
 import { giveBackSlidingWindow, hitSlidingWindow } from '../store/counters';
 import { logger } from '../observability';
+import { NEGATIVE_CACHE_TTL_MS, unknownCredentials } from './flood-guard';
 
 export interface BearerPrincipal {
   readonly account: Account;
@@ -55,8 +56,15 @@ export async function authenticateBearer(
   if (!token.startsWith(API_KEY_PREFIX)) throw unauthorized('Invalid API key prefix');
   if (!isWellFormedApiKey(token)) throw unauthorized('Invalid or revoked API key');
 
-  const apiKey = await getApiKeyByHash(hashApiKey(token));
-  if (!apiKey || !apiKey.is_active) throw unauthorized('Invalid or revoked API key');
+  // A key just found unknown or revoked is refused again without a read (never the other way round: a key found
+  // active is looked up again on the next request, so a revocation applies at once).
+  const keyHash = hashApiKey(token);
+  if (unknownCredentials.has(`key#${keyHash}`, now.getTime())) throw unauthorized('Invalid or revoked API key');
+  const apiKey = await getApiKeyByHash(keyHash);
+  if (!apiKey || !apiKey.is_active) {
+    unknownCredentials.set(`key#${keyHash}`, now.getTime() + NEGATIVE_CACHE_TTL_MS);
+    throw unauthorized('Invalid or revoked API key');
+  }
 
   const [account, windows] = await Promise.all([
     getAccount(apiKey.account_id),

@@ -4,6 +4,7 @@ import { forbidden, unauthorized } from '../domain/errors';
 import { getAccount, type Account } from '../store/accounts';
 import { getSession, type Session } from '../store/sessions';
 import { config } from '../config';
+import { NEGATIVE_CACHE_TTL_MS, unknownCredentials } from './flood-guard';
 
 export interface SessionPrincipal {
   readonly account: Account;
@@ -51,8 +52,14 @@ export async function authenticateSession(event: APIGatewayProxyEventV2, require
         : 'Missing session cookie',
     );
   }
-  const session = await getSession(sha256Hex(token));
-  if (!session || session.expires_at * 1000 <= now.getTime()) throw unauthorized('Invalid or expired session');
+  // As with API keys: a session just found unknown or expired is refused again for a few seconds without a read.
+  const tokenHash = sha256Hex(token);
+  if (unknownCredentials.has(`session#${tokenHash}`, now.getTime())) throw unauthorized('Invalid or expired session');
+  const session = await getSession(tokenHash);
+  if (!session || session.expires_at * 1000 <= now.getTime()) {
+    unknownCredentials.set(`session#${tokenHash}`, now.getTime() + NEGATIVE_CACHE_TTL_MS);
+    throw unauthorized('Invalid or expired session');
+  }
   if (requireCsrf) {
     const csrfToken = event.headers['x-csrftoken'];
     if (isCrossSite(event) || !csrfToken || !constantTimeEqual(sha256Hex(csrfToken), session.csrf_hash)) throw csrfFailed();

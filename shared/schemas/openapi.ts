@@ -67,7 +67,17 @@ const requestIdHeader = { 'X-Request-Id': header('Identifies the request in our 
 const rateLimitHeaders = (required: boolean) => ({
   ...requestIdHeader,
   RateLimit: header('What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`.', required),
-  'RateLimit-Policy': header('The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create.', required),
+  'RateLimit-Policy': header(
+    'The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`.',
+    required,
+  ),
+});
+
+/** 429: an account over one of its limits, or a source address over its failed authentications. */
+const rateLimited = (description: string, headers: Headers) => ({
+  description,
+  headers: { ...headers, 'Retry-After': header('Seconds to wait before retrying.', true, { type: 'integer', minimum: 1 }) },
+  content: json(RateLimitError),
 });
 
 const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
@@ -96,11 +106,10 @@ function instanceErrors(statuses: number[]) {
     ...statuses.map((status) => [status, error(texts[status] ?? 'Error.', rateLimitHeaders(false))]),
     [
       429,
-      {
-        description: 'Rate limit exceeded.',
-        headers: { ...rateLimitHeaders(true), 'Retry-After': header('Seconds to wait before retrying.', true, { type: 'integer', minimum: 1 }) },
-        content: json(RateLimitError),
-      },
+      rateLimited(
+        'Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often.',
+        rateLimitHeaders(true),
+      ),
     ],
     [500, error('Internal server error (no details).')],
   ]);
@@ -218,6 +227,11 @@ const keyErrors = {
   400: error('Invalid request.'),
   401: error('No valid session (a Bearer key is never accepted here).'),
   403: error('CSRF validation failed; Account suspended; Account not confirmed.'),
+  429: rateLimited('Rate limit exceeded: the source address failed authentication too often.', {
+    ...requestIdHeader,
+    RateLimit: header('`"failed-auth";r=0;t=<seconds to reset>`.', true),
+    'RateLimit-Policy': header('`"failed-auth";q=20;w=60`.', true),
+  }),
   500: error('Internal server error (no details).'),
 };
 
@@ -231,7 +245,13 @@ const keyRoutes: RouteConfig[] = [
       'Every API key of the signed-in account, revoked ones included, identified by `key_prefix`; the full key is never returned again.',
     tags: ['keys'],
     security: session,
-    responses: { 200: { description: 'The keys.', headers: requestIdHeader, content: json(z.array(ApiKeyInfo)) }, 401: keyErrors[401], 403: keyErrors[403], 500: keyErrors[500] },
+    responses: {
+      200: { description: 'The keys.', headers: requestIdHeader, content: json(z.array(ApiKeyInfo)) },
+      401: keyErrors[401],
+      403: keyErrors[403],
+      429: keyErrors[429],
+      500: keyErrors[500],
+    },
   },
   {
     method: 'post',
@@ -265,6 +285,7 @@ const keyRoutes: RouteConfig[] = [
       401: keyErrors[401],
       403: keyErrors[403],
       404: error('Key not found.'),
+      429: keyErrors[429],
       500: keyErrors[500],
     },
   },

@@ -98,8 +98,8 @@ describe('safe deploys', () => {
     expect(Object.keys(resources('AWS::SecretsManager::Secret'))).toEqual([logicalId(stack.upstreamToken)]);
   });
 
-  it('deploys only after approval of changes that broaden security', () => {
+  it('deploys every stack of the stage (prod has its web ACL in us-east-1), only after approval of changes that broaden security', () => {
     const scripts = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).scripts;
-    expect(scripts.deploy).toBe('cdk deploy --require-approval broadening');
+    expect(scripts.deploy).toBe('cdk deploy --all --require-approval broadening');
   });
 });

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { dynamoCallLog, type DynamoCall } from '../../shared/aws';
 import { openSession } from '../../shared/domain/accounts';
+import { generateApiKey } from '../../shared/domain/api-keys';
 import { mergeAccess } from '../../infra/constructs/api-function';
 import type { FunctionAccess } from '../../infra/access';
 import { authAccess, routes } from '../../infra/routes';
@@ -76,6 +77,9 @@ describe('declared DynamoDB access', () => {
     await runtime.simulator.control.faults({ fail_creates: false });
     const deleted = await runtime.call('DELETE', path, { apiKey });
     await runtime.waitForJob(apiKey, deleted.body.job_id);
+    // Failed authentications are counted per source address.
+    await runtime.call('GET', '/api/v1/instances', { apiKey: generateApiKey().fullKey });
+    await runtime.call('GET', '/api/v1/keys', { headers: { cookie: 'session=forged' } });
     await runtime.call('GET', '/api/v1/openapi.json');
     await runtime.call('GET', '/api/v1/nowhere');
     for (const name of Object.keys(schedules) as ScheduleName[]) {

@@ -5,6 +5,22 @@ import { useTestRuntime } from '../support/runtime';
 
 const runtime = useTestRuntime();
 
+/** The next whole minute of the wall clock, at least a second away. */
+const nextMinute = () => Math.ceil((Date.now() + 1_000) / 60_000) * 60_000;
+
+/**
+ * Sets the clock the service reads (its handlers run in this process): standing still at `ms`, or running on from
+ * it. Only Date is faked; timers and I/O run as usual.
+ */
+function useClock(ms: number, { running = false } = {}) {
+  vi.useRealTimers();
+  vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: running });
+  vi.setSystemTime(ms);
+}
+afterEach(() => {
+  vi.useRealTimers();
+});
+
 /** The account's general window as stored: its entries (microseconds), newest first. */
 async function storedEntries(accountId: string, name = 'general'): Promise<number[]> {
   const { Item } = await dynamo().send(
@@ -29,8 +45,10 @@ describe('rate limits', () => {
     expect(missing.headers.get('ratelimit')).toMatch(/^"general";r=57;t=\d+$/);
   });
 
-  it('allows exactly 60 of 100 parallel requests, wherever the clock stands (the window slides: no edge to straddle)', async () => {
+  it('allows exactly 60 of 100 parallel requests, wherever the clock stands: here across a minute boundary', async () => {
     const { apiKey } = await runtime.newAccount();
+    // The service's clock starts 100 ms before a whole minute and runs on from there, whatever the time of the run.
+    useClock(nextMinute() - 100, { running: true });
 
     const responses = await Promise.all(Array.from({ length: 100 }, () => runtime.call('GET', '/api/v1/instances', { apiKey })));
 
@@ -84,16 +102,32 @@ describe('rate limits', () => {
     expect(list.body).toHaveLength(5);
   });
 
-  it('holds 60 over any 60 seconds: a burst just after the first does not double up at an edge', async () => {
-    const { apiKey } = await runtime.newAccount();
-    const first = await Promise.all(Array.from({ length: 60 }, () => runtime.call('GET', '/api/v1/instances', { apiKey })));
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
+  it('holds 60 over any 60 s at a clock edge: 60 at :59.7 leave nothing for :01.0, and come back exactly 60 s later', async () => {
+    const { accountId, apiKey } = await runtime.newAccount();
+    const list = (count: number) => Promise.all(Array.from({ length: count }, () => runtime.call('GET', '/api/v1/instances', { apiKey })));
+    const minute = nextMinute();
+    const firstAt = minute - 300;
 
-    const second = await Promise.all(Array.from({ length: 20 }, () => runtime.call('GET', '/api/v1/instances', { apiKey })));
+    // The service's clock stands still wherever it is set: each decision below is made at exactly that moment.
+    useClock(firstAt);
+    const first = await list(60);
+    useClock(minute + 1_000);
+    const second = await list(20);
+    useClock(firstAt + 59_999);
+    const lastMillisecond = await list(1);
+    useClock(firstAt + 60_000);
+    const third = await list(61);
 
-    expect(first.every((r) => r.status === 200)).toBe(true);
-    expect(second.map((r) => r.status)).toEqual(Array.from({ length: 20 }, () => 429));
-    for (const refused of second) expect(refused.body.error).toBe('Rate limit exceeded');
+    expect(first.map((r) => r.status)).toEqual(Array.from({ length: 60 }, () => 200));
+    // A fixed window would start afresh at the minute; the sliding one still holds the 60 from 1.3 s before.
+    expect(second.map((r) => [r.status, r.body.error, r.body.retry_after])).toEqual(Array.from({ length: 20 }, () => [429, 'Rate limit exceeded', 59]));
+    expect(second[0]!.headers.get('ratelimit')).toBe('"general";r=0;t=59');
+    expect([lastMillisecond[0]!.status, lastMillisecond[0]!.body.retry_after]).toEqual([429, 1]);
+    // Exactly 60 s after the first burst its requests have left the window, all at once: 60 more, and not one over.
+    expect(third.filter((r) => r.status === 200)).toHaveLength(60);
+    expect(third.filter((r) => r.status === 429)).toHaveLength(1);
+    const newest = (await storedEntries(accountId)).slice(0, 60).map((entry) => Math.floor(entry / 1000));
+    expect(newest).toEqual(Array.from({ length: 60 }, () => firstAt + 60_000));
   });
 
   it('answers Retry-After, retry_after and RateLimit t= with the seconds until the oldest counted request leaves', async () => {

@@ -1,0 +1,140 @@
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+
+/** The edge and flood modules, fresh, as a function container configured with `secret` would load them. */
+async function load(secret: string | undefined) {
+  vi.resetModules();
+  if (secret === undefined) delete process.env.EDGE_ORIGIN_SECRET;
+  else process.env.EDGE_ORIGIN_SECRET = secret;
+  return { ...(await import('../../shared/http/edge-origin')), ...(await import('../../shared/http/flood-guard')) };
+}
+
+function event(headers: Record<string, string>, sourceIp = '198.51.100.7'): APIGatewayProxyEventV2 {
+  return {
+    version: '2.0',
+    routeKey: 'GET /api/v1/instances',
+    rawPath: '/api/v1/instances',
+    rawQueryString: '',
+    headers: { ...headers },
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'api',
+      domainName: 'api.example.com',
+      domainPrefix: 'api',
+      http: { method: 'GET', path: '/api/v1/instances', protocol: 'HTTP/1.1', sourceIp, userAgent: 'test' },
+      requestId: 'req-1',
+      routeKey: 'GET /api/v1/instances',
+      stage: '$default',
+      time: '',
+      timeEpoch: 0,
+    },
+    isBase64Encoded: false,
+  };
+}
+
+afterAll(() => {
+  delete process.env.EDGE_ORIGIN_SECRET;
+});
+
+describe('the edge origin check', () => {
+  it('lets everything through when no secret is configured (the local runtime), and drops the header', async () => {
+    const { assertCameThroughEdge } = await load(undefined);
+    const request = event({ 'x-origin-verify': 'anything' });
+
+    expect(() => assertCameThroughEdge(request)).not.toThrow();
+    expect(() => assertCameThroughEdge(event({}))).not.toThrow();
+    expect(request.headers).toEqual({});
+  });
+
+  it.each([
+    ['no header (the execute-api endpoint called directly)', {}],
+    ['a wrong value', { 'x-origin-verify': 'guess' }],
+    ['the value with a byte more', { 'x-origin-verify': 'edge-secret-value!' }],
+    ['an empty value', { 'x-origin-verify': '' }],
+  ])('refuses %s with 403 "Forbidden" when a secret is configured', async (_, headers) => {
+    const { assertCameThroughEdge } = await load('edge-secret-value');
+
+    expect(() => assertCameThroughEdge(event(headers))).toThrow(expect.objectContaining({ status: 403, message: 'Forbidden' }));
+  });
+
+  it('accepts the configured value and takes it out of the event', async () => {
+    const { assertCameThroughEdge } = await load('edge-secret-value');
+    const request = event({ 'x-origin-verify': 'edge-secret-value', accept: 'application/json' });
+
+    expect(() => assertCameThroughEdge(request)).not.toThrow();
+    expect(request.headers).toEqual({ accept: 'application/json' });
+  });
+
+  it('answers a public route 403 with the request id before its handler runs', async () => {
+    const { publicHandler } = await load('edge-secret-value');
+    const handler = vi.fn(async () => ({ statusCode: 200, headers: {}, body: '{}' }));
+
+    const refused = await publicHandler(handler)(event({}));
+    const served = await publicHandler(handler)(event({ 'x-origin-verify': 'edge-secret-value' }));
+
+    expect(refused.statusCode).toBe(403);
+    expect(JSON.parse(refused.body!)).toEqual({ error: 'Forbidden', request_id: 'req-1' });
+    expect(refused.headers['Cache-Control']).toBe('no-store');
+    expect(handler).toHaveBeenCalledTimes(1);
+    expect(served.statusCode).toBe(200);
+  });
+});
+
+describe('source addresses', () => {
+  it.each([
+    ['198.51.100.7', '198.51.100.7'],
+    ['::ffff:127.0.0.1', '127.0.0.1'],
+    ['2001:db8:aa:bb:1:2:3:4', '2001:db8:aa:bb::/64'],
+    ['2001:db8:aa:bb:ffff:ffff:ffff:ffff', '2001:db8:aa:bb::/64'],
+    ['2001:db8::1', '2001:db8:0:0::/64'],
+    ['not an address', 'not an address'],
+    ['', 'unknown'],
+  ])('counts %s as %s', async (raw, key) => {
+    const { addressKey } = await load(undefined);
+
+    expect(addressKey(raw)).toBe(key);
+  });
+
+  it('ignores CloudFront-Viewer-Address without an edge: a client could send it to pose as anyone', async () => {
+    const { sourceAddressOf } = await load(undefined);
+
+    expect(sourceAddressOf(event({ 'cloudfront-viewer-address': '203.0.113.9:443' }, '198.51.100.7'))).toBe('198.51.100.7');
+  });
+
+  it.each([
+    ['203.0.113.9:46532', '203.0.113.9'],
+    ['2001:0db8:85a3:0000:0000:8a2e:0370:7334:46532', '2001:db8:85a3:0::/64'],
+  ])('behind the edge, takes the viewer address from CloudFront-Viewer-Address %s', async (header, key) => {
+    const { sourceAddressOf } = await load('edge-secret-value');
+
+    expect(sourceAddressOf(event({ 'cloudfront-viewer-address': header }, '130.176.0.1'))).toBe(key);
+    expect(sourceAddressOf(event({}, '130.176.0.1'))).toBe('130.176.0.1');
+  });
+});
+
+describe('ExpiringEntries (the negative cache and the blocked addresses)', () => {
+  it('holds an entry until its expiry, not a millisecond longer', async () => {
+    const { ExpiringEntries } = await load(undefined);
+    const entries = new ExpiringEntries(10);
+    entries.set('key#a', 1_000 + 5_000);
+
+    expect(entries.has('key#a', 1_000)).toBe(true);
+    expect(entries.has('key#a', 5_999)).toBe(true);
+    expect(entries.has('key#a', 6_000)).toBe(false);
+    expect(entries.size).toBe(0);
+  });
+
+  it('keeps at most its bound, dropping the oldest first', async () => {
+    const { ExpiringEntries } = await load(undefined);
+    const entries = new ExpiringEntries(3);
+    for (const key of ['a', 'b', 'c', 'd']) entries.set(key, 10_000);
+
+    expect(entries.size).toBe(3);
+    expect(['a', 'b', 'c', 'd'].map((key) => entries.has(key, 0))).toEqual([false, true, true, true]);
+  });
+
+  it('caches for 5 seconds, at most 10,000 entries', async () => {
+    const { NEGATIVE_CACHE_TTL_MS, CACHE_MAX_ENTRIES } = await load(undefined);
+
+    expect([NEGATIVE_CACHE_TTL_MS, CACHE_MAX_ENTRIES]).toEqual([5_000, 10_000]);
+  });
+});
