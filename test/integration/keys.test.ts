@@ -121,13 +121,28 @@ describe('POST /api/v1/keys', () => {
     expect(response.status).toBe(201);
   });
 
-  it('refuses another session’s CSRF token', async () => {
+  it('refuses another session’s CSRF token, and creates no key', async () => {
     const browser = await signedIn();
     const other = await signedIn();
 
     const response = await fromPage({ ...browser, csrf: other.csrf }, 'POST', '/api/v1/keys');
 
-    expect(response.status).toBe(403);
+    expect([response.status, response.body.error]).toEqual([403, 'CSRF validation failed']);
+    expect((await runtime.call('GET', '/api/v1/keys', { headers: { cookie: browser.cookie } })).body).toHaveLength(1);
+    expect((await runtime.call('GET', '/api/v1/keys', { headers: { cookie: other.cookie } })).body).toHaveLength(1);
+  });
+
+  it.each<{ why: string; origin: () => string }>([
+    { why: 'the API’s own origin with a suffix', origin: () => `${runtime.baseUrl}.evil.example` },
+    { why: 'the API host under another domain', origin: () => `http://${new URL(runtime.baseUrl).hostname}.evil.example:${new URL(runtime.baseUrl).port}` },
+    { why: 'a trusted page’s origin with a suffix', origin: () => `${TRUSTED_PAGE}.evil.example` },
+  ])('answers 403 "CSRF validation failed" for a lookalike Origin: $why', async ({ origin }) => {
+    const browser = await signedIn();
+
+    const response = await fromPage(browser, 'POST', '/api/v1/keys', { name: 'x' }, { origin: origin(), 'sec-fetch-site': 'same-site' });
+
+    expect([response.status, response.body.error]).toEqual([403, 'CSRF validation failed']);
+    expect((await runtime.call('GET', '/api/v1/keys', { headers: { cookie: browser.cookie } })).body).toHaveLength(1);
   });
 
   it('answers 402 "Deposit required" until $1 has been deposited in total, and stays met after spending', async () => {
