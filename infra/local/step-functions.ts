@@ -8,7 +8,7 @@ import { localArn, localStateMachineArn } from './handler-env';
 
 /**
  * A local Step Functions endpoint speaking the service's JSON 1.0 protocol (StartExecution, DescribeExecution,
- * StopExecution, ListExecutions, GetExecutionHistory). It runs the same `statemachines/*.asl.json` with
+ * StopExecution: what the service calls). It runs the same `statemachines/*.asl.json` with
  * aws-local-stepfunctions, binding each `${Key}` Task resource to the handler module the CDK stack deploys for it.
  */
 const localFunctionArn = (key: string) => localArn('lambda', `function:${key}`);
@@ -204,25 +204,6 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsOptions
       }
       return { stopDate: epochSeconds(execution.stopDate ?? Date.now()) };
     },
-    ListExecutions: (body) => ({
-      executions: [...executions.values()]
-        .filter((e) => e.stateMachineArn === body.stateMachineArn && (!body.statusFilter || e.status === body.statusFilter))
-        .map(({ executionArn, stateMachineArn, name, status, startDate, stopDate }) => ({
-          executionArn,
-          stateMachineArn,
-          name,
-          status,
-          startDate: epochSeconds(startDate),
-          ...(stopDate ? { stopDate: epochSeconds(stopDate) } : {}),
-        })),
-    }),
-    GetExecutionHistory: (body) => ({
-      events: find(body).events.map((event, index) => ({
-        id: index + 1,
-        timestamp: epochSeconds(event.timestamp),
-        type: event.type,
-      })),
-    }),
   };
 
   const server: Server = createServer((request, response) => {
