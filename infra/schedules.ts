@@ -35,7 +35,8 @@ export const schedules = {
     exclusive: true,
     access: {
       tables: {
-        instances: ['Scan', 'Query', 'BatchGetItem', 'GetItem', 'UpdateItem'],
+        // The sparse meter index, by shard, then the instances by key: no Scan.
+        instances: ['Query', 'BatchGetItem', 'GetItem', 'UpdateItem'],
         accounts: ['GetItem', 'UpdateItem'],
         ledger: ['PutItem'],
         jobs: ['GetItem', 'PutItem', 'UpdateItem'],

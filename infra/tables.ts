@@ -71,6 +71,14 @@ export const tables = {
         // The list reads the instances themselves by these keys, consistently.
         projection: { type: 'KEYS_ONLY' },
       },
+      {
+        // Sparse: only instances with something left to bill carry `meter_shard`, so the meter reads what it must
+        // charge, not every instance ever made; spread over shards, so no partition holds the whole fleet.
+        indexName: 'meter_by_shard',
+        partitionKey: { name: 'meter_shard', type: 'S' },
+        sortKey: { name: 'instance_id', type: 'N' },
+        projection: { type: 'KEYS_ONLY' },
+      },
     ],
   },
   jobs: {

@@ -70,6 +70,16 @@ export function segmentsAfterChange(before: BilledState, after: Omit<BilledState
   return newRate ? [...kept, { start: opensAt, end: null, ...newRate }] : kept;
 }
 
+/** The meter's index is spread over this many shards (`meter_shard` = `meter#<instance id mod METER_SHARDS>`). */
+export const METER_SHARDS = 16;
+
+export const meterShardOf = (instanceId: number) => `meter#${instanceId % METER_SHARDS}`;
+
+/** Whether anything is left to charge: an open segment, or a closed one the meter has not charged to its end. */
+export function hasUnbilledTime(segments: readonly BillingSegment[], meteredUntil: string | null): boolean {
+  return segments.some((segment) => segment.end === null || meteredUntil === null || segment.end > meteredUntil);
+}
+
 /** What a segment costs from its start to `atMs`: integer micro-dollars, half a micro-dollar rounds up. */
 export function costSince(segment: BillingSegment, atMs: number): number {
   return Math.round((segment.hourly_micros * segment.quarters * (atMs - Date.parse(segment.start))) / (HOUR_MS * 4));

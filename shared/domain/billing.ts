@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { countMetric, logger, metricNames } from '../observability';
 import { getAccount, setBillingPaused, type Account } from '../store/accounts';
-import { getInstanceItem, listOwnedInstances, scanInstancesByStatus, type InstanceItem } from '../store/instances';
+import { getInstanceItem, leaveMeterIndex, listInstancesToMeter, listOwnedInstances, type InstanceItem } from '../store/instances';
 import { recordLedgerEntry, recordMeteredPeriod } from '../store/ledger';
-import { chargedPieces, segmentsOf, type BillingSegment } from './billing-segments';
+import { chargedPieces, hasUnbilledTime, METER_SHARDS, meterShardOf, segmentsOf, type BillingSegment } from './billing-segments';
 import { powerOffForBilling } from './lifecycle';
 
 /** The meter charges in five-minute periods, aligned to the clock, so every run agrees on period boundaries. */
@@ -80,7 +80,10 @@ async function meterInstance(read: InstanceItem, nowMs: number): Promise<number 
     if (!instance || instance.metered_until === null) return undefined;
     const segments = segmentsOf(instance);
     const until = chargeableUntil(segments, nowMs);
-    if (until <= Date.parse(instance.metered_until)) return undefined;
+    if (until <= Date.parse(instance.metered_until)) {
+      if (!hasUnbilledTime(segments, instance.metered_until)) await leaveMeterIndex(instance);
+      return undefined;
+    }
     const pieces = chargedPieces(segments, instance.metered_until, until);
     const amount = pieces.reduce((sum, piece) => sum + piece.amount, 0);
     const charged = await recordMeteredPeriod(
@@ -96,6 +99,7 @@ async function meterInstance(read: InstanceItem, nowMs: number): Promise<number 
         created_at: new Date(nowMs).toISOString(),
       },
       instance.version,
+      !hasUnbilledTime(segments, new Date(until).toISOString()),
     );
     if (charged) return amount;
     // Refused: another run charged it (the next read finds nothing due), or a change of rate landed between the read
@@ -104,43 +108,60 @@ async function meterInstance(read: InstanceItem, nowMs: number): Promise<number 
   throw new Error(`instance ${read.instance_id} kept changing while it was metered`);
 }
 
+/** How many of the meter's index shards are read at once. */
+const SHARD_CONCURRENCY = 4;
+
 /**
- * Charges every instance from its activation until now (or its deletion), one transaction per instance: ledger
- * entry with a deterministic id, balance, and `metered_until`, conditioned on `metered_until` not having moved
- * (a re-run or a retry never charges a period twice) and on the instance's version (no rate changed unseen). Then enforces the billing pause where balances ran out.
+ * Charges every instance with time left to bill, from where it was last charged until now (or its deletion), one
+ * transaction per instance: ledger entry with a deterministic id, balance, and `metered_until`, conditioned on
+ * `metered_until` not having moved (a re-run or a retry never charges a period twice) and on the instance's
+ * version (no rate changed unseen). It reads the sparse meter index shard by shard, a page at a time, and applies
+ * each account's billing pause as soon as that page's charges for it are booked.
  */
 export async function runMeter(nowMs = Date.now()): Promise<MeterReport> {
-  const metered = await scanInstancesByStatus(['active', 'stopped', 'resizing', 'quarantined', 'deleting', 'destroyed', 'failed']);
-  const byAccount = Map.groupBy(metered, (instance) => instance.account_id);
-  let periodsCharged = 0;
-  let amountCharged = 0;
-  let accountsBilled = 0;
+  const report = { periodsCharged: 0, amountCharged: 0, accountsBilled: new Set<string>() };
   const failures: unknown[] = [];
-  for (const [accountId, instances] of byAccount) {
-    let billed = false;
-    for (const instance of instances) {
+  const meterPage = async (instances: InstanceItem[]) => {
+    for (const [accountId, owned] of Map.groupBy(instances, (instance) => instance.account_id)) {
+      let billed = false;
+      for (const instance of owned) {
+        try {
+          const charged = await meterInstance(instance, nowMs);
+          if (charged === undefined) continue;
+          report.periodsCharged += 1;
+          report.amountCharged += charged;
+          billed = true;
+        } catch (error) {
+          // One instance that cannot be charged now (it is charged on a later run) must not stop the others.
+          logger.error('could not meter an instance', { instance_id: instance.instance_id, error });
+          failures.push(error);
+        }
+      }
+      if (!billed) continue;
+      report.accountsBilled.add(accountId);
+      await enforceBillingPause(accountId).catch((error: unknown) => {
+        logger.error('could not apply the billing pause', { account_id: accountId, error });
+        failures.push(error);
+      });
+    }
+  };
+  const shards = Array.from({ length: METER_SHARDS }, (_, i) => meterShardOf(i));
+  const workers = Array.from({ length: SHARD_CONCURRENCY }, async () => {
+    for (let shard = shards.shift(); shard !== undefined; shard = shards.shift()) {
       try {
-        const charged = await meterInstance(instance, nowMs);
-        if (charged === undefined) continue;
-        periodsCharged += 1;
-        amountCharged += charged;
-        billed = true;
+        for await (const page of listInstancesToMeter(shard)) await meterPage(page);
       } catch (error) {
-        // One instance that cannot be charged now (it is charged on a later run) must not stop the others.
-        logger.error('could not meter an instance', { instance_id: instance.instance_id, error });
+        // A shard that cannot be read now is metered on the next run; the others go on.
+        logger.error('could not read a meter shard', { shard, error });
         failures.push(error);
       }
     }
-    if (!billed) continue;
-    accountsBilled += 1;
-    // Each account's pause follows its own charges at once: a run cut short has still paused whom it charged.
-    await enforceBillingPause(accountId).catch((error: unknown) => {
-      logger.error('could not apply the billing pause', { account_id: accountId, error });
-      failures.push(error);
-    });
-  }
+  });
+  await Promise.all(workers);
+  const { periodsCharged, amountCharged } = report;
+  const accountsBilled = report.accountsBilled.size;
   logger.info('meter run', { periodsCharged, amountCharged, accountsBilled });
   countMetric(metricNames.meteredPeriods, periodsCharged);
-  if (failures.length > 0) throw new AggregateError(failures, `${failures.length} instance(s) or account(s) could not be metered`);
+  if (failures.length > 0) throw new AggregateError(failures, `${failures.length} instance(s), account(s) or shard(s) could not be metered`);
   return { periodsCharged, amountCharged, accountsBilled };
 }

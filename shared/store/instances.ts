@@ -8,7 +8,7 @@ import { instanceDetailSchema, instanceStatusSchema, planSchema, sshKeySchema, t
 import { finishJobUpdate, newJobPut, type Job, type JobFinish } from './jobs';
 import { releaseCapacityItem, reserveCapacityItem, type CapacityPool } from './counters';
 import { requestGuardItems, throwIfGuardFailed } from './request-guard';
-import { billingSegmentSchema, segmentsAfterChange } from '../domain/billing-segments';
+import { billingSegmentSchema, meterShardOf, segmentsAfterChange } from '../domain/billing-segments';
 
 /**
  * The stored item: the API's detail fields plus what only the service sees (extra attributes are ignored). The
@@ -163,6 +163,43 @@ export async function scanInstancesByStatus(statuses: readonly InstanceStatus[])
   );
 }
 
+/**
+ * The instances of one meter shard, a page at a time (read by key, consistently): those with time left to bill.
+ */
+export async function* listInstancesToMeter(shard: string): AsyncGenerator<InstanceItem[]> {
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo().send(
+      new QueryCommand({
+        TableName: tableName('instances'),
+        IndexName: 'meter_by_shard',
+        KeyConditionExpression: 'meter_shard = :shard',
+        ExpressionAttributeValues: { ':shard': shard },
+        ExclusiveStartKey: start,
+        Limit: 100,
+      }),
+    );
+    const keys = (page.Items ?? []).map((item) => ({ instance_id: z.number().int().parse(item.instance_id) }));
+    if (keys.length > 0) yield await batchGetAll(tableName('instances'), keys, instanceItemSchema);
+    start = page.LastEvaluatedKey;
+  } while (start);
+}
+
+/** Takes an instance out of the meter's index once nothing is left to bill (unless it changed since it was read). */
+export async function leaveMeterIndex(instance: InstanceItem): Promise<void> {
+  await whenConditionHolds(
+    dynamo().send(
+      new UpdateCommand({
+        TableName: tableName('instances'),
+        Key: { instance_id: instance.instance_id },
+        UpdateExpression: 'REMOVE meter_shard',
+        ConditionExpression: 'version = :version',
+        ExpressionAttributeValues: { ':version': instance.version },
+      }),
+    ),
+  );
+}
+
 /** Notes that the instance's server was seen upstream; not a state change, so the version stays as it is. */
 export async function recordServerSeen(instanceId: number, at: string): Promise<void> {
   await whenConditionHolds(
@@ -185,9 +222,18 @@ export type InstanceChanges = Partial<Omit<InstanceItem, 'instance_id' | 'accoun
 /** Once an instance has failed or is being deleted, nobody may log in with its credentials again: they go. */
 const SECRETS_END_STATUSES: readonly InstanceStatus[] = ['failed', 'deleting', 'destroyed'];
 
-function setExpression(changes: InstanceChanges, now = new Date().toISOString()) {
+/**
+ * Index keys that follow the item's state: a change that writes billing segments puts the instance in the meter's
+ * index (the meter takes it out when it has charged the last of them).
+ */
+function indexKeys(instanceId: number, changes: InstanceChanges): Record<string, string> {
+  return changes.billing_segments && changes.billing_segments.length > 0 ? { meter_shard: meterShardOf(instanceId) } : {};
+}
+
+function setExpression(changes: InstanceChanges, now = new Date().toISOString(), instanceId?: number) {
   const ending = (changes.status !== undefined && SECRETS_END_STATUSES.includes(changes.status)) || Boolean(changes.deleted_at);
-  const entries = Object.entries({ ...changes, ...(ending ? { sealed_secrets: null } : {}), updated_at: now });
+  const keys = instanceId === undefined ? {} : indexKeys(instanceId, changes);
+  const entries = Object.entries({ ...changes, ...keys, ...(ending ? { sealed_secrets: null } : {}), updated_at: now });
   // A deleted instance leaves the account's list index.
   const unlisted = changes.deleted_at ? ' REMOVE live_account_id' : '';
   return {
@@ -255,7 +301,7 @@ export async function updateInstanceAtVersion(instance: InstanceItem, update: Ve
   const now = new Date().toISOString();
   // A change of rate closes the open billing segment and opens the next in this same write.
   const billing_segments = segmentsAfterChange(instance, { ...instance, ...update.changes }, now);
-  const expression = setExpression({ ...update.changes, ...(billing_segments ? { billing_segments } : {}) }, now);
+  const expression = setExpression({ ...update.changes, ...(billing_segments ? { billing_segments } : {}) }, now, instance.instance_id);
   const items = [
     ...reserve.map(reserveCapacityItem),
     ...(update.release ?? []).map(releaseCapacityItem),

@@ -83,6 +83,8 @@ export async function recordLedgerEntry(entry: LedgerEntry): Promise<boolean> {
 export async function recordMeteredPeriod(
   entry: LedgerEntry & { instance_id: number; period_start: string; period_end: string },
   instanceVersion: number,
+  /** Nothing is left to bill after this period: the instance leaves the meter's index in the same write. */
+  last = false,
 ): Promise<boolean> {
   try {
     await transactWrite({
@@ -93,7 +95,7 @@ export async function recordMeteredPeriod(
           Update: {
             TableName: tableName('instances'),
             Key: { instance_id: entry.instance_id },
-            UpdateExpression: 'SET metered_until = :end',
+            UpdateExpression: `SET metered_until = :end${last ? ' REMOVE meter_shard' : ''}`,
             ConditionExpression: 'metered_until = :start AND version = :version',
             ExpressionAttributeValues: { ':start': entry.period_start, ':end': entry.period_end, ':version': instanceVersion },
           },

@@ -1,3 +1,5 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../../shared/aws';
 import { charge, deposit, runMeter } from '../../shared/domain/billing';
 import { getAccount } from '../../shared/store/accounts';
 import { getInstanceItem } from '../../shared/store/instances';
@@ -69,6 +71,29 @@ describe('meter', () => {
     const [entry] = await meterEntries(accountId);
     expect(entry!.amount).toBe(-(cost(activatedAt, stoppedAt, 4) + cost(stoppedAt, boundary, 1)));
     expect((await getAccount(accountId))?.balance).toBe(50_000_000 + entry!.amount);
+  });
+
+  it('reads only instances with time left to bill: one leaves the meter index once charged to its deletion', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const detail = await runtime.activeInstance(apiKey);
+    const inIndex = async () => {
+      const { Items = [] } = await dynamo().send(
+        new QueryCommand({
+          TableName: runtime.tableNames.instances,
+          IndexName: 'meter_by_shard',
+          KeyConditionExpression: 'meter_shard = :shard AND instance_id = :id',
+          ExpressionAttributeValues: { ':shard': `meter#${detail.instance_id % 16}`, ':id': detail.instance_id },
+        }),
+      );
+      return Items.length === 1;
+    };
+    const whileActive = await inIndex();
+    await runtime.waitForJob(apiKey, (await runtime.call('DELETE', `/api/v1/instances/${detail.instance_id}`, { apiKey })).body.job_id);
+    const deletedUncharged = await inIndex();
+
+    await runMeter(Date.now() + HOUR);
+
+    expect([whileActive, deletedUncharged, await inIndex()]).toEqual([true, true, false]);
   });
 
   it('bills a deleted instance up to its deletion and never after', async () => {

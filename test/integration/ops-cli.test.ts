@@ -253,7 +253,8 @@ describe.concurrent('commands', () => {
 
   it('billing meter runs the meter and prints what it charged', async ({ expect }) => {
     const { apiKey, accountId } = await runtime.newAccount();
-    const instance = await runtime.activeInstance(apiKey);
+    // Not the flavor whose capacity a concurrent test closes for a moment.
+    const instance = await runtime.activeInstance(apiKey, 's-2vcpu-2gb');
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     // A deleted instance is charged up to its deletion at once, without waiting for a period boundary.
     await runtime.call('DELETE', `/api/v1/instances/${instance.instance_id}`, { apiKey });
