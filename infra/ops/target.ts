@@ -88,7 +88,7 @@ export async function stackTarget(stackName: string): Promise<TargetEnv> {
     const { Stacks } = await client.send(new DescribeStacksCommand({ StackName: stackName }));
     outputs = Object.fromEntries((Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']));
   } catch (error) {
-    throw new Error(`could not read stack ${stackName} in ${region}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`could not read stack ${stackName} in ${region}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   } finally {
     client.destroy();
   }

@@ -4,6 +4,7 @@
  * surrogates (not text at all, and refused by DynamoDB).
  */
 const UNSAFE_CHARACTERS =
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 export function hasUnsafeCharacters(text: string): boolean {

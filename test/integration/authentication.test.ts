@@ -3,7 +3,7 @@ import { dynamo } from '../../shared/aws';
 import { generateApiKey } from '../../shared/domain/api-keys';
 import { getAccountApiKey, revokeApiKey } from '../../shared/store/api-keys';
 import { updateAccountFlags } from '../../shared/store/accounts';
-import { useTestRuntime, type TestRuntime } from '../support/runtime';
+import { useTestRuntime } from '../support/runtime';
 
 const runtime = useTestRuntime();
 

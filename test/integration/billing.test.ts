@@ -5,7 +5,7 @@ import { getAccount } from '../../shared/store/accounts';
 import { getInstanceItem } from '../../shared/store/instances';
 import { listLedgerEntries } from '../../shared/store/ledger';
 import { setBillingState } from '../support/accounts';
-import { useTestRuntime, type TestRuntime } from '../support/runtime';
+import { useTestRuntime } from '../support/runtime';
 
 const runtime = useTestRuntime();
 

@@ -24,8 +24,10 @@ afterAll(async () => {
   await home.remove();
 });
 
+/* eslint-disable no-control-regex -- terminal escapes start with ESC */
 const ansi = /\x1b\[/;
 const stripAnsi = (text: string) => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+/* eslint-enable no-control-regex */
 
 /** Types a command line into the terminal and collects every screen seen until it has ended, with its exit code. */
 async function typeAndWatch(commandLine: string): Promise<{ frames: string[]; code: number }> {

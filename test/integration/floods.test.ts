@@ -62,20 +62,6 @@ const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 const forgedKey = () => generateApiKey().fullKey;
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-async function inParallel<T>(count: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> {
-  const results: T[] = new Array(count);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < count) {
-        const i = next++;
-        results[i] = await task(i);
-      }
-    }),
-  );
-  return results;
-}
-
 const countOf = (answers: Answer[], status: number) => answers.filter((answer) => answer.status === status).length;
 
 describe('failed authentications are limited per source address', () => {

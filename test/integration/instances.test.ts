@@ -7,7 +7,7 @@ import { upstreamTagOf } from '../../shared/domain/instances';
 import { dynamo } from '../../shared/aws';
 import { setCapacityLimit } from '../../shared/store/counters';
 import { ED25519_FINGERPRINT, ED25519_PUBLIC_KEY } from '../fixtures/ssh-keys';
-import { useTestRuntime, type TestRuntime } from '../support/runtime';
+import { useTestRuntime } from '../support/runtime';
 
 const runtime = useTestRuntime();
 

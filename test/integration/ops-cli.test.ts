@@ -174,6 +174,7 @@ describe.concurrent('commands', () => {
 
     for (const run of [text, json]) {
       expect(run.code).toBe(0);
+      // eslint-disable-next-line no-control-regex -- no control character may reach the terminal
       expect(run.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
     }
     expect(text.stdout).toContain('evil\\u001b]0;owned\\u0007\\u001b[2J\\u000a  99  forged  svcmcp_fake  true\\u202e');

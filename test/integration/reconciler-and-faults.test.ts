@@ -6,7 +6,7 @@ import { getInstanceItem, insertInstanceReservingCapacity, updateInstanceAtVersi
 import { nextSequenceValue, setCapacityLimit } from '../../shared/store/counters';
 import { getJob, type Job } from '../../shared/store/jobs';
 import { capacityCounters, capacityHeldByInstances } from '../support/capacity';
-import { useTestRuntime, type TestRuntime } from '../support/runtime';
+import { useTestRuntime } from '../support/runtime';
 
 const runtime = useTestRuntime();
 

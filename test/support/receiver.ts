@@ -6,7 +6,6 @@ export interface ReceivedDelivery {
   readonly headers: IncomingHttpHeaders;
   readonly body: string;
   // Tests read arbitrary fields of the event.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly event: any;
   /** Whether the signature verified with the Standard Webhooks reference implementation (and the secret set). */
   readonly verified: boolean;

@@ -36,7 +36,6 @@ export interface CallResult {
   readonly status: number;
   readonly headers: Headers;
   // Tests read arbitrary fields of JSON bodies.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly body: any;
 }
 

@@ -40,7 +40,6 @@ describe('the OpenAPI document', () => {
   });
 });
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 const document: Json = openApiDocument();
 const operations = Object.entries(document.paths).flatMap(([path, item]) =>

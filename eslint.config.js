@@ -1,0 +1,25 @@
+// @ts-check
+import js from '@eslint/js';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'cdk.out/', '.local/', 'bench/out/', 'clients/sdk/schema.ts', 'console/dist/', '**/*.d.ts'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  { languageOptions: { globals: globals.node } },
+  {
+    rules: {
+      // Unused names are an error, except those that say they are unused on purpose.
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', caughtErrors: 'none' }],
+    },
+  },
+  {
+    files: ['test/**', 'bench/**'],
+    rules: {
+      // Tests read arbitrary JSON bodies and CloudFormation templates.
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-non-null-assertion': 'off',
+    },
+  },
+);
