@@ -6,11 +6,14 @@ import { outputNames, pascal } from './outputs';
 import { authAccess, routes } from './routes';
 import { tableNames, tables, type TableName } from './tables';
 import { workflowNames, workflows, type WorkflowName } from './workflows';
+import { AlarmTopic } from './constructs/alarm-topic';
 import { mergeAccess, type ApiFunction, type ServiceContext } from './constructs/api-function';
+import { ApiStack } from './constructs/api-stack';
 import { Backups } from './constructs/backups';
-import { GradualDeployments } from './constructs/gradual-deployments';
-import { HttpApi } from './constructs/http-api';
-import { Operations } from './constructs/operations';
+import type { GradualDeployments } from './constructs/gradual-deployments';
+import type { HttpApi } from './constructs/http-api';
+import type { ApiRollbackAlarms, Operations } from './constructs/operations';
+import { OperationsStack } from './constructs/operations-stack';
 import { ServiceTable } from './constructs/table';
 import { SecretsKey } from './constructs/secrets-key';
 import { Workflow } from './constructs/workflow';
@@ -99,18 +102,29 @@ export function deploymentEnvironment(scope: Construct): Environment {
   return { account, region: contextValue(scope, 'region', undefined) };
 }
 
-/** The whole service: tables, upstream token, lifecycle workflows, the HTTP API, its dashboard and alarms. */
+/**
+ * The whole service. The parent stack holds what keeps state or runs the lifecycles: tables, keys, the upstream
+ * token, backups, workflows, scheduled jobs, events and the alarm topic. Two nested stacks hold what grows with
+ * every route and every alarm, so that no template nears CloudFormation's 500-resource limit: the HTTP API (routes,
+ * functions, gradual deployments) and operations (dashboard and alarms).
+ */
 export class ServiceStack extends Stack {
   readonly tables: Readonly<Record<TableName, ServiceTable>>;
   readonly workflows: Readonly<Record<WorkflowName, Workflow>>;
-  readonly api: HttpApi;
   readonly upstreamToken: secretsmanager.Secret;
   readonly secretsKey: SecretsKey;
   readonly scheduled: Readonly<Record<ScheduleName, ScheduledFunction>>;
-  readonly operations: Operations;
   readonly events: ServiceEvents;
-  readonly apiDeployments: GradualDeployments;
   readonly backups: Backups;
+  readonly alarmTopic: AlarmTopic;
+  /** The nested stack of the HTTP API. */
+  readonly apiStack: ApiStack;
+  readonly api: HttpApi;
+  readonly apiDeployments: GradualDeployments;
+  readonly apiRollbackAlarms: ApiRollbackAlarms;
+  /** The nested stack of the dashboard and alarms. */
+  readonly operationsStack: OperationsStack;
+  readonly operations: Operations;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     const stage = stageOf(scope);
@@ -185,30 +199,34 @@ export class ServiceStack extends Stack {
       removalPolicy,
     });
 
-    this.api = new HttpApi(this, 'HttpApi', {
+    this.alarmTopic = new AlarmTopic(this, 'AlarmTopic', { stage: config.stage, email: config.alarmEmail });
+    this.apiStack = new ApiStack(this, 'ApiStack', {
+      stage: config.stage,
       routes: routes.map((route) => ({ ...route, access: mergeAccess(route.access, authAccess[route.auth]) })),
       service: {
         ...service,
         stateMachines: allStateMachines,
         webhookQueue: this.events.deliveryQueue,
       },
+      alarmTopic: this.alarmTopic.topic,
     });
+    this.api = this.apiStack.httpApi;
+    this.apiDeployments = this.apiStack.deployments;
+    this.apiRollbackAlarms = this.apiStack.rollbackAlarms;
 
-    this.operations = this.addOperations(config);
-    this.operations.alarms.push(...this.events.addOperations(config.stage, this.operations.dashboard, this.operations.alarmTopic));
-    // A new version of a route takes 10 % of its traffic for 5 minutes; an API 5xx or latency alarm rolls it back.
-    this.apiDeployments = new GradualDeployments(this, 'ApiDeployments', {
-      aliases: Object.fromEntries(Object.entries(this.api.functions).map(([name, fn]) => [name, fn.alias])),
-      rollbackAlarms: [this.operations.api5xxAlarm, this.operations.apiLatencyAlarm],
-    });
+    this.operationsStack = this.addOperations(config.stage);
+    this.operations = this.operationsStack.operations;
+    this.operations.alarms.push(
+      ...this.events.addOperations(this.operations, config.stage, this.operations.dashboard, this.alarmTopic.topic),
+    );
     this.addOutputs(config.upstreamBaseUrl);
   }
 
   /** The dashboard and alarms over every function, in one group per part of the service, and every workflow. */
-  private addOperations({ stage, alarmEmail }: ServiceConfig): Operations {
+  private addOperations(stage: Stage): OperationsStack {
     const functionsOf = (group: Readonly<Record<string, ApiFunction>>) => Object.values(group).map((fn) => fn.function);
     const stepGroups = workflowNames.map((name) => [`${pascal(name)}Steps`, functionsOf(this.workflows[name].steps)]);
-    return new Operations(this, 'Operations', {
+    return new OperationsStack(this, 'OperationsStack', {
       stage,
       httpStage: this.api.stage,
       functionGroups: {
@@ -227,7 +245,8 @@ export class ServiceStack extends Stack {
       ),
       tables: this.tables,
       accessLogs: this.api.accessLogs,
-      alarmEmail,
+      alarmTopic: this.alarmTopic.topic,
+      otherAlarms: this.apiRollbackAlarms.alarms,
     });
   }
 
@@ -255,7 +274,7 @@ export class ServiceStack extends Stack {
     new CfnOutput(this, outputNames.apiUrl, { value: this.api.url });
     new CfnOutput(this, outputNames.upstreamTokenSecretArn, { value: this.upstreamToken.secretArn });
     new CfnOutput(this, outputNames.upstreamBaseUrl, { value: upstreamBaseUrl });
-    new CfnOutput(this, outputNames.alarmTopicArn, { value: this.operations.alarmTopic.topicArn });
+    new CfnOutput(this, outputNames.alarmTopicArn, { value: this.alarmTopic.topic.topicArn });
     new CfnOutput(this, outputNames.dashboardName, { value: this.operations.dashboard.dashboardName });
     new CfnOutput(this, outputNames.eventBusName, { value: this.events.bus.eventBusName });
     for (const name of tableNames) {

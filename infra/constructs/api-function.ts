@@ -178,14 +178,23 @@ export class ApiFunction extends Construct {
     );
   }
 
-  /** Acknowledges, by exact cdk-nag finding, each wildcard resource a grant helper produced. */
+  /**
+   * Acknowledges, by exact cdk-nag finding, each wildcard resource a grant helper produced. The finding names the
+   * resource as the function's own template has it, which is known only once references across stacks are settled
+   * (in a nested stack a table's ARN is a parameter), so this runs at validation, after they are.
+   */
   private acknowledgeWildcards(grant: iam.Grant, reason: string): void {
-    const stack = Stack.of(this);
-    const resources = grant.principalStatements.flatMap((statement) => statement.resources);
-    const flattened = new Set(resources.map((resource): string => flattenCfnReference(stack.resolve(resource))));
-    for (const flat of flattened) {
-      if (flat.includes('*')) acknowledge(this.role, `Resource::${flat}`, reason);
-    }
+    this.node.addValidation({
+      validate: () => {
+        const stack = Stack.of(this);
+        const resources = grant.principalStatements.flatMap((statement) => statement.resources);
+        const flattened = new Set(resources.map((resource): string => flattenCfnReference(stack.resolve(resource))));
+        for (const flat of flattened) {
+          if (flat.includes('*')) acknowledge(this.role, `Resource::${flat}`, reason);
+        }
+        return [];
+      },
+    });
   }
 }
 

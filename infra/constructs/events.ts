@@ -1,6 +1,5 @@
 import { Duration, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -13,6 +12,7 @@ import { EVENT_SOURCE } from '../../shared/events/aws-transports';
 import { METRICS_NAMESPACE, metricNames } from '../../shared/observability';
 import { eventFunctions, type EventFunctionName } from '../event-functions';
 import { tables as tableDefinitions, type TableName } from '../tables';
+import { serviceAlarm } from './alarm-topic';
 import { ApiFunction, POWERTOOLS_SERVICE_NAME, type ServiceContext } from './api-function';
 
 const PERIOD = Duration.minutes(5);
@@ -96,8 +96,11 @@ export class ServiceEvents extends Construct {
     );
   }
 
-  /** Alarms (on the service's alarm topic) and a dashboard row: delivery failures, dead letters, stream lag. */
-  addOperations(stage: string, dashboard: cloudwatch.Dashboard, topic: sns.ITopic): cloudwatch.Alarm[] {
+  /**
+   * Alarms (on the service's alarm topic) and a dashboard row: delivery failures, dead letters, stream lag. The
+   * alarms are made in `scope`, the operations construct with the service's other alarms.
+   */
+  addOperations(scope: Construct, stage: string, dashboard: cloudwatch.Dashboard, topic: sns.ITopic): cloudwatch.Alarm[] {
     const failures = serviceMetric(metricNames.webhookDeliveryFailures);
     const deliveries = serviceMetric(metricNames.webhookDeliveries);
     const disabled = serviceMetric(metricNames.webhooksDisabled);
@@ -109,22 +112,9 @@ export class ServiceEvents extends Construct {
       ['EventDeadLetters', deadLetters(this.eventDeadLetters), 0, 1, 'Stream batches or bus events could not be handled and were dead-lettered. Check first: ERROR lines of the stream and fan-out functions, then EventBridge PutEvents failures.'],
       ['StreamLag', streamLag, MAX_STREAM_LAG_MS, 3, 'Events are published more than a minute after their change. Check first: errors and throttles of the stream function, then its batch retries.'],
     ];
-    const action = new cloudwatchActions.SnsAction(topic);
-    const alarms = specs.map(([name, metric, threshold, periods, description]) => {
-      const alarm = new cloudwatch.Alarm(this, `${name}Alarm`, {
-        alarmName: `VpsService-${stage}-${name}`,
-        alarmDescription: description,
-        metric,
-        threshold,
-        evaluationPeriods: periods,
-        datapointsToAlarm: periods,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      });
-      alarm.addAlarmAction(action);
-      alarm.addOkAction(action);
-      return alarm;
-    });
+    const alarms = specs.map(([name, metric, threshold, periods, description]) =>
+      serviceAlarm(scope, name, stage, topic, { metric, threshold, periods, description }),
+    );
     dashboard.addWidgets(
       new cloudwatch.GraphWidget({ title: 'Webhook deliveries', left: [deliveries, failures, disabled], width: 8 }),
       new cloudwatch.GraphWidget({ title: 'Dead letters', left: [deadLetters(this.deliveryDeadLetters), deadLetters(this.eventDeadLetters)], width: 8 }),

@@ -40,7 +40,7 @@ describe('safe deploys', () => {
   it('shifts each API function to a new version 10 % for 5 minutes, rolling back on the API 5xx and latency alarms', () => {
     const groups = Object.values(resources('AWS::CodeDeploy::DeploymentGroup')).map((group) => group.Properties);
     expect(groups).toHaveLength(routes.length);
-    const alarmNames = [{ Ref: logicalId(stack.operations.api5xxAlarm) }, { Ref: logicalId(stack.operations.apiLatencyAlarm) }];
+    const alarmNames = [{ Ref: logicalId(stack.apiRollbackAlarms.serverErrorRate) }, { Ref: logicalId(stack.apiRollbackAlarms.latency) }];
     for (const group of groups) {
       expect(group).toMatchObject({
         DeploymentConfigName: 'CodeDeployDefault.LambdaCanary10Percent5Minutes',
