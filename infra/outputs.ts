@@ -3,6 +3,7 @@ export const pascal = (name: string) => name.charAt(0).toUpperCase() + name.slic
 
 export const outputNames = {
   apiUrl: 'ApiUrl',
+  consoleUrl: 'ConsoleUrl',
   upstreamTokenSecretArn: 'UpstreamTokenSecretArn',
   upstreamBaseUrl: 'UpstreamBaseUrl',
   alarmTopicArn: 'AlarmTopicArn',

@@ -12,6 +12,7 @@ import { ApiStack } from './constructs/api-stack';
 import { Backups } from './constructs/backups';
 import type { GradualDeployments } from './constructs/gradual-deployments';
 import type { HttpApi } from './constructs/http-api';
+import type { ConsoleSite } from './constructs/console-site';
 import type { ApiRollbackAlarms, Operations } from './constructs/operations';
 import { OperationsStack } from './constructs/operations-stack';
 import { ServiceTable } from './constructs/table';
@@ -42,6 +43,8 @@ interface ServiceConfig {
   readonly tierCapacity: number;
   /** Comma-separated origins of the service's web pages when they live on another host than the API. */
   readonly trustedOrigins: string;
+  /** The console's e-mail sender; SES must have it or its domain verified. Default `no-reply@<instance domain>`. */
+  readonly mailFrom: string;
   /** Subscribed to the alarm topic when given. */
   readonly alarmEmail: string | undefined;
   /** A backup vault in another region or account that receives a copy of every recovery point. */
@@ -67,15 +70,17 @@ function positiveIntegerContext(scope: Construct, key: string, fallback: string)
 
 function configFromContext(scope: Construct): ServiceConfig {
   const stage = stageOf(scope);
+  const instanceDomainSuffix = contextValue(scope, 'instanceDomainSuffix', stage === 'dev' ? 'vps.example.net' : undefined);
   return {
     stage,
     // Only dev may fall back to the placeholder domain; a real stage must name its own.
-    instanceDomainSuffix: contextValue(scope, 'instanceDomainSuffix', stage === 'dev' ? 'vps.example.net' : undefined),
+    instanceDomainSuffix,
     upstreamBaseUrl: contextValue(scope, 'upstreamBaseUrl', 'https://api.digitalocean.com'),
     provisionTimeoutSeconds: positiveIntegerContext(scope, 'provisionTimeoutSeconds', '600'),
     ipv4PoolSize: positiveIntegerContext(scope, 'ipv4PoolSize', stage === 'prod' ? '1000' : '50'),
     tierCapacity: positiveIntegerContext(scope, 'tierCapacity', stage === 'prod' ? '200' : '10'),
     trustedOrigins: String(scope.node.tryGetContext('trustedOrigins') ?? ''),
+    mailFrom: contextValue(scope, 'mailFrom', `no-reply@${instanceDomainSuffix}`),
     alarmEmail: optionalContext(scope, 'alarmEmail'),
     backupCopyVaultArn: optionalContext(scope, 'backupCopyVaultArn'),
   };
@@ -106,7 +111,8 @@ export function deploymentEnvironment(scope: Construct): Environment {
  * The whole service. The parent stack holds what keeps state or runs the lifecycles: tables, keys, the upstream
  * token, backups, workflows, scheduled jobs, events and the alarm topic. Two nested stacks hold what grows with
  * every route and every alarm, so that no template nears CloudFormation's 500-resource limit: the HTTP API (routes,
- * functions, gradual deployments) and operations (dashboard and alarms).
+ * functions, gradual deployments, and the console's CloudFront origin in front of it) and operations (dashboard and
+ * alarms).
  */
 export class ServiceStack extends Stack {
   readonly tables: Readonly<Record<TableName, ServiceTable>>;
@@ -117,9 +123,10 @@ export class ServiceStack extends Stack {
   readonly events: ServiceEvents;
   readonly backups: Backups;
   readonly alarmTopic: AlarmTopic;
-  /** The nested stack of the HTTP API. */
+  /** The nested stack of the HTTP API and the console in front of it. */
   readonly apiStack: ApiStack;
   readonly api: HttpApi;
+  readonly console: ConsoleSite;
   readonly apiDeployments: GradualDeployments;
   readonly apiRollbackAlarms: ApiRollbackAlarms;
   /** The nested stack of the dashboard and alarms. */
@@ -167,6 +174,10 @@ export class ServiceStack extends Stack {
         DEFAULT_TIER_CAPACITY: String(config.tierCapacity),
         TRUSTED_ORIGINS: config.trustedOrigins,
       },
+      mail: {
+        from: config.mailFrom,
+        identityArn: this.formatArn({ service: 'ses', resource: 'identity', resourceName: config.mailFrom.split('@')[1] ?? config.mailFrom }),
+      },
     };
 
     // In `workflowNames` order, each workflow's steps can reach the state machines made before it (delete stops
@@ -209,8 +220,11 @@ export class ServiceStack extends Stack {
         webhookQueue: this.events.deliveryQueue,
       },
       alarmTopic: this.alarmTopic.topic,
+      trustedOrigins: config.trustedOrigins,
+      removalPolicy,
     });
     this.api = this.apiStack.httpApi;
+    this.console = this.apiStack.console;
     this.apiDeployments = this.apiStack.deployments;
     this.apiRollbackAlarms = this.apiStack.rollbackAlarms;
 
@@ -272,6 +286,7 @@ export class ServiceStack extends Stack {
 
   private addOutputs(upstreamBaseUrl: string): void {
     new CfnOutput(this, outputNames.apiUrl, { value: this.api.url });
+    new CfnOutput(this, outputNames.consoleUrl, { value: this.console.url });
     new CfnOutput(this, outputNames.upstreamTokenSecretArn, { value: this.upstreamToken.secretArn });
     new CfnOutput(this, outputNames.upstreamBaseUrl, { value: upstreamBaseUrl });
     new CfnOutput(this, outputNames.alarmTopicArn, { value: this.alarmTopic.topic.topicArn });

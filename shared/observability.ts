@@ -18,6 +18,7 @@ const SECRET_FIELDS = new Set([
   'token',
   'upstream_token',
   'user_data',
+  'password',
 ]);
 const REDACTED = '[REDACTED]';
 const fieldNames = [...SECRET_FIELDS].map((name) => name.replace(/[-_]/g, '[-_]')).join('|');

@@ -52,6 +52,15 @@ export interface ServiceContext {
   readonly environment?: Readonly<Record<string, string>>;
   readonly webhookQueue?: sqs.IQueue;
   readonly eventBus?: events.IEventBus;
+  /** The sender of the console's e-mail (Amazon SES), for functions that send any. */
+  readonly mail?: MailSettings;
+}
+
+export interface MailSettings {
+  /** The From address; SES must have it, or its domain, as a verified identity. */
+  readonly from: string;
+  /** The SES identity the functions may send as. */
+  readonly identityArn: string;
 }
 
 export interface ApiFunctionProps {
@@ -162,6 +171,20 @@ export class ApiFunction extends Construct {
       bus.grantPutEventsTo(this.function);
       this.function.addEnvironment('EVENT_BUS_NAME', bus.eventBusName);
     }
+    if (access.sendsMail) this.grantMail(service);
+  }
+
+  /** SES SendEmail as the one identity, and only with its From address. */
+  private grantMail(service: ServiceContext): void {
+    const mail = required(service.mail, 'the mail settings', this);
+    this.function.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['ses:SendEmail'],
+        resources: [mail.identityArn],
+        conditions: { StringEquals: { 'ses:FromAddress': mail.from } },
+      }),
+    );
+    this.function.addEnvironment('MAIL_FROM', mail.from);
   }
 
   /** The state machine, with its ARN passed to the function. */
@@ -216,6 +239,7 @@ export function mergeAccess(a: FunctionAccess, b: FunctionAccess): FunctionAcces
     startsWorkflows: union(a.startsWorkflows, b.startsWorkflows),
     stopsWorkflows: union(a.stopsWorkflows, b.stopsWorkflows),
     upstream: Boolean(a.upstream || b.upstream),
+    sendsMail: Boolean(a.sendsMail || b.sendsMail),
     secrets: union(a.secrets, b.secrets),
     webhookQueue: Boolean(a.webhookQueue || b.webhookQueue),
     publishesEvents: Boolean(a.publishesEvents || b.publishesEvents),

@@ -1,11 +1,13 @@
-import { NestedStack } from 'aws-cdk-lib';
+import type { RemovalPolicy } from 'aws-cdk-lib';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import type { RouteDefinition } from '../routes';
 import type { ServiceContext } from './api-function';
+import { ConsoleSite } from './console-site';
 import { GradualDeployments } from './gradual-deployments';
 import { HttpApi } from './http-api';
 import { ApiRollbackAlarms } from './operations';
+import { ServiceNestedStack } from './service-nested-stack';
 
 export interface ApiStackProps {
   readonly stage: string;
@@ -14,21 +16,37 @@ export interface ApiStackProps {
   readonly service: ServiceContext;
   /** The stage's alarm topic, which the rollback alarms notify. */
   readonly alarmTopic: sns.ITopic;
+  /** Comma-separated origins of other web pages of the service; the console's own is added. */
+  readonly trustedOrigins: string;
+  /** Of the console's buckets. */
+  readonly removalPolicy: RemovalPolicy;
 }
 
 /**
  * A nested stack for the HTTP API: its stage and access log, one function per route (with its version, live alias,
- * role and log group), and each function's canary deployment group with the two alarms that roll it back. A route
- * adds about ten resources, so the routes live here, away from the parent stack's tables and workflows.
+ * role and log group), each function's canary deployment group with the two alarms that roll it back, and the
+ * console's CloudFront distribution and bucket in front of the API. A route adds about ten resources, so the routes
+ * live here, away from the parent stack's tables and workflows. The console sits with the API because each needs
+ * the other: the distribution sends /api/* to the API, and the functions learn the distribution's origin.
  */
-export class ApiStack extends NestedStack {
+export class ApiStack extends ServiceNestedStack {
   readonly httpApi: HttpApi;
+  readonly console: ConsoleSite;
   readonly rollbackAlarms: ApiRollbackAlarms;
   readonly deployments: GradualDeployments;
 
   constructor(scope: Construct, id: string, props: ApiStackProps) {
-    super(scope, id, { description: `VpsService-${props.stage} HTTP API: routes, their functions and gradual deployments` });
+    super(scope, id, {
+      description: `VpsService-${props.stage} HTTP API: routes, their functions and gradual deployments, and the console`,
+    });
     this.httpApi = new HttpApi(this, 'HttpApi', { routes: props.routes, service: props.service });
+    this.console = new ConsoleSite(this, 'Console', { httpApi: this.httpApi.api, removalPolicy: props.removalPolicy });
+    // The functions learn the console's origin: links in e-mails, and the Origin check of cookie-authenticated calls.
+    const trustedOrigins = [props.trustedOrigins, this.console.origin].filter(Boolean).join(',');
+    for (const fn of Object.values(this.httpApi.functions)) {
+      fn.function.addEnvironment('CONSOLE_URL', this.console.url);
+      fn.function.addEnvironment('TRUSTED_ORIGINS', trustedOrigins);
+    }
     this.rollbackAlarms = new ApiRollbackAlarms(this, 'RollbackAlarms', {
       stage: props.stage,
       httpStage: this.httpApi.stage,

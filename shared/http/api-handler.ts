@@ -9,7 +9,7 @@ import { rateLimitHeaders, type RateLimitName, type WindowState } from '../domai
 import { parseOrBadRequest } from '../schemas/validation';
 import { countMetric, logger, metricNames, publishMetrics, tracer } from '../observability';
 import { authenticateBearer, giveBack, type BearerPrincipal } from './bearer-auth';
-import { authenticateSession, type SessionPrincipal } from './session-auth';
+import { authenticateSession, csrfFailed, isCrossSite, type SessionPrincipal } from './session-auth';
 import { idempotencyKeyOf, resolveIdempotencyKey, settleIdempotencyKey } from './idempotency';
 import { json, type ApiResponse } from './responses';
 import { runGuarded } from '../request-guard';
@@ -135,22 +135,34 @@ const jsonBody = (schema: z.ZodType): MiddlewareObj<Event, ApiResponse, Error, S
   },
 });
 
+/**
+ * The caller's address. Behind CloudFront the connection comes from an edge server, so CloudFront's viewer address
+ * (`ip:port`) is used when present; a direct caller could forge that header, but not the per-e-mail limits.
+ */
+function sourceAddressOf(event: Event): string {
+  const viewer = event.headers['cloudfront-viewer-address'];
+  return viewer ? viewer.slice(0, viewer.lastIndexOf(':')) : event.requestContext.http.sourceIp;
+}
+
 type BodyOf<TSchema> = TSchema extends z.ZodType ? z.output<TSchema> : undefined;
 
 export interface RouteInput<TPrincipal, TBody> {
   readonly principal: TPrincipal;
   readonly body: TBody;
   readonly pathParameters: Record<string, string | undefined>;
+  /** The caller's address as API Gateway saw it (brute-force limits). */
+  readonly sourceAddress: string;
 }
 
-type Principal = BearerPrincipal | SessionPrincipal;
+type Principal = BearerPrincipal | SessionPrincipal | undefined;
 
 /**
  * The one composition every route uses: response shaping and error mapping (first, so its onError runs last),
  * logging context, the route's authentication, then body parsing; the handler itself only calls the domain.
  */
 function composeRoute<TPrincipal extends Principal, TSchema extends z.ZodType | undefined>(
-  authentication: MiddlewareObj<Event, ApiResponse, Error, StatefulContext>,
+  /** Undefined for a route anyone may call. */
+  authentication: MiddlewareObj<Event, ApiResponse, Error, StatefulContext> | undefined,
   bodySchema: TSchema | undefined,
   handler: (input: RouteInput<TPrincipal, BodyOf<TSchema>>) => Promise<ApiResponse>,
 ) {
@@ -159,16 +171,21 @@ function composeRoute<TPrincipal extends Principal, TSchema extends z.ZodType | 
     // Responses carry root passwords and private keys: never record them as trace metadata.
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(injectLambdaContext(logger, { resetKeys: true }))
-    .use(authentication);
+    .use(authentication ?? refuseCrossSite);
   if (bodySchema) composed.use(jsonBody(bodySchema));
   return composed.handler(async (event, context) => {
     const { principal, body, replay } = context.request;
     if (replay) return replay;
-    if (!principal) throw new Error('authentication did not run');
-    logger.appendKeys({ account_id: principal.account.account_id });
-    const input = { principal: principal as TPrincipal, body: body as BodyOf<TSchema>, pathParameters: event.pathParameters ?? {} };
+    if (authentication && !principal) throw new Error('authentication did not run');
+    if (principal) logger.appendKeys({ account_id: principal.account.account_id });
+    const input = {
+      principal: principal as TPrincipal,
+      body: body as BodyOf<TSchema>,
+      pathParameters: event.pathParameters ?? {},
+      sourceAddress: sourceAddressOf(event),
+    };
     const run = () => runWithDeadline(context, () => handler(input));
-    if (!('apiKey' in principal)) return run();
+    if (!principal || !('apiKey' in principal)) return run();
     // A Bearer request's writes are conditioned on its key and account still holding; a read checks them again
     // in the same round as its own read, so that a key revoked meanwhile gets no answer either.
     return runGuarded({ keyHash: principal.apiKey.key_hash, accountId: principal.account.account_id }, async () => {
@@ -204,6 +221,24 @@ interface SessionRouteOptions<TSchema extends z.ZodType | undefined> {
   /** POST and DELETE: require the session's CSRF token from a same-site page. */
   readonly csrf: boolean;
   readonly body?: TSchema;
+}
+
+/**
+ * Routes anyone may call (sign-in, sign-up) still refuse another site's page: otherwise it could sign a visitor
+ * in to an account of its choosing.
+ */
+const refuseCrossSite: MiddlewareObj<Event, ApiResponse, Error, StatefulContext> = {
+  before: ({ event }) => {
+    if (isCrossSite(event)) throw csrfFailed();
+  },
+};
+
+/** A console sign-in route: no credentials; the caller's source address feeds the brute-force limits. */
+export function publicRoute<TSchema extends z.ZodType | undefined = undefined>(
+  options: { readonly body?: TSchema },
+  handler: (input: RouteInput<undefined, BodyOf<TSchema>>) => Promise<ApiResponse>,
+) {
+  return composeRoute(undefined, options.body, handler);
 }
 
 const sessionAuth = (csrf: boolean): MiddlewareObj<Event, ApiResponse, Error, StatefulContext> => ({

@@ -86,14 +86,16 @@ describe.each([
     expect(idsOfType(parent, 'AWS::ApiGatewayV2::Route')).toEqual([]);
   });
 
-  it('puts every route, its function, alias and deployment group, and the two rollback alarms in the API stack', () => {
+  it('puts every route, its function, alias and deployment group, the two rollback alarms and the console in the API stack', () => {
     const api = templates.ApiStack!;
     expect(idsOfType(api, 'AWS::ApiGatewayV2::Route')).toHaveLength(routes.length);
+    // Besides CDK's own handlers for the console's bucket (deploying its files, emptying it on dev).
     expect(idsOfType(api, 'AWS::Lambda::Function')).toEqual(
-      routes.map((route) => logicalId(stack.api.functions[route.name]!.function)).sort(),
+      expect.arrayContaining(routes.map((route) => logicalId(stack.api.functions[route.name]!.function))),
     );
     expect(idsOfType(api, 'AWS::CodeDeploy::DeploymentGroup')).toHaveLength(routes.length);
     expect(idsOfType(api, 'AWS::CloudWatch::Alarm')).toEqual(stack.apiRollbackAlarms.alarms.map((alarm) => logicalId(alarm)).sort());
+    expect(idsOfType(api, 'AWS::CloudFront::Distribution')).toEqual([logicalId(stack.console.distribution)]);
   });
 
   it('puts the dashboard and every other alarm in the operations stack', () => {

@@ -3,7 +3,7 @@ import { POWERTOOLS_SERVICE_NAME } from '../../infra/constructs/api-function';
 import type { ServiceStack } from '../../infra/stack';
 import { workflowNames } from '../../infra/workflows';
 import { METRICS_NAMESPACE, metricNames } from '../../shared/observability';
-import { logicalId, referencedIds, synthesize, type Resource } from './synth';
+import { logicalId, referencedIds, serviceFunctions, synthesize, type Resource } from './synth';
 
 type MetricStat = {
   Metric: { Namespace: string; MetricName: string; Dimensions: { Name: string; Value: unknown }[] };
@@ -44,7 +44,7 @@ describe('Operations', () => {
         resource.Properties,
       ]),
     );
-    functionIds = Object.keys(template.findResources('AWS::Lambda::Function'));
+    functionIds = Object.keys(serviceFunctions(template));
   });
 
   describe('dashboard', () => {

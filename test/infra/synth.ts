@@ -114,3 +114,15 @@ export function referencedIds(value: unknown): string[] {
   if (Array.isArray(getAtt)) return [String(getAtt[0])];
   return Object.values(value).flatMap(referencedIds);
 }
+
+/**
+ * The service's own functions, by logical id. CDK's custom-resource handlers (the console file deployment, the
+ * bucket clean-up) are CDK's: they carry no POWERTOOLS_SERVICE_NAME.
+ */
+export function serviceFunctions(template: Template): Record<string, Resource> {
+  return Object.fromEntries(
+    Object.entries(template.findResources('AWS::Lambda::Function') as Record<string, Resource>).filter(
+      ([, fn]) => fn.Properties.Environment?.Variables?.POWERTOOLS_SERVICE_NAME,
+    ),
+  );
+}

@@ -102,7 +102,16 @@ describe('the OpenAPI document, precise enough for generated clients', () => {
   it('types Retry-After as an integer on every 429', () => {
     const limited = operations.filter(({ operation }) => operation.responses['429']);
 
-    expect(limited.length).toBe(11);
+    // The instance and job routes, the webhook routes, and the five public console routes with brute-force limits
+    // (sign-up, confirm, sign-in, forgot and reset password); session routes have no rate limit.
+    expect(limited.map(({ name }) => name).filter((name) => name.includes('/auth/')).sort()).toEqual([
+      'POST /api/v1/auth/confirm',
+      'POST /api/v1/auth/forgot-password',
+      'POST /api/v1/auth/reset-password',
+      'POST /api/v1/auth/sign-in',
+      'POST /api/v1/auth/sign-up',
+    ]);
+    expect(limited.length).toBe(16);
     for (const { name, operation } of limited) {
       expect({ name, schema: operation.responses['429'].headers['Retry-After'].schema }).toEqual({ name, schema: { type: 'integer', minimum: 1 } });
     }
