@@ -73,6 +73,8 @@ export interface ApiFunctionProps {
   readonly memorySize?: number;
   /** Sized from the function's worst case where it is declared. @default DEFAULT_ROUTE_TIMEOUT_SECONDS */
   readonly timeout?: Duration;
+  /** Keeps the events of asynchronous invocations that failed every attempt (for functions invoked that way). */
+  readonly deadLetterQueue?: sqs.IQueue;
 }
 
 /** A Node.js 24 / arm64 Lambda function, bundled as ESM, granted exactly its FunctionAccess. */
@@ -108,6 +110,7 @@ export class ApiFunction extends Construct {
       tracing: lambda.Tracing.ACTIVE,
       logGroup: this.logGroup,
       role: this.role,
+      deadLetterQueue: props.deadLetterQueue,
       // Kept when a deploy publishes the next one: executions that started before it still call this one.
       currentVersionOptions: { removalPolicy: RemovalPolicy.RETAIN },
       environment: {

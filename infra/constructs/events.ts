@@ -59,13 +59,28 @@ export class ServiceEvents extends Construct {
     });
 
     const service: ServiceContext = { ...props.service, webhookQueue: this.deliveryQueue, eventBus: this.bus };
-    const make = (name: EventFunctionName, timeout: Duration) =>
-      new ApiFunction(this, name.charAt(0).toUpperCase() + name.slice(1), { ...eventFunctions[name], service, timeout });
+    const make = (name: EventFunctionName, timeout: Duration, deadLetterQueue?: sqs.IQueue) =>
+      new ApiFunction(this, name.charAt(0).toUpperCase() + name.slice(1), { ...eventFunctions[name], service, timeout, deadLetterQueue });
     this.functions = {
       publishChanges: make('publishChanges', Duration.minutes(1)),
-      fanOut: make('fanOut', Duration.seconds(30)),
+      // Invoked asynchronously by the bus: an event it failed on every attempt joins the bus's undeliverable ones.
+      fanOut: make('fanOut', Duration.seconds(30), this.eventDeadLetters),
       deliverWebhooks: make('deliverWebhooks', DELIVERY_TIMEOUT),
     };
+    Validations.of(this.functions.publishChanges.function).acknowledge({
+      id: 'Serverless-LambdaDLQ',
+      reason: "Invoked by the tables' stream event source mappings, whose on-failure destination (the event dead-letter queue) keeps failed batches.",
+    });
+    Validations.of(this.functions.deliverWebhooks.function).acknowledge(
+      {
+        id: 'Serverless-LambdaDLQ',
+        reason: "Invoked by the delivery queue's event source mapping: a failed message returns to the queue, whose redrive policy dead-letters it.",
+      },
+      {
+        id: 'Serverless-LambdaEventSourceMappingDestination',
+        reason: "An SQS event source mapping takes no on-failure destination; the delivery queue's redrive policy dead-letters a message after 5 failed receives.",
+      },
+    );
 
     for (const [name, table] of Object.entries(props.sources) as [TableName, dynamodb.ITableV2][]) {
       // The stream function tells the tables apart by name; it reads their streams, never their items.
@@ -126,7 +141,10 @@ export class ServiceEvents extends Construct {
 
 function deadLetterQueue(scope: Construct, id: string): sqs.Queue {
   const queue = new sqs.Queue(scope, id, { encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
-  Validations.of(queue).acknowledge({ id: 'AwsSolutions-SQS3', reason: 'This queue is itself a dead-letter queue.' });
+  Validations.of(queue).acknowledge(
+    { id: 'AwsSolutions-SQS3', reason: 'This queue is itself a dead-letter queue.' },
+    { id: 'Serverless-SQSRedrivePolicy', reason: 'This queue is itself a dead-letter queue: nothing redrives from it but an operator.' },
+  );
   return queue;
 }
 

@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import { Construct } from 'constructs';
@@ -31,6 +31,12 @@ export class ScheduledFunction extends Construct {
       access: definition.access,
       service,
       timeout: SCHEDULED_TIMEOUT,
+    });
+    Validations.of(this.function.function).acknowledge({
+      id: 'Serverless-LambdaDLQ',
+      reason:
+        "Invoked by EventBridge Scheduler once a period without retries: the next run redoes a failed run's work, and a " +
+        'failed run alarms (Heartbeat, LambdaErrors); a dead-lettered copy of its empty event would add nothing.',
     });
     const role = new iam.Role(this, 'SchedulerRole', { assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com') });
     role.addToPolicy(

@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { App, AssetStaging, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { AwsSolutionsChecks } from 'cdk-nag';
+import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import type { FunctionAccess, TableAccess } from '../../infra/access';
 import { ApiFunction, mergeAccess } from '../../infra/constructs/api-function';
 import { authAccess, routes } from '../../infra/routes';
@@ -355,8 +355,11 @@ describe('ServiceStack (dev)', () => {
     expect(actions.filter((action) => action.endsWith(':*') || action === '*')).toEqual([]);
   });
 
-  it('passes cdk-nag AwsSolutions with no unacknowledged error or warning', () => {
-    const { violations } = new AwsSolutionsChecks().validateScope(stack);
+  it.each([
+    ['AwsSolutions', () => new AwsSolutionsChecks()],
+    ['Serverless', () => new ServerlessChecks()],
+  ])('passes cdk-nag %s with no unacknowledged error or warning', (_pack, pack) => {
+    const { violations } = pack().validateScope(stack);
     expect(violations.filter((violation) => violation.severity === 'error').map((v) => v.ruleName)).toEqual([]);
     expect(violations.filter((violation) => violation.severity === 'warning').map((v) => v.ruleName)).toEqual([]);
     // The parent's artifact carries the messages of its nested stacks' constructs too.
@@ -371,6 +374,7 @@ describe('ServiceStack (dev)', () => {
       .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
       .flatMap((entry) => Object.entries(entry.data as Record<string, unknown>));
     expect(reasons.map(([id]) => id)).toContainEqual(expect.stringMatching(/AwsSolutions-SNS2$/));
+    expect(reasons.map(([id]) => id)).toContainEqual(expect.stringMatching(/Serverless-LambdaDLQ$/));
     for (const [id, reason] of reasons) expect(String(reason).length, id).toBeGreaterThan(40);
   });
 
@@ -438,6 +442,13 @@ describe('ServiceStack (prod)', () => {
   it('is bound to the account and region from context, which the template never hard-codes', () => {
     expect([stack.account, stack.region]).toEqual(['111111111111', 'eu-west-1']);
     expect(JSON.stringify(template.toJSON())).not.toContain('us-east-1');
+  });
+
+  it('passes both cdk-nag packs bound to its region, as `cdk synth` binds it, with literal ARNs where dev has tokens', () => {
+    for (const pack of [new AwsSolutionsChecks(), new ServerlessChecks()]) {
+      const { violations } = pack.validateScope(stack);
+      expect(violations.map((violation) => `${violation.ruleName} ${violation.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
+    }
   });
 
   it('has termination protection, which dev has not', () => {
