@@ -9,6 +9,8 @@ export const outputNames = {
   alarmTopicArn: 'AlarmTopicArn',
   dashboardName: 'DashboardName',
   eventBusName: 'EventBusName',
+  apiCheckKeySecretArn: 'ApiCheckKeySecretArn',
+  lifecycleCheckKeySecretArn: 'LifecycleCheckKeySecretArn',
   table: (table: string) => `${pascal(table)}TableName`,
   stateMachine: (workflow: string) => `${pascal(workflow)}StateMachineArn`,
 } as const;

@@ -111,8 +111,8 @@ export function deploymentEnvironment(scope: Construct): Environment {
  * The whole service. The parent stack holds what keeps state or runs the lifecycles: tables, keys, the upstream
  * token, backups, workflows, scheduled jobs, events and the alarm topic. Two nested stacks hold what grows with
  * every route and every alarm, so that no template nears CloudFormation's 500-resource limit: the HTTP API (routes,
- * functions, gradual deployments, and the console's CloudFront origin in front of it) and operations (dashboard and
- * alarms).
+ * functions, gradual deployments, and the console's CloudFront origin in front of it) and operations (dashboard,
+ * alarms and synthetic canaries).
  */
 export class ServiceStack extends Stack {
   readonly tables: Readonly<Record<TableName, ServiceTable>>;
@@ -228,7 +228,7 @@ export class ServiceStack extends Stack {
     this.apiDeployments = this.apiStack.deployments;
     this.apiRollbackAlarms = this.apiStack.rollbackAlarms;
 
-    this.operationsStack = this.addOperations(config.stage);
+    this.operationsStack = this.addOperations(config.stage, removalPolicy);
     this.operations = this.operationsStack.operations;
     this.operations.alarms.push(
       ...this.events.addOperations(this.operations, config.stage, this.operations.dashboard, this.alarmTopic.topic),
@@ -237,7 +237,7 @@ export class ServiceStack extends Stack {
   }
 
   /** The dashboard and alarms over every function, in one group per part of the service, and every workflow. */
-  private addOperations(stage: Stage): OperationsStack {
+  private addOperations(stage: Stage, removalPolicy: RemovalPolicy): OperationsStack {
     const functionsOf = (group: Readonly<Record<string, ApiFunction>>) => Object.values(group).map((fn) => fn.function);
     const stepGroups = workflowNames.map((name) => [`${pascal(name)}Steps`, functionsOf(this.workflows[name].steps)]);
     return new OperationsStack(this, 'OperationsStack', {
@@ -261,6 +261,8 @@ export class ServiceStack extends Stack {
       accessLogs: this.api.accessLogs,
       alarmTopic: this.alarmTopic.topic,
       otherAlarms: this.apiRollbackAlarms.alarms,
+      apiUrl: this.api.url,
+      removalPolicy,
     });
   }
 
@@ -292,6 +294,8 @@ export class ServiceStack extends Stack {
     new CfnOutput(this, outputNames.alarmTopicArn, { value: this.alarmTopic.topic.topicArn });
     new CfnOutput(this, outputNames.dashboardName, { value: this.operations.dashboard.dashboardName });
     new CfnOutput(this, outputNames.eventBusName, { value: this.events.bus.eventBusName });
+    new CfnOutput(this, outputNames.apiCheckKeySecretArn, { value: this.operationsStack.canaries.apiCheckKey.secretArn });
+    new CfnOutput(this, outputNames.lifecycleCheckKeySecretArn, { value: this.operationsStack.canaries.lifecycleCheckKey.secretArn });
     for (const name of tableNames) {
       new CfnOutput(this, outputNames.table(name), { value: this.tables[name].tableName });
     }

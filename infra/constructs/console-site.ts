@@ -2,14 +2,13 @@ import { join } from 'node:path';
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
-import * as iam from 'aws-cdk-lib/aws-iam';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
-import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference';
 import { Construct } from 'constructs';
 import { CONSOLE_PATH, CONTENT_SECURITY_POLICY } from '../console-headers';
 import { REPO_ROOT } from './api-function';
+import { acknowledgeWildcardResources } from './nag';
 
 /** The console's built files (`npm run build:console`). */
 export const CONSOLE_DIST = join(REPO_ROOT, 'console/dist');
@@ -37,20 +36,7 @@ function acknowledgeDeploymentHandler(deployment: s3deploy.BucketDeployment): vo
     id: 'Serverless-LambdaDLQ',
     reason: 'CDK-managed custom resource handler: CloudFormation waits for its answer and fails the deploy without one, so a dead-letter queue would hold nothing to act on.',
   });
-  handler.node.addValidation({
-    validate: () => {
-      for (const policy of handler.node.findAll().filter((child): child is iam.Policy => child instanceof iam.Policy)) {
-        const statements = stack.resolve(policy.document.toJSON())?.Statement ?? [];
-        for (const statement of statements as { Resource?: unknown }[]) {
-          for (const resource of [statement.Resource ?? []].flat()) {
-            const flat = flattenCfnReference(resource);
-            if (flat.includes('*')) Validations.of(handler).acknowledge({ id: `AwsSolutions-IAM5[Resource::${flat}]`, reason });
-          }
-        }
-      }
-      return [];
-    },
-  });
+  acknowledgeWildcardResources(handler, reason);
 }
 
 /** The console's one page: the folder itself is served as its index.html (hashed assets are requested by name). */

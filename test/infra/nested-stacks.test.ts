@@ -98,14 +98,20 @@ describe.each([
     expect(idsOfType(api, 'AWS::CloudFront::Distribution')).toEqual([logicalId(stack.console.distribution)]);
   });
 
-  it('puts the dashboard and every other alarm in the operations stack', () => {
+  it('puts the dashboard, every other alarm and the canaries in the operations stack', () => {
     const operations = templates.OperationsStack!;
     expect(idsOfType(operations, 'AWS::CloudWatch::Dashboard')).toEqual([logicalId(stack.operations.dashboard)]);
     const alarms = idsOfType(operations, 'AWS::CloudWatch::Alarm');
     expect(alarms.length + stack.apiRollbackAlarms.alarms.length).toBe(stack.operations.alarms.length);
-    expect(new Set(Object.values(json(operations).Resources).map((resource) => resource.Type))).toEqual(
-      new Set(['AWS::CloudWatch::Alarm', 'AWS::CloudWatch::Dashboard', 'AWS::Logs::MetricFilter']),
+    expect(idsOfType(operations, 'AWS::Synthetics::Canary')).toEqual(
+      [logicalId(stack.operationsStack.canaries.apiCheck), logicalId(stack.operationsStack.canaries.lifecycleCheck)].sort(),
     );
+    const monitoring = ['AWS::CloudWatch::Alarm', 'AWS::CloudWatch::Dashboard', 'AWS::Logs::MetricFilter', 'AWS::Synthetics::Canary'];
+    // Beside the canaries: their key secrets, their role and policy, their artifacts bucket (emptied by CDK's
+    // handler on dev).
+    const canaryParts = ['AWS::SecretsManager::Secret', 'AWS::IAM::Role', 'AWS::IAM::Policy', 'AWS::S3::Bucket', 'AWS::S3::BucketPolicy', 'Custom::S3AutoDeleteObjects', 'AWS::Lambda::Function'];
+    const types = new Set(Object.values(json(operations).Resources).map((resource) => resource.Type));
+    expect([...types].filter((type) => !monitoring.includes(type) && !canaryParts.includes(type))).toEqual([]);
   });
 
   it('wires every reference across stacks to a real resource', () => {

@@ -198,14 +198,14 @@ describe('Operations', () => {
       });
     });
 
-    it('all notify the alarm topic, treat missing data as fine except heartbeats, and say what to check first', () => {
+    it('all notify the alarm topic, treat missing data as fine except heartbeats and canaries, and say what to check first', () => {
       const topic = { Ref: logicalId(stack.operations.alarmTopic) };
       expect(Object.keys(alarms)).toHaveLength(stack.operations.alarms.length);
       for (const [name, properties] of Object.entries(alarms)) {
         expect(properties, name).toMatchObject({
           AlarmActions: [topic],
           OKActions: [topic],
-          TreatMissingData: name.startsWith('VpsService-dev-Heartbeat-') ? 'breaching' : 'notBreaching',
+          TreatMissingData: /^VpsService-dev-(Heartbeat-|Canary)/.test(name) ? 'breaching' : 'notBreaching',
           AlarmDescription: expect.stringContaining('Check first:'),
         });
       }

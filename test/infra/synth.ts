@@ -52,7 +52,8 @@ function substitute(value: Json, replace: (reference: Record<string, Json>) => J
  * each nested parameter replaced by the value the parent passes it, each nested output read through the value it
  * exports. A reference across stacks then reads as it would within one (`{ Ref: <table> }` in a nested function's
  * environment), so assertions about what refers to what hold wherever a resource lives. The nested stack
- * resources themselves are left out; logical ids must not collide across templates, and do not.
+ * resources themselves are left out. Logical ids do not collide across templates, but for CDK's stack-wide
+ * singletons, which in a nested stack are prefixed with its construct id.
  */
 export function wholeService(stack: Stack): Template {
   const parent = Template.fromStack(stack).toJSON() as { Resources: Record<string, any>; Outputs?: Record<string, any> };
@@ -64,9 +65,24 @@ export function wholeService(stack: Stack): Template {
     const parameters: Record<string, Json> = resources[id].Properties.Parameters ?? {};
     const passed = (reference: Record<string, Json>) =>
       typeof reference.Ref === 'string' && reference.Ref in parameters ? parameters[reference.Ref] : undefined;
+    // A stack-wide singleton CDK makes (a custom resource provider) has the same logical id in every stack that
+    // uses it: in the whole-service view the nested one is named after its stack.
+    const renamed = new Map(
+      Object.keys(template.Resources)
+        .filter((resourceId) => resourceId in resources)
+        .map((resourceId) => [resourceId, `${nested.node.id}${resourceId}`]),
+    );
+    const renaming = (reference: Record<string, Json>) => {
+      if (typeof reference.Ref === 'string' && renamed.has(reference.Ref)) return { Ref: renamed.get(reference.Ref)! };
+      const getAtt = reference['Fn::GetAtt'];
+      if (Array.isArray(getAtt) && renamed.has(String(getAtt[0]))) return { 'Fn::GetAtt': [renamed.get(String(getAtt[0]))!, ...getAtt.slice(1)] };
+      return undefined;
+    };
     for (const [resourceId, resource] of Object.entries(template.Resources)) {
-      if (resourceId in resources) throw new Error(`logical id ${resourceId} of ${nested.node.path} is also in another template`);
-      resources[resourceId] = substitute(resource, passed);
+      const id = renamed.get(resourceId) ?? resourceId;
+      if (id in resources) throw new Error(`logical id ${id} of ${nested.node.path} is also in another template`);
+      const dependsOn = resource.DependsOn && asList(resource.DependsOn).map((dependency: string) => renamed.get(dependency) ?? dependency);
+      resources[id] = substitute(substitute({ ...resource, ...(dependsOn && { DependsOn: dependsOn }) }, renaming), passed);
     }
     outputs.set(
       id,
