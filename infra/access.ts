@@ -19,6 +19,8 @@ export interface FunctionAccess {
   readonly stopsWorkflows?: readonly WorkflowName[];
   /** Whether the function calls the upstream compute API (and so reads its token secret). */
   readonly upstream?: boolean;
+  /** Whether the function sends e-mail (Amazon SES on AWS). */
+  readonly sendsMail?: boolean;
   /** What the function does with customers' sealed secrets. */
   readonly secrets?: readonly SecretsAccess[];
   /** Whether the function queues webhook deliveries. */

@@ -3,11 +3,14 @@ export const pascal = (name: string) => name.charAt(0).toUpperCase() + name.slic
 
 export const outputNames = {
   apiUrl: 'ApiUrl',
+  consoleUrl: 'ConsoleUrl',
   upstreamTokenSecretArn: 'UpstreamTokenSecretArn',
   upstreamBaseUrl: 'UpstreamBaseUrl',
   alarmTopicArn: 'AlarmTopicArn',
   dashboardName: 'DashboardName',
   eventBusName: 'EventBusName',
+  apiCheckKeySecretArn: 'ApiCheckKeySecretArn',
+  lifecycleCheckKeySecretArn: 'LifecycleCheckKeySecretArn',
   table: (table: string) => `${pascal(table)}TableName`,
   stateMachine: (workflow: string) => `${pascal(workflow)}StateMachineArn`,
 } as const;

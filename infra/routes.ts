@@ -1,5 +1,6 @@
 import type { FunctionAccess } from './access';
 import { webhookRoutes } from './webhook-routes';
+import { consoleRoutes } from './console-routes';
 
 /**
  * The HTTP route table, shared by the CDK stack (one Lambda per route behind the HTTP API) and the local
@@ -148,6 +149,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: 'none',
     access: {},
   },
+  ...consoleRoutes,
   {
     name: 'NotFound',
     method: 'ANY',

@@ -6,12 +6,16 @@ import { outputNames, pascal } from './outputs';
 import { authAccess, routes } from './routes';
 import { tableNames, tables, type TableName } from './tables';
 import { workflowNames, workflows, type WorkflowName } from './workflows';
+import { AlarmTopic } from './constructs/alarm-topic';
 import { mergeAccess, type ApiFunction, type ServiceContext } from './constructs/api-function';
+import { ApiStack } from './constructs/api-stack';
+import { edgeFirewallEnabled, type EdgeFirewall } from './constructs/edge-firewall';
 import { Backups } from './constructs/backups';
-import { EdgeFirewall, edgeFirewallEnabled } from './constructs/edge-firewall';
-import { GradualDeployments } from './constructs/gradual-deployments';
-import { HttpApi } from './constructs/http-api';
-import { Operations } from './constructs/operations';
+import type { GradualDeployments } from './constructs/gradual-deployments';
+import type { HttpApi } from './constructs/http-api';
+import type { ConsoleSite } from './constructs/console-site';
+import type { ApiRollbackAlarms, Operations } from './constructs/operations';
+import { OperationsStack } from './constructs/operations-stack';
 import { ServiceTable } from './constructs/table';
 import { SecretsKey } from './constructs/secrets-key';
 import { Workflow } from './constructs/workflow';
@@ -40,6 +44,8 @@ interface ServiceConfig {
   readonly tierCapacity: number;
   /** Comma-separated origins of the service's web pages when they live on another host than the API. */
   readonly trustedOrigins: string;
+  /** The console's e-mail sender; SES must have it or its domain verified. Default `no-reply@<instance domain>`. */
+  readonly mailFrom: string;
   /** Subscribed to the alarm topic when given. */
   readonly alarmEmail: string | undefined;
   /** A backup vault in another region or account that receives a copy of every recovery point. */
@@ -65,15 +71,17 @@ function positiveIntegerContext(scope: Construct, key: string, fallback: string)
 
 function configFromContext(scope: Construct): ServiceConfig {
   const stage = stageOf(scope);
+  const instanceDomainSuffix = contextValue(scope, 'instanceDomainSuffix', stage === 'dev' ? 'vps.example.net' : undefined);
   return {
     stage,
     // Only dev may fall back to the placeholder domain; a real stage must name its own.
-    instanceDomainSuffix: contextValue(scope, 'instanceDomainSuffix', stage === 'dev' ? 'vps.example.net' : undefined),
+    instanceDomainSuffix,
     upstreamBaseUrl: contextValue(scope, 'upstreamBaseUrl', 'https://api.digitalocean.com'),
     provisionTimeoutSeconds: positiveIntegerContext(scope, 'provisionTimeoutSeconds', '600'),
     ipv4PoolSize: positiveIntegerContext(scope, 'ipv4PoolSize', stage === 'prod' ? '1000' : '50'),
     tierCapacity: positiveIntegerContext(scope, 'tierCapacity', stage === 'prod' ? '200' : '10'),
     trustedOrigins: String(scope.node.tryGetContext('trustedOrigins') ?? ''),
+    mailFrom: contextValue(scope, 'mailFrom', `no-reply@${instanceDomainSuffix}`),
     alarmEmail: optionalContext(scope, 'alarmEmail'),
     backupCopyVaultArn: optionalContext(scope, 'backupCopyVaultArn'),
   };
@@ -100,20 +108,33 @@ export function deploymentEnvironment(scope: Construct): Environment {
   return { account, region: contextValue(scope, 'region', undefined) };
 }
 
-/** The whole service: tables, upstream token, lifecycle workflows, the HTTP API, its dashboard and alarms. */
+/**
+ * The whole service. The parent stack holds what keeps state or runs the lifecycles: tables, keys, the upstream
+ * token, backups, workflows, scheduled jobs, events and the alarm topic. Two nested stacks hold what grows with
+ * every route and every alarm, so that no template nears CloudFormation's 500-resource limit: the HTTP API (routes,
+ * functions, gradual deployments, and the console's CloudFront origin in front of it) and operations (dashboard,
+ * alarms and synthetic canaries).
+ */
 export class ServiceStack extends Stack {
   readonly tables: Readonly<Record<TableName, ServiceTable>>;
   readonly workflows: Readonly<Record<WorkflowName, Workflow>>;
-  readonly api: HttpApi;
   readonly upstreamToken: secretsmanager.Secret;
   readonly secretsKey: SecretsKey;
   readonly scheduled: Readonly<Record<ScheduleName, ScheduledFunction>>;
-  readonly operations: Operations;
   readonly events: ServiceEvents;
-  readonly apiDeployments: GradualDeployments;
   readonly backups: Backups;
-  /** CloudFront with the web ACL in front of the API (prod, or `-c edge=true`). */
+  readonly alarmTopic: AlarmTopic;
+  /** The nested stack of the HTTP API and the console in front of it. */
+  readonly apiStack: ApiStack;
+  /** CloudFront with the web ACL in front of the API and the console (prod, or `-c edge=true`). */
   readonly edge: EdgeFirewall | undefined;
+  readonly api: HttpApi;
+  readonly console: ConsoleSite;
+  readonly apiDeployments: GradualDeployments;
+  readonly apiRollbackAlarms: ApiRollbackAlarms;
+  /** The nested stack of the dashboard and alarms. */
+  readonly operationsStack: OperationsStack;
+  readonly operations: Operations;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     const stage = stageOf(scope);
@@ -156,6 +177,10 @@ export class ServiceStack extends Stack {
         DEFAULT_TIER_CAPACITY: String(config.tierCapacity),
         TRUSTED_ORIGINS: config.trustedOrigins,
       },
+      mail: {
+        from: config.mailFrom,
+        identityArn: this.formatArn({ service: 'ses', resource: 'identity', resourceName: config.mailFrom.split('@')[1] ?? config.mailFrom }),
+      },
     };
 
     // In `workflowNames` order, each workflow's steps can reach the state machines made before it (delete stops
@@ -188,32 +213,39 @@ export class ServiceStack extends Stack {
       removalPolicy,
     });
 
-    this.api = new HttpApi(this, 'HttpApi', {
+    this.alarmTopic = new AlarmTopic(this, 'AlarmTopic', { stage: config.stage, email: config.alarmEmail });
+    this.apiStack = new ApiStack(this, 'ApiStack', {
+      stage: config.stage,
       routes: routes.map((route) => ({ ...route, access: mergeAccess(route.access, authAccess[route.auth]) })),
       service: {
         ...service,
         stateMachines: allStateMachines,
         webhookQueue: this.events.deliveryQueue,
       },
+      alarmTopic: this.alarmTopic.topic,
+      trustedOrigins: config.trustedOrigins,
+      removalPolicy,
+      edge: edgeFirewallEnabled(this, config.stage),
     });
+    this.edge = this.apiStack.edge;
+    this.api = this.apiStack.httpApi;
+    this.console = this.apiStack.console;
+    this.apiDeployments = this.apiStack.deployments;
+    this.apiRollbackAlarms = this.apiStack.rollbackAlarms;
 
-    this.edge = edgeFirewallEnabled(this, config.stage) ? new EdgeFirewall(this, 'Edge', { api: this.api, removalPolicy }) : undefined;
-
-    this.operations = this.addOperations(config);
-    this.operations.alarms.push(...this.events.addOperations(config.stage, this.operations.dashboard, this.operations.alarmTopic));
-    // A new version of a route takes 10 % of its traffic for 5 minutes; an API 5xx or latency alarm rolls it back.
-    this.apiDeployments = new GradualDeployments(this, 'ApiDeployments', {
-      aliases: Object.fromEntries(Object.entries(this.api.functions).map(([name, fn]) => [name, fn.alias])),
-      rollbackAlarms: [this.operations.api5xxAlarm, this.operations.apiLatencyAlarm],
-    });
+    this.operationsStack = this.addOperations(config.stage, removalPolicy);
+    this.operations = this.operationsStack.operations;
+    this.operations.alarms.push(
+      ...this.events.addOperations(this.operations, config.stage, this.operations.dashboard, this.alarmTopic.topic),
+    );
     this.addOutputs(config.upstreamBaseUrl);
   }
 
   /** The dashboard and alarms over every function, in one group per part of the service, and every workflow. */
-  private addOperations({ stage, alarmEmail }: ServiceConfig): Operations {
+  private addOperations(stage: Stage, removalPolicy: RemovalPolicy): OperationsStack {
     const functionsOf = (group: Readonly<Record<string, ApiFunction>>) => Object.values(group).map((fn) => fn.function);
     const stepGroups = workflowNames.map((name) => [`${pascal(name)}Steps`, functionsOf(this.workflows[name].steps)]);
-    return new Operations(this, 'Operations', {
+    return new OperationsStack(this, 'OperationsStack', {
       stage,
       httpStage: this.api.stage,
       functionGroups: {
@@ -232,7 +264,11 @@ export class ServiceStack extends Stack {
       ),
       tables: this.tables,
       accessLogs: this.api.accessLogs,
-      alarmEmail,
+      alarmTopic: this.alarmTopic.topic,
+      otherAlarms: this.apiRollbackAlarms.alarms,
+      // Behind the edge the API answers only what came through it: the canaries call it as customers do.
+      apiUrl: this.edge?.url ?? this.api.url,
+      removalPolicy,
     });
   }
 
@@ -258,11 +294,15 @@ export class ServiceStack extends Stack {
 
   private addOutputs(upstreamBaseUrl: string): void {
     new CfnOutput(this, outputNames.apiUrl, { value: this.api.url });
+    new CfnOutput(this, outputNames.consoleUrl, { value: this.console.url });
+    if (this.edge) new CfnOutput(this, 'EdgeUrl', { value: this.edge.url, description: 'The API behind the edge firewall: the URL customers call' });
     new CfnOutput(this, outputNames.upstreamTokenSecretArn, { value: this.upstreamToken.secretArn });
     new CfnOutput(this, outputNames.upstreamBaseUrl, { value: upstreamBaseUrl });
-    new CfnOutput(this, outputNames.alarmTopicArn, { value: this.operations.alarmTopic.topicArn });
+    new CfnOutput(this, outputNames.alarmTopicArn, { value: this.alarmTopic.topic.topicArn });
     new CfnOutput(this, outputNames.dashboardName, { value: this.operations.dashboard.dashboardName });
     new CfnOutput(this, outputNames.eventBusName, { value: this.events.bus.eventBusName });
+    new CfnOutput(this, outputNames.apiCheckKeySecretArn, { value: this.operationsStack.canaries.apiCheckKey.secretArn });
+    new CfnOutput(this, outputNames.lifecycleCheckKeySecretArn, { value: this.operationsStack.canaries.lifecycleCheckKey.secretArn });
     for (const name of tableNames) {
       new CfnOutput(this, outputNames.table(name), { value: this.tables[name].tableName });
     }

@@ -56,6 +56,19 @@ export const tables = {
     envVar: 'SESSIONS_TABLE',
     partitionKey: { name: 'session_hash', type: 'S' },
     timeToLiveAttribute: TTL_ATTRIBUTE,
+    // Sign-out everywhere (a password reset) finds an account's sessions through it.
+    globalSecondaryIndexes: [{ indexName: 'by_account', partitionKey: { name: 'account_id', type: 'S' }, projection: { type: 'KEYS_ONLY' } }],
+  },
+  /** Console sign-in: one item per e-mail address, so the address is unique by a conditional put. */
+  logins: {
+    envVar: 'LOGINS_TABLE',
+    partitionKey: { name: 'email', type: 'S' },
+  },
+  /** Single-use e-mail links (confirmation, password reset), stored as hashes. */
+  authTokens: {
+    envVar: 'AUTH_TOKENS_TABLE',
+    partitionKey: { name: 'token_hash', type: 'S' },
+    timeToLiveAttribute: TTL_ATTRIBUTE,
   },
   instances: {
     envVar: 'INSTANCES_TABLE',

@@ -68,6 +68,19 @@ export interface Config {
     readonly disableAfterMs: number;
     readonly timeoutMs: number;
   };
+  readonly console: ConsoleConfig;
+}
+
+export interface ConsoleConfig {
+  /** The console's address for links in e-mails; configured, never taken from a request (a forged Host would redirect them). */
+  readonly url: string;
+  /** Local runtime only: write each outgoing message as a file here instead of sending it through SES. */
+  readonly mailDir: string | undefined;
+  readonly mailFrom: string;
+  /** The Secure cookie attribute; off only on the local http runtime. */
+  readonly secureCookies: boolean;
+  /** Brute-force limits, each per 15-minute window. */
+  readonly limits: { readonly perAddress: number; readonly failedSignInsPerEmail: number; readonly mailsPerEmail: number };
 }
 
 function integer(name: string, fallback: number): number {
@@ -124,6 +137,17 @@ function load(): Config {
       retryWindowMs: integer('WEBHOOK_RETRY_WINDOW_MS', 24 * 3_600_000),
       disableAfterMs: integer('WEBHOOK_DISABLE_AFTER_MS', 3 * 24 * 3_600_000),
       timeoutMs: integer('WEBHOOK_TIMEOUT_MS', 10_000),
+    },
+    console: {
+      url: process.env.CONSOLE_URL ?? '',
+      mailDir: process.env.MAIL_DIR || undefined,
+      mailFrom: process.env.MAIL_FROM ?? '',
+      secureCookies: process.env.INSECURE_COOKIES !== 'true',
+      limits: {
+        perAddress: integer('AUTH_LIMIT_PER_ADDRESS', 30),
+        failedSignInsPerEmail: integer('AUTH_LIMIT_FAILED_SIGN_INS_PER_EMAIL', 5),
+        mailsPerEmail: integer('AUTH_LIMIT_MAILS_PER_EMAIL', 3),
+      },
     },
   };
 }

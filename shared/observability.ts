@@ -19,6 +19,7 @@ const SECRET_FIELDS = new Set([
   'upstream_token',
   'user_data',
   'x-origin-verify',
+  'password',
 ]);
 const REDACTED = '[REDACTED]';
 const fieldNames = [...SECRET_FIELDS].map((name) => name.replace(/[-_]/g, '[-_]')).join('|');

@@ -242,6 +242,186 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/sign-up": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Open an account; a confirmation link is e-mailed. The same answer whether or not the address is taken
+         * @description Creates the account and its login unconfirmed, and e-mails a single-use confirmation link valid for 24 hours. An address that is already registered gets the same 202 (and a notice by e-mail instead), so the answer never tells whether an address has an account. The password is stored as a scrypt hash. Limited per source address and per e-mail address.
+         */
+        post: operations["signUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm the e-mail address with the link's token (single use, 24 hours)
+         * @description Marks the e-mail address confirmed and spends the token: a second use, or a token past its 24 hours, is 400 `Invalid or expired link`. Limited per source address.
+         */
+        post: operations["confirmEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/sign-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in: sets the session cookie and returns its CSRF token
+         * @description Checks the password and starts a session: the `session` cookie (HttpOnly, SameSite=Lax, Secure on https) and, in the body, the CSRF token that the page sends as `X-CSRFToken` on POST and DELETE. A wrong password and an unknown address give the same 401. Limited per source address and per e-mail address; a successful sign-in gives its attempt back.
+         */
+        post: operations["signIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/sign-out": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End the session on the server and drop the cookie
+         * @description Deletes the session on the server, so the cookie is worthless even if kept, and answers with a cookie that expires at once.
+         */
+        post: operations["signOut"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in page's session and its CSRF token
+         * @description The page's way to its CSRF token: a cross-site page cannot read this answer (no CORS), so it cannot forge the header.
+         */
+        get: operations["getSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/forgot-password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * E-mail a password reset link (single use, 1 hour). The same answer whether or not the address is registered
+         * @description E-mails a single-use link valid for 1 hour to a registered address; an unknown address gets the same 202 and no e-mail. Limited per source address and per e-mail address.
+         */
+        post: operations["forgotPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/reset-password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with the link's token; every session of the account ends
+         * @description Sets the new password and spends the token; every session of the account ends, wherever it was signed in, and the address counts as confirmed. A second use, or a token past its hour, is 400 `Invalid or expired link`. Limited per source address.
+         */
+        post: operations["resetPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in account's standing, balance and deposits
+         * @description Whether the e-mail address is confirmed, whether billing is paused, the balance and the total ever deposited. `deposit_required` stays true until $1 has been deposited in total: creating API keys answers 402 until then. Deposits are an operator action.
+         */
+        get: operations["getAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/account/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The latest ledger entries and spending per day over the last 30 days
+         * @description The account's latest ledger entries (deposits, charges and metered periods) and its spending per UTC day over the last 30 days, for the console's account page.
+         */
+        get: operations["getAccountActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     serviceEvent: {
@@ -2232,6 +2412,813 @@ export interface operations {
             };
         };
     };
+    signUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                    /** @description 10 to 128 characters. */
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            202: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Invalid request (the text says which field and why). */
+            400: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CSRF validation failed (a cross-site page). */
+            403: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (limit 16 KiB). */
+            413: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many attempts from this address or for this e-mail address (sliding 15-minute windows). */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Internal server error (no details). */
+            500: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    confirmEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The token from the e-mailed link. */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Confirmed. */
+            200: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                    };
+                };
+            };
+            /** @description Invalid or expired link; invalid request. */
+            400: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CSRF validation failed (a cross-site page). */
+            403: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (limit 16 KiB). */
+            413: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many attempts from this address or for this e-mail address (sliding 15-minute windows). */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Internal server error (no details). */
+            500: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    signIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Signed in. */
+            200: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description `session=…; Path=/api; HttpOnly; SameSite=Lax; Secure` */
+                    "Set-Cookie": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        account_id: string;
+                        email: string;
+                        /** @description Send it as X-CSRFToken on POST and DELETE. */
+                        csrf_token: string;
+                        /**
+                         * Format: date-time
+                         * @description When the session ends; signing in again starts a new one.
+                         */
+                        expires_at: string;
+                    };
+                };
+            };
+            /** @description Invalid request (the text says which field and why). */
+            400: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid e-mail or password. */
+            401: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CSRF validation failed; Account suspended; E-mail address not confirmed (only once the password is proven). */
+            403: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (limit 16 KiB). */
+            413: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many attempts from this address or for this e-mail address (sliding 15-minute windows). */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Internal server error (no details). */
+            500: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    signOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out. */
+            200: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description `session=…; Path=/api; HttpOnly; SameSite=Lax; Secure` */
+                    "Set-Cookie": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                    };
+                };
+            };
+            /** @description No valid session. */
+            401: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CSRF validation failed; Account suspended; Account not confirmed. */
+            403: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: the source address failed authentication too often. */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description `"failed-auth";r=0;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Internal server error (no details). */
+            500: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session. */
+            200: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        account_id: string;
+                        email: string;
+                        /** @description Send it as X-CSRFToken on POST and DELETE. */
+                        csrf_token: string;
+                        /**
+                         * Format: date-time
+                         * @description When the session ends; signing in again starts a new one.
+                         */
+                        expires_at: string;
+                    };
+                };
+            };
+            /** @description No valid session. */
+            401: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CSRF validation failed; Account suspended; Account not confirmed. */
+            403: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: the source address failed authentication too often. */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description `"failed-auth";r=0;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Internal server error (no details). */
+            500: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    forgotPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            202: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Invalid request (the text says which field and why). */
+            400: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CSRF validation failed (a cross-site page). */
+            403: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (limit 16 KiB). */
+            413: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many attempts from this address or for this e-mail address (sliding 15-minute windows). */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Internal server error (no details). */
+            500: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resetPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The token from the e-mailed link. */
+                    token: string;
+                    /** @description 10 to 128 characters. */
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Password changed. */
+            200: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                    };
+                };
+            };
+            /** @description Invalid or expired link; invalid request. */
+            400: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CSRF validation failed (a cross-site page). */
+            403: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (limit 16 KiB). */
+            413: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many attempts from this address or for this e-mail address (sliding 15-minute windows). */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Internal server error (no details). */
+            500: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account. */
+            200: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        account_id: string;
+                        email: string;
+                        confirmed: boolean;
+                        billing_paused: boolean;
+                        balance_usd: string;
+                        balance_micros: number;
+                        total_deposited_usd: string;
+                        total_deposited_micros: number;
+                        /** @description True until $1 or more has been deposited in total: creating keys answers 402 until then. */
+                        deposit_required: boolean;
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description No valid session. */
+            401: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CSRF validation failed; Account suspended; Account not confirmed. */
+            403: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: the source address failed authentication too often. */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description `"failed-auth";r=0;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Internal server error (no details). */
+            500: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAccountActivity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The activity. */
+            200: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The latest ledger entries, newest first (at most 100). */
+                        entries: {
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @enum {string} */
+                            kind: "deposit" | "charge" | "meter";
+                            amount_usd: string;
+                            amount_micros: number;
+                            instance_id: number | null;
+                            description: string | null;
+                        }[];
+                        /** @description Charges per UTC day over the last 30 days, oldest first, days without charges included. */
+                        spending_by_day: {
+                            /** Format: date */
+                            date: string;
+                            amount_usd: string;
+                            amount_micros: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description No valid session. */
+            401: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CSRF validation failed; Account suspended; Account not confirmed. */
+            403: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: the source address failed authentication too often. */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description `"failed-auth";r=0;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Internal server error (no details). */
+            500: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     receiveEvent: {
         parameters: {
             query?: never;
@@ -2267,6 +3254,7 @@ export const pathsApiV1InstancesInstance_idActionsPostRequestBodyContentApplicat
 export const pathsApiV1WebhooksPostRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks"]["post"]["requestBody"]["content"]["application/json"]["events"]> = ["instance.created", "instance.status_changed", "instance.deleted", "job.succeeded", "job.failed", "webhook.disabled"];
 export const pathsApiV1WebhooksPostResponses201ContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks"]["post"]["responses"]["201"]["content"]["application/json"]["events"]> = ["instance.created", "instance.status_changed", "instance.deleted", "job.succeeded", "job.failed", "webhook.disabled"];
 export const pathsApiV1WebhooksWebhook_idDeliveriesGetResponses200ContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks/{webhook_id}/deliveries"]["get"]["responses"]["200"]["content"]["application/json"]["status"]> = ["succeeded", "failed"];
+export const pathsApiV1AccountActivityGetResponses200ContentApplicationJsonEntriesKindValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/account/activity"]["get"]["responses"]["200"]["content"]["application/json"]["entries"]["kind"]> = ["deposit", "charge", "meter"];
 export const serviceEventOneOf0TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
     type: unknown;
 }>["type"]> = ["instance.created"];

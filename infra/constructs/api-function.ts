@@ -52,6 +52,15 @@ export interface ServiceContext {
   readonly environment?: Readonly<Record<string, string>>;
   readonly webhookQueue?: sqs.IQueue;
   readonly eventBus?: events.IEventBus;
+  /** The sender of the console's e-mail (Amazon SES), for functions that send any. */
+  readonly mail?: MailSettings;
+}
+
+export interface MailSettings {
+  /** The From address; SES must have it, or its domain, as a verified identity. */
+  readonly from: string;
+  /** The SES identity the functions may send as. */
+  readonly identityArn: string;
 }
 
 export interface ApiFunctionProps {
@@ -66,6 +75,8 @@ export interface ApiFunctionProps {
   readonly timeout?: Duration;
   /** Reserved concurrency; 1 for a job that must never run twice at once. @default unreserved */
   readonly reservedConcurrency?: number;
+  /** Keeps the events of asynchronous invocations that failed every attempt (for functions invoked that way). */
+  readonly deadLetterQueue?: sqs.IQueue;
 }
 
 /** A Node.js 24 / arm64 Lambda function, bundled as ESM, granted exactly its FunctionAccess. */
@@ -102,6 +113,7 @@ export class ApiFunction extends Construct {
       tracing: lambda.Tracing.ACTIVE,
       logGroup: this.logGroup,
       role: this.role,
+      deadLetterQueue: props.deadLetterQueue,
       // Kept when a deploy publishes the next one: executions that started before it still call this one.
       currentVersionOptions: { removalPolicy: RemovalPolicy.RETAIN },
       environment: {
@@ -165,6 +177,20 @@ export class ApiFunction extends Construct {
       bus.grantPutEventsTo(this.function);
       this.function.addEnvironment('EVENT_BUS_NAME', bus.eventBusName);
     }
+    if (access.sendsMail) this.grantMail(service);
+  }
+
+  /** SES SendEmail as the one identity, and only with its From address. */
+  private grantMail(service: ServiceContext): void {
+    const mail = required(service.mail, 'the mail settings', this);
+    this.function.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['ses:SendEmail'],
+        resources: [mail.identityArn],
+        conditions: { StringEquals: { 'ses:FromAddress': mail.from } },
+      }),
+    );
+    this.function.addEnvironment('MAIL_FROM', mail.from);
   }
 
   /** The state machine, with its ARN passed to the function. */
@@ -181,14 +207,23 @@ export class ApiFunction extends Construct {
     );
   }
 
-  /** Acknowledges, by exact cdk-nag finding, each wildcard resource a grant helper produced. */
+  /**
+   * Acknowledges, by exact cdk-nag finding, each wildcard resource a grant helper produced. The finding names the
+   * resource as the function's own template has it, which is known only once references across stacks are settled
+   * (in a nested stack a table's ARN is a parameter), so this runs at validation, after they are.
+   */
   private acknowledgeWildcards(grant: iam.Grant, reason: string): void {
-    const stack = Stack.of(this);
-    const resources = grant.principalStatements.flatMap((statement) => statement.resources);
-    const flattened = new Set(resources.map((resource): string => flattenCfnReference(stack.resolve(resource))));
-    for (const flat of flattened) {
-      if (flat.includes('*')) acknowledge(this.role, `Resource::${flat}`, reason);
-    }
+    this.node.addValidation({
+      validate: () => {
+        const stack = Stack.of(this);
+        const resources = grant.principalStatements.flatMap((statement) => statement.resources);
+        const flattened = new Set(resources.map((resource): string => flattenCfnReference(stack.resolve(resource))));
+        for (const flat of flattened) {
+          if (flat.includes('*')) acknowledge(this.role, `Resource::${flat}`, reason);
+        }
+        return [];
+      },
+    });
   }
 }
 
@@ -210,6 +245,7 @@ export function mergeAccess(a: FunctionAccess, b: FunctionAccess): FunctionAcces
     startsWorkflows: union(a.startsWorkflows, b.startsWorkflows),
     stopsWorkflows: union(a.stopsWorkflows, b.stopsWorkflows),
     upstream: Boolean(a.upstream || b.upstream),
+    sendsMail: Boolean(a.sendsMail || b.sendsMail),
     secrets: union(a.secrets, b.secrets),
     webhookQueue: Boolean(a.webhookQueue || b.webhookQueue),
     publishesEvents: Boolean(a.publishesEvents || b.publishesEvents),

@@ -1,4 +1,4 @@
-import { Aws, CfnOutput, Stack, Stage, Token, Validations, type RemovalPolicy } from 'aws-cdk-lib';
+import { Aws, Stack, Stage, Token, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
@@ -169,9 +169,6 @@ export class EdgeFirewall extends Construct {
     for (const fn of Object.values(props.api.functions)) fn.function.addEnvironment('EDGE_ORIGIN_SECRET', originSecret);
 
     this.url = `https://${this.distribution.distributionDomainName}`;
-    new CfnOutput(this, 'Url', { value: this.url, description: 'The API behind the edge firewall: the URL customers call' }).overrideLogicalId(
-      'EdgeUrl',
-    );
   }
 }
 

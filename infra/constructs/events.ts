@@ -1,6 +1,5 @@
-import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -14,6 +13,7 @@ import { EVENT_SOURCE } from '../../shared/events/aws-transports';
 import { METRICS_NAMESPACE, metricNames } from '../../shared/observability';
 import { eventFunctions, type EventFunctionName } from '../event-functions';
 import { tables as tableDefinitions, type TableName } from '../tables';
+import { serviceAlarm } from './alarm-topic';
 import { ApiFunction, POWERTOOLS_SERVICE_NAME, type ServiceContext } from './api-function';
 
 const PERIOD = Duration.minutes(5);
@@ -60,13 +60,28 @@ export class ServiceEvents extends Construct {
     });
 
     const service: ServiceContext = { ...props.service, webhookQueue: this.deliveryQueue, eventBus: this.bus };
-    const make = (name: EventFunctionName, timeout: Duration) =>
-      new ApiFunction(this, name.charAt(0).toUpperCase() + name.slice(1), { ...eventFunctions[name], service, timeout });
+    const make = (name: EventFunctionName, timeout: Duration, deadLetterQueue?: sqs.IQueue) =>
+      new ApiFunction(this, name.charAt(0).toUpperCase() + name.slice(1), { ...eventFunctions[name], service, timeout, deadLetterQueue });
     this.functions = {
       publishChanges: make('publishChanges', Duration.minutes(1)),
-      fanOut: make('fanOut', Duration.seconds(30)),
+      // Invoked asynchronously by the bus: an event it failed on every attempt joins the bus's undeliverable ones.
+      fanOut: make('fanOut', Duration.seconds(30), this.eventDeadLetters),
       deliverWebhooks: make('deliverWebhooks', DELIVERY_TIMEOUT),
     };
+    Validations.of(this.functions.publishChanges.function).acknowledge({
+      id: 'Serverless-LambdaDLQ',
+      reason: "Invoked by the tables' stream event source mappings, whose on-failure destination (the event dead-letter queue) keeps failed batches.",
+    });
+    Validations.of(this.functions.deliverWebhooks.function).acknowledge(
+      {
+        id: 'Serverless-LambdaDLQ',
+        reason: "Invoked by the delivery queue's event source mapping: a failed message returns to the queue, whose redrive policy dead-letters it.",
+      },
+      {
+        id: 'Serverless-LambdaEventSourceMappingDestination',
+        reason: "An SQS event source mapping takes no on-failure destination; the delivery queue's redrive policy dead-letters a message after 5 failed receives.",
+      },
+    );
 
     for (const [name, table] of Object.entries(props.sources) as [TableName, dynamodb.ITableV2][]) {
       // The stream function tells the tables apart by name; it reads their streams, never their items.
@@ -97,8 +112,11 @@ export class ServiceEvents extends Construct {
     );
   }
 
-  /** Alarms (on the service's alarm topic) and a dashboard row: delivery failures, dead letters, stream lag. */
-  addOperations(stage: string, dashboard: cloudwatch.Dashboard, topic: sns.ITopic): cloudwatch.Alarm[] {
+  /**
+   * Alarms (on the service's alarm topic) and a dashboard row: delivery failures, dead letters, stream lag. The
+   * alarms are made in `scope`, the operations construct with the service's other alarms.
+   */
+  addOperations(scope: Construct, stage: string, dashboard: cloudwatch.Dashboard, topic: sns.ITopic): cloudwatch.Alarm[] {
     const failures = serviceMetric(metricNames.webhookDeliveryFailures);
     const deliveries = serviceMetric(metricNames.webhookDeliveries);
     const disabled = serviceMetric(metricNames.webhooksDisabled);
@@ -110,22 +128,9 @@ export class ServiceEvents extends Construct {
       ['EventDeadLetters', deadLetters(this.eventDeadLetters), 0, 1, 'Stream batches or bus events could not be handled and were dead-lettered. Check first: ERROR lines of the stream and fan-out functions, then EventBridge PutEvents failures.'],
       ['StreamLag', streamLag, MAX_STREAM_LAG_MS, 3, 'Events are published more than a minute after their change. Check first: errors and throttles of the stream function, then its batch retries.'],
     ];
-    const action = new cloudwatchActions.SnsAction(topic);
-    const alarms = specs.map(([name, metric, threshold, periods, description]) => {
-      const alarm = new cloudwatch.Alarm(this, `${name}Alarm`, {
-        alarmName: `VpsService-${stage}-${name}`,
-        alarmDescription: description,
-        metric,
-        threshold,
-        evaluationPeriods: periods,
-        datapointsToAlarm: periods,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      });
-      alarm.addAlarmAction(action);
-      alarm.addOkAction(action);
-      return alarm;
-    });
+    const alarms = specs.map(([name, metric, threshold, periods, description]) =>
+      serviceAlarm(scope, name, stage, topic, { metric, threshold, periods, description }),
+    );
     dashboard.addWidgets(
       new cloudwatch.GraphWidget({ title: 'Webhook deliveries', left: [deliveries, failures, disabled], width: 8 }),
       new cloudwatch.GraphWidget({ title: 'Dead letters', left: [deadLetters(this.deliveryDeadLetters), deadLetters(this.eventDeadLetters)], width: 8 }),

@@ -1,16 +1,14 @@
-import { ArnFormat, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import * as sns from 'aws-cdk-lib/aws-sns';
-import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { METRICS_NAMESPACE, metricNames, type MetricName } from '../../shared/observability';
+import { alarmNamePrefix, serviceAlarm, type AlarmSpec } from './alarm-topic';
 import { POWERTOOLS_SERVICE_NAME } from './api-function';
 
 /** Every graph and alarm looks at five-minute periods. */
@@ -69,27 +67,15 @@ export interface OperationsProps {
   readonly tables: Readonly<Record<string, dynamodb.ITableV2>>;
   /** The API's JSON access log, from which 429 answers are counted. */
   readonly accessLogs: logs.ILogGroup;
-  /** An address subscribed to the alarm topic (`-c alarmEmail=…`). */
-  readonly alarmEmail?: string;
+  /** The topic every alarm notifies. */
+  readonly alarmTopic: sns.ITopic;
+  /** Alarms made elsewhere (the API's rollback alarms, beside the deployments they roll back): on the dashboard too. */
+  readonly otherAlarms?: readonly cloudwatch.Alarm[];
 }
 
 export interface ScheduledJob {
   readonly function: lambda.IFunction;
   readonly everyMinutes: number;
-}
-
-interface AlarmSpec {
-  readonly metric: cloudwatch.IMetric;
-  /** The alarm fires when the metric goes above this (below it, with `below`). */
-  readonly threshold: number;
-  /** Fire below the threshold instead of above it. */
-  readonly below?: boolean;
-  /** Consecutive periods past the threshold before it fires. @default 1 */
-  readonly periods?: number;
-  /** Whether a period without data counts as failing. @default false: no data means no traffic */
-  readonly missingDataBreaches?: boolean;
-  /** What the alarm means and what to check first. */
-  readonly description: string;
 }
 
 /** One line of a graph: the sum of a metric over a group of functions. */
@@ -98,21 +84,19 @@ interface GroupSum {
   readonly sum: cloudwatch.MathExpression;
 }
 
-/** The dashboard, the alarms and the topic they notify. */
+/** The dashboard and the alarms, notifying the stage's alarm topic. */
 export class Operations extends Construct {
   readonly dashboard: cloudwatch.Dashboard;
-  readonly alarmTopic: sns.Topic;
+  readonly alarmTopic: sns.ITopic;
+  /** Every alarm of the service, those made elsewhere included: the dashboard's alarm widget shows them all. */
   readonly alarms: cloudwatch.Alarm[] = [];
-  /** The alarms a deploy of the API functions rolls back on. */
-  api5xxAlarm!: cloudwatch.Alarm;
-  apiLatencyAlarm!: cloudwatch.Alarm;
-  private readonly namePrefix: string;
+  private readonly stage: string;
 
   constructor(scope: Construct, id: string, props: OperationsProps) {
     super(scope, id);
-    this.namePrefix = `VpsService-${props.stage}`;
-    this.alarmTopic = this.createAlarmTopic();
-    if (props.alarmEmail) this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+    this.stage = props.stage;
+    this.alarmTopic = props.alarmTopic;
+    this.alarms.push(...(props.otherAlarms ?? []));
 
     const groups = Object.entries(props.functionGroups);
     const errors = groups.flatMap(([group, functions]) => sumsOver(group, functions, (fn) => fn.metricErrors()));
@@ -136,7 +120,7 @@ export class Operations extends Construct {
     this.addServiceAlarms(props.meter);
 
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
-      dashboardName: this.namePrefix,
+      dashboardName: alarmNamePrefix(props.stage),
       widgets: [
         [new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24, height: 6 })],
         apiWidgets(api, api429Rate),
@@ -154,55 +138,9 @@ export class Operations extends Construct {
     });
   }
 
-  /**
-   * Unencrypted on purpose, with TLS enforced: CloudWatch cannot publish to a topic under the AWS-managed aws/sns
-   * key, and alarm notifications carry alarm names and states only.
-   */
-  private createAlarmTopic(): sns.Topic {
-    const topic = new sns.Topic(this, 'Alarms', { displayName: `${this.namePrefix} alarms`, enforceSSL: true });
-    // The topic policy replaces the default one, so CloudWatch needs its own grant, limited to these alarms.
-    const alarmArns = Stack.of(this).formatArn({
-      service: 'cloudwatch',
-      resource: 'alarm',
-      resourceName: `${this.namePrefix}-*`,
-      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-    });
-    topic.addToResourcePolicy(
-      new iam.PolicyStatement({
-        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
-        actions: ['sns:Publish'],
-        resources: [topic.topicArn],
-        conditions: { ArnLike: { 'aws:SourceArn': alarmArns } },
-      }),
-    );
-    Validations.of(topic).acknowledge({
-      id: 'AwsSolutions-SNS2',
-      reason:
-        'CloudWatch alarms cannot publish to a topic encrypted with the AWS-managed aws/sns key, and the ' +
-        'notifications hold only alarm names and states; TLS is enforced by the topic policy.',
-    });
-    return topic;
-  }
-
-  /** Every alarm notifies the topic when it fires and when it clears. */
-  private addAlarm(id: string, { metric, threshold, below, periods = 1, missingDataBreaches, description }: AlarmSpec): cloudwatch.Alarm {
-    const alarm = new cloudwatch.Alarm(this, id, {
-      alarmName: `${this.namePrefix}-${id}`,
-      alarmDescription: description,
-      metric,
-      threshold,
-      comparisonOperator: below
-        ? cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD
-        : cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: periods,
-      datapointsToAlarm: periods,
-      treatMissingData: missingDataBreaches
-        ? cloudwatch.TreatMissingData.BREACHING
-        : cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
-    const action = new cloudwatchActions.SnsAction(this.alarmTopic);
-    alarm.addAlarmAction(action);
-    alarm.addOkAction(action);
+  /** An alarm of the service, on the dashboard's alarm widget. */
+  private addAlarm(id: string, spec: AlarmSpec): cloudwatch.Alarm {
+    const alarm = serviceAlarm(this, id, this.stage, this.alarmTopic, spec);
     this.alarms.push(alarm);
     return alarm;
   }
@@ -221,25 +159,6 @@ export class Operations extends Construct {
   }
 
   private addApiAlarms(api: ApiMetrics, api429Rate: cloudwatch.IMetric): void {
-    this.api5xxAlarm = this.addAlarm('Api5xxRate', {
-      metric: api.serverErrorRate,
-      threshold: MAX_5XX_PERCENT,
-      description:
-        `More than ${MAX_5XX_PERCENT}% of API requests answered 5xx in 5 minutes (counted from ` +
-        `${MIN_REQUESTS_FOR_ERROR_RATE} requests on); during a deploy it rolls the API functions back. Check first: ` +
-        "the LambdaErrors alarms, then the API access log (status, routeKey, integrationError) and the failing route " +
-        "function's log group.",
-    });
-    this.apiLatencyAlarm = this.addAlarm('ApiLatencyP99', {
-      metric: api.latencyP99,
-      threshold: MAX_P99_LATENCY_MS,
-      periods: LATENCY_PERIODS,
-      description:
-        `API p99 latency above ${MAX_P99_LATENCY_MS} ms for ${LATENCY_PERIODS} periods of 5 minutes; during a deploy ` +
-        'it rolls the API functions back. Check first: the access log latency by routeKey, then UpstreamErrors and ' +
-        'upstream response times (GetInstance and InstanceAction call the upstream API), then Lambda cold starts ' +
-        'and throttles.',
-    });
     this.addAlarm('Api4xxRate', {
       metric: api.clientErrorRate,
       threshold: MAX_4XX_PERCENT,
@@ -445,6 +364,49 @@ export class Operations extends Construct {
         "instances half-way. Check first: the ExecutionsFailed and ExecutionsTimedOut alarms, then the reconciler's " +
         'repair log lines (instance_id, from and to status).',
     });
+  }
+}
+
+export interface ApiRollbackAlarmsProps {
+  readonly stage: string;
+  readonly httpStage: apigwv2.IHttpStage;
+  readonly alarmTopic: sns.ITopic;
+}
+
+/**
+ * The API's 5xx-rate and p99-latency alarms: a gradual deployment of the API functions rolls back on either. They
+ * are made beside the deployment groups that read them (the API's nested stack), and shown on the dashboard.
+ */
+export class ApiRollbackAlarms extends Construct {
+  readonly serverErrorRate: cloudwatch.Alarm;
+  readonly latency: cloudwatch.Alarm;
+
+  constructor(scope: Construct, id: string, { stage, httpStage, alarmTopic }: ApiRollbackAlarmsProps) {
+    super(scope, id);
+    const api = apiMetrics(httpStage);
+    this.serverErrorRate = serviceAlarm(this, 'Api5xxRate', stage, alarmTopic, {
+      metric: api.serverErrorRate,
+      threshold: MAX_5XX_PERCENT,
+      description:
+        `More than ${MAX_5XX_PERCENT}% of API requests answered 5xx in 5 minutes (counted from ` +
+        `${MIN_REQUESTS_FOR_ERROR_RATE} requests on); during a deploy it rolls the API functions back. Check first: ` +
+        "the LambdaErrors alarms, then the API access log (status, routeKey, integrationError) and the failing route " +
+        "function's log group.",
+    });
+    this.latency = serviceAlarm(this, 'ApiLatencyP99', stage, alarmTopic, {
+      metric: api.latencyP99,
+      threshold: MAX_P99_LATENCY_MS,
+      periods: LATENCY_PERIODS,
+      description:
+        `API p99 latency above ${MAX_P99_LATENCY_MS} ms for ${LATENCY_PERIODS} periods of 5 minutes; during a deploy ` +
+        'it rolls the API functions back. Check first: the access log latency by routeKey, then UpstreamErrors and ' +
+        'upstream response times (GetInstance and InstanceAction call the upstream API), then Lambda cold starts ' +
+        'and throttles.',
+    });
+  }
+
+  get alarms(): cloudwatch.Alarm[] {
+    return [this.serverErrorRate, this.latency];
   }
 }
 

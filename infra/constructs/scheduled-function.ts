@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -45,6 +45,12 @@ export class ScheduledFunction extends Construct {
       retryAttempts: 0,
       maxEventAge: Duration.seconds(Math.max(60, definition.everyMinutes * 60)),
       onFailure: new SqsDestination(this.failedRuns),
+    });
+    Validations.of(this.function.function).acknowledge({
+      id: 'Serverless-LambdaDLQ',
+      reason:
+        "Invoked by EventBridge Scheduler once a period without retries: the next run redoes a failed run's work, and a " +
+        'failed run alarms (Heartbeat, LambdaErrors); a dead-lettered copy of its empty event would add nothing.',
     });
     const role = new iam.Role(this, 'SchedulerRole', { assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com') });
     role.addToPolicy(

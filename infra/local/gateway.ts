@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { DEFAULT_ROUTE, DEFAULT_ROUTE_TIMEOUT_SECONDS, routes, type RouteDefinition } from '../routes';
 import { routesForPath } from '../../shared/http/route-match';
+import { isConsolePath, serveConsoleFile } from './console-files';
 
 /**
  * A local stand-in for the HTTP API: it turns requests into payload-v2 events for the same route table the
@@ -25,6 +26,8 @@ export interface GatewayOptions {
   readonly routes?: readonly RouteDefinition[];
   /** Runs around each handler invocation (the benchmarks record DynamoDB calls per request this way). */
   readonly aroundInvocation?: <T>(route: RouteDefinition, invoke: () => Promise<T>) => Promise<T>;
+  /** The built console to serve under /console/, as CloudFront does on AWS. */
+  readonly consoleDir?: string;
 }
 
 export interface Gateway {
@@ -142,6 +145,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     response.on('finish', () =>
       options.onRequest?.({ method, path: url.pathname, status: response.statusCode, ms: performance.now() - started }),
     );
+    if (options.consoleDir && isConsolePath(url.pathname)) {
+      serveConsoleFile(options.consoleDir, url.pathname, response).catch(() => internalError(response));
+      return;
+    }
     readBody(request)
       .then(async (body) => {
         if (!body) {

@@ -41,6 +41,8 @@ export interface LocalRuntimeOptions {
   readonly aroundTask?: LocalStepFunctionsOptions['aroundTask'];
   /** Run the scheduled jobs on timers, as EventBridge Scheduler does on AWS (default true). */
   readonly schedules?: boolean;
+  /** Where outgoing e-mail is written, one file per message (default `.local/mail`). */
+  readonly mailDir?: string;
   /** The local secrets key (see ensureSecretsKeyFile); by default a fresh one, removed when the runtime stops. */
   readonly secretsKeyFile?: string;
   /** How long the simulator takes to carry out an action (ms); by default a quarter of the boot time. */
@@ -56,6 +58,9 @@ export interface LocalRuntime {
   readonly upstreamToken: string;
   /** The local event bus: every event the change streams yield, as EventBridge receives them on AWS. */
   readonly events: LocalEventBus;
+  /** The account console, served by the gateway. */
+  readonly consoleUrl: string;
+  readonly mailDir: string;
   readonly secretsKeyFile: string;
   /**
    * The service's process dies and comes back: every running workflow execution is lost at whatever step it was in,
@@ -85,6 +90,7 @@ async function startScheduleTimers(): Promise<NodeJS.Timeout[]> {
 
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
   const upstreamToken = randomBytes(24).toString('hex');
+  const mailDir = options.mailDir ?? resolve(repositoryRoot, '.local/mail');
   const simulator = await startSimulator({ bootMs: options.bootMs, actionMs: options.actionMs, token: upstreamToken });
   const names = localTableNames(options.tablePrefix);
   const temporaryKey = options.secretsKeyFile === undefined ? temporarySecretsKeyFile() : undefined;
@@ -112,6 +118,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     }),
     // Development receivers listen on this machine; the stack never allows them.
     WEBHOOK_ALLOW_LOOPBACK: 'true',
+    MAIL_DIR: mailDir,
+    MAIL_FROM: 'VPS Service <no-reply@localhost>',
+    // Plain http: clients that honour Secure would never send the cookie back over it.
+    INSECURE_COOKIES: 'true',
     ...options.env,
   });
   // Events flow from here on, before any handler can change anything.
@@ -134,8 +144,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       onRequest: options.onRequest,
       routes: options.routes,
       aroundInvocation: options.aroundInvocation,
+      consoleDir: resolve(repositoryRoot, 'console/dist'),
     });
   let gateway = await startServiceGateway(options.port ?? 0);
+  const consoleUrl = `${gateway.url}/console/`;
+  // Known once the gateway has its port, and before any handler has read its configuration.
+  process.env.CONSOLE_URL = consoleUrl;
   const timers = options.schedules === false ? [] : await startScheduleTimers();
 
   return {
@@ -147,6 +161,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     tableNames: names,
     upstreamToken,
     events,
+    consoleUrl,
+    mailDir,
     secretsKeyFile,
     async crashAndRestart() {
       await gateway.close();

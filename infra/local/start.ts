@@ -1,6 +1,6 @@
 import './env-defaults';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { chmodSync, mkdirSync, watch, writeFileSync } from 'node:fs';
+import { relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDynamoDbLocal } from './dynamodb-local';
 import { repositoryRoot, startLocalRuntime } from './runtime';
@@ -20,6 +20,17 @@ const { values } = parseArgs({
     port: { type: 'string' },
   },
 });
+
+/** Prints the path of each message the service writes to the local mailbox, as it arrives. */
+function announceMail(mailDir: string) {
+  mkdirSync(mailDir, { recursive: true, mode: 0o700 });
+  const seen = new Set<string>();
+  watch(mailDir, (_event, name) => {
+    if (!name?.endsWith('.eml') || seen.has(name)) return;
+    seen.add(name);
+    console.log(`mail: ${relative(process.cwd(), resolve(mailDir, name))}`);
+  }).unref();
+}
 
 const started = performance.now();
 const port = Number(values.port ?? process.env.PORT ?? 8080);
@@ -57,6 +68,7 @@ try {
 if (!runtime) throw new Error('unreachable');
 
 const demo = await seedDemoAccount();
+announceMail(runtime.mailDir);
 const runtimeFile = resolve(repositoryRoot, '.local/runtime.json');
 writeFileSync(
   runtimeFile,
@@ -84,6 +96,7 @@ chmodSync(runtimeFile, 0o600);
 console.log(`
 VPS Provisioning Service running locally (ready in ${((performance.now() - started) / 1000).toFixed(1)} s)
 
+  Console      ${runtime.consoleUrl}  (e-mail goes to ${relative(process.cwd(), runtime.mailDir)}/)
   Base URL     ${runtime.baseUrl}
   API key      ${demo.apiKey}
   Session      ${demo.session}

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ParseArgsOptionsConfig } from 'node:util';
-import { openAccount, openSession, usdToMicros } from '../../shared/domain/accounts';
+import { microsToUsd, openAccount, openSession, usdToMicros } from '../../shared/domain/accounts';
 import { charge, deposit, runMeter } from '../../shared/domain/billing';
 import { catalog, flavorIds } from '../../shared/domain/flavors';
 import { quarantineInstance, releaseInstance } from '../../shared/domain/lifecycle';
@@ -112,18 +112,13 @@ async function requireLiveInstance(instanceId: number): Promise<void> {
 
 // Output
 
-/** Micro-dollars as dollars and cents; half a cent rounds away from zero. */
-function usdOf(micros: number): string {
-  const cents = Math.floor((Math.abs(micros) + 5_000) / 10_000);
-  return `${micros < 0 && cents > 0 ? '-' : ''}${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
-}
 
 /** An amount for people: `$12.34`, `-$1.00`. */
-const dollars = (micros: number) => (usdOf(micros).startsWith('-') ? `-$${usdOf(-micros)}` : `$${usdOf(micros)}`);
+const dollars = (micros: number) => (microsToUsd(micros).startsWith('-') ? `-$${microsToUsd(-micros)}` : `$${microsToUsd(micros)}`);
 
 /** An amount both ways: `<name>_usd` to read, `<name>_micros` exact. */
 const money = <N extends string>(name: N, micros: number) =>
-  ({ [`${name}_usd`]: usdOf(micros), [`${name}_micros`]: micros }) as Record<`${N}_usd`, string> & Record<`${N}_micros`, number>;
+  ({ [`${name}_usd`]: microsToUsd(micros), [`${name}_micros`]: micros }) as Record<`${N}_usd`, string> & Record<`${N}_micros`, number>;
 
 const accountView = (account: Account) => ({
   account_id: account.account_id,

@@ -3,7 +3,8 @@ import { insertApiKey, type ApiKey } from '../store/api-keys';
 import { nextSequenceValue } from '../store/counters';
 import { insertSession } from '../store/sessions';
 import { generateApiKey } from './api-keys';
-import { randomBase62, sha256Hex } from './crypto';
+import { createHash } from 'node:crypto';
+import { base62Of, randomBase62, sha256Hex } from './crypto';
 
 export const SESSION_TTL_SECONDS = 24 * 3600;
 
@@ -14,8 +15,15 @@ export interface NewAccount {
   readonly suspended: boolean;
 }
 
-export async function openAccount({ accountId, email, confirmed, suspended }: NewAccount): Promise<Account> {
-  const account: Account = {
+export async function openAccount(details: NewAccount): Promise<Account> {
+  const account = newAccountRecord(details);
+  await insertAccount(account);
+  return account;
+}
+
+/** A fresh account with nothing deposited, not yet stored. */
+export function newAccountRecord({ accountId, email, confirmed, suspended }: NewAccount): Account {
+  return {
     account_id: accountId ?? `acct_${randomBase62(20)}`,
     email,
     confirmed,
@@ -26,8 +34,12 @@ export async function openAccount({ accountId, email, confirmed, suspended }: Ne
     billing_paused: false,
     created_at: new Date().toISOString(),
   };
-  await insertAccount(account);
-  return account;
+}
+
+/** Micro-dollars as dollars and cents; half a cent rounds away from zero. */
+export function microsToUsd(micros: number): string {
+  const cents = Math.floor((Math.abs(micros) + 5_000) / 10_000);
+  return `${micros < 0 && cents > 0 ? '-' : ''}${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
 }
 
 /** Whole cents only, converted without floating-point drift. */
@@ -65,12 +77,21 @@ export interface IssuedSession {
   readonly expiresAt: Date;
 }
 
+/**
+ * A session's CSRF token, derived from the session token: the signed-in page can fetch it again from the API with
+ * its cookie (a cross-site page cannot read that answer), and nothing but hashes is stored.
+ */
+export function csrfTokenFor(session: string): string {
+  return base62Of(createHash('sha256').update(`csrf:${session}`).digest(), 43);
+}
+
 /** A browser session and its synchronizer CSRF token; only their hashes are stored. */
 export async function openSession(accountId: string, ttlSeconds = SESSION_TTL_SECONDS): Promise<IssuedSession> {
   const session = randomBase62(43);
-  const csrfToken = randomBase62(43);
+  const csrfToken = csrfTokenFor(session);
   const now = Date.now();
-  const expiresAt = new Date(now + ttlSeconds * 1000);
+  // Whole seconds, as stored, so the time told at sign-in is the one the session really ends.
+  const expiresAt = new Date(Math.floor(now / 1000 + ttlSeconds) * 1000);
   await insertSession({
     session_hash: sha256Hex(session),
     account_id: accountId,

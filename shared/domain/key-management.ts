@@ -5,7 +5,7 @@ import { issueApiKey } from './accounts';
 import { notFound, paymentRequired } from './errors';
 
 /** Creating keys needs deposits of $1 or more in total, ever: sticky, whatever the balance is now. */
-const KEY_DEPOSIT_MIN_MICROS = 1_000_000;
+export const KEY_DEPOSIT_MIN_MICROS = 1_000_000;
 
 export function toKeyInfo(key: ApiKey): ApiKeyInfo {
   return {

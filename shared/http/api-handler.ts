@@ -10,8 +10,8 @@ import { parseOrBadRequest } from '../schemas/validation';
 import { countMetric, logger, metricNames, publishMetrics, tracer } from '../observability';
 import { authenticateBearer, giveBack, type BearerPrincipal } from './bearer-auth';
 import { assertCameThroughEdge } from './edge-origin';
-import { limitFailedAuthentication } from './flood-guard';
-import { authenticateSession, type SessionPrincipal } from './session-auth';
+import { limitFailedAuthentication, sourceAddressOf } from './flood-guard';
+import { authenticateSession, csrfFailed, isCrossSite, type SessionPrincipal } from './session-auth';
 import { idempotencyKeyOf, resolveIdempotencyKey, settleIdempotencyKey } from './idempotency';
 import { json, type ApiResponse } from './responses';
 import { runGuarded } from '../request-guard';
@@ -168,16 +168,19 @@ export interface RouteInput<TPrincipal, TBody> {
   readonly body: TBody;
   readonly pathParameters: Record<string, string | undefined>;
   readonly queryParameters: Record<string, string | undefined>;
+  /** The caller's address as API Gateway saw it (brute-force limits). */
+  readonly sourceAddress: string;
 }
 
-type Principal = BearerPrincipal | SessionPrincipal;
+type Principal = BearerPrincipal | SessionPrincipal | undefined;
 
 /**
  * The one composition every route uses: response shaping and error mapping (first, so its onError runs last),
  * logging context, the route's authentication, then body parsing; the handler itself only calls the domain.
  */
 function composeRoute<TPrincipal extends Principal, TSchema extends z.ZodType | undefined>(
-  authentication: MiddlewareObj<Event, ApiResponse, Error, StatefulContext>,
+  /** Undefined for a route anyone may call. */
+  authentication: MiddlewareObj<Event, ApiResponse, Error, StatefulContext> | undefined,
   bodySchema: TSchema | undefined,
   handler: (input: RouteInput<TPrincipal, BodyOf<TSchema>>) => Promise<ApiResponse>,
 ) {
@@ -187,21 +190,22 @@ function composeRoute<TPrincipal extends Principal, TSchema extends z.ZodType | 
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(edgeOrigin())
-    .use(authentication);
+    .use(authentication ?? refuseCrossSite);
   if (bodySchema) composed.use(jsonBody(bodySchema));
   return composed.handler(async (event, context) => {
     const { principal, body, replay } = context.request;
     if (replay) return replay;
-    if (!principal) throw new Error('authentication did not run');
-    logger.appendKeys({ account_id: principal.account.account_id });
+    if (authentication && !principal) throw new Error('authentication did not run');
+    if (principal) logger.appendKeys({ account_id: principal.account.account_id });
     const input = {
       principal: principal as TPrincipal,
       body: body as BodyOf<TSchema>,
       pathParameters: event.pathParameters ?? {},
       queryParameters: event.queryStringParameters ?? {},
+      sourceAddress: sourceAddressOf(event),
     };
     const run = () => runWithDeadline(context, () => handler(input));
-    if (!('apiKey' in principal)) return run();
+    if (!principal || !('apiKey' in principal)) return run();
     // A Bearer request's writes are conditioned on its key and account still holding; a read checks them again
     // in the same round as its own read, so that a key revoked meanwhile gets no answer either.
     return runGuarded({ keyHash: principal.apiKey.key_hash, accountId: principal.account.account_id }, async () => {
@@ -237,6 +241,24 @@ interface SessionRouteOptions<TSchema extends z.ZodType | undefined> {
   /** POST and DELETE: require the session's CSRF token from a same-site page. */
   readonly csrf: boolean;
   readonly body?: TSchema;
+}
+
+/**
+ * Routes anyone may call (sign-in, sign-up) still refuse another site's page: otherwise it could sign a visitor
+ * in to an account of its choosing.
+ */
+const refuseCrossSite: MiddlewareObj<Event, ApiResponse, Error, StatefulContext> = {
+  before: ({ event }) => {
+    if (isCrossSite(event)) throw csrfFailed();
+  },
+};
+
+/** A console sign-in route: no credentials; the caller's source address feeds the brute-force limits. */
+export function publicRoute<TSchema extends z.ZodType | undefined = undefined>(
+  options: { readonly body?: TSchema },
+  handler: (input: RouteInput<undefined, BodyOf<TSchema>>) => Promise<ApiResponse>,
+) {
+  return composeRoute(undefined, options.body, handler);
 }
 
 const sessionAuth = (csrf: boolean): MiddlewareObj<Event, ApiResponse, Error, StatefulContext> => ({

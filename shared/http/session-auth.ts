@@ -5,14 +5,17 @@ import { getAccount, type Account } from '../store/accounts';
 import { getSession, type Session } from '../store/sessions';
 import { config } from '../config';
 import { NEGATIVE_CACHE_TTL_MS, unknownCredentials } from './flood-guard';
+import { SESSION_COOKIE } from './cookies';
+import { csrfTokenFor } from '../domain/accounts';
 
 export interface SessionPrincipal {
   readonly account: Account;
   readonly session: Session;
+  /** The session's CSRF token, for the signed-in page to fetch again. */
+  readonly csrfToken: string;
 }
 
-const SESSION_COOKIE = 'session';
-const csrfFailed = () => forbidden('CSRF validation failed');
+export const csrfFailed = () => forbidden('CSRF validation failed');
 
 function sessionTokenOf(event: APIGatewayProxyEventV2): string | undefined {
   for (const cookie of event.cookies ?? []) {
@@ -26,7 +29,7 @@ function sessionTokenOf(event: APIGatewayProxyEventV2): string | undefined {
  * A state-changing request from another site is refused before its token is even looked at. Same origin means the
  * API's own host, or one of the configured origins of the service's web pages.
  */
-function isCrossSite(event: APIGatewayProxyEventV2): boolean {
+export function isCrossSite(event: APIGatewayProxyEventV2): boolean {
   const origin = event.headers.origin;
   if (origin !== undefined && config().trustedOrigins.includes(origin)) return false;
   if (event.headers['sec-fetch-site'] === 'cross-site') return true;
@@ -68,5 +71,5 @@ export async function authenticateSession(event: APIGatewayProxyEventV2, require
   if (!account || account.deleted_at !== null) throw unauthorized('Account not found');
   if (account.suspended) throw forbidden('Account suspended');
   if (!account.confirmed) throw forbidden('Account not confirmed');
-  return { account, session };
+  return { account, session, csrfToken: csrfTokenFor(token) };
 }

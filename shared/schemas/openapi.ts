@@ -13,6 +13,7 @@ import {
   sshKeySchema,
 } from './instances';
 import { jobViewSchema } from './jobs';
+import { consolePaths } from './openapi-console';
 import { apiKeyInfoSchema, createdApiKeySchema, createKeyBodySchema, revokedKeySchema } from './keys';
 import { webhookOpenApi } from './webhooks-openapi';
 
@@ -308,7 +309,15 @@ const webhooks = webhookOpenApi({
   headers: rateLimitHeaders(true),
   errors: (texts) => ({ ...instanceErrors([401, 403]), ...Object.fromEntries(Object.entries(texts).map(([status, text]) => [status, error(text, rateLimitHeaders(false))])) }),
 });
-for (const route of [...instanceRoutes, ...keyRoutes, ...webhooks.paths]) registry.registerPath(route);
+const consoleOperations = consolePaths({
+  sessionCookie: sessionCookie.name,
+  csrfToken: csrfToken.name,
+  requestIdHeader,
+  error,
+  rateLimitError: RateLimitError,
+  failedAuthenticationLimited: keyErrors[429],
+});
+for (const route of [...instanceRoutes, ...keyRoutes, ...webhooks.paths, ...consoleOperations]) registry.registerPath(route);
 registry.registerWebhook(webhooks.delivery);
 
 let document: ReturnType<OpenApiGeneratorV31['generateDocument']> | undefined;
@@ -329,6 +338,7 @@ export function openApiDocument() {
       { name: 'jobs', description: 'Progress of provisions, actions and deletes (Bearer API key).' },
       { name: 'keys', description: 'API key management (browser session; CSRF token on POST and DELETE).' },
       { name: 'webhooks', description: 'Receiver URLs for signed events, instead of polling (Bearer API key).' },
+      { name: 'console', description: 'Self-service sign-up, sign-in and password reset, and the signed-in account (browser session).' },
       { name: 'meta', description: 'This document.' },
     ],
   });

@@ -6,7 +6,7 @@ import { routes } from '../../infra/routes';
 import type { ServiceStack } from '../../infra/stack';
 import { schedules, type ScheduleName } from '../../infra/schedules';
 import { workflowNames } from '../../infra/workflows';
-import { asList, logicalId, policyStatements, synthesize } from './synth';
+import { asList, logicalId, policyStatements, serviceFunctions, synthesize } from './synth';
 
 describe('safe deploys', () => {
   let stack: ServiceStack;
@@ -18,7 +18,7 @@ describe('safe deploys', () => {
   });
 
   it('gives every function a version and a live alias on it', () => {
-    const functions = Object.keys(resources('AWS::Lambda::Function'));
+    const functions = Object.keys(serviceFunctions(template));
     const aliases = Object.values(resources('AWS::Lambda::Alias')).map((alias) => alias.Properties);
     const versions = resources('AWS::Lambda::Version');
 
@@ -40,7 +40,7 @@ describe('safe deploys', () => {
   it('shifts each API function to a new version 10 % for 5 minutes, rolling back on the API 5xx and latency alarms', () => {
     const groups = Object.values(resources('AWS::CodeDeploy::DeploymentGroup')).map((group) => group.Properties);
     expect(groups).toHaveLength(routes.length);
-    const alarmNames = [{ Ref: logicalId(stack.operations.api5xxAlarm) }, { Ref: logicalId(stack.operations.apiLatencyAlarm) }];
+    const alarmNames = [{ Ref: logicalId(stack.apiRollbackAlarms.serverErrorRate) }, { Ref: logicalId(stack.apiRollbackAlarms.latency) }];
     for (const group of groups) {
       expect(group).toMatchObject({
         DeploymentConfigName: 'CodeDeployDefault.LambdaCanary10Percent5Minutes',
@@ -95,7 +95,15 @@ describe('safe deploys', () => {
     const secret = resources('AWS::SecretsManager::Secret')[logicalId(stack.upstreamToken)]!;
     expect(secret.Properties).not.toHaveProperty('GenerateSecretString');
     expect(secret.Properties).not.toHaveProperty('SecretString');
-    expect(Object.keys(resources('AWS::SecretsManager::Secret'))).toEqual([logicalId(stack.upstreamToken)]);
+    // The canaries' keys are put by the operator too; no secret of the stack has a value CloudFormation made.
+    const canaries = stack.operationsStack.canaries;
+    expect(Object.keys(resources('AWS::SecretsManager::Secret')).sort()).toEqual(
+      [stack.upstreamToken, canaries.apiCheckKey, canaries.lifecycleCheckKey].map((secret) => logicalId(secret)).sort(),
+    );
+    for (const other of Object.values(resources('AWS::SecretsManager::Secret'))) {
+      expect(other.Properties).not.toHaveProperty('GenerateSecretString');
+      expect(other.Properties).not.toHaveProperty('SecretString');
+    }
   });
 
   it('deploys every stack of the stage (prod has its web ACL in us-east-1), only after approval of changes that broaden security', () => {

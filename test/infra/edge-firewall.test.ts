@@ -106,6 +106,12 @@ describe('the edge firewall (prod)', () => {
     }
   });
 
+  it('serves the console from the same distribution: /console/* beside the API, one origin for both', () => {
+    template.resourceCountIs('AWS::CloudFront::Distribution', 1);
+    expect(distribution.CacheBehaviors.map((behavior: { PathPattern: string }) => behavior.PathPattern)).toEqual(['/console/*']);
+    expect(stack.resolve(stack.console.distribution.distributionId)).toEqual(stack.resolve(stack.edge!.distribution.distributionId));
+  });
+
   it('passes cdk-nag AwsSolutions in both stacks', () => {
     for (const scope of [stack.edge!, aclStack]) {
       const { violations } = new AwsSolutionsChecks().validateScope(scope);
@@ -119,7 +125,11 @@ describe('the edge firewall elsewhere', () => {
   it('is not part of dev unless asked for: the execute-api endpoint serves, no function checks a header', () => {
     const { template } = synthesize('dev');
 
-    template.resourceCountIs('AWS::CloudFront::Distribution', 0);
+    // The console's own distribution only: no web ACL, and /api/* reaches the API without an origin header.
+    const distributions = Object.values(template.findResources('AWS::CloudFront::Distribution'));
+    expect(distributions.map((d) => [d.Properties.DistributionConfig.WebACLId, d.Properties.DistributionConfig.Comment])).toEqual([
+      [undefined, 'Account console and API on one origin'],
+    ]);
     template.resourceCountIs('AWS::WAFv2::WebACL', 0);
     for (const fn of Object.values(functionsOf(template))) expect(fn.Properties.Environment?.Variables ?? {}).not.toHaveProperty('EDGE_ORIGIN_SECRET');
   });
@@ -135,7 +145,9 @@ describe('the edge firewall elsewhere', () => {
 
   it('can be turned on for dev, which then needs a region, or off for prod', () => {
     expect(() => synthesize('dev', { edge: 'true' })).toThrow('the edge firewall needs the stack\'s account and region');
-    synthesize('prod', { ...PROD_CONTEXT, edge: 'false' }).template.resourceCountIs('AWS::CloudFront::Distribution', 0);
+    const off = synthesize('prod', { ...PROD_CONTEXT, edge: 'false' }).template;
+    off.resourceCountIs('AWS::WAFv2::WebACL', 0);
+    expect(Object.values(off.findResources('AWS::CloudFront::Distribution')).map((d) => d.Properties.DistributionConfig.WebACLId)).toEqual([undefined]);
     expect(() => synthesize('dev', { edge: 'yes' })).toThrow('context edge must be true or false; got yes');
   });
 });

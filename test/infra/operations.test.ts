@@ -3,7 +3,7 @@ import { POWERTOOLS_SERVICE_NAME } from '../../infra/constructs/api-function';
 import type { ServiceStack } from '../../infra/stack';
 import { workflowNames } from '../../infra/workflows';
 import { METRICS_NAMESPACE, metricNames } from '../../shared/observability';
-import { logicalId, referencedIds, synthesize, type Resource } from './synth';
+import { logicalId, referencedIds, serviceFunctions, synthesize, type Resource } from './synth';
 
 type MetricStat = {
   Metric: { Namespace: string; MetricName: string; Dimensions: { Name: string; Value: unknown }[] };
@@ -44,7 +44,7 @@ describe('Operations', () => {
         resource.Properties,
       ]),
     );
-    functionIds = Object.keys(template.findResources('AWS::Lambda::Function'));
+    functionIds = Object.keys(serviceFunctions(template));
   });
 
   describe('dashboard', () => {
@@ -198,14 +198,14 @@ describe('Operations', () => {
       });
     });
 
-    it('all notify the alarm topic, treat missing data as fine except heartbeats, and say what to check first', () => {
+    it('all notify the alarm topic, treat missing data as fine except heartbeats and canaries, and say what to check first', () => {
       const topic = { Ref: logicalId(stack.operations.alarmTopic) };
       expect(Object.keys(alarms)).toHaveLength(stack.operations.alarms.length);
       for (const [name, properties] of Object.entries(alarms)) {
         expect(properties, name).toMatchObject({
           AlarmActions: [topic],
           OKActions: [topic],
-          TreatMissingData: name.startsWith('VpsService-dev-Heartbeat-') ? 'breaching' : 'notBreaching',
+          TreatMissingData: /^VpsService-dev-(Heartbeat-|Canary)/.test(name) ? 'breaching' : 'notBreaching',
           AlarmDescription: expect.stringContaining('Check first:'),
         });
       }

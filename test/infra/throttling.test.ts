@@ -16,10 +16,16 @@ describe('throttling', () => {
     expect(stage.Properties.DefaultRouteSettings).toEqual({ ThrottlingRateLimit: 500, ThrottlingBurstLimit: 1000 });
   });
 
-  it('gives the polling routes their own limits, and no other route any', () => {
+  it('gives the polling routes and the public sign-in routes their own limits, and no other route any', () => {
+    const signIn = { ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 };
     expect(stage.Properties.RouteSettings).toEqual({
       'GET /api/v1/instances/{instance_id}': { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 },
       'GET /api/v1/jobs/{job_id}': { ThrottlingRateLimit: 300, ThrottlingBurstLimit: 600 },
+      'POST /api/v1/auth/sign-up': signIn,
+      'POST /api/v1/auth/confirm': signIn,
+      'POST /api/v1/auth/sign-in': signIn,
+      'POST /api/v1/auth/forgot-password': signIn,
+      'POST /api/v1/auth/reset-password': signIn,
     });
   });
 

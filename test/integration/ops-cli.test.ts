@@ -1,8 +1,7 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { inject } from 'vitest';
 import { repositoryRoot } from '../../infra/local/runtime';
 import { stackEnv } from '../../infra/ops/target';
 import { dynamo } from '../../shared/aws';
@@ -11,7 +10,7 @@ import { issueApiKey } from '../../shared/domain/accounts';
 import { getAccount, updateAccountFlags } from '../../shared/store/accounts';
 import { getSession } from '../../shared/store/sessions';
 import { runNode, type ProcessRun } from '../support/child-process';
-import { useTestRuntime } from '../support/runtime';
+import { useTestRuntime, writeRuntimeFile } from '../support/runtime';
 
 const runtime = useTestRuntime();
 let runtimeDir: string;
@@ -20,18 +19,7 @@ let runtimeFile: string;
 beforeAll(async () => {
   runtimeDir = await mkdtemp(join(tmpdir(), 'ops-cli-'));
   runtimeFile = join(runtimeDir, 'runtime.json');
-  await writeFile(
-    runtimeFile,
-    JSON.stringify({
-      base_url: runtime.baseUrl,
-      simulator_url: runtime.simulator.url,
-      dynamodb_endpoint: inject('dynamodbEndpoint'),
-      sfn_endpoint: runtime.stepFunctions.endpoint,
-      table_prefix: runtime.tableNames.accounts.replace(/-accounts$/, ''),
-      upstream_token: runtime.upstreamToken,
-      secrets_key_file: runtime.secretsKeyFile,
-    }),
-  );
+  await writeRuntimeFile(runtime, runtimeFile);
 });
 afterAll(() => rm(runtimeDir, { recursive: true, force: true }));
 

@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import { contractViolations } from './contract';
@@ -132,4 +133,20 @@ export function useTestRuntime(options: Partial<LocalRuntimeOptions> = {}): Test
     await runtime.stop();
   });
   return runtime;
+}
+
+/** Writes the runtime file the operations CLI reads (as `npm start` writes `.local/runtime.json`) for this runtime. */
+export async function writeRuntimeFile(runtime: TestRuntime, file: string): Promise<void> {
+  await writeFile(
+    file,
+    JSON.stringify({
+      base_url: runtime.baseUrl,
+      simulator_url: runtime.simulator.url,
+      dynamodb_endpoint: inject('dynamodbEndpoint'),
+      sfn_endpoint: runtime.stepFunctions.endpoint,
+      table_prefix: runtime.tableNames.accounts.replace(/-accounts$/, ''),
+      upstream_token: runtime.upstreamToken,
+      secrets_key_file: runtime.secretsKeyFile,
+    }),
+  );
 }

@@ -1,0 +1,16 @@
+import { sessionRoute } from '../../shared/http/api-handler';
+import { json } from '../../shared/http/responses';
+
+/** The signed-in page's own session, with its CSRF token: readable only by a page of this origin. */
+export const handler = sessionRoute({ csrf: false }, async ({ principal }) =>
+  json(
+    200,
+    {
+      account_id: principal.account.account_id,
+      email: principal.account.email,
+      csrf_token: principal.csrfToken,
+      expires_at: new Date(principal.session.expires_at * 1000).toISOString(),
+    },
+    { 'Cache-Control': 'no-store' },
+  ),
+);

@@ -1,0 +1,5 @@
+import { sessionRoute } from '../../shared/http/api-handler';
+import { json } from '../../shared/http/responses';
+import { accountView } from '../../shared/domain/account-overview';
+
+export const handler = sessionRoute({ csrf: false }, async ({ principal }) => json(200, accountView(principal.account)));

@@ -1,0 +1,152 @@
+import { config } from '../config';
+import { sendMail } from '../mail';
+import { getAccount, updateAccountFlags, type Account } from '../store/accounts';
+import { consumeAuthToken, insertAuthToken, type AuthTokenPurpose } from '../store/auth-tokens';
+import { getLogin, insertAccountWithLogin, updatePasswordHash } from '../store/logins';
+import { deleteAccountSessions, deleteSession } from '../store/sessions';
+import type { Accepted, ForgotPasswordBody, ResetPasswordBody, SignInBody, SignUpBody } from '../schemas/auth';
+import { newAccountRecord, openSession, type IssuedSession } from './accounts';
+import { limitMailsTo, limitSourceAddress, reserveFailedSignIn } from './auth-limits';
+import { randomBase62, sha256Hex } from './crypto';
+import { ApiError, forbidden, unauthorized } from './errors';
+import { decoyPasswordHash, hashPassword, verifyPassword } from './passwords';
+
+/**
+ * Self-service accounts for the console: sign-up with e-mail confirmation, sign-in and sign-out, and password reset
+ * by e-mailed link. Answers that concern an address never say whether it is registered.
+ */
+const LINK_LIFETIME_SECONDS: Record<AuthTokenPurpose, number> = { confirm: 24 * 3600, reset: 3600 };
+const LINK_PAGE: Record<AuthTokenPurpose, string> = { confirm: 'confirm', reset: 'reset' };
+
+const invalidCredentials = () => unauthorized('Invalid e-mail or password');
+const invalidLink = () => new ApiError(400, 'Invalid or expired link');
+
+export const SIGN_UP_ACCEPTED: Accepted = {
+  ok: true,
+  message: 'If the address can be used, a confirmation link is on its way to it.',
+};
+export const RESET_ACCEPTED: Accepted = {
+  ok: true,
+  message: 'If an account uses this address, a link to reset its password is on its way to it.',
+};
+
+/** The purpose is part of the hash, so a reset token can never be spent as a confirmation, nor the other way. */
+const tokenHash = (purpose: AuthTokenPurpose, token: string) => sha256Hex(`${purpose}:${token}`);
+
+/**
+ * A link into the console. The token rides in the fragment, which browsers never send to a server, so it stays
+ * out of access logs and Referer headers.
+ */
+async function mailLink(account: Pick<Account, 'account_id' | 'email'>, purpose: AuthTokenPurpose, now: Date): Promise<void> {
+  const token = randomBase62(43);
+  await insertAuthToken({
+    token_hash: tokenHash(purpose, token),
+    purpose,
+    account_id: account.account_id,
+    email: account.email,
+    created_at: now.toISOString(),
+    expires_at: Math.floor(now.getTime() / 1000) + LINK_LIFETIME_SECONDS[purpose],
+  });
+  const link = `${config().console.url}#/${LINK_PAGE[purpose]}?token=${token}`;
+  const hours = LINK_LIFETIME_SECONDS[purpose] / 3600;
+  await sendMail(
+    purpose === 'confirm'
+      ? {
+          to: account.email,
+          subject: 'Confirm your e-mail address',
+          text: `Open this link to confirm your address and finish signing up (it works once, within ${hours} hours):\n\n${link}\n\nIf you did not sign up, ignore this message.`,
+        }
+      : {
+          to: account.email,
+          subject: 'Reset your password',
+          text: `Open this link to choose a new password (it works once, within ${hours} hour${hours === 1 ? '' : 's'}):\n\n${link}\n\nIf you did not ask for this, ignore this message: your password stays as it is.`,
+        },
+  );
+}
+
+/** Takes a link's token out for good: valid once, and only for its purpose and within its lifetime. */
+async function spendLink(purpose: AuthTokenPurpose, token: string, now: Date) {
+  const spent = await consumeAuthToken(tokenHash(purpose, token));
+  if (!spent || spent.purpose !== purpose || spent.expires_at * 1000 <= now.getTime()) throw invalidLink();
+  return spent;
+}
+
+export async function signUp({ email, password }: SignUpBody, sourceAddress: string, now = new Date()): Promise<Accepted> {
+  await limitSourceAddress(sourceAddress, now);
+  await limitMailsTo(email, now);
+  const passwordHash = await hashPassword(password);
+  const account = newAccountRecord({ email, confirmed: false, suspended: false });
+  const at = now.toISOString();
+  if (await insertAccountWithLogin(account, { email, account_id: account.account_id, password_hash: passwordHash, created_at: at, password_changed_at: at })) {
+    await mailLink(account, 'confirm', now);
+    return SIGN_UP_ACCEPTED;
+  }
+  // Taken: the same answer. The owner gets a fresh link while unconfirmed, otherwise a note on how to get in.
+  const login = await getLogin(email);
+  const existing = login && (await getAccount(login.account_id));
+  if (existing && existing.deleted_at === null && !existing.confirmed) await mailLink(existing, 'confirm', now);
+  else if (existing && existing.deleted_at === null) {
+    await sendMail({
+      to: email,
+      subject: 'You already have an account',
+      text: `Someone, perhaps you, tried to sign up with this address, which already has an account.\n\nSign in at ${config().console.url}#/sign-in, or reset your password at ${config().console.url}#/forgot if you have forgotten it.`,
+    });
+  }
+  return SIGN_UP_ACCEPTED;
+}
+
+export async function confirmEmail(token: string, sourceAddress: string, now = new Date()): Promise<{ ok: true }> {
+  await limitSourceAddress(sourceAddress, now);
+  const spent = await spendLink('confirm', token, now);
+  if (!(await updateAccountFlags(spent.account_id, { confirmed: true }))) throw invalidLink();
+  return { ok: true };
+}
+
+export interface SignedIn extends IssuedSession {
+  readonly account: Account;
+}
+
+/**
+ * Checks the password (an unknown address costs the same scrypt work), within the per-address and per-e-mail
+ * limits. Standing (suspended, unconfirmed) is told only once the password has been proven.
+ */
+export async function signIn({ email, password }: SignInBody, sourceAddress: string, now = new Date()): Promise<SignedIn> {
+  await limitSourceAddress(sourceAddress, now);
+  const attempt = await reserveFailedSignIn(email, now);
+  const login = await getLogin(email);
+  const passwordMatches = await verifyPassword(password, login?.password_hash ?? (await decoyPasswordHash()));
+  const account = login && passwordMatches ? await getAccount(login.account_id) : undefined;
+  if (!account || account.deleted_at !== null) throw invalidCredentials();
+  await attempt.release();
+  if (account.suspended) throw forbidden('Account suspended');
+  if (!account.confirmed) throw forbidden('E-mail address not confirmed: open the link we sent, or sign up again for a new one');
+  return { ...(await openSession(account.account_id)), account };
+}
+
+/** Ends the session on the server, so the cookie is worthless even if a copy of it survives. */
+export async function signOut(sessionHash: string): Promise<{ ok: true }> {
+  await deleteSession(sessionHash);
+  return { ok: true };
+}
+
+export async function requestPasswordReset({ email }: ForgotPasswordBody, sourceAddress: string, now = new Date()): Promise<Accepted> {
+  await limitSourceAddress(sourceAddress, now);
+  await limitMailsTo(email, now);
+  const login = await getLogin(email);
+  const account = login && (await getAccount(login.account_id));
+  if (account && account.deleted_at === null) await mailLink(account, 'reset', now);
+  return RESET_ACCEPTED;
+}
+
+/**
+ * Sets the new password and ends every session of the account, wherever it was signed in. Opening the link also
+ * proves the address, so an unconfirmed account becomes confirmed.
+ */
+export async function resetPassword({ token, password }: ResetPasswordBody, sourceAddress: string, now = new Date()): Promise<{ ok: true }> {
+  await limitSourceAddress(sourceAddress, now);
+  const spent = await spendLink('reset', token, now);
+  await updatePasswordHash(spent.email, await hashPassword(password), now.toISOString());
+  await deleteAccountSessions(spent.account_id);
+  await updateAccountFlags(spent.account_id, { confirmed: true });
+  return { ok: true };
+}

@@ -1,0 +1,37 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
+import { config } from '../config';
+import { logger } from '../observability';
+
+export interface MailMessage {
+  readonly to: string;
+  readonly subject: string;
+  readonly text: string;
+}
+
+let ses: SESv2Client | undefined;
+
+/** The local runtime's mailbox: one RFC 822 file per message; its path (never its contents, which hold the link) is logged. */
+async function writeToMailbox(dir: string, message: MailMessage): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const file = join(dir, `${new Date().toISOString().replaceAll(':', '-')}-${randomBytes(4).toString('hex')}.eml`);
+  const headers = [`From: ${config().console.mailFrom}`, `To: ${message.to}`, `Subject: ${message.subject}`, `Date: ${new Date().toUTCString()}`];
+  await writeFile(file, `${headers.join('\r\n')}\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${message.text}\r\n`, { mode: 0o600 });
+  logger.info('mail written to the local mailbox', { file });
+}
+
+/** Sends one plain-text message: through Amazon SES on AWS, into the mail folder on the local runtime. */
+export async function sendMail(message: MailMessage): Promise<void> {
+  const { mailDir, mailFrom } = config().console;
+  if (mailDir) return writeToMailbox(mailDir, message);
+  ses ??= new SESv2Client({ region: config().region });
+  await ses.send(
+    new SendEmailCommand({
+      FromEmailAddress: mailFrom,
+      Destination: { ToAddresses: [message.to] },
+      Content: { Simple: { Subject: { Data: message.subject }, Body: { Text: { Data: message.text } } } },
+    }),
+  );
+}

@@ -1,0 +1,44 @@
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import * as z from 'zod';
+import { dynamo } from '../aws';
+import { tableName } from '../config';
+
+export const authTokenSchema = z.object({
+  token_hash: z.string(),
+  purpose: z.enum(['confirm', 'reset']),
+  account_id: z.string(),
+  email: z.string(),
+  created_at: z.string(),
+  /** Epoch seconds; TTL removes the item some time after, so a read checks it too. */
+  expires_at: z.number().int(),
+});
+export type AuthToken = z.infer<typeof authTokenSchema>;
+export type AuthTokenPurpose = AuthToken['purpose'];
+
+export async function insertAuthToken(token: AuthToken): Promise<void> {
+  await dynamo().send(
+    new PutCommand({ TableName: tableName('authTokens'), Item: authTokenSchema.parse(token), ConditionExpression: 'attribute_not_exists(token_hash)' }),
+  );
+}
+
+/**
+ * Takes a token out for good and returns what it was: one conditional delete, so of two uses racing exactly one
+ * gets the item. Undefined when it never existed or was already used.
+ */
+export async function consumeAuthToken(tokenHash: string): Promise<AuthToken | undefined> {
+  try {
+    const { Attributes } = await dynamo().send(
+      new DeleteCommand({
+        TableName: tableName('authTokens'),
+        Key: { token_hash: tokenHash },
+        ConditionExpression: 'attribute_exists(token_hash)',
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    return Attributes ? authTokenSchema.parse(Attributes) : undefined;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
+}

@@ -1,0 +1,254 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import AxeBuilder from '@axe-core/playwright';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { repositoryRoot } from '../../infra/local/runtime';
+import { latestLink } from '../support/mailbox';
+import { useTestRuntime, writeRuntimeFile } from '../support/runtime';
+
+/**
+ * The console in a real browser (Debian's Chromium driven by playwright-core) against the local runtime: a person's
+ * whole way from sign-up to a working, then revoked, API key, with an accessibility check and screenshots of
+ * every page at desktop and phone widths (under test/artifacts/).
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARTIFACTS = resolve(repositoryRoot, 'test/artifacts');
+const EMAIL = `browser.${Date.now()}@example.com`;
+const PASSWORD = 'a long enough password';
+
+let workDir: string;
+let context: BrowserContext;
+let page: Page;
+let forgerServer: Server;
+let forgerPort: number;
+const runtime = useTestRuntime({ mailDir: resolve(tmpdir(), `console-browser-mail-${process.pid}`) });
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  workDir = await mkdtemp(join(tmpdir(), 'console-browser-'));
+  context = await chromium.launchPersistentContext(join(workDir, 'profile'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1280, height: 900 },
+    permissions: ['clipboard-read', 'clipboard-write'],
+  });
+  page = context.pages()[0] ?? (await context.newPage());
+  // Another site on this machine, whose page tries to create a key with the visitor's session.
+  forgerServer = createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'text/html' });
+    response.end(`<!doctype html><html lang="en"><title>forger</title><form method="post" action="${runtime.baseUrl}/api/v1/keys" enctype="text/plain"><input name='{"name":"forged","x":"' value='"}'></form><script>document.forms[0].submit()</script></html>`);
+  });
+  await new Promise<void>((ready) => forgerServer.listen(0, '127.0.0.1', ready));
+  const address = forgerServer.address();
+  forgerPort = typeof address === 'object' && address ? address.port : 0;
+}, 120_000);
+
+afterAll(async () => {
+  await context?.close();
+  await new Promise((done) => forgerServer?.close(done));
+  if (workDir) await rm(workDir, { recursive: true, force: true });
+  await rm(runtime.mailDir, { recursive: true, force: true });
+});
+
+/** Polls until the page settles: the browser and the service share two busy cores. */
+const eventually = <T>(read: () => Promise<T> | T) => expect.poll(read, { timeout: 30_000, interval: 100 });
+
+/**
+ * No serious or critical accessibility violation, readable at 320 px wide (nothing wider than the screen but the
+ * tables, which scroll in their own regions), and screenshots at 1280 and 375 px wide.
+ */
+async function checkPage(name: string) {
+  const { violations } = await new AxeBuilder({ page }).analyze();
+  const severe = violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
+  expect(severe.map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`)).toEqual([]);
+  await page.setViewportSize({ width: 320, height: 900 });
+  await eventually(() => page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(320);
+  for (const width of [1280, 375]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.screenshot({ path: join(ARTIFACTS, `console-${name}-${width}.png`), fullPage: true });
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+async function bearer(path: string, key: string) {
+  const response = await fetch(`${runtime.baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+/** `npm run ops -- account deposit`, as an operator runs it, pointed at this file's runtime. */
+async function opsDeposit(accountId: string, amount: string) {
+  const runtimeFile = join(workDir, 'runtime.json');
+  await writeRuntimeFile(runtime, runtimeFile);
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [resolve(repositoryRoot, 'node_modules/tsx/dist/cli.mjs'), 'infra/ops/cli.ts', 'account', 'deposit', accountId, amount, '--json'],
+    { cwd: repositoryRoot, env: { ...process.env, OPS_RUNTIME_FILE: runtimeFile } },
+  );
+  return JSON.parse(stdout) as { total_deposited_usd: string };
+}
+
+describe('the account console', () => {
+  let accountId: string;
+  let fullKey: string;
+
+  it('serves its page with the security headers', async () => {
+    const response = await page.goto(runtime.consoleUrl);
+
+    const headers = response?.headers() ?? {};
+    expect(response?.status()).toBe(200);
+    expect(headers['content-security-policy']).toBe(
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    );
+    expect(headers['referrer-policy']).toBe('no-referrer');
+    expect(headers['x-content-type-options']).toBe('nosniff');
+    await eventually(() => page.locator('h1').textContent()).toBe('Sign in');
+    await checkPage('sign-in');
+  });
+
+  it('signs a person up and confirms the address through the mailed link', async () => {
+    await page.getByRole('link', { name: 'Create an account' }).click();
+    await eventually(() => page.locator('h1').textContent()).toBe('Create an account');
+    await checkPage('sign-up');
+
+    await page.getByLabel('E-mail address').fill(EMAIL);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByLabel('Password').press('Enter');
+
+    await eventually(() => page.locator('h1').textContent()).toBe('Check your mailbox');
+    await checkPage('check-mailbox');
+    const link = await latestLink(runtime.mailDir, EMAIL, 'Confirm your e-mail address');
+    await page.goto(link.href);
+    await eventually(() => page.locator('h1').textContent()).toBe('Address confirmed');
+    expect(page.url()).toBe(`${runtime.consoleUrl}#/confirm`);
+    await checkPage('confirmed');
+  });
+
+  it('signs in with the keyboard and explains that a deposit is required', async () => {
+    await page.getByRole('link', { name: 'Sign in' }).first().click();
+    await page.getByLabel('E-mail address').fill(EMAIL);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(PASSWORD);
+    await page.keyboard.press('Enter');
+
+    await eventually(() => page.locator('h1').textContent()).toBe('API keys');
+    const explanation = page.getByRole('region', { name: 'Deposit required' });
+    await eventually(() => explanation.textContent()).toContain('So far this account has deposited $0.00');
+    const command = (await explanation.locator('code').textContent()) ?? '';
+    expect(command).toMatch(/^npm run ops -- account deposit acct_[0-9A-Za-z]+ 10$/);
+    accountId = /acct_[0-9A-Za-z]+/.exec(command)?.[0] ?? '';
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await eventually(() => page.locator('.form-status').textContent()).toContain('Deposit required');
+    await checkPage('keys-deposit-required');
+  });
+
+  it('creates a key once deposited, shows it once, and the key answers 200 on a Bearer request', async () => {
+    const deposited = await opsDeposit(accountId, '10');
+    expect(deposited.total_deposited_usd).toBe('10.00');
+    await page.reload();
+    await eventually(() => page.locator('h1').textContent()).toBe('API keys');
+    expect(await page.getByRole('region', { name: 'Deposit required' }).count()).toBe(0);
+
+    await page.getByLabel('Key name').fill('laptop');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await eventually(() => page.locator('#full-key').count()).toBe(1);
+    fullKey = (await page.locator('#full-key').textContent()) ?? '';
+    await page.getByRole('button', { name: 'Copy key' }).click();
+    await eventually(() => page.getByRole('status').filter({ hasText: 'Copied.' }).count()).toBe(1);
+    const copied = await page.evaluate('navigator.clipboard.readText()');
+
+    expect(fullKey).toMatch(/^svcmcp_[0-9A-Za-z]+$/);
+    expect(copied).toBe(fullKey);
+    expect(await page.getByText('Copy it now: it will not be shown again.').count()).toBe(1);
+    await checkPage('key-created');
+    expect((await bearer('/api/v1/instances', fullKey)).status).toBe(200);
+  });
+
+  it('forgets the full key once dismissed: not in the page, not in storage', async () => {
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    await eventually(() => page.locator('#full-key').count()).toBe(0);
+
+    const html = await page.content();
+    const storage = await page.evaluate('JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage })');
+    expect(html).not.toContain(fullKey);
+    expect(html).toContain(fullKey.slice(0, 12));
+    expect(storage).toBe('{}{}');
+  });
+
+  it('revokes the key after a confirmation, and the next request with it is 401', async () => {
+    await page.getByRole('button', { name: 'Revoke key laptop' }).click();
+    await page.getByRole('button', { name: 'Yes, revoke' }).click();
+
+    await eventually(() => page.getByRole('row', { name: /laptop/ }).textContent()).toContain('Revoked');
+    const after = await bearer('/api/v1/instances', fullKey);
+    expect(after.status).toBe(401);
+    expect(after.body.error).toBe('Invalid or revoked API key');
+  });
+
+  it('shows the account: confirmation, balance, deposits, spending chart and ledger', async () => {
+    await page.getByRole('link', { name: 'Account' }).click();
+
+    await eventually(() => page.locator('h1').textContent()).toBe('Account');
+    const facts = (await page.locator('dl.facts').textContent()) ?? '';
+    expect(facts).toContain(EMAIL);
+    expect(facts).toContain('Confirmed');
+    expect(facts).toContain('Balance$10.00');
+    expect(facts).toContain('Deposited in total$10.00');
+    expect(await page.locator('.chart canvas').count()).toBe(1);
+    expect(await page.getByRole('region', { name: 'Ledger entries' }).textContent()).toContain('Deposit$10.00');
+    await checkPage('account');
+  });
+
+  it.each([
+    // Another site: the browser withholds the SameSite=Lax cookie from its POST.
+    ['another site', 'localhost', 401, 'Missing session cookie'],
+    // The same site on another port: the cookie goes along, and the Origin check refuses the request.
+    ['another origin of the same site', '127.0.0.1', 403, 'CSRF validation failed'],
+  ])('refuses a forged POST to /api/v1/keys from %s', async (_what, host, status, error) => {
+    const forged = page.waitForResponse((response) => response.url() === `${runtime.baseUrl}/api/v1/keys` && response.request().method() === 'POST');
+
+    await page.goto(`http://${host}:${forgerPort}/`);
+    const response = await forged;
+
+    expect(response.status()).toBe(status);
+    expect(((await response.json()) as { error: string }).error).toBe(error);
+    await page.goto(`${runtime.consoleUrl}#/keys`);
+    await eventually(() => page.locator('h1').textContent()).toBe('API keys');
+    expect(await page.getByRole('row', { name: /forged/ }).count()).toBe(0);
+  });
+
+  it('signs out on the server; the keys page then sends the person to sign in', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await eventually(() => page.locator('h1').textContent()).toBe('Sign in');
+    await eventually(() => page.getByRole('status').first().textContent()).toBe('You are signed out.');
+
+    await page.goto(`${runtime.consoleUrl}#/keys`);
+
+    await eventually(() => page.getByRole('status').first().textContent()).toBe('Please sign in to continue.');
+    expect(await page.locator('h1').textContent()).toBe('Sign in');
+  });
+
+  it('offers a password reset that is keyboard-usable and accessible', async () => {
+    await page.getByRole('link', { name: 'Forgot your password?' }).click();
+    await eventually(() => page.locator('h1').textContent()).toBe('Reset your password');
+    await checkPage('forgot');
+    await page.getByLabel('E-mail address').fill(EMAIL);
+    await page.getByRole('button', { name: 'Send the link' }).click();
+    await eventually(() => page.locator('h1').textContent()).toBe('Check your mailbox');
+    const link = await latestLink(runtime.mailDir, EMAIL, 'Reset your password');
+
+    await page.goto(link.href);
+    await eventually(() => page.locator('h1').textContent()).toBe('Choose a new password');
+    await checkPage('reset');
+    await page.getByLabel('New password').fill('another long password');
+    await page.getByRole('button', { name: 'Set the password' }).click();
+
+    await eventually(() => page.getByRole('status').first().textContent()).toBe('Your password is changed. Please sign in with it.');
+  });
+});

@@ -1,0 +1,481 @@
+import { request } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../../shared/aws';
+import { deposit, charge } from '../../shared/domain/billing';
+import { contractViolations } from '../support/contract';
+import { latestLink, mailsTo, tokenOf } from '../support/mailbox';
+import { useTestRuntime } from '../support/runtime';
+
+const mailDir = mkdtempSync(join(tmpdir(), 'console-mail-'));
+const runtime = useTestRuntime({ mailDir });
+afterAll(() => rmSync(mailDir, { recursive: true, force: true }));
+
+interface Answer {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly cookies: string[];
+  // Tests read arbitrary fields of JSON bodies.
+  readonly body: any;
+}
+
+interface SendOptions {
+  /** The loopback address the request comes from: each test has its own, so per-address limits stay apart. */
+  readonly from: string;
+  readonly body?: unknown;
+  readonly headers?: Record<string, string>;
+}
+
+/** One request from a chosen local source address, checked against the OpenAPI document. */
+function send(method: string, path: string, { from, body, headers = {} }: SendOptions): Promise<Answer> {
+  const url = new URL(path, runtime.baseUrl);
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const outgoing = request(
+      url,
+      { method, localAddress: from, headers: { ...(payload ? { 'content-type': 'application/json' } : {}), ...headers } },
+      (incoming) => {
+        const chunks: Buffer[] = [];
+        incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+        incoming.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          const parsed = text ? JSON.parse(text) : undefined;
+          const responseHeaders = new Headers();
+          for (const [name, value] of Object.entries(incoming.headers)) if (typeof value === 'string') responseHeaders.set(name, value);
+          const cookies = incoming.headers['set-cookie'] ?? [];
+          for (const cookie of cookies) responseHeaders.append('set-cookie', cookie);
+          const violations = contractViolations(method, path, incoming.statusCode ?? 0, responseHeaders, parsed);
+          if (violations.length > 0) reject(new Error(`response breaks the OpenAPI document:\n${violations.join('\n')}`));
+          else resolve({ status: incoming.statusCode ?? 0, headers: responseHeaders, cookies, body: parsed });
+        });
+      },
+    );
+    outgoing.on('error', reject);
+    outgoing.end(payload);
+  });
+}
+
+let addressCounter = 10;
+/** A fresh loopback source address for one test. */
+const newAddress = () => `127.0.${Math.floor(addressCounter / 250)}.${(addressCounter++ % 250) + 2}`;
+let emailCounter = 0;
+const newEmail = () => `person${++emailCounter}.${Date.now()}@example.com`;
+
+const PASSWORD = 'correct horse battery';
+const sansRequestId = ({ request_id: _id, ...rest }: Record<string, unknown>) => rest;
+
+/** Signs up, confirms through the mailed link and signs in; returns the browser's cookie and CSRF token. */
+async function confirmedAccount(from: string, email = newEmail(), password = PASSWORD) {
+  await send('POST', '/api/v1/auth/sign-up', { from, body: { email, password } });
+  const token = tokenOf(await latestLink(mailDir, email, 'Confirm your e-mail address'));
+  await send('POST', '/api/v1/auth/confirm', { from, body: { token } });
+  const signedIn = await send('POST', '/api/v1/auth/sign-in', { from, body: { email, password } });
+  const cookie = signedIn.cookies[0]?.split(';')[0] ?? '';
+  return { email, password, cookie, csrf: signedIn.body.csrf_token as string, accountId: signedIn.body.account_id as string };
+}
+
+async function tableItems(table: 'authTokens' | 'sessions', accountId: string) {
+  const { Items = [] } = await dynamo().send(
+    new ScanCommand({ TableName: runtime.tableNames[table], FilterExpression: 'account_id = :id', ExpressionAttributeValues: { ':id': accountId } }),
+  );
+  return Items;
+}
+
+async function expireAll(table: 'authTokens' | 'sessions', accountId: string) {
+  const key = table === 'authTokens' ? 'token_hash' : 'session_hash';
+  for (const item of await tableItems(table, accountId)) {
+    await dynamo().send(
+      new UpdateCommand({
+        TableName: runtime.tableNames[table],
+        Key: { [key]: item[key] },
+        UpdateExpression: 'SET expires_at = :past',
+        ExpressionAttributeValues: { ':past': Math.floor(Date.now() / 1000) - 1 },
+      }),
+    );
+  }
+}
+
+describe('POST /api/v1/auth/sign-up', () => {
+  it('answers 202 and mails a single-use confirmation link into the console', async () => {
+    const from = newAddress();
+    const email = newEmail();
+
+    const answer = await send('POST', '/api/v1/auth/sign-up', { from, body: { email: email.toUpperCase(), password: PASSWORD } });
+
+    expect(answer.status).toBe(202);
+    expect(answer.body).toEqual({ ok: true, message: 'If the address can be used, a confirmation link is on its way to it.' });
+    const link = await latestLink(mailDir, email, 'Confirm your e-mail address');
+    expect(link.href.startsWith(`${runtime.baseUrl}/console/#/confirm?token=`)).toBe(true);
+    expect(tokenOf(link)).toMatch(/^[0-9A-Za-z]{43}$/);
+  });
+
+  it('gives the same answer for an address that is already registered, and mails its owner instead', async () => {
+    const from = newAddress();
+    const { email } = await confirmedAccount(from);
+    const fresh = await send('POST', '/api/v1/auth/sign-up', { from, body: { email: newEmail(), password: PASSWORD } });
+
+    const taken = await send('POST', '/api/v1/auth/sign-up', { from, body: { email, password: 'another password entirely' } });
+
+    expect(taken.status).toBe(fresh.status);
+    expect(sansRequestId(taken.body)).toEqual(sansRequestId(fresh.body));
+    expect((await mailsTo(mailDir, email)).map((mail) => mail.subject)).toEqual(['Confirm your e-mail address', 'You already have an account']);
+  });
+
+  it.each([
+    [{ email: 'not-an-address', password: PASSWORD }, 'email must be an e-mail address'],
+    [{ email: 'a@example.com', password: 'short' }, 'password must be at least 10 characters'],
+    [{ email: 'a@example.com' }, 'password is required'],
+    [{ email: 'a@example.com', password: PASSWORD, admin: true }, 'Unknown field: admin'],
+  ])('refuses %j with 400 "%s"', async (body, error) => {
+    const answer = await send('POST', '/api/v1/auth/sign-up', { from: newAddress(), body });
+
+    expect(answer.status).toBe(400);
+    expect(answer.body.error).toBe(error);
+  });
+
+  it('lets exactly one of two racing sign-ups with one address open an account', async () => {
+    const from = newAddress();
+    const email = newEmail();
+
+    await Promise.all([
+      send('POST', '/api/v1/auth/sign-up', { from, body: { email, password: PASSWORD } }),
+      send('POST', '/api/v1/auth/sign-up', { from, body: { email, password: 'the other password' } }),
+    ]);
+
+    const token = tokenOf(await latestLink(mailDir, email, 'Confirm your e-mail address'));
+    expect((await send('POST', '/api/v1/auth/confirm', { from, body: { token } })).status).toBe(200);
+    const signIns = await Promise.all(
+      [PASSWORD, 'the other password'].map((password) => send('POST', '/api/v1/auth/sign-in', { from, body: { email, password } })),
+    );
+    expect(signIns.map((answer) => answer.status).sort()).toEqual([200, 401]);
+  });
+});
+
+describe('POST /api/v1/auth/confirm', () => {
+  it('confirms once; the same link a second time is 400 "Invalid or expired link"', async () => {
+    const from = newAddress();
+    const email = newEmail();
+    await send('POST', '/api/v1/auth/sign-up', { from, body: { email, password: PASSWORD } });
+    const token = tokenOf(await latestLink(mailDir, email, 'Confirm your e-mail address'));
+
+    const first = await send('POST', '/api/v1/auth/confirm', { from, body: { token } });
+    const second = await send('POST', '/api/v1/auth/confirm', { from, body: { token } });
+
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({ ok: true });
+    expect(second.status).toBe(400);
+    expect(second.body.error).toBe('Invalid or expired link');
+  });
+
+  it('lets exactly one of two racing uses of one link through', async () => {
+    const from = newAddress();
+    const email = newEmail();
+    await send('POST', '/api/v1/auth/sign-up', { from, body: { email, password: PASSWORD } });
+    const token = tokenOf(await latestLink(mailDir, email, 'Confirm your e-mail address'));
+
+    const answers = await Promise.all([1, 2, 3].map(() => send('POST', '/api/v1/auth/confirm', { from, body: { token } })));
+
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 400, 400]);
+  });
+
+  it('refuses an expired link', async () => {
+    const from = newAddress();
+    const email = newEmail();
+    await send('POST', '/api/v1/auth/sign-up', { from, body: { email, password: PASSWORD } });
+    const token = tokenOf(await latestLink(mailDir, email, 'Confirm your e-mail address'));
+    const login = await send('POST', '/api/v1/auth/sign-in', { from, body: { email, password: PASSWORD } });
+    expect(login.status).toBe(403);
+    const [item] = await dynamo().send(new ScanCommand({ TableName: runtime.tableNames.authTokens, FilterExpression: 'email = :e', ExpressionAttributeValues: { ':e': email } })).then((r) => r.Items ?? []);
+    await expireAll('authTokens', String(item?.account_id));
+
+    const answer = await send('POST', '/api/v1/auth/confirm', { from, body: { token } });
+
+    expect(answer.status).toBe(400);
+    expect(answer.body.error).toBe('Invalid or expired link');
+  });
+
+  it('does not accept a password-reset token as a confirmation', async () => {
+    const from = newAddress();
+    const { email } = await confirmedAccount(from);
+    await send('POST', '/api/v1/auth/forgot-password', { from, body: { email } });
+    const resetToken = tokenOf(await latestLink(mailDir, email, 'Reset your password'));
+
+    const answer = await send('POST', '/api/v1/auth/confirm', { from, body: { token: resetToken } });
+
+    expect(answer.status).toBe(400);
+    expect(answer.body.error).toBe('Invalid or expired link');
+  });
+});
+
+describe('POST /api/v1/auth/sign-in', () => {
+  it('sets an HttpOnly, SameSite=Lax session cookie and returns the CSRF token the key routes accept', async () => {
+    const from = newAddress();
+    const email = newEmail();
+    await send('POST', '/api/v1/auth/sign-up', { from, body: { email, password: PASSWORD } });
+    await send('POST', '/api/v1/auth/confirm', { from, body: { token: tokenOf(await latestLink(mailDir, email, 'Confirm your e-mail address')) } });
+
+    const answer = await send('POST', '/api/v1/auth/sign-in', { from, body: { email, password: PASSWORD } });
+
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ account_id: expect.stringMatching(/^acct_/), email, csrf_token: expect.stringMatching(/^[0-9A-Za-z]{43}$/), expires_at: expect.any(String) });
+    expect(answer.headers.get('cache-control')).toBe('no-store');
+    const [cookie = ''] = answer.cookies;
+    expect(cookie).toMatch(/^session=[0-9A-Za-z]{43}; Path=\/api; Expires=[^;]+ GMT; HttpOnly; SameSite=Lax$/);
+    const cookieValue = cookie.split(';')[0] ?? '';
+    const keys = await send('POST', '/api/v1/keys', { from, body: { name: 'ci' }, headers: { cookie: cookieValue, 'x-csrftoken': answer.body.csrf_token } });
+    expect(keys.status).toBe(402);
+    expect(keys.body.error).toBe('Deposit required');
+    const session = await send('GET', '/api/v1/auth/session', { from, headers: { cookie: cookieValue } });
+    expect(session.body).toEqual({ account_id: answer.body.account_id, email, csrf_token: answer.body.csrf_token, expires_at: answer.body.expires_at });
+  });
+
+  it('answers a wrong password and an unknown address alike', async () => {
+    const from = newAddress();
+    const { email } = await confirmedAccount(from);
+
+    const wrongPassword = await send('POST', '/api/v1/auth/sign-in', { from, body: { email, password: 'not the password' } });
+    const unknown = await send('POST', '/api/v1/auth/sign-in', { from, body: { email: newEmail(), password: 'not the password' } });
+
+    expect(wrongPassword.status).toBe(401);
+    expect(unknown.status).toBe(401);
+    expect(wrongPassword.body.error).toBe('Invalid e-mail or password');
+    expect(sansRequestId(unknown.body)).toEqual(sansRequestId(wrongPassword.body));
+    expect(wrongPassword.cookies).toEqual([]);
+  });
+
+  it('refuses the sixth attempt within 15 minutes after five failures for one address, even with the right password', async () => {
+    const from = newAddress();
+    const { email } = await confirmedAccount(from);
+    const failures = [];
+    for (let attempt = 0; attempt < 5; attempt++) failures.push(await send('POST', '/api/v1/auth/sign-in', { from: newAddress(), body: { email, password: `guess ${attempt}` } }));
+
+    const right = await send('POST', '/api/v1/auth/sign-in', { from: newAddress(), body: { email, password: PASSWORD } });
+    const otherAccount = await confirmedAccount(newAddress());
+
+    expect(failures.map((answer) => answer.status)).toEqual([401, 401, 401, 401, 401]);
+    expect(right.status).toBe(429);
+    expect(right.body).toEqual({ error: 'Rate limit exceeded', retry_after: expect.any(Number), request_id: expect.any(String) });
+    expect(Number(right.headers.get('retry-after'))).toBe(right.body.retry_after);
+    expect(right.body.retry_after).toBeGreaterThan(0);
+    expect(right.body.retry_after).toBeLessThanOrEqual(900);
+    expect(otherAccount.csrf).toMatch(/^[0-9A-Za-z]{43}$/);
+  });
+
+  it('counts only failures: a correct password gives its attempt back', async () => {
+    const from = newAddress();
+    const { email } = await confirmedAccount(from);
+
+    const answers = [];
+    for (let attempt = 0; attempt < 7; attempt++) answers.push(await send('POST', '/api/v1/auth/sign-in', { from: newAddress(), body: { email, password: PASSWORD } }));
+
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 200, 200]);
+  });
+
+  it('lets at most five of twenty racing wrong guesses through to a password check', async () => {
+    const { email } = await confirmedAccount(newAddress());
+
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => send('POST', '/api/v1/auth/sign-in', { from: newAddress(), body: { email, password: `guess ${i}` } })),
+    );
+
+    expect(answers.filter((answer) => answer.status === 401)).toHaveLength(5);
+    expect(answers.filter((answer) => answer.status === 429)).toHaveLength(15);
+  });
+
+  it('refuses the 31st request from one source address within 15 minutes, and not another address', async () => {
+    const from = newAddress();
+    const answers = [];
+    for (let attempt = 0; attempt < 30; attempt++) answers.push(await send('POST', '/api/v1/auth/forgot-password', { from, body: { email: newEmail() } }));
+
+    const refused = await send('POST', '/api/v1/auth/sign-in', { from, body: { email: newEmail(), password: PASSWORD } });
+    const elsewhere = await send('POST', '/api/v1/auth/sign-in', { from: newAddress(), body: { email: newEmail(), password: PASSWORD } });
+
+    expect(answers.every((answer) => answer.status === 202)).toBe(true);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toBe('Rate limit exceeded');
+    expect(elsewhere.status).toBe(401);
+  });
+
+  it('counts the viewer address CloudFront reports, not the edge server it connects from', async () => {
+    const edge = newAddress();
+    const viewer = (n: number) => ({ 'cloudfront-viewer-address': `198.51.100.${n}:443` });
+    for (let attempt = 0; attempt < 30; attempt++) await send('POST', '/api/v1/auth/forgot-password', { from: edge, body: { email: newEmail() }, headers: viewer(7) });
+
+    const sameViewer = await send('POST', '/api/v1/auth/forgot-password', { from: edge, body: { email: newEmail() }, headers: viewer(7) });
+    const otherViewer = await send('POST', '/api/v1/auth/forgot-password', { from: edge, body: { email: newEmail() }, headers: viewer(8) });
+
+    expect(sameViewer.status).toBe(429);
+    expect(otherViewer.status).toBe(202);
+  });
+
+  it('tells an unconfirmed account so only once its password is proven', async () => {
+    const from = newAddress();
+    const email = newEmail();
+    await send('POST', '/api/v1/auth/sign-up', { from, body: { email, password: PASSWORD } });
+
+    const wrong = await send('POST', '/api/v1/auth/sign-in', { from, body: { email, password: 'not the password' } });
+    const right = await send('POST', '/api/v1/auth/sign-in', { from, body: { email, password: PASSWORD } });
+
+    expect(wrong.status).toBe(401);
+    expect(right.status).toBe(403);
+    expect(right.body.error).toBe('E-mail address not confirmed: open the link we sent, or sign up again for a new one');
+    expect(right.cookies).toEqual([]);
+  });
+
+  it('refuses a sign-in posted by another site', async () => {
+    const from = newAddress();
+    const { email } = await confirmedAccount(from);
+
+    const answer = await send('POST', '/api/v1/auth/sign-in', { from, body: { email, password: PASSWORD }, headers: { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' } });
+
+    expect(answer.status).toBe(403);
+    expect(answer.body.error).toBe('CSRF validation failed');
+    expect(answer.cookies).toEqual([]);
+  });
+});
+
+describe('sessions', () => {
+  it('refuses a session once it has expired', async () => {
+    const from = newAddress();
+    const browser = await confirmedAccount(from);
+    await expireAll('sessions', browser.accountId);
+
+    const answer = await send('GET', '/api/v1/keys', { from, headers: { cookie: browser.cookie } });
+
+    expect(answer.status).toBe(401);
+    expect(answer.body.error).toBe('Invalid or expired session');
+  });
+});
+
+describe('POST /api/v1/auth/sign-out', () => {
+  it('ends the session on the server, so the old cookie no longer works', async () => {
+    const from = newAddress();
+    const browser = await confirmedAccount(from);
+
+    const answer = await send('POST', '/api/v1/auth/sign-out', { from, headers: { cookie: browser.cookie, 'x-csrftoken': browser.csrf } });
+    const after = await send('GET', '/api/v1/keys', { from, headers: { cookie: browser.cookie } });
+
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ ok: true });
+    expect(answer.cookies[0]).toMatch(/^session=; Path=\/api; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=Lax$/);
+    expect(after.status).toBe(401);
+    expect(after.body.error).toBe('Invalid or expired session');
+  });
+
+  it('needs the CSRF token', async () => {
+    const from = newAddress();
+    const browser = await confirmedAccount(from);
+
+    const answer = await send('POST', '/api/v1/auth/sign-out', { from, headers: { cookie: browser.cookie } });
+
+    expect(answer.status).toBe(403);
+    expect(answer.body.error).toBe('CSRF validation failed');
+    expect((await send('GET', '/api/v1/keys', { from, headers: { cookie: browser.cookie } })).status).toBe(200);
+  });
+});
+
+describe('POST /api/v1/auth/forgot-password and reset-password', () => {
+  it('answers alike for a registered and an unknown address, and mails only the registered one', async () => {
+    const from = newAddress();
+    const { email } = await confirmedAccount(from);
+    const unknownEmail = newEmail();
+
+    const registered = await send('POST', '/api/v1/auth/forgot-password', { from, body: { email } });
+    const unknown = await send('POST', '/api/v1/auth/forgot-password', { from, body: { email: unknownEmail } });
+
+    expect(registered.status).toBe(202);
+    expect(registered.body).toEqual({ ok: true, message: 'If an account uses this address, a link to reset its password is on its way to it.' });
+    expect(sansRequestId(unknown.body)).toEqual(sansRequestId(registered.body));
+    expect(unknown.status).toBe(202);
+    expect((await mailsTo(mailDir, email)).at(-1)?.subject).toBe('Reset your password');
+    expect(await mailsTo(mailDir, unknownEmail)).toEqual([]);
+  });
+
+  it('sets the new password, ends every session and works only once', async () => {
+    const from = newAddress();
+    const browser = await confirmedAccount(from);
+    const other = await send('POST', '/api/v1/auth/sign-in', { from, body: { email: browser.email, password: PASSWORD } });
+    await send('POST', '/api/v1/auth/forgot-password', { from, body: { email: browser.email } });
+    const token = tokenOf(await latestLink(mailDir, browser.email, 'Reset your password'));
+
+    const reset = await send('POST', '/api/v1/auth/reset-password', { from, body: { token, password: 'a brand new password' } });
+    const again = await send('POST', '/api/v1/auth/reset-password', { from, body: { token, password: 'yet another password' } });
+
+    expect(reset.status).toBe(200);
+    expect(reset.body).toEqual({ ok: true });
+    expect(again.status).toBe(400);
+    expect(again.body.error).toBe('Invalid or expired link');
+    for (const cookie of [browser.cookie, other.cookies[0]?.split(';')[0] ?? '']) {
+      expect((await send('GET', '/api/v1/keys', { from, headers: { cookie } })).status).toBe(401);
+    }
+    expect((await send('POST', '/api/v1/auth/sign-in', { from, body: { email: browser.email, password: PASSWORD } })).status).toBe(401);
+    expect((await send('POST', '/api/v1/auth/sign-in', { from, body: { email: browser.email, password: 'a brand new password' } })).status).toBe(200);
+  });
+
+  it('refuses an expired reset link and keeps the old password', async () => {
+    const from = newAddress();
+    const browser = await confirmedAccount(from);
+    await send('POST', '/api/v1/auth/forgot-password', { from, body: { email: browser.email } });
+    const token = tokenOf(await latestLink(mailDir, browser.email, 'Reset your password'));
+    await expireAll('authTokens', browser.accountId);
+
+    const answer = await send('POST', '/api/v1/auth/reset-password', { from, body: { token, password: 'a brand new password' } });
+
+    expect(answer.status).toBe(400);
+    expect(answer.body.error).toBe('Invalid or expired link');
+    expect((await send('POST', '/api/v1/auth/sign-in', { from, body: { email: browser.email, password: PASSWORD } })).status).toBe(200);
+  });
+
+  it('sends at most three messages to one address per 15 minutes, registered or not', async () => {
+    const from = newAddress();
+    const email = newEmail();
+
+    const answers = [];
+    for (let attempt = 0; attempt < 4; attempt++) answers.push(await send('POST', '/api/v1/auth/forgot-password', { from, body: { email } }));
+
+    expect(answers.map((answer) => answer.status)).toEqual([202, 202, 202, 429]);
+  });
+});
+
+describe('GET /api/v1/account and /api/v1/account/activity', () => {
+  it('shows the balance, deposits, whether a deposit is still required, and spending per day', async () => {
+    const from = newAddress();
+    const browser = await confirmedAccount(from);
+    const before = await send('GET', '/api/v1/account', { from, headers: { cookie: browser.cookie } });
+    await deposit(browser.accountId, 12_500_000);
+    await charge(browser.accountId, 2_000_000, 'operator charge');
+
+    const account = await send('GET', '/api/v1/account', { from, headers: { cookie: browser.cookie } });
+    const activity = await send('GET', '/api/v1/account/activity', { from, headers: { cookie: browser.cookie } });
+
+    expect(before.body.deposit_required).toBe(true);
+    expect(account.body).toEqual({
+      account_id: browser.accountId,
+      email: browser.email,
+      confirmed: true,
+      billing_paused: false,
+      balance_usd: '10.50',
+      balance_micros: 10_500_000,
+      total_deposited_usd: '12.50',
+      total_deposited_micros: 12_500_000,
+      deposit_required: false,
+      created_at: expect.any(String),
+    });
+    expect(activity.body.entries.map((entry: { kind: string; amount_usd: string }) => [entry.kind, entry.amount_usd]).sort()).toEqual([
+      ['charge', '-2.00'],
+      ['deposit', '12.50'],
+    ]);
+    expect(activity.body.spending_by_day).toHaveLength(30);
+    expect(activity.body.spending_by_day.at(-1)).toEqual({ date: new Date().toISOString().slice(0, 10), amount_usd: '2.00', amount_micros: 2_000_000 });
+    expect(activity.body.spending_by_day.slice(0, -1).every((day: { amount_micros: number }) => day.amount_micros === 0)).toBe(true);
+  });
+
+  it('needs a session', async () => {
+    const answer = await send('GET', '/api/v1/account', { from: newAddress() });
+
+    expect(answer.status).toBe(401);
+    expect(answer.body.error).toBe('Missing session cookie');
+  });
+});
