@@ -1,6 +1,7 @@
 import { countMetric, logger, metricNames } from '../observability';
 import { CapacityExhaustedError, recordServerSeen, scanInstancesByStatus, updateInstanceAtVersion } from '../store/instances';
 import { upstream } from '../upstream';
+import type { UpstreamServer } from '../upstream/driver';
 import { driftOf, type DriftKind } from './convergence';
 import { catalog } from './flavors';
 import { serviceTag, upstreamTagOf } from './instances';
@@ -22,7 +23,8 @@ export async function repairDrift(nowMs = Date.now()): Promise<DriftReport> {
     (instance) => instance.deleted_at === null && instance.active_job_id === null && instance.upstream_id !== null,
   );
   const driver = await upstream();
-  const servers = new Map((await driver.listServersByTag(serviceTag())).map((server) => [server.id, server]));
+  const servers = new Map<number, UpstreamServer>();
+  for await (const page of driver.serverPagesByTag(serviceTag())) for (const server of page) servers.set(server.id, server);
   const seenAt = new Date(nowMs).toISOString();
   for (const instance of settled) {
     try {

@@ -1,5 +1,5 @@
 import { countMetric, logger, metricNames } from '../observability';
-import { getInstanceItem, scanInstancesByStatus, type InstanceItem } from '../store/instances';
+import { getInstanceItem, getInstanceItems, scanInstancesByStatus, type InstanceItem } from '../store/instances';
 import { finishJob, insertJob, listRunningJobs, scanRunningJobs, type Job } from '../store/jobs';
 import { upstream } from '../upstream';
 import type { UpstreamServer } from '../upstream/driver';
@@ -86,17 +86,25 @@ async function endOrphanJobs(now: number, graceMs: number): Promise<number> {
 
 /** Our tagged servers that are not a live instance's recorded server (none owns them, or a second one of one). */
 export async function findLeakedServers(): Promise<{ server: UpstreamServer; instanceId: number | null }[]> {
-  const servers = await (await upstream()).listServersByTag(serviceTag());
   const instanceTag = new RegExp(`^${serviceTag()}-instance-(\\d+)$`);
+  const instanceIdOf = (server: UpstreamServer) => {
+    const id = Number(server.tags.map((tag) => instanceTag.exec(tag)?.[1]).find(Boolean));
+    return Number.isSafeInteger(id) && id > 0 ? id : null;
+  };
   const leaked = [];
-  for (const server of servers) {
-    const instanceId = Number(server.tags.map((tag) => instanceTag.exec(tag)?.[1]).find(Boolean));
-    const instance = Number.isSafeInteger(instanceId) && instanceId > 0 ? await getInstanceItem(instanceId) : undefined;
-    // A deleting instance's own workflow destroys its server; a live instance keeps exactly its own server (one
-    // still being created has none recorded yet); anything else is a leak.
-    const live = instance && !['destroyed', 'failed'].includes(instance.status);
-    if (live && (instance.status === 'deleting' || instance.upstream_id === null || instance.upstream_id === server.id)) continue;
-    leaked.push({ server, instanceId: instanceId || null });
+  // Page by page, however many: each page's instances are read in batches, not one by one.
+  for await (const servers of (await upstream()).serverPagesByTag(serviceTag())) {
+    const ids = [...new Set(servers.map(instanceIdOf).filter((id): id is number => id !== null))];
+    const instances = new Map((await getInstanceItems(ids)).map((instance) => [instance.instance_id, instance]));
+    for (const server of servers) {
+      const instanceId = instanceIdOf(server);
+      const instance = instanceId === null ? undefined : instances.get(instanceId);
+      // A deleting instance's own workflow destroys its server; a live instance keeps exactly its own server (one
+      // still being created has none recorded yet); anything else is a leak.
+      const live = instance && !['destroyed', 'failed'].includes(instance.status);
+      if (live && (instance.status === 'deleting' || instance.upstream_id === null || instance.upstream_id === server.id)) continue;
+      leaked.push({ server, instanceId });
+    }
   }
   return leaked;
 }

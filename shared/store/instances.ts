@@ -102,6 +102,11 @@ export async function getInstanceItem(instanceId: number): Promise<InstanceItem 
   return Item ? instanceItemSchema.parse(Item) : undefined;
 }
 
+/** The instances with these ids that exist, read in batches, consistently (deleted ones included). */
+export async function getInstanceItems(instanceIds: readonly number[]): Promise<InstanceItem[]> {
+  return batchGetAll(tableName('instances'), instanceIds.map((instance_id) => ({ instance_id })), instanceItemSchema);
+}
+
 /** The caller's instance, or undefined when it is missing, someone else's, or deleted: all the same 404. */
 export async function getOwnedInstance(instanceId: number, accountId: string): Promise<InstanceItem | undefined> {
   const item = await getInstanceItem(instanceId);

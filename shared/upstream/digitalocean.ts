@@ -31,7 +31,10 @@ export interface DigitalOceanDriverOptions {
   readonly fetchImpl?: typeof fetch;
 }
 
-/** A listing longer than this is taken as an upstream fault (a next link that loops) rather than followed on. */
+/**
+ * A listing read whole (one instance's servers, one server's actions) longer than this is taken as an upstream fault
+ * (a next link that loops) rather than followed on. Sweeps over the fleet read page by page, without a cap.
+ */
 const MAX_PAGES = 100;
 
 /** Only the fields the driver relies on; anything else DigitalOcean sends is ignored. */
@@ -97,6 +100,11 @@ export class DigitalOceanDriver implements UpstreamDriver {
     return pages.flatMap((page) => page.droplets.map(toServer));
   }
 
+  async *serverPagesByTag(tag: string): AsyncGenerator<UpstreamServer[]> {
+    const query = new URLSearchParams({ tag_name: tag, per_page: String(this.perPage) });
+    for await (const page of this.pagesOf(`/v2/droplets?${query}`, dropletPageSchema, Number.POSITIVE_INFINITY)) yield page.droplets.map(toServer);
+  }
+
   async listActions(serverId: number): Promise<UpstreamActionRecord[]> {
     const pages = await this.readPages(`/v2/droplets/${serverId}/actions?per_page=${this.perPage}`, actionPageSchema);
     return pages.flatMap((page) => page.actions.map(({ started_at, ...action }) => ({ ...action, startedAt: started_at })));
@@ -105,16 +113,21 @@ export class DigitalOceanDriver implements UpstreamDriver {
   /** Every page of a listing, following next links (sent to baseUrl whatever host they name). */
   private async readPages<T extends { links?: { pages?: { next?: string } } }>(firstPath: string, schema: z.ZodType<T>): Promise<T[]> {
     const pages: T[] = [];
+    for await (const page of this.pagesOf(firstPath, schema, MAX_PAGES)) pages.push(page);
+    return pages;
+  }
+
+  /** The pages of a listing as they are read; more than `maxPages` is taken as an upstream fault. */
+  private async *pagesOf<T extends { links?: { pages?: { next?: string } } }>(firstPath: string, schema: z.ZodType<T>, maxPages: number): AsyncGenerator<T> {
     let path: string | undefined = firstPath;
     for (let count = 0; path !== undefined; count++) {
-      if (count === MAX_PAGES) throw this.transient(`DigitalOcean GET ${firstPath.split('?')[0]}: more than ${MAX_PAGES} pages`);
+      if (count === maxPages) throw this.transient(`DigitalOcean GET ${firstPath.split('?')[0]}: more than ${maxPages} pages`);
       const answer = await this.send('GET', path);
       const page = this.read(answer, schema);
-      pages.push(page);
+      yield page;
       const next = page.links?.pages?.next;
       path = next === undefined ? undefined : this.localPath(next, answer);
     }
-    return pages;
   }
 
   async createServer(request: CreateServerRequest): Promise<UpstreamServer> {

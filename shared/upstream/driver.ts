@@ -44,6 +44,8 @@ export interface UpstreamActionRecord extends UpstreamAction {
 export interface UpstreamDriver {
   /** Servers carrying the tag (all pages). */
   listServersByTag(tag: string): Promise<UpstreamServer[]>;
+  /** Servers carrying the tag a page at a time, however many pages: for sweeps over the whole fleet. */
+  serverPagesByTag(tag: string): AsyncGenerator<UpstreamServer[]>;
   createServer(request: CreateServerRequest): Promise<UpstreamServer>;
   /** The server, or null when the upstream no longer knows it (404). */
   getServer(id: number): Promise<UpstreamServer | null>;

@@ -101,6 +101,18 @@ describe('DigitalOceanDriver against the simulator', () => {
       expect(simulator.state().calls['GET /v2/droplets']).toBe(3);
     });
 
+    it('gives a fleet sweep every page however many there are, where a whole listing stops at 100 pages', async () => {
+      const created = [];
+      for (let i = 0; i < 101; i++) created.push(await driver.createServer(serverRequest('fleet')));
+      const paged = driverFor({ perPage: 1 });
+
+      const pages = [];
+      for await (const page of paged.serverPagesByTag('fleet')) pages.push(page.map((server) => server.id));
+
+      expect(pages).toEqual(created.map((server) => [server.id]));
+      await expect(paged.listServersByTag('fleet')).rejects.toThrow('DigitalOcean GET /v2/droplets: more than 100 pages');
+    });
+
     it('sends next-page requests to its own base URL whatever host the link names', async () => {
       const requested: string[] = [];
       const pages = [
