@@ -7,7 +7,11 @@ type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
 /** The service under measurement, in a child process (bench/server.ts), and how to talk to it. */
 export interface BenchServer extends Ready {
   ask<T>(request: WithoutId<Request>): Promise<T>;
-  call(method: string, path: string, options?: { apiKey?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any }>;
+  call(
+    method: string,
+    path: string,
+    options?: { apiKey?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: any }>;
   stop(): Promise<void>;
 }
 
@@ -41,7 +45,11 @@ export async function startBenchServer(settings: ServerSettings): Promise<BenchS
     async call(method, path, { apiKey, body, headers = {} } = {}) {
       const response = await fetch(`${ready.baseUrl}${path}`, {
         method,
-        headers: { ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+        headers: {
+          ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       const text = await response.text();

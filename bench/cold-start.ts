@@ -55,7 +55,11 @@ export async function measureColdStart(
     const eventArgument = event(sample);
     const { stdout } = await run(
       process.execPath,
-      [resolve(repositoryRoot, 'bench/cold-start-runner.mjs'), bundlePath, ...(eventArgument === undefined ? [] : [JSON.stringify(eventArgument)])],
+      [
+        resolve(repositoryRoot, 'bench/cold-start-runner.mjs'),
+        bundlePath,
+        ...(eventArgument === undefined ? [] : [JSON.stringify(eventArgument)]),
+      ],
       { env: { ...process.env, ...env, POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true' }, timeout: 30_000 },
     );
     results.push(JSON.parse(stdout));

@@ -36,10 +36,13 @@ export interface CostInputs {
 }
 
 export function costOf(inputs: CostInputs) {
-  const units = inputs.calls.map(requestUnits).reduce((sum, u) => ({ read: sum.read + u.read, write: sum.write + u.write }), { read: 0, write: 0 });
+  const units = inputs.calls
+    .map(requestUnits)
+    .reduce((sum, u) => ({ read: sum.read + u.read, write: sum.write + u.write }), { read: 0, write: 0 });
   const parts = {
     apiGateway: inputs.apiRequests * prices.apiRequest,
-    lambda: inputs.lambdaInvocations * prices.lambdaRequest + (Math.ceil(inputs.lambdaMs) / 1000) * LAMBDA_MEMORY_GB * prices.lambdaGbSecond,
+    lambda:
+      inputs.lambdaInvocations * prices.lambdaRequest + (Math.ceil(inputs.lambdaMs) / 1000) * LAMBDA_MEMORY_GB * prices.lambdaGbSecond,
     stepFunctions: inputs.transitions * prices.stateTransition,
     dynamodb: units.write * prices.writeUnit + units.read * prices.readUnit,
   };

@@ -65,7 +65,15 @@ function coldStartSection(results: BenchResults): string {
     `Against that floor, the functions take ${fixed(Math.min(...ratios), 2)}–${fixed(Math.max(...ratios), 2)}×; most of what is ours on top is Powertools Tracer (the X-Ray SDK it loads), then zod schemas and the middleware. Functions without the SDK (the OpenAPI document, the catch-all) are the ones near hello-world.`,
   ].join(' ');
   return `${why}\n\n${table(
-    ['function', 'bundle KB', 'import ms', 'process start → first response ms', '÷ hello-world', `target ≤ ${targets.coldStartRatio}×`, '÷ SDK floor'],
+    [
+      'function',
+      'bundle KB',
+      'import ms',
+      'process start → first response ms',
+      '÷ hello-world',
+      `target ≤ ${targets.coldStartRatio}×`,
+      '÷ SDK floor',
+    ],
     results.coldStarts.map((c) => {
       const ratio = c.servedAtMs / hello.servedAtMs;
       return [
@@ -90,7 +98,12 @@ function orchestrationSection(results: BenchResults): string {
     '',
     table(
       ['lifecycle', 'state transitions', 'Lambda task invocations', 'execution ms (no waits)'],
-      Object.entries(o.executions).map(([workflow, e]) => [workflow, fixed(e.transitions, 0), fixed(e.taskInvocations, 0), fixed(e.durationMs, 0)]),
+      Object.entries(o.executions).map(([workflow, e]) => [
+        workflow,
+        fixed(e.transitions, 0),
+        fixed(e.taskInvocations, 0),
+        fixed(e.durationMs, 0),
+      ]),
     ),
     '',
     'AWS cost per 1,000 provisions at list prices (us-east-1, on-demand; logs, X-Ray and data transfer not included; a real provision first checks its server after 40 s, then every 10 s, so a 45 s boot adds 3 transitions and 1 invocation to these figures, tested in test/integration/provision-polling.test.ts):',
@@ -138,14 +151,22 @@ function improvementSection(results: BenchResults, baseline: BenchResults | unde
   const rows: (string | number)[][] = [
     ['bundle KB, ListInstances', show(bundleKb(baseline, 'ListInstances')), show(bundleKb(results, 'ListInstances'))],
     ['bundle KB, CreateInstance', show(bundleKb(baseline, 'CreateInstance')), show(bundleKb(results, 'CreateInstance'))],
-    ['cold start ÷ hello-world, ListInstances', show(helloRatio(baseline, 'ListInstances'), 2), show(helloRatio(results, 'ListInstances'), 2)],
-    ['cold start ÷ hello-world, CreateInstance', show(helloRatio(baseline, 'CreateInstance'), 2), show(helloRatio(results, 'CreateInstance'), 2)],
+    [
+      'cold start ÷ hello-world, ListInstances',
+      show(helloRatio(baseline, 'ListInstances'), 2),
+      show(helloRatio(results, 'ListInstances'), 2),
+    ],
+    [
+      'cold start ÷ hello-world, CreateInstance',
+      show(helloRatio(baseline, 'CreateInstance'), 2),
+      show(helloRatio(results, 'CreateInstance'), 2),
+    ],
     ['POST create: DynamoDB calls', show(create(baseline)?.calls), show(create(results)?.calls)],
     ['POST create: sequential DynamoDB rounds', show(create(baseline)?.rounds), show(create(results)?.rounds)],
     ['POST create: p50 ÷ floor p50 under load', show(createP50Ratio(baseline), 1), show(createP50Ratio(results), 1)],
   ];
   return [
-    '- **zod imported as a namespace** (`import * as z from \'zod\'`) instead of through its `z` object: esbuild can then drop the parts of zod a function does not use (all of its locales, among others), about 350 KB of every bundle.',
+    "- **zod imported as a namespace** (`import * as z from 'zod'`) instead of through its `z` object: esbuild can then drop the parts of zod a function does not use (all of its locales, among others), about 350 KB of every bundle.",
     '- **Instance ids reserved in blocks of 20**: each process takes a block with one atomic ADD and hands ids out locally, so most creates no longer wait for a sequence round trip before their transaction.',
     '',
     table(['measure', `before (${baseline.ranAt.slice(0, 16)})`, 'after (this run)'], rows),
@@ -180,7 +201,7 @@ export function writeReport(results: BenchResults, baseline?: BenchResults): str
     '',
     orchestrationSection(results),
     '',
-    '## 5. The sliding window, proven from the server\'s timestamps',
+    "## 5. The sliding window, proven from the server's timestamps",
     '',
     slidingWindowSection(results),
     '',

@@ -52,14 +52,23 @@ async function instancesFor(server: BenchServer, owners: BenchAccount[], stopped
   );
   await Promise.all(
     ids.map((id, i) =>
-      until(async () => {
-        const detail = await server.call('GET', `/api/v1/instances/${id}`, { apiKey: owners[i]!.apiKey });
-        return detail.body.status === 'active' ? true : undefined;
-      }, `instance ${id} to be active`, 60_000, 1_000),
+      until(
+        async () => {
+          const detail = await server.call('GET', `/api/v1/instances/${id}`, { apiKey: owners[i]!.apiKey });
+          return detail.body.status === 'active' ? true : undefined;
+        },
+        `instance ${id} to be active`,
+        60_000,
+        1_000,
+      ),
     ),
   );
   if (stopped) {
-    await Promise.all(ids.map((id, i) => server.call('POST', `/api/v1/instances/${id}/actions`, { apiKey: owners[i]!.apiKey, body: { type: 'power_off' } })));
+    await Promise.all(
+      ids.map((id, i) =>
+        server.call('POST', `/api/v1/instances/${id}/actions`, { apiKey: owners[i]!.apiKey, body: { type: 'power_off' } }),
+      ),
+    );
     await server.ask({ kind: 'idle' });
   }
   return ids;
@@ -87,13 +96,25 @@ async function requestOverhead(server: BenchServer): Promise<LoadResult[]> {
       },
       LOAD_REQUESTS,
     ],
-    [{ name: 'GET /api/v1/instances', method: 'GET', expectedStatus: 200, request: (i) => ({ path: '/api/v1/instances', headers: bearer(rotate(listOwners, i)) }) }, LOAD_REQUESTS],
+    [
+      {
+        name: 'GET /api/v1/instances',
+        method: 'GET',
+        expectedStatus: 200,
+        request: (i) => ({ path: '/api/v1/instances', headers: bearer(rotate(listOwners, i)) }),
+      },
+      LOAD_REQUESTS,
+    ],
     [
       {
         name: 'POST /api/v1/instances',
         method: 'POST',
         expectedStatus: 202,
-        request: (i) => ({ path: '/api/v1/instances', headers: bearer(rotate(creators, i)), body: { project_name: `load-${i}`, flavor: 's-1vcpu-2gb' } }),
+        request: (i) => ({
+          path: '/api/v1/instances',
+          headers: bearer(rotate(creators, i)),
+          body: { project_name: `load-${i}`, flavor: 's-1vcpu-2gb' },
+        }),
       },
       creators.length * rateLimits.deploy.limit,
     ],
@@ -102,7 +123,11 @@ async function requestOverhead(server: BenchServer): Promise<LoadResult[]> {
         name: 'POST /api/v1/instances/{id}/actions (power_off, already stopped)',
         method: 'POST',
         expectedStatus: 200,
-        request: (i) => ({ path: `/api/v1/instances/${rotate(actionIds, i)}/actions`, headers: bearer(rotate(actionOwners, i)), body: { type: 'power_off' } }),
+        request: (i) => ({
+          path: `/api/v1/instances/${rotate(actionIds, i)}/actions`,
+          headers: bearer(rotate(actionOwners, i)),
+          body: { type: 'power_off' },
+        }),
       },
       LOAD_REQUESTS,
     ],
@@ -157,7 +182,13 @@ async function coldStarts(server: BenchServer): Promise<ColdStart[]> {
         headers: bearer(owner),
       }),
     CreateInstance: (sample) =>
-      apiEvent({ method: 'POST', routePath: '/api/v1/instances', path: '/api/v1/instances', headers: bearer(creator), body: { project_name: `cold-${sample}`, flavor: 's-1vcpu-2gb' } }),
+      apiEvent({
+        method: 'POST',
+        routePath: '/api/v1/instances',
+        path: '/api/v1/instances',
+        headers: bearer(creator),
+        body: { project_name: `cold-${sample}`, flavor: 's-1vcpu-2gb' },
+      }),
     InstanceAction: () =>
       apiEvent({
         method: 'POST',
@@ -201,9 +232,18 @@ async function orchestration(dynamodbEndpoint: string): Promise<Orchestration> {
     const instances: { id: number; owner: BenchAccount }[] = [];
     for (const owner of owners) {
       const startedAt = performance.now();
-      const created = await server.call('POST', '/api/v1/instances', { apiKey: owner.apiKey, body: { project_name: 'orch', flavor: 's-1vcpu-2gb' } });
+      const created = await server.call('POST', '/api/v1/instances', {
+        apiKey: owner.apiKey,
+        body: { project_name: 'orch', flavor: 's-1vcpu-2gb' },
+      });
       const id = created.body.instance_id as number;
-      await until(async () => ((await server.call('GET', `/api/v1/instances/${id}`, { apiKey: owner.apiKey })).body.status === 'active' ? true : undefined), 'active', 30_000, 10);
+      await until(
+        async () =>
+          (await server.call('GET', `/api/v1/instances/${id}`, { apiKey: owner.apiKey })).body.status === 'active' ? true : undefined,
+        'active',
+        30_000,
+        10,
+      );
       provisionToActiveMs.push(performance.now() - startedAt);
       instances.push({ id, owner });
       await server.ask({ kind: 'idle' });
@@ -213,7 +253,10 @@ async function orchestration(dynamodbEndpoint: string): Promise<Orchestration> {
     await server.ask({ kind: 'recordCalls', on: false });
     const [first] = instances;
     if (first) {
-      await server.call('POST', `/api/v1/instances/${first.id}/actions`, { apiKey: first.owner.apiKey, body: { type: 'resize', flavor: 's-2vcpu-4gb' } });
+      await server.call('POST', `/api/v1/instances/${first.id}/actions`, {
+        apiKey: first.owner.apiKey,
+        body: { type: 'resize', flavor: 's-2vcpu-4gb' },
+      });
       await server.ask({ kind: 'idle' });
       await server.call('DELETE', `/api/v1/instances/${first.id}`, { apiKey: first.owner.apiKey });
       await server.ask({ kind: 'idle' });
@@ -223,7 +266,14 @@ async function orchestration(dynamodbEndpoint: string): Promise<Orchestration> {
       ['provision', 'resize', 'delete'].map((workflow) => {
         const runs = executions.filter((e) => e.workflow === workflow && e.status === 'SUCCEEDED');
         const mean = (pick: (e: ExecutionSummary) => number) => runs.reduce((sum, e) => sum + pick(e), 0) / Math.max(1, runs.length);
-        return [workflow, { transitions: mean((e) => e.transitions), taskInvocations: mean((e) => e.taskInvocations), durationMs: mean((e) => e.durationMs) }];
+        return [
+          workflow,
+          {
+            transitions: mean((e) => e.transitions),
+            taskInvocations: mean((e) => e.taskInvocations),
+            durationMs: mean((e) => e.durationMs),
+          },
+        ];
       }),
     );
     return { provisionToActiveMs, executions: byWorkflow, taskStats, createCalls };
@@ -285,7 +335,15 @@ async function slidingWindowProof(server: BenchServer): Promise<SlidingWindowPro
       clients,
     );
     const accepted = (await entries()).length - before;
-    phases.push({ phase: name, startedAtSeconds, clients, sent: load.requests, accepted, refused: load.tooMany, other: load.requests - accepted - load.tooMany });
+    phases.push({
+      phase: name,
+      startedAtSeconds,
+      clients,
+      sent: load.requests,
+      accepted,
+      refused: load.tooMany,
+      other: load.requests - accepted - load.tooMany,
+    });
     log(`sliding window: ${name}`);
   };
 

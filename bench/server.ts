@@ -6,7 +6,16 @@ import { startLocalRuntime } from '../infra/local/runtime';
 import { dynamoCallLog, type DynamoCall } from '../shared/aws';
 import { issueApiKey, openAccount, openSession, usdToMicros } from '../shared/domain/accounts';
 import { deposit } from '../shared/domain/billing';
-import { NOOP_ROUTE, type AcceptedEntry, type CallShape, type ExecutionSummary, type Request, type RequestCalls, type ServerSettings, type TaskStats } from './protocol';
+import {
+  NOOP_ROUTE,
+  type AcceptedEntry,
+  type CallShape,
+  type ExecutionSummary,
+  type Request,
+  type RequestCalls,
+  type ServerSettings,
+  type TaskStats,
+} from './protocol';
 
 /**
  * The service under measurement, in its own process so that the load generator does not share its event loop:
@@ -46,14 +55,20 @@ function summarize(route: string, calls: DynamoCall[]): RequestCalls {
  */
 function acceptedIn(calls: DynamoCall[]): AcceptedEntry[] {
   // The input as the document client passed it down: plain values, or attribute values once marshalled.
-  const plain = (value: unknown): unknown => (value && typeof value === 'object' && 'S' in value ? value.S : value && typeof value === 'object' && 'N' in value ? Number(value.N) : value);
+  const plain = (value: unknown): unknown =>
+    value && typeof value === 'object' && 'S' in value
+      ? value.S
+      : value && typeof value === 'object' && 'N' in value
+        ? Number(value.N)
+        : value;
   return calls.flatMap((call) => {
     const input = call.input as { Key?: { name?: unknown }; ExpressionAttributeValues?: Record<string, unknown> };
     const counter = plain(input.Key?.name);
     const list = input.ExpressionAttributeValues?.[':entry'];
     const first = Array.isArray(list) ? list[0] : (list as { L?: unknown[] } | undefined)?.L?.[0];
     const entry = plain(first);
-    if (call.operation !== 'UpdateItemCommand' || call.failed || typeof counter !== 'string' || !counter.startsWith('rate#general#')) return [];
+    if (call.operation !== 'UpdateItemCommand' || call.failed || typeof counter !== 'string' || !counter.startsWith('rate#general#'))
+      return [];
     return typeof entry === 'number' ? [{ counter, atMs: Math.floor(entry / 1000) }] : [];
   });
 }
@@ -108,7 +123,8 @@ function executions(): ExecutionSummary[] {
     workflow: execution.stateMachineArn.split(':').pop() ?? '',
     status: execution.status,
     transitions: execution.events.filter((e) => e.type === 'StateEntered' || e.type === 'StateRetried').length,
-    taskInvocations: execution.events.filter((e) => (e.type === 'StateEntered' || e.type === 'StateRetried') && e.state?.type === 'Task').length,
+    taskInvocations: execution.events.filter((e) => (e.type === 'StateEntered' || e.type === 'StateRetried') && e.state?.type === 'Task')
+      .length,
     durationMs: (execution.stopDate ?? Date.now()) - execution.startDate,
   }));
 }

@@ -19,7 +19,10 @@ export const consoleRoutes: readonly RouteDefinition[] = [
     entry: 'functions/api/auth-sign-up.ts',
     auth: 'none',
     throttle: AUTH_ROUTE_THROTTLE,
-    access: { tables: { ...limits, logins: ['GetItem', 'PutItem'], accounts: ['GetItem', 'PutItem'], authTokens: ['PutItem'] }, sendsMail: true },
+    access: {
+      tables: { ...limits, logins: ['GetItem', 'PutItem'], accounts: ['GetItem', 'PutItem'], authTokens: ['PutItem'] },
+      sendsMail: true,
+    },
   },
   {
     name: 'AuthConfirm',
@@ -71,7 +74,15 @@ export const consoleRoutes: readonly RouteDefinition[] = [
     entry: 'functions/api/auth-reset-password.ts',
     auth: 'none',
     throttle: AUTH_ROUTE_THROTTLE,
-    access: { tables: { ...limits, authTokens: ['DeleteItem'], logins: ['UpdateItem'], sessions: ['Query', 'DeleteItem'], accounts: ['UpdateItem'] } },
+    access: {
+      tables: {
+        ...limits,
+        authTokens: ['DeleteItem'],
+        logins: ['UpdateItem'],
+        sessions: ['Query', 'DeleteItem'],
+        accounts: ['UpdateItem'],
+      },
+    },
   },
   {
     name: 'GetAccount',

@@ -82,7 +82,10 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/instances/{instance_id}',
     entry: 'functions/api/delete-instance.ts',
     auth: 'bearer',
-    access: { tables: { ...requestGuardTables, instances: ['GetItem', 'UpdateItem'], jobs: ['PutItem', 'UpdateItem'] }, startsWorkflows: ['delete'] },
+    access: {
+      tables: { ...requestGuardTables, instances: ['GetItem', 'UpdateItem'], jobs: ['PutItem', 'UpdateItem'] },
+      startsWorkflows: ['delete'],
+    },
   },
   {
     name: 'InstanceAction',

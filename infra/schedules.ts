@@ -22,7 +22,11 @@ export const schedules = {
     runAtLocalStart: true,
     access: {
       // Scans for work to repair: the one kind of function that may.
-      tables: { instances: ['Scan', 'GetItem', 'BatchGetItem', 'UpdateItem'], jobs: ['Scan', 'Query', 'GetItem', 'PutItem', 'UpdateItem'], counters: ['UpdateItem'] },
+      tables: {
+        instances: ['Scan', 'GetItem', 'BatchGetItem', 'UpdateItem'],
+        jobs: ['Scan', 'Query', 'GetItem', 'PutItem', 'UpdateItem'],
+        counters: ['UpdateItem'],
+      },
       startsWorkflows: workflowNames,
       upstream: true,
     },

@@ -95,7 +95,6 @@ function checkProvisionTimeout({ provisionTimeoutSeconds }: ServiceConfig): void
   }
 }
 
-
 /**
  * Where the stage deploys. Prod is bound to the account and region named in context (`-c account=… -c region=…`),
  * so that credentials for another account or a shell's default region can never deploy it elsewhere; dev deploys
@@ -151,10 +150,7 @@ export class ServiceStack extends Stack {
     this.secretsKey = new SecretsKey(this, 'SecretsKey', { removalPolicy });
 
     this.tables = Object.fromEntries(
-      tableNames.map((name) => [
-        name,
-        new ServiceTable(this, `${pascal(name)}Table`, { definition: tables[name], retain }),
-      ]),
+      tableNames.map((name) => [name, new ServiceTable(this, `${pascal(name)}Table`, { definition: tables[name], retain })]),
     ) as Record<TableName, ServiceTable>;
     this.backups = new Backups(this, 'Backups', {
       tables: [this.tables.accounts, this.tables.ledger, this.tables.instances],
@@ -179,7 +175,11 @@ export class ServiceStack extends Stack {
       },
       mail: {
         from: config.mailFrom,
-        identityArn: this.formatArn({ service: 'ses', resource: 'identity', resourceName: config.mailFrom.split('@')[1] ?? config.mailFrom }),
+        identityArn: this.formatArn({
+          service: 'ses',
+          resource: 'identity',
+          resourceName: config.mailFrom.split('@')[1] ?? config.mailFrom,
+        }),
       },
     };
 
@@ -286,8 +286,7 @@ export class ServiceStack extends Stack {
     (secret.node.defaultChild as secretsmanager.CfnSecret).addPropertyDeletionOverride('GenerateSecretString');
     Validations.of(secret).acknowledge({
       id: 'AwsSolutions-SMG4',
-      reason:
-        'Third-party API token issued by the upstream provider: it is rotated there and stored here by the operator.',
+      reason: 'Third-party API token issued by the upstream provider: it is rotated there and stored here by the operator.',
     });
     return secret;
   }
@@ -295,7 +294,8 @@ export class ServiceStack extends Stack {
   private addOutputs(upstreamBaseUrl: string): void {
     new CfnOutput(this, outputNames.apiUrl, { value: this.api.url });
     new CfnOutput(this, outputNames.consoleUrl, { value: this.console.url });
-    if (this.edge) new CfnOutput(this, 'EdgeUrl', { value: this.edge.url, description: 'The API behind the edge firewall: the URL customers call' });
+    if (this.edge)
+      new CfnOutput(this, 'EdgeUrl', { value: this.edge.url, description: 'The API behind the edge firewall: the URL customers call' });
     new CfnOutput(this, outputNames.upstreamTokenSecretArn, { value: this.upstreamToken.secretArn });
     new CfnOutput(this, outputNames.upstreamBaseUrl, { value: upstreamBaseUrl });
     new CfnOutput(this, outputNames.alarmTopicArn, { value: this.alarmTopic.topic.topicArn });

@@ -57,7 +57,9 @@ export const tables = {
     partitionKey: { name: 'session_hash', type: 'S' },
     timeToLiveAttribute: TTL_ATTRIBUTE,
     // Sign-out everywhere (a password reset) finds an account's sessions through it.
-    globalSecondaryIndexes: [{ indexName: 'by_account', partitionKey: { name: 'account_id', type: 'S' }, projection: { type: 'KEYS_ONLY' } }],
+    globalSecondaryIndexes: [
+      { indexName: 'by_account', partitionKey: { name: 'account_id', type: 'S' }, projection: { type: 'KEYS_ONLY' } },
+    ],
   },
   /** Console sign-in: one item per e-mail address, so the address is unique by a conditional put. */
   logins: {

@@ -102,4 +102,3 @@ export const workflows = {
     },
   },
 } as const satisfies Record<WorkflowName, WorkflowDefinition>;
-

@@ -92,9 +92,10 @@ function integer(name: string, fallback: number): number {
 }
 
 function load(): Config {
-  const tableNames = Object.fromEntries(
-    Object.entries(tables).map(([name, def]) => [name, process.env[def.envVar] ?? '']),
-  ) as Record<TableName, string>;
+  const tableNames = Object.fromEntries(Object.entries(tables).map(([name, def]) => [name, process.env[def.envVar] ?? ''])) as Record<
+    TableName,
+    string
+  >;
   const stateMachineArns = Object.fromEntries(
     Object.entries(workflows).map(([name, def]) => [name, process.env[def.envVar] ?? '']),
   ) as Record<WorkflowName, string>;
@@ -118,7 +119,10 @@ function load(): Config {
       kmsKeyArn: process.env.SECRETS_KMS_KEY_ARN || undefined,
       localKeyFile: process.env.SECRETS_KEY_FILE || undefined,
     },
-    trustedOrigins: (process.env.TRUSTED_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean),
+    trustedOrigins: (process.env.TRUSTED_ORIGINS ?? '')
+      .split(',')
+      .map((origin) => origin.trim())
+      .filter(Boolean),
     edgeOriginSecret: process.env.EDGE_ORIGIN_SECRET || undefined,
     failedAuthLimit: integer('FAILED_AUTH_LIMIT', 20),
     provisionTimeoutSeconds: integer('PROVISION_TIMEOUT_SECONDS', 600),

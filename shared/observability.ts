@@ -34,10 +34,16 @@ const SECRET_TEXT: readonly [RegExp, string][] = [
   [/svcmcp_[0-9A-Za-z]+/g, REDACTED],
   [/\bBearer\s+[^\s"',;]+/gi, `Bearer ${REDACTED}`],
   [
-    new RegExp(`((?:\\\\?["'])?\\b(?:${fieldNames})\\b(?:\\\\?["'])?\\s*[:=]\\s*)(\\\\?"(?:[^"\\\\]|\\\\[^"])*\\\\?"|'[^']*'|[^\\s,;&}\\]]+)`, 'gi'),
+    new RegExp(
+      `((?:\\\\?["'])?\\b(?:${fieldNames})\\b(?:\\\\?["'])?\\s*[:=]\\s*)(\\\\?"(?:[^"\\\\]|\\\\[^"])*\\\\?"|'[^']*'|[^\\s,;&}\\]]+)`,
+      'gi',
+    ),
     `$1${REDACTED}`,
   ],
-  [/(?<![0-9A-Za-z])(?=[0-9A-Za-z]*[0-9])(?=[0-9A-Za-z]*[a-z])(?=[0-9A-Za-z]*[A-Z])(?:[0-9A-Za-z]{43}|[0-9A-Za-z]{24})(?![0-9A-Za-z])/g, REDACTED],
+  [
+    /(?<![0-9A-Za-z])(?=[0-9A-Za-z]*[0-9])(?=[0-9A-Za-z]*[a-z])(?=[0-9A-Za-z]*[A-Z])(?:[0-9A-Za-z]{43}|[0-9A-Za-z]{24})(?![0-9A-Za-z])/g,
+    REDACTED,
+  ],
 ];
 
 export function redactText(text: string): string {

@@ -5,9 +5,7 @@ import { logger, publishMetrics } from './observability';
  * Wraps a workflow step: it works to the invocation's deadline, its log lines carry the job and instance ids, its
  * metrics are published when it ends, and errors propagate by name so that the state machine's Retry and Catch can match them.
  */
-export function workflowStep<TInput extends { job_id: string; instance_id: number }, TOutput>(
-  step: (input: TInput) => Promise<TOutput>,
-) {
+export function workflowStep<TInput extends { job_id: string; instance_id: number }, TOutput>(step: (input: TInput) => Promise<TOutput>) {
   return async (input: TInput, context?: InvocationClock): Promise<TOutput> => {
     logger.resetKeys();
     logger.appendKeys({ job_id: input.job_id, instance_id: input.instance_id });

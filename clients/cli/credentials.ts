@@ -38,7 +38,12 @@ export async function resolveCredentials(flags: Credentials): Promise<Credential
   const runtime = await readJson(runtimeFile());
   const sources: Credentials[] = [
     flags,
-    { apiUrl: process.env.VPS_API_URL, apiKey: process.env.VPS_API_KEY, session: process.env.VPS_SESSION, csrfToken: process.env.VPS_CSRF_TOKEN },
+    {
+      apiUrl: process.env.VPS_API_URL,
+      apiKey: process.env.VPS_API_KEY,
+      session: process.env.VPS_SESSION,
+      csrfToken: process.env.VPS_CSRF_TOKEN,
+    },
     { apiUrl: text(config.api_url), apiKey: text(config.api_key) },
     { apiUrl: text(runtime.base_url), apiKey: text(runtime.api_key), session: text(runtime.session), csrfToken: text(runtime.csrf_token) },
   ];
@@ -48,7 +53,8 @@ export async function resolveCredentials(flags: Credentials): Promise<Credential
 
 export function requireApi(credentials: Credentials): { apiUrl: string; apiKey: string } {
   const { apiUrl, apiKey } = credentials;
-  const hint = 'pass --api-url and --api-key, set VPS_API_URL and VPS_API_KEY, run `vps auth init`, or start the local service with `npm start`';
+  const hint =
+    'pass --api-url and --api-key, set VPS_API_URL and VPS_API_KEY, run `vps auth init`, or start the local service with `npm start`';
   if (!apiUrl) throw new UsageError(`no API URL: ${hint}`);
   if (!apiKey) throw new UsageError(`no API key: ${hint}`);
   return { apiUrl, apiKey };
@@ -57,7 +63,10 @@ export function requireApi(credentials: Credentials): { apiUrl: string; apiKey: 
 export function requireSession(credentials: Credentials): { apiUrl: string; session: string; csrfToken: string } {
   const { apiUrl, session, csrfToken } = credentials;
   if (!apiUrl) throw new UsageError('no API URL: pass --api-url or set VPS_API_URL');
-  if (!session || !csrfToken) throw new UsageError('key management needs a signed-in session: pass --session and --csrf-token, or set VPS_SESSION and VPS_CSRF_TOKEN');
+  if (!session || !csrfToken)
+    throw new UsageError(
+      'key management needs a signed-in session: pass --session and --csrf-token, or set VPS_SESSION and VPS_CSRF_TOKEN',
+    );
   return { apiUrl, session, csrfToken };
 }
 

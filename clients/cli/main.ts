@@ -1,10 +1,31 @@
 import { access, readFile, writeFile } from 'node:fs/promises';
 import { text } from 'node:stream/consumers';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { createVpsClient, flavorValues, InstanceFailedError, JobFailedError, VpsApiError, type Flavor, type Instance, type InstanceStatus, type VpsClient } from '../sdk';
+import {
+  createVpsClient,
+  flavorValues,
+  InstanceFailedError,
+  JobFailedError,
+  VpsApiError,
+  type Flavor,
+  type Instance,
+  type InstanceStatus,
+  type VpsClient,
+} from '../sdk';
 import { requireApi, requireSession, resolveCredentials, saveConfig } from './credentials';
 import { UsageError } from './errors';
-import { fieldsTable, flavorsTable, instancesTable, instanceTable, jobTable, keysTable, print, progress, withoutSecrets, type OutputMode } from './output';
+import {
+  fieldsTable,
+  flavorsTable,
+  instancesTable,
+  instanceTable,
+  jobTable,
+  keysTable,
+  print,
+  progress,
+  withoutSecrets,
+  type OutputMode,
+} from './output';
 
 interface GlobalOptions {
   apiUrl?: string;
@@ -61,8 +82,12 @@ async function assertNewFile(file: string | undefined): Promise<void> {
 /** Writes a generated private key for the user alone; never over an existing file. */
 async function saveKey(instance: Instance, file: string | undefined): Promise<string | undefined> {
   if (!file) return undefined;
-  if (instance.ssh_key.private_key === null) throw new UsageError('--save-key: this instance has no private key from the service (its public key was supplied)');
-  await writeFile(file, instance.ssh_key.private_key.endsWith('\n') ? instance.ssh_key.private_key : `${instance.ssh_key.private_key}\n`, { mode: 0o600, flag: 'wx' });
+  if (instance.ssh_key.private_key === null)
+    throw new UsageError('--save-key: this instance has no private key from the service (its public key was supplied)');
+  await writeFile(file, instance.ssh_key.private_key.endsWith('\n') ? instance.ssh_key.private_key : `${instance.ssh_key.private_key}\n`, {
+    mode: 0o600,
+    flag: 'wx',
+  });
   return file;
 }
 
@@ -97,7 +122,10 @@ function buildProgram(): Command {
     .option('--json', 'print one JSON document on stdout instead of a table')
     .addHelpText('after', example('vps instances create --name web --flavor s-1vcpu-2gb --wait', 'vps instances list --json'));
 
-  const instances = program.command('instances').description('deploy, list, act on and delete servers').addHelpText('after', example('vps instances list'));
+  const instances = program
+    .command('instances')
+    .description('deploy, list, act on and delete servers')
+    .addHelpText('after', example('vps instances list'));
 
   instances
     .command('list')
@@ -108,7 +136,11 @@ function buildProgram(): Command {
       const options = optionsOf(command);
       const mode = outputMode(options);
       const list = await (await instanceClient(command)).listInstances();
-      print(mode, list.map((instance) => withoutSecrets(instance, mode)), () => instancesTable(list));
+      print(
+        mode,
+        list.map((instance) => withoutSecrets(instance, mode)),
+        () => instancesTable(list),
+      );
     });
 
   instances
@@ -141,7 +173,11 @@ function buildProgram(): Command {
       if (sshPublicKey && global.saveKey) throw new UsageError('--save-key saves a generated key pair; with --ssh-key there is none');
       await assertNewFile(global.saveKey);
       const vps = await instanceClient(command);
-      const created = await vps.createInstance({ project_name: options.name, flavor: options.flavor, ...(sshPublicKey ? { ssh_public_key: sshPublicKey } : {}) });
+      const created = await vps.createInstance({
+        project_name: options.name,
+        flavor: options.flavor,
+        ...(sshPublicKey ? { ssh_public_key: sshPublicKey } : {}),
+      });
       // Saved before waiting: the key is in this response and must not be lost if the wait is interrupted.
       const savedKeyFile = await saveKey(created, global.saveKey);
       const instance = global.wait ? await waitForInstance(vps, created.instance_id, ['active']) : created;
@@ -163,12 +199,18 @@ function buildProgram(): Command {
         print(outputMode(options), job, () => jobTable(job));
         return;
       }
-      print(outputMode(options), deleted, () => fieldsTable({ Instance: deleted.instance_id, Status: deleted.status, Job: deleted.job_id }));
+      print(outputMode(options), deleted, () =>
+        fieldsTable({ Instance: deleted.instance_id, Status: deleted.status, Job: deleted.job_id }),
+      );
     });
 
   const actions = [
     { name: 'power-on', description: 'start a stopped instance', run: (vps: VpsClient, id: number) => vps.powerOn(id) },
-    { name: 'power-off', description: 'shut an instance down (billed at 25 % while stopped)', run: (vps: VpsClient, id: number) => vps.powerOff(id) },
+    {
+      name: 'power-off',
+      description: 'shut an instance down (billed at 25 % while stopped)',
+      run: (vps: VpsClient, id: number) => vps.powerOff(id),
+    },
     { name: 'reboot', description: 'restart a running instance', run: (vps: VpsClient, id: number) => vps.reboot(id) },
   ];
   for (const action of actions) {
@@ -190,7 +232,9 @@ function buildProgram(): Command {
     .option('--wait', 'wait until the resize has finished')
     .option('--show-secrets', 'with --wait: print the root password and private key')
     .addHelpText('after', example('vps instances resize 42 --flavor s-2vcpu-4gb --wait'))
-    .action(async (id: number, options: { flavor: Flavor }, command: Command) => runAction(command, id, 'resize', (vps) => vps.resize(id, options.flavor)));
+    .action(async (id: number, options: { flavor: Flavor }, command: Command) =>
+      runAction(command, id, 'resize', (vps) => vps.resize(id, options.flavor)),
+    );
 
   program
     .command('jobs')
@@ -260,7 +304,9 @@ function buildProgram(): Command {
     .description('save credentials for later runs')
     .addHelpText('after', example('vps auth init --api-url https://api.example.com < key.txt'))
     .command('init')
-    .description('check an API key against the service and save it with the URL, readable by you alone (the key is read from --api-key, VPS_API_KEY or standard input)')
+    .description(
+      'check an API key against the service and save it with the URL, readable by you alone (the key is read from --api-key, VPS_API_KEY or standard input)',
+    )
     .addHelpText('after', example('vps auth init --api-url https://api.example.com < key.txt'))
     .action(async (_options, command: Command) => {
       const options = optionsOf(command);
@@ -275,7 +321,12 @@ function buildProgram(): Command {
   return program;
 }
 
-async function runAction(command: Command, id: number, name: string, start: (vps: VpsClient) => Promise<{ ok: boolean; action: string; job_id: string | null }>) {
+async function runAction(
+  command: Command,
+  id: number,
+  name: string,
+  start: (vps: VpsClient) => Promise<{ ok: boolean; action: string; job_id: string | null }>,
+) {
   const options = optionsOf(command);
   const vps = await instanceClient(command);
   const started = await start(vps);
@@ -295,8 +346,10 @@ function failure(error: unknown, apiUrl: string | undefined): { message: string;
     return { message: `${error.error} (HTTP ${error.status}${error.requestId ? `, request id ${error.requestId}` : ''}${wait})`, code: 1 };
   }
   if (error instanceof JobFailedError || error instanceof InstanceFailedError) return { message: error.message, code: 1 };
-  if (error instanceof Error && (error as NodeJS.ErrnoException).code === 'ENOENT') return { message: `no such file: ${(error as NodeJS.ErrnoException).path}`, code: 2 };
-  if (error instanceof TypeError && error.message === 'fetch failed') return { message: `cannot reach the service at ${apiUrl ?? 'its URL'}`, code: 1 };
+  if (error instanceof Error && (error as NodeJS.ErrnoException).code === 'ENOENT')
+    return { message: `no such file: ${(error as NodeJS.ErrnoException).path}`, code: 2 };
+  if (error instanceof TypeError && error.message === 'fetch failed')
+    return { message: `cannot reach the service at ${apiUrl ?? 'its URL'}`, code: 1 };
   return { message: error instanceof Error ? error.message : String(error), code: 1 };
 }
 

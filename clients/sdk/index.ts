@@ -115,7 +115,7 @@ export function createVpsClient(options: VpsClientOptions) {
    */
   async function fetchRetryingSafely(request: Request): Promise<Response> {
     const repeatable = request.method === 'GET' || request.headers.has('idempotency-key');
-    for (let rateLimited = 0, dropped = 0; ; ) {
+    for (let rateLimited = 0, dropped = 0; ;) {
       let response: Response;
       try {
         response = await baseFetch(request.clone());
@@ -158,12 +158,26 @@ export function createVpsClient(options: VpsClientOptions) {
   const idempotency = (call: CallOptions) => ({ 'Idempotency-Key': call.idempotencyKey ?? randomUUID() });
   const instancePath = (instanceId: number) => ({ path: { instance_id: instanceId } });
 
-  async function act(instanceId: number, body: paths['/api/v1/instances/{instance_id}/actions']['post']['requestBody']['content']['application/json'], call: CallOptions) {
-    return unwrap(await http.POST('/api/v1/instances/{instance_id}/actions', { params: { ...instancePath(instanceId), header: idempotency(call) }, body }));
+  async function act(
+    instanceId: number,
+    body: paths['/api/v1/instances/{instance_id}/actions']['post']['requestBody']['content']['application/json'],
+    call: CallOptions,
+  ) {
+    return unwrap(
+      await http.POST('/api/v1/instances/{instance_id}/actions', {
+        params: { ...instancePath(instanceId), header: idempotency(call) },
+        body,
+      }),
+    );
   }
 
   /** Polls `read` with growing pauses until `done` says stop; a 429 while polling waits out its Retry-After. */
-  async function waitFor<T>(read: () => Promise<T>, statusOf: (value: T) => string, done: (value: T) => boolean, wait: WaitOptions<T>): Promise<T> {
+  async function waitFor<T>(
+    read: () => Promise<T>,
+    statusOf: (value: T) => string,
+    done: (value: T) => boolean,
+    wait: WaitOptions<T>,
+  ): Promise<T> {
     const deadline = Date.now() + (wait.timeoutMs ?? 15 * 60_000);
     let pause = poll.initial;
     let last: string | undefined;
@@ -181,7 +195,8 @@ export function createVpsClient(options: VpsClientOptions) {
         last = status;
         if (done(value)) return value;
       }
-      if (Date.now() + pause > deadline) throw new Error(`gave up waiting after ${Math.round((wait.timeoutMs ?? 0) / 1000)} s; last status ${last ?? 'unknown'}`);
+      if (Date.now() + pause > deadline)
+        throw new Error(`gave up waiting after ${Math.round((wait.timeoutMs ?? 0) / 1000)} s; last status ${last ?? 'unknown'}`);
       await sleep(pause);
       pause = Math.min(poll.max, Math.round(pause * 1.5));
     }
@@ -203,7 +218,8 @@ export function createVpsClient(options: VpsClientOptions) {
     powerOn: (instanceId: number, call: CallOptions = {}): Promise<ActionResult> => act(instanceId, { type: 'power_on' }, call),
     powerOff: (instanceId: number, call: CallOptions = {}): Promise<ActionResult> => act(instanceId, { type: 'power_off' }, call),
     reboot: (instanceId: number, call: CallOptions = {}): Promise<ActionResult> => act(instanceId, { type: 'reboot' }, call),
-    resize: (instanceId: number, flavor: Flavor, call: CallOptions = {}): Promise<ActionResult> => act(instanceId, { type: 'resize', flavor }, call),
+    resize: (instanceId: number, flavor: Flavor, call: CallOptions = {}): Promise<ActionResult> =>
+      act(instanceId, { type: 'resize', flavor }, call),
     async getJob(jobId: string): Promise<Job> {
       return unwrap(await http.GET('/api/v1/jobs/{job_id}', { params: { path: { job_id: jobId } } }));
     },
@@ -218,7 +234,9 @@ export function createVpsClient(options: VpsClientOptions) {
     },
     /** The orderable flavors and their plans, as the service's document describes them today. */
     async flavors(): Promise<FlavorPlan[]> {
-      const document = unwrap(await http.GET('/api/v1/openapi.json')) as { components: { schemas: { Flavor: { 'x-plans': Record<Flavor, Omit<FlavorPlan, 'flavor'>> } } } };
+      const document = unwrap(await http.GET('/api/v1/openapi.json')) as {
+        components: { schemas: { Flavor: { 'x-plans': Record<Flavor, Omit<FlavorPlan, 'flavor'>> } } };
+      };
       return Object.entries(document.components.schemas.Flavor['x-plans']).map(([flavor, plan]) => ({ flavor: flavor as Flavor, ...plan }));
     },
     /**

@@ -32,7 +32,8 @@ export async function call<T>(method: 'GET' | 'POST' | 'DELETE', path: string, b
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const parsed = (await response.json().catch(() => ({}))) as Record<string, unknown>;
-  if (!response.ok) throw new ApiError(response.status, typeof parsed.error === 'string' ? parsed.error : `Request failed (${response.status})`, parsed);
+  if (!response.ok)
+    throw new ApiError(response.status, typeof parsed.error === 'string' ? parsed.error : `Request failed (${response.status})`, parsed);
   return parsed as T;
 }
 

@@ -52,11 +52,15 @@ function navigation(session: Session | undefined, current: string) {
           h(
             'li',
             {},
-            h('button', {
-              type: 'button',
-              class: 'link-button',
-              onclick: () => void signOut().finally(() => go('sign-in', 'You are signed out.')),
-            }, 'Sign out'),
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'link-button',
+                onclick: () => void signOut().finally(() => go('sign-in', 'You are signed out.')),
+              },
+              'Sign out',
+            ),
           ),
         )
       : h('ul', {}, item('sign-in', 'Sign in'), item('sign-up', 'Sign up')),
@@ -88,7 +92,8 @@ async function render(): Promise<void> {
 function renderSafely(): void {
   render().catch(() => {
     const main = document.getElementById('main');
-    if (main && !location.hash.startsWith('#/sign-in')) main.replaceChildren(h('h1', {}, 'Something went wrong'), h('p', {}, 'The service could not be reached. Please reload the page.'));
+    if (main && !location.hash.startsWith('#/sign-in'))
+      main.replaceChildren(h('h1', {}, 'Something went wrong'), h('p', {}, 'The service could not be reached. Please reload the page.'));
   });
 }
 

@@ -3,4 +3,6 @@ import { json } from '../../shared/http/responses';
 import { confirmEmail } from '../../shared/domain/console-auth';
 import { confirmBodySchema } from '../../shared/schemas/auth';
 
-export const handler = publicRoute({ body: confirmBodySchema }, async ({ body, sourceAddress }) => json(200, await confirmEmail(body.token, sourceAddress)));
+export const handler = publicRoute({ body: confirmBodySchema }, async ({ body, sourceAddress }) =>
+  json(200, await confirmEmail(body.token, sourceAddress)),
+);

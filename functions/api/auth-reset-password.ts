@@ -3,4 +3,6 @@ import { json } from '../../shared/http/responses';
 import { resetPassword } from '../../shared/domain/console-auth';
 import { resetPasswordBodySchema } from '../../shared/schemas/auth';
 
-export const handler = publicRoute({ body: resetPasswordBodySchema }, async ({ body, sourceAddress }) => json(200, await resetPassword(body, sourceAddress)));
+export const handler = publicRoute({ body: resetPasswordBodySchema }, async ({ body, sourceAddress }) =>
+  json(200, await resetPassword(body, sourceAddress)),
+);

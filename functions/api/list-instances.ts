@@ -7,6 +7,9 @@ import { parseOrBadRequest } from '../../shared/schemas/validation';
 export const handler = bearerRoute({}, async ({ principal, queryParameters }) => {
   const query = parseOrBadRequest(listInstancesQuerySchema, queryParameters);
   const { instances, nextPageToken } = await listInstanceSummaries(principal.account.account_id, query);
-  const next = new URLSearchParams({ ...(query.per_page === undefined ? {} : { per_page: String(query.per_page) }), page_token: nextPageToken ?? '' });
+  const next = new URLSearchParams({
+    ...(query.per_page === undefined ? {} : { per_page: String(query.per_page) }),
+    page_token: nextPageToken ?? '',
+  });
   return json(200, instances, nextPageToken ? { Link: `</api/v1/instances?${next}>; rel="next"` } : {});
 });

@@ -68,7 +68,9 @@ function client(target: CanaryTarget) {
 
 function expectStatus(what: string, answer: Answer, ...expected: number[]): void {
   if (!expected.includes(answer.status)) {
-    throw new CanaryFailure(`${what}: HTTP ${answer.status}, expected ${expected.join(' or ')}: ${JSON.stringify(answer.body).slice(0, 300)}`);
+    throw new CanaryFailure(
+      `${what}: HTTP ${answer.status}, expected ${expected.join(' or ')}: ${JSON.stringify(answer.body).slice(0, 300)}`,
+    );
   }
 }
 
@@ -109,7 +111,12 @@ export interface LifecycleOptions extends CanaryTarget {
 export async function createAndDelete(options: LifecycleOptions): Promise<void> {
   const { call, log, sleep } = client(options);
   const pollMs = options.pollMs ?? 5_000;
-  const runId = options.runId ?? new Date().toISOString().replace(/[^0-9]/g, '').slice(0, 14);
+  const runId =
+    options.runId ??
+    new Date()
+      .toISOString()
+      .replace(/[^0-9]/g, '')
+      .slice(0, 14);
 
   const waitFor = async <T>(what: string, withinMs: number, read: () => Promise<T | undefined>): Promise<T> => {
     const deadline = Date.now() + withinMs;
@@ -129,7 +136,8 @@ export async function createAndDelete(options: LifecycleOptions): Promise<void> 
     const job = await call('GET', `/api/v1/jobs/${jobId}`);
     expectStatus(`job ${jobId}`, job, 200);
     if (job.body.status === 'running') return undefined;
-    if (job.body.status !== 'succeeded') throw new CanaryFailure(`job ${jobId} (${job.body.type}) ${job.body.status}: ${job.body.error ?? ''}`);
+    if (job.body.status !== 'succeeded')
+      throw new CanaryFailure(`job ${jobId} (${job.body.type}) ${job.body.status}: ${job.body.error ?? ''}`);
     return job.body;
   };
 

@@ -77,9 +77,7 @@ export function serviceAlarm(scope: Construct, id: string, stage: string, topic:
     alarmDescription: description,
     metric,
     threshold,
-    comparisonOperator: below
-      ? cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD
-      : cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    comparisonOperator: below ? cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD : cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     evaluationPeriods: periods,
     datapointsToAlarm: periods,
     treatMissingData: missingDataBreaches ? cloudwatch.TreatMissingData.BREACHING : cloudwatch.TreatMissingData.NOT_BREACHING,

@@ -46,7 +46,11 @@ export class ApiStack extends ServiceNestedStack {
     this.httpApi = new HttpApi(this, 'HttpApi', { routes: props.routes, service: props.service });
     this.edge = props.edge ? new EdgeFirewall(this, 'Edge', { api: this.httpApi, removalPolicy: props.removalPolicy }) : undefined;
     // Behind the edge the console shares its distribution: one origin, one web ACL, and /api/* carries the origin header.
-    this.console = new ConsoleSite(this, 'Console', { httpApi: this.httpApi.api, distribution: this.edge?.distribution, removalPolicy: props.removalPolicy });
+    this.console = new ConsoleSite(this, 'Console', {
+      httpApi: this.httpApi.api,
+      distribution: this.edge?.distribution,
+      removalPolicy: props.removalPolicy,
+    });
     // The functions learn the console's origin: links in e-mails, and the Origin check of cookie-authenticated calls.
     const trustedOrigins = [props.trustedOrigins, this.console.origin].filter(Boolean).join(',');
     for (const fn of Object.values(this.httpApi.functions)) {

@@ -97,9 +97,14 @@ export class ServiceCanaries extends Construct {
     });
     Validations.of(this.artifacts).acknowledge({
       id: 'AwsSolutions-S1',
-      reason: "Holds only the canaries' own run logs and reports, written by their role and expired after 31 days; nobody else reads or writes it.",
+      reason:
+        "Holds only the canaries' own run logs and reports, written by their role and expired after 31 days; nobody else reads or writes it.",
     });
-    this.apiCheckKey = this.keySecret('ApiCheckKey', 'API key of the canary account the 5-minute API check reads with', props.removalPolicy);
+    this.apiCheckKey = this.keySecret(
+      'ApiCheckKey',
+      'API key of the canary account the 5-minute API check reads with',
+      props.removalPolicy,
+    );
     this.lifecycleCheckKey = this.keySecret(
       'LifecycleCheckKey',
       'API key of the dedicated account whose servers the 6-hourly lifecycle check creates and deletes',
@@ -137,7 +142,7 @@ export class ServiceCanaries extends Construct {
         missingDataBreaches: true,
         description:
           `The API canary failed ${API_CHECK_FAILURES_TO_ALARM} runs in a row, or stopped running: listing instances ` +
-          'or reading the OpenAPI document with the canary key did not work from outside. Check first: the run\'s ' +
+          "or reading the OpenAPI document with the canary key did not work from outside. Check first: the run's " +
           'log and report in the Synthetics console (which call, which status), then Api5xxRate and the API access log; ' +
           'a 401 means the canary key secret is empty or its key revoked.',
       }),
@@ -174,14 +179,22 @@ export class ServiceCanaries extends Construct {
     (secret.node.defaultChild as secretsmanager.CfnSecret).addPropertyDeletionOverride('GenerateSecretString');
     Validations.of(secret).acknowledge({
       id: 'AwsSolutions-SMG4',
-      reason: "An API key of the service's own canary account, issued by the service and put here by the operator; rotating it is issuing a new key, putting it, and revoking the old one.",
+      reason:
+        "An API key of the service's own canary account, issued by the service and put here by the operator; rotating it is issuing a new key, putting it, and revoking the old one.",
     });
     return secret;
   }
 
   private canary(
     id: string,
-    options: { name: string; entry: string; schedule: synthetics.Schedule; timeout: Duration; key: secretsmanager.ISecret; environment: Record<string, string> },
+    options: {
+      name: string;
+      entry: string;
+      schedule: synthetics.Schedule;
+      timeout: Duration;
+      key: secretsmanager.ISecret;
+      environment: Record<string, string>;
+    },
   ): synthetics.Canary {
     const canary = new synthetics.Canary(this, id, {
       canaryName: options.name,

@@ -23,18 +23,22 @@ function acknowledgeDeploymentHandler(deployment: s3deploy.BucketDeployment): vo
   const stack = Stack.of(deployment);
   const handler = stack.node.children.find((child) => child.node.id.startsWith('Custom::CDKBucketDeployment'));
   if (!handler) return;
-  const reason = 'CDK-managed BucketDeployment handler: it copies the console files from the CDK asset bucket into the console bucket and invalidates the distribution.';
+  const reason =
+    'CDK-managed BucketDeployment handler: it copies the console files from the CDK asset bucket into the console bucket and invalidates the distribution.';
   const findings = [
     'AwsSolutions-L1',
     'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-    ...['s3:GetBucket*', 's3:GetObject*', 's3:List*', 's3:Abort*', 's3:DeleteObject*'].map((action) => `AwsSolutions-IAM5[Action::${action}]`),
+    ...['s3:GetBucket*', 's3:GetObject*', 's3:List*', 's3:Abort*', 's3:DeleteObject*'].map(
+      (action) => `AwsSolutions-IAM5[Action::${action}]`,
+    ),
     'Serverless-LambdaLatestVersion',
     'Serverless-LambdaTracing',
   ];
   Validations.of(handler).acknowledge(...findings.map((id) => ({ id, reason })));
   Validations.of(handler).acknowledge({
     id: 'Serverless-LambdaDLQ',
-    reason: 'CDK-managed custom resource handler: CloudFormation waits for its answer and fails the deploy without one, so a dead-letter queue would hold nothing to act on.',
+    reason:
+      'CDK-managed custom resource handler: CloudFormation waits for its answer and fails the deploy without one, so a dead-letter queue would hold nothing to act on.',
   });
   acknowledgeWildcardResources(handler, reason);
 }
@@ -79,7 +83,10 @@ export class ConsoleSite extends Construct {
       removalPolicy: props.removalPolicy,
       autoDeleteObjects: autoDelete,
     });
-    Validations.of(logs).acknowledge({ id: 'AwsSolutions-S1', reason: 'This is the log bucket itself; logging its own access would loop.' });
+    Validations.of(logs).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason: 'This is the log bucket itself; logging its own access would loop.',
+    });
     this.bucket = new s3.Bucket(this, 'Bucket', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       encryption: s3.BucketEncryption.S3_MANAGED,
@@ -130,8 +137,14 @@ export class ConsoleSite extends Construct {
       });
       Validations.of(this.distribution).acknowledge(
         { id: 'AwsSolutions-CFR1', reason: 'A self-service console for customers anywhere: no country is excluded.' },
-        { id: 'AwsSolutions-CFR2', reason: 'The WAF web ACL belongs to the distribution that fronts the API; pass it as `distribution` to share it.' },
-        { id: 'AwsSolutions-CFR4', reason: 'The default *.cloudfront.net certificate cannot be pinned to TLS 1.2; a custom domain with its own certificate can.' },
+        {
+          id: 'AwsSolutions-CFR2',
+          reason: 'The WAF web ACL belongs to the distribution that fronts the API; pass it as `distribution` to share it.',
+        },
+        {
+          id: 'AwsSolutions-CFR4',
+          reason: 'The default *.cloudfront.net certificate cannot be pinned to TLS 1.2; a custom domain with its own certificate can.',
+        },
       );
     }
 

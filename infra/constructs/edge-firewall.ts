@@ -31,7 +31,11 @@ const visibility = (metricName: string): wafv2.CfnWebACL.VisibilityConfigPropert
   sampledRequestsEnabled: true,
 });
 
-const managedRules = (priority: number, name: string, overrides: wafv2.CfnWebACL.RuleActionOverrideProperty[] = []): wafv2.CfnWebACL.RuleProperty => ({
+const managedRules = (
+  priority: number,
+  name: string,
+  overrides: wafv2.CfnWebACL.RuleActionOverrideProperty[] = [],
+): wafv2.CfnWebACL.RuleProperty => ({
   name,
   priority,
   overrideAction: { none: {} },
@@ -161,7 +165,8 @@ export class EdgeFirewall extends Construct {
       },
       {
         id: 'AwsSolutions-CFR4',
-        reason: 'The default CloudFront domain and certificate until a custom domain is configured; the origin is reached over TLS 1.2 only.',
+        reason:
+          'The default CloudFront domain and certificate until a custom domain is configured; the origin is reached over TLS 1.2 only.',
       },
     );
 

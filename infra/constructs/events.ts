@@ -70,16 +70,19 @@ export class ServiceEvents extends Construct {
     };
     Validations.of(this.functions.publishChanges.function).acknowledge({
       id: 'Serverless-LambdaDLQ',
-      reason: "Invoked by the tables' stream event source mappings, whose on-failure destination (the event dead-letter queue) keeps failed batches.",
+      reason:
+        "Invoked by the tables' stream event source mappings, whose on-failure destination (the event dead-letter queue) keeps failed batches.",
     });
     Validations.of(this.functions.deliverWebhooks.function).acknowledge(
       {
         id: 'Serverless-LambdaDLQ',
-        reason: "Invoked by the delivery queue's event source mapping: a failed message returns to the queue, whose redrive policy dead-letters it.",
+        reason:
+          "Invoked by the delivery queue's event source mapping: a failed message returns to the queue, whose redrive policy dead-letters it.",
       },
       {
         id: 'Serverless-LambdaEventSourceMappingDestination',
-        reason: "An SQS event source mapping takes no on-failure destination; the delivery queue's redrive policy dead-letters a message after 5 failed receives.",
+        reason:
+          "An SQS event source mapping takes no on-failure destination; the delivery queue's redrive policy dead-letters a message after 5 failed receives.",
       },
     );
 
@@ -123,23 +126,62 @@ export class ServiceEvents extends Construct {
     const deadLetters = (queue: sqs.Queue) => queue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' });
     const streamLag = this.functions.publishChanges.function.metric('IteratorAge', { period: PERIOD, statistic: 'Maximum' });
     const specs: [string, cloudwatch.IMetric, number, number, string][] = [
-      ['WebhookDeliveryFailures', failures, MAX_DELIVERY_FAILURES, 1, 'Many webhook attempts failed in 5 minutes. Check first: the deliverer log group (error per attempt), then whether one account or all are affected (DNS, egress).'],
-      ['DeliveryDeadLetters', deadLetters(this.deliveryDeadLetters), 0, 1, 'Webhook deliveries failed on our side 5 times and were dead-lettered. Check first: ERROR lines of the deliverer (DynamoDB, KMS), then redrive the queue.'],
-      ['EventDeadLetters', deadLetters(this.eventDeadLetters), 0, 1, 'Stream batches or bus events could not be handled and were dead-lettered. Check first: ERROR lines of the stream and fan-out functions, then EventBridge PutEvents failures.'],
-      ['StreamLag', streamLag, MAX_STREAM_LAG_MS, 3, 'Events are published more than a minute after their change. Check first: errors and throttles of the stream function, then its batch retries.'],
+      [
+        'WebhookDeliveryFailures',
+        failures,
+        MAX_DELIVERY_FAILURES,
+        1,
+        'Many webhook attempts failed in 5 minutes. Check first: the deliverer log group (error per attempt), then whether one account or all are affected (DNS, egress).',
+      ],
+      [
+        'DeliveryDeadLetters',
+        deadLetters(this.deliveryDeadLetters),
+        0,
+        1,
+        'Webhook deliveries failed on our side 5 times and were dead-lettered. Check first: ERROR lines of the deliverer (DynamoDB, KMS), then redrive the queue.',
+      ],
+      [
+        'EventDeadLetters',
+        deadLetters(this.eventDeadLetters),
+        0,
+        1,
+        'Stream batches or bus events could not be handled and were dead-lettered. Check first: ERROR lines of the stream and fan-out functions, then EventBridge PutEvents failures.',
+      ],
+      [
+        'StreamLag',
+        streamLag,
+        MAX_STREAM_LAG_MS,
+        3,
+        'Events are published more than a minute after their change. Check first: errors and throttles of the stream function, then its batch retries.',
+      ],
     ];
     const alarms = specs.map(([name, metric, threshold, periods, description]) =>
       serviceAlarm(scope, name, stage, topic, { metric, threshold, periods, description }),
     );
     dashboard.addWidgets(
       new cloudwatch.GraphWidget({ title: 'Webhook deliveries', left: [deliveries, failures, disabled], width: 8 }),
-      new cloudwatch.GraphWidget({ title: 'Dead letters', left: [deadLetters(this.deliveryDeadLetters), deadLetters(this.eventDeadLetters)], width: 8 }),
-      new cloudwatch.GraphWidget({ title: 'Stream lag (ms)', left: [streamLag], leftAnnotations: [{ value: MAX_STREAM_LAG_MS, label: 'alarm' }], width: 8 }),
+      new cloudwatch.GraphWidget({
+        title: 'Dead letters',
+        left: [deadLetters(this.deliveryDeadLetters), deadLetters(this.eventDeadLetters)],
+        width: 8,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Stream lag (ms)',
+        left: [streamLag],
+        leftAnnotations: [{ value: MAX_STREAM_LAG_MS, label: 'alarm' }],
+        width: 8,
+      }),
     );
     return alarms;
   }
 }
 
 function serviceMetric(name: string): cloudwatch.Metric {
-  return new cloudwatch.Metric({ namespace: METRICS_NAMESPACE, metricName: name, dimensionsMap: { service: POWERTOOLS_SERVICE_NAME }, statistic: 'Sum', period: PERIOD });
+  return new cloudwatch.Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName: name,
+    dimensionsMap: { service: POWERTOOLS_SERVICE_NAME },
+    statistic: 'Sum',
+    period: PERIOD,
+  });
 }

@@ -115,7 +115,8 @@ export class HttpApi extends Construct {
     Validations.of(httpRoute).acknowledge({ id: 'AwsSolutions-APIG4', reason: NO_AUTHORIZER_REASON[route.auth] });
     Validations.of(handler.function).acknowledge({
       id: 'Serverless-LambdaDLQ',
-      reason: 'Invoked synchronously by API Gateway: the caller receives the error; a dead-letter queue only ever holds asynchronous events.',
+      reason:
+        'Invoked synchronously by API Gateway: the caller receives the error; a dead-letter queue only ever holds asynchronous events.',
     });
     return handler;
   }

@@ -24,7 +24,9 @@ export function acknowledgeWildcardResources(scope: IConstruct, reason: string):
   scope.node.addValidation({
     validate: () => {
       const stack = Stack.of(scope);
-      const elements = scope.node.findAll().filter((child): child is CfnResource => CfnResource.isCfnResource(child) && IAM_TYPES.has(child.cfnResourceType));
+      const elements = scope.node
+        .findAll()
+        .filter((child): child is CfnResource => CfnResource.isCfnResource(child) && IAM_TYPES.has(child.cfnResourceType));
       for (const element of elements) {
         const template = stack.resolve((element as unknown as { _toCloudFormation(): unknown })._toCloudFormation());
         for (const resource of statementResources(template)) {

@@ -207,7 +207,7 @@ export class Operations extends Construct {
         description:
           `A ${name} function's slowest run in 5 minutes took more than ${MAX_DURATION_PERCENT_OF_TIMEOUT}% of its ` +
           'timeout: one slow dependency more and it times out half-way. Check first: which function (the dashboard ' +
-          "graph), then its X-Ray traces for the slow call (upstream, DynamoDB, a cold token read).",
+          'graph), then its X-Ray traces for the slow call (upstream, DynamoDB, a cold token read).',
       });
     }
   }
@@ -390,7 +390,7 @@ export class ApiRollbackAlarms extends Construct {
       description:
         `More than ${MAX_5XX_PERCENT}% of API requests answered 5xx in 5 minutes (counted from ` +
         `${MIN_REQUESTS_FOR_ERROR_RATE} requests on); during a deploy it rolls the API functions back. Check first: ` +
-        "the LambdaErrors alarms, then the API access log (status, routeKey, integrationError) and the failing route " +
+        'the LambdaErrors alarms, then the API access log (status, routeKey, integrationError) and the failing route ' +
         "function's log group.",
     });
     this.latency = serviceAlarm(this, 'ApiLatencyP99', stage, alarmTopic, {
@@ -411,11 +411,7 @@ export class ApiRollbackAlarms extends Construct {
 }
 
 /** The sum of a metric over functions, split so that no alarm reads more metrics than CloudWatch allows. */
-function sumsOver(
-  group: string,
-  functions: readonly lambda.Function[],
-  metric: (fn: lambda.Function) => cloudwatch.IMetric,
-): GroupSum[] {
+function sumsOver(group: string, functions: readonly lambda.Function[], metric: (fn: lambda.Function) => cloudwatch.IMetric): GroupSum[] {
   const parts = chunks(functions, MAX_METRICS_PER_ALARM);
   return parts.map((part, index) => {
     const name = parts.length === 1 ? group : `${group}${index + 1}`;
@@ -583,7 +579,12 @@ function serviceWidgets(): cloudwatch.IWidget[][] {
       graph('Reconciler', counts(metricNames.reconcilerRepairs, metricNames.leakedServersDestroyed), 8),
       graph(
         'Drift repaired',
-        counts(metricNames.driftServerVanished, metricNames.driftPowerChanged, metricNames.driftSizeChanged, metricNames.foreignServerRefused),
+        counts(
+          metricNames.driftServerVanished,
+          metricNames.driftPowerChanged,
+          metricNames.driftSizeChanged,
+          metricNames.foreignServerRefused,
+        ),
         8,
       ),
     ],

@@ -53,9 +53,7 @@ export class ScheduledFunction extends Construct {
         'failed run alarms (Heartbeat, LambdaErrors); a dead-lettered copy of its empty event would add nothing.',
     });
     const role = new iam.Role(this, 'SchedulerRole', { assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com') });
-    role.addToPolicy(
-      new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.function.alias.functionArn] }),
-    );
+    role.addToPolicy(new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.function.alias.functionArn] }));
     this.schedule = new scheduler.CfnSchedule(this, 'Schedule', {
       scheduleExpression: `rate(${definition.everyMinutes} minutes)`,
       flexibleTimeWindow: { mode: 'OFF' },

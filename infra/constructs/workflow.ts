@@ -36,14 +36,13 @@ export class Workflow extends Construct {
     for (const step of Object.values(this.steps)) {
       Validations.of(step.function).acknowledge({
         id: 'Serverless-LambdaDLQ',
-        reason: "Invoked synchronously by Step Functions, whose Retry and Catch handle its errors; a dead-letter queue only ever holds asynchronous events.",
+        reason:
+          'Invoked synchronously by Step Functions, whose Retry and Catch handle its errors; a dead-letter queue only ever holds asynchronous events.',
       });
     }
     // Each Task names the version this deploy published. A running execution keeps the definition it started
     // with, so it finishes on the code it started with, and a deploy never switches code under it mid-run.
-    const functionArns = Object.fromEntries(
-      Object.entries(this.steps).map(([key, step]) => [key, step.alias.version.functionArn]),
-    );
+    const functionArns = Object.fromEntries(Object.entries(this.steps).map(([key, step]) => [key, step.alias.version.functionArn]));
 
     const logGroup = new logs.LogGroup(this, 'LogGroup', {
       // The vendedlogs prefix keeps Step Functions from growing the account's CloudWatch Logs resource policy; the

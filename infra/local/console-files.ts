@@ -31,7 +31,11 @@ export async function serveConsoleFile(distDir: string, pathname: string, respon
   const body = file.startsWith(distDir + sep) ? await readFile(file).catch(() => undefined) : undefined;
   if (!body) {
     response.writeHead(404, { ...consoleSecurityHeaders, 'content-type': 'text/plain; charset=utf-8' });
-    response.end(pathname.includes('/assets/') || relativePath === 'index.html' ? 'Not found (has the console been built? npm run build:console)' : 'Not found');
+    response.end(
+      pathname.includes('/assets/') || relativePath === 'index.html'
+        ? 'Not found (has the console been built? npm run build:console)'
+        : 'Not found',
+    );
     return;
   }
   response.writeHead(200, {

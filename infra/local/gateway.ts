@@ -46,7 +46,13 @@ async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
   return Buffer.concat(chunks);
 }
 
-function toEvent(request: IncomingMessage, url: URL, body: Buffer, route: string, pathParameters: Record<string, string>): APIGatewayProxyEventV2 {
+function toEvent(
+  request: IncomingMessage,
+  url: URL,
+  body: Buffer,
+  route: string,
+  pathParameters: Record<string, string>,
+): APIGatewayProxyEventV2 {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) {
     if (value !== undefined && name !== 'cookie') headers[name] = Array.isArray(value) ? value.join(',') : value;

@@ -75,7 +75,10 @@ async function loadMachine(root: string, name: WorkflowName, options: LocalStepF
   const retryOverrides: Record<string, number> = {};
   for (const [stateName, state] of Object.entries(states)) {
     if (state.Type === 'Wait') {
-      waitOverrides[stateName] = options.waitScale !== undefined && state.Seconds !== undefined ? Math.round(state.Seconds * 1000 * options.waitScale) : options.waitMs;
+      waitOverrides[stateName] =
+        options.waitScale !== undefined && state.Seconds !== undefined
+          ? Math.round(state.Seconds * 1000 * options.waitScale)
+          : options.waitMs;
     }
     if (state.Type !== 'Task') continue;
     retryOverrides[stateName] = options.retryMs;
@@ -207,7 +210,10 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsOptions
   };
 
   const server: Server = createServer((request, response) => {
-    const operation = String(request.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
+    const operation =
+      String(request.headers['x-amz-target'] ?? '')
+        .split('.')
+        .pop() ?? '';
     readJson(request)
       .then((body) => {
         const handler = operations[operation];

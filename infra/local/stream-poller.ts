@@ -60,7 +60,9 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
     const position = cursor.lastSequenceNumber
       ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER' as const, SequenceNumber: cursor.lastSequenceNumber }
       : { ShardIteratorType: isNew && options.from !== 'start' ? ('LATEST' as const) : ('TRIM_HORIZON' as const) };
-    cursor.iterator = (await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ...position }))).ShardIterator;
+    cursor.iterator = (
+      await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ...position }))
+    ).ShardIterator;
   }
 
   async function discoverShards(table: string, atStart: boolean): Promise<void> {

@@ -112,7 +112,6 @@ async function requireLiveInstance(instanceId: number): Promise<void> {
 
 // Output
 
-
 /** An amount for people: `$12.34`, `-$1.00`. */
 const dollars = (micros: number) => (microsToUsd(micros).startsWith('-') ? `-$${microsToUsd(-micros)}` : `$${microsToUsd(micros)}`);
 
@@ -180,12 +179,14 @@ function flagCommand(summary: string, verb: string, flags: () => AccountFlags): 
   return command({
     args: ['id'],
     summary,
-    prepare: ({ id }) => async () => {
-      // A conditional update: a missing account is refused, not created.
-      if (!(await updateAccountFlags(id, flags()))) throw new UsageError(`no account ${id}`);
-      const account = await existingAccount(id);
-      return { json: accountView(account), text: `${id}: ${verb}` };
-    },
+    prepare:
+      ({ id }) =>
+      async () => {
+        // A conditional update: a missing account is refused, not created.
+        if (!(await updateAccountFlags(id, flags()))) throw new UsageError(`no account ${id}`);
+        const account = await existingAccount(id);
+        return { json: accountView(account), text: `${id}: ${verb}` };
+      },
   });
 }
 
@@ -238,7 +239,10 @@ const commands = new Map<string, Command>([
     }),
   ],
   ['account deposit', moneyCommand('credit an account', 'deposited', deposit)],
-  ['account charge', moneyCommand('debit an account (billing pause applies)', 'charged', (id, micros) => charge(id, micros, 'operator charge'))],
+  [
+    'account charge',
+    moneyCommand('debit an account (billing pause applies)', 'charged', (id, micros) => charge(id, micros, 'operator charge')),
+  ],
   ['account confirm', flagCommand('mark an account confirmed', 'confirmed', () => ({ confirmed: true }))],
   ['account suspend', flagCommand('suspend an account', 'suspended', () => ({ suspended: true }))],
   ['account unsuspend', flagCommand('lift a suspension', 'unsuspended', () => ({ suspended: false }))],
@@ -248,21 +252,40 @@ const commands = new Map<string, Command>([
     command({
       args: ['id'],
       summary: `an account, its keys, live instances and last ${LEDGER_ENTRIES_SHOWN} ledger entries`,
-      prepare: ({ id }) => async () => {
-        const summary = accountView(await existingAccount(id));
-        const [keys, instances, ledger] = await Promise.all([listAccountApiKeys(id), listOwnedInstances(id), listLedgerEntries(id)]);
-        const json = {
-          ...summary,
-          keys: keys.map(({ id: keyId, name, key_prefix, is_active, last_used_at }) => ({ id: keyId, name, key_prefix, is_active, last_used_at })),
-          instances: instances.map((i) => ({ id: i.instance_id, status: i.status, flavor: i.plan.flavor })),
-          // Entry ids sort by kind, not time.
-          ledger: ledger
-            .toSorted((a, b) => a.created_at.localeCompare(b.created_at))
-            .slice(-LEDGER_ENTRIES_SHOWN)
-            .map((e) => ({ created_at: e.created_at, kind: e.kind, ...money('amount', e.amount), instance_id: e.instance_id ?? null, description: e.description ?? null })),
-        };
-        return { json, text: [fields(summary), table('keys', json.keys), table('instances', json.instances), table('ledger', json.ledger)].join('\n\n') };
-      },
+      prepare:
+        ({ id }) =>
+        async () => {
+          const summary = accountView(await existingAccount(id));
+          const [keys, instances, ledger] = await Promise.all([listAccountApiKeys(id), listOwnedInstances(id), listLedgerEntries(id)]);
+          const json = {
+            ...summary,
+            keys: keys.map(({ id: keyId, name, key_prefix, is_active, last_used_at }) => ({
+              id: keyId,
+              name,
+              key_prefix,
+              is_active,
+              last_used_at,
+            })),
+            instances: instances.map((i) => ({ id: i.instance_id, status: i.status, flavor: i.plan.flavor })),
+            // Entry ids sort by kind, not time.
+            ledger: ledger
+              .toSorted((a, b) => a.created_at.localeCompare(b.created_at))
+              .slice(-LEDGER_ENTRIES_SHOWN)
+              .map((e) => ({
+                created_at: e.created_at,
+                kind: e.kind,
+                ...money('amount', e.amount),
+                instance_id: e.instance_id ?? null,
+                description: e.description ?? null,
+              })),
+          };
+          return {
+            json,
+            text: [fields(summary), table('keys', json.keys), table('instances', json.instances), table('ledger', json.ledger)].join(
+              '\n\n',
+            ),
+          };
+        },
     }),
   ],
   [
@@ -270,12 +293,14 @@ const commands = new Map<string, Command>([
     command({
       args: ['id'],
       summary: 'a browser session and its CSRF token',
-      prepare: ({ id }) => async () => {
-        await existingAccount(id);
-        const { session, csrfToken, expiresAt } = await openSession(id);
-        const json = { account_id: id, session, csrf_token: csrfToken, expires_at: expiresAt.toISOString() };
-        return { json, text: fields(json) };
-      },
+      prepare:
+        ({ id }) =>
+        async () => {
+          await existingAccount(id);
+          const { session, csrfToken, expiresAt } = await openSession(id);
+          const json = { account_id: id, session, csrf_token: csrfToken, expires_at: expiresAt.toISOString() };
+          return { json, text: fields(json) };
+        },
     }),
   ],
   [
@@ -286,7 +311,11 @@ const commands = new Map<string, Command>([
       prepare: () => async () => {
         const report = await runMeter();
         return {
-          json: { periods_charged: report.periodsCharged, ...money('amount_charged', report.amountCharged), accounts_billed: report.accountsBilled },
+          json: {
+            periods_charged: report.periodsCharged,
+            ...money('amount_charged', report.amountCharged),
+            accounts_billed: report.accountsBilled,
+          },
           text: `meter: ${report.periodsCharged} periods charged, ${dollars(report.amountCharged)} from ${report.accountsBilled} accounts`,
         };
       },
@@ -347,7 +376,10 @@ const commands = new Map<string, Command>([
             drift,
           };
           const { drift: _, ...counts } = json;
-          return { json, text: fields({ ...counts, ...Object.fromEntries(Object.entries(drift).map(([kind, n]) => [`drift_${kind}`, n])) }) };
+          return {
+            json,
+            text: fields({ ...counts, ...Object.fromEntries(Object.entries(drift).map(([kind, n]) => [`drift_${kind}`, n])) }),
+          };
         };
       },
     }),
@@ -384,7 +416,10 @@ const commands = new Map<string, Command>([
         const report = await audit();
         const drifts = report.instances.length + report.leaked_servers.length + report.counters.length;
         const text = [
-          table('instances drifted', report.instances.map(({ instance_id, kinds }) => ({ instance_id, kinds: kinds.join(',') }))),
+          table(
+            'instances drifted',
+            report.instances.map(({ instance_id, kinds }) => ({ instance_id, kinds: kinds.join(',') })),
+          ),
           table('leaked servers', report.leaked_servers),
           table('counters off', report.counters),
         ].join('\n\n');

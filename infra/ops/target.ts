@@ -33,7 +33,9 @@ function parseJson(text: string): unknown {
   }
 }
 
-export async function localTarget(file = process.env.OPS_RUNTIME_FILE || resolve(repositoryRoot, '.local/runtime.json')): Promise<TargetEnv> {
+export async function localTarget(
+  file = process.env.OPS_RUNTIME_FILE || resolve(repositoryRoot, '.local/runtime.json'),
+): Promise<TargetEnv> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -88,7 +90,9 @@ export async function stackTarget(stackName: string): Promise<TargetEnv> {
     const { Stacks } = await client.send(new DescribeStacksCommand({ StackName: stackName }));
     outputs = Object.fromEntries((Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']));
   } catch (error) {
-    throw new Error(`could not read stack ${stackName} in ${region}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(`could not read stack ${stackName} in ${region}: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   } finally {
     client.destroy();
   }

@@ -28,7 +28,9 @@ const DAY_MS = 86_400_000;
 export async function accountActivity(accountId: string, now = new Date()): Promise<AccountActivity> {
   const entries = (await listLedgerEntries(accountId)).sort((a, b) => b.created_at.localeCompare(a.created_at));
   const today = Math.floor(now.getTime() / DAY_MS);
-  const days = Array.from({ length: SPENDING_DAYS }, (_, i) => new Date((today - SPENDING_DAYS + 1 + i) * DAY_MS).toISOString().slice(0, 10));
+  const days = Array.from({ length: SPENDING_DAYS }, (_, i) =>
+    new Date((today - SPENDING_DAYS + 1 + i) * DAY_MS).toISOString().slice(0, 10),
+  );
   const spent = new Map(days.map((day) => [day, 0]));
   for (const entry of entries) {
     const day = entry.created_at.slice(0, 10);

@@ -63,7 +63,8 @@ export async function startActionStep(input: ActionStepInput & { type: 'resize' 
   const already = startedAction(await driver.listActions(serverId), input.type, job.started_at);
   if (already) return { action_id: already.id };
   await ownServer(driver, instance);
-  const request = input.type === 'resize' ? { type: 'resize' as const, size: target?.flavor ?? '', disk: true as const } : { type: 'power_on' as const };
+  const request =
+    input.type === 'resize' ? { type: 'resize' as const, size: target?.flavor ?? '', disk: true as const } : { type: 'power_on' as const };
   const action = await driver.startAction(serverId, request);
   return { action_id: action.id };
 }

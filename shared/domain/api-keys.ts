@@ -10,7 +10,13 @@ export const KEY_PREFIX_LENGTH = 12;
 export const KEY_PREFIX_PATTERN = new RegExp(`^${API_KEY_PREFIX}[0-9A-Za-z]{${KEY_PREFIX_LENGTH - API_KEY_PREFIX.length}}$`);
 
 function checksum(body: string): string {
-  return base62Of(createHash('sha256').update(API_KEY_PREFIX + body).digest().subarray(0, 5), CHECKSUM_LENGTH);
+  return base62Of(
+    createHash('sha256')
+      .update(API_KEY_PREFIX + body)
+      .digest()
+      .subarray(0, 5),
+    CHECKSUM_LENGTH,
+  );
 }
 
 export interface GeneratedApiKey {

@@ -53,7 +53,11 @@ export function segmentsOf(state: BilledState): readonly BillingSegment[] {
  * when the change takes effect: at the deletion, at the last sighting of a lost server, otherwise now; never before it
  * opened. Segments the meter has charged in full are dropped.
  */
-export function segmentsAfterChange(before: BilledState, after: Omit<BilledState, 'billing_segments'>, nowIso: string): BillingSegment[] | undefined {
+export function segmentsAfterChange(
+  before: BilledState,
+  after: Omit<BilledState, 'billing_segments'>,
+  nowIso: string,
+): BillingSegment[] | undefined {
   const oldRate = rateOf(before);
   const newRate = rateOf(after);
   if (sameRate(oldRate, newRate)) return undefined;

@@ -18,7 +18,13 @@ async function requireAccount(accountId: string): Promise<Account> {
 /** Credits a deposit; a balance brought above zero lifts a billing pause (instances stay off until powered on). */
 export async function deposit(accountId: string, amountMicros: number, entryId = `deposit#${randomUUID()}`): Promise<Account> {
   if (!Number.isSafeInteger(amountMicros) || amountMicros <= 0) throw new Error('a deposit is a positive amount');
-  await recordLedgerEntry({ account_id: accountId, entry_id: entryId, kind: 'deposit', amount: amountMicros, created_at: new Date().toISOString() });
+  await recordLedgerEntry({
+    account_id: accountId,
+    entry_id: entryId,
+    kind: 'deposit',
+    amount: amountMicros,
+    created_at: new Date().toISOString(),
+  });
   // Conditional on the balance being above zero now, so it needs no read first.
   if (await setBillingPaused(accountId, false)) logger.info('billing pause lifted', { account_id: accountId });
   return requireAccount(accountId);
@@ -162,6 +168,7 @@ export async function runMeter(nowMs = Date.now()): Promise<MeterReport> {
   const accountsBilled = report.accountsBilled.size;
   logger.info('meter run', { periodsCharged, amountCharged, accountsBilled });
   countMetric(metricNames.meteredPeriods, periodsCharged);
-  if (failures.length > 0) throw new AggregateError(failures, `${failures.length} instance(s), account(s) or shard(s) could not be metered`);
+  if (failures.length > 0)
+    throw new AggregateError(failures, `${failures.length} instance(s), account(s) or shard(s) could not be metered`);
   return { periodsCharged, amountCharged, accountsBilled };
 }

@@ -77,7 +77,15 @@ export async function signUp({ email, password }: SignUpBody, sourceAddress: str
   const passwordHash = await hashPassword(password);
   const account = newAccountRecord({ email, confirmed: false, suspended: false });
   const at = now.toISOString();
-  if (await insertAccountWithLogin(account, { email, account_id: account.account_id, password_hash: passwordHash, created_at: at, password_changed_at: at })) {
+  if (
+    await insertAccountWithLogin(account, {
+      email,
+      account_id: account.account_id,
+      password_hash: passwordHash,
+      created_at: at,
+      password_changed_at: at,
+    })
+  ) {
     await mailLink(account, 'confirm', now);
     return SIGN_UP_ACCEPTED;
   }
@@ -142,7 +150,11 @@ export async function requestPasswordReset({ email }: ForgotPasswordBody, source
  * Sets the new password and ends every session of the account, wherever it was signed in. Opening the link also
  * proves the address, so an unconfirmed account becomes confirmed.
  */
-export async function resetPassword({ token, password }: ResetPasswordBody, sourceAddress: string, now = new Date()): Promise<{ ok: true }> {
+export async function resetPassword(
+  { token, password }: ResetPasswordBody,
+  sourceAddress: string,
+  now = new Date(),
+): Promise<{ ok: true }> {
   await limitSourceAddress(sourceAddress, now);
   const spent = await spendLink('reset', token, now);
   await updatePasswordHash(spent.email, await hashPassword(password), now.toISOString());

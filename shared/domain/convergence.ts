@@ -44,7 +44,8 @@ export function startedAction(actions: readonly UpstreamActionRecord[], type: st
     .sort((a, b) => b.id - a.id)[0];
 }
 
-export type LookOutcome = { readonly kind: 'found'; readonly actionId: number } | { readonly kind: 'keep-looking' } | { readonly kind: 'not-taken' };
+export type LookOutcome =
+  { readonly kind: 'found'; readonly actionId: number } | { readonly kind: 'keep-looking' } | { readonly kind: 'not-taken' };
 
 /**
  * After a start whose answer was lost: the action found in the server's list; or, while a request may still be in
@@ -67,7 +68,11 @@ export function lookForStartedAction(
  * billing ends when the server was last seen (or where metering had got to, if it was never seen by a sweep).
  */
 export function lostServerChange(instance: Instance): Change {
-  const lastSeen = [instance.seen_at, instance.metered_until].filter((at): at is string => at !== null).sort().at(-1) ?? null;
+  const lastSeen =
+    [instance.seen_at, instance.metered_until]
+      .filter((at): at is string => at !== null)
+      .sort()
+      .at(-1) ?? null;
   return {
     changes: { status: 'failed', capacity_held: false, pending_plan: null, active_job_id: null, billing_ends_at: lastSeen },
     reserve: [],
@@ -80,7 +85,9 @@ export function lostServerChange(instance: Instance): Change {
 
 /** The power part of the record, as the server's own state says. */
 function poweredChanges(instance: Instance, server: UpstreamServer): InstanceChanges {
-  return server.status === 'active' ? { status: 'active', paused_by: null } : { status: 'stopped', paused_by: instance.paused_by ?? 'user' };
+  return server.status === 'active'
+    ? { status: 'active', paused_by: null }
+    : { status: 'stopped', paused_by: instance.paused_by ?? 'user' };
 }
 
 /**
@@ -102,14 +109,24 @@ export function settleFromUpstream(
   const pending = instance.pending_plan;
   if (!pending) return { kind: 'settle', changes, reserve: [], release: [] };
   if (server.sizeSlug === pending.flavor) {
-    return { kind: 'settle', changes: { ...changes, plan: pending }, reserve: [], release: [{ kind: 'tier', flavor: instance.plan.flavor }] };
+    return {
+      kind: 'settle',
+      changes: { ...changes, plan: pending },
+      reserve: [],
+      release: [{ kind: 'tier', flavor: instance.plan.flavor }],
+    };
   }
   return { kind: 'settle', changes, reserve: [], release: [{ kind: 'tier', flavor: pending.flavor }] };
 }
 
 /** What a running job with no live execution becomes, when its instance no longer points at it. */
 export function orphanJobOutcome(job: Pick<Job, 'type'>, instance: Pick<InstanceItem, 'status' | 'deleted_at'> | undefined): JobOutcome {
-  if (job.type === 'provision' && instance && instance.deleted_at === null && ['active', 'stopped', 'quarantined'].includes(instance.status)) {
+  if (
+    job.type === 'provision' &&
+    instance &&
+    instance.deleted_at === null &&
+    ['active', 'stopped', 'quarantined'].includes(instance.status)
+  ) {
     return { status: 'succeeded' };
   }
   return { status: 'failed', error: 'The job was interrupted; the instance was settled to what the upstream reports' };
@@ -141,7 +158,8 @@ export function driftOf(
   planOf: (flavor: string) => InstanceItem['plan'] | undefined,
 ): Drift | undefined {
   const ownership = ownershipOf(server, instanceTag);
-  if (ownership !== 'ours' || server === null) return { kinds: [ownership === 'gone' ? 'vanished' : 'foreign'], ...lostServerChange(instance) };
+  if (ownership !== 'ours' || server === null)
+    return { kinds: [ownership === 'gone' ? 'vanished' : 'foreign'], ...lostServerChange(instance) };
   const kinds: DriftKind[] = [];
   let changes: InstanceChanges = {};
   const reserve: CapacityPool[] = [];

@@ -52,5 +52,9 @@ export async function finishDeleteStep({ instance_id, job_id }: DeleteStepInput)
 
 /** The instance stays deleting (and hidden); the reconciler starts a new delete for it later. */
 export async function failDeleteStep({ job_id }: DeleteStepInput): Promise<void> {
-  await finishJob(job_id, { status: 'failed', error: 'The server could not be destroyed yet; the delete will be retried' }, new Date().toISOString());
+  await finishJob(
+    job_id,
+    { status: 'failed', error: 'The server could not be destroyed yet; the delete will be retried' },
+    new Date().toISOString(),
+  );
 }

@@ -9,7 +9,6 @@ import { loseInstance } from './server-guard';
 
 export type DriftReport = Record<DriftKind, number>;
 
-
 /**
  * Compares every settled live instance (active or stopped, no action running) with its server and makes the record
  * follow: a vanished server (or one that is not the instance's) fails the instance and releases its capacity, billing
@@ -47,7 +46,8 @@ export async function repairDrift(nowMs = Date.now()): Promise<DriftReport> {
       for (const changed of drift.kinds) report[changed] += 1;
       logger.warn('drift repaired: the record follows the upstream', { instance_id: instance.instance_id, kinds: drift.kinds });
     } catch (error) {
-      if (error instanceof CapacityExhaustedError) logger.error('drift: the new size has no tier capacity left', { instance_id: instance.instance_id });
+      if (error instanceof CapacityExhaustedError)
+        logger.error('drift: the new size has no tier capacity left', { instance_id: instance.instance_id });
       else logger.error('could not compare an instance with its server', { instance_id: instance.instance_id, error });
     }
   }

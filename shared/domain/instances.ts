@@ -13,7 +13,13 @@ import {
   type InstanceItem,
 } from '../store/instances';
 import { finishJob, type Job } from '../store/jobs';
-import { LIST_PAGE_MAX, type CreateInstanceBody, type InstanceDetail, type InstanceSummary, type ListInstancesQuery } from '../schemas/instances';
+import {
+  LIST_PAGE_MAX,
+  type CreateInstanceBody,
+  type InstanceDetail,
+  type InstanceSummary,
+  type ListInstancesQuery,
+} from '../schemas/instances';
 import { randomBase62 } from './crypto';
 import { badRequest, instanceNotFound, paymentRequired, serviceUnavailable } from './errors';
 import { orderablePlan } from './flavors';
@@ -133,7 +139,11 @@ async function startProvisioning(instance: InstanceItem, job: Job): Promise<void
     await workflowEngine().start('provision', job, {});
   } catch (error) {
     logger.error('could not start provisioning', { error, instance_id: instance.instance_id });
-    const finish = { job_id: job.job_id, outcome: { status: 'failed' as const, error: 'Provisioning could not be started' }, at: new Date().toISOString() };
+    const finish = {
+      job_id: job.job_id,
+      outcome: { status: 'failed' as const, error: 'Provisioning could not be started' },
+      at: new Date().toISOString(),
+    };
     await updateInstanceAtVersion(instance, { changes: { status: 'failed', capacity_held: false }, release: heldPools(instance), finish });
     await finishJob(job.job_id, finish.outcome, finish.at);
     throw error;
@@ -157,7 +167,10 @@ async function withLivePowerState(item: InstanceItem): Promise<InstanceItem> {
     const server = await (await upstreamForLiveReads()).getServer(item.upstream_id);
     const live = server?.status === 'active' ? 'active' : server?.status === 'off' ? 'stopped' : item.status;
     if (live === item.status) return item;
-    const changes = live === 'stopped' ? ({ status: 'stopped', paused_by: item.paused_by ?? 'user' } as const) : ({ status: 'active', paused_by: null } as const);
+    const changes =
+      live === 'stopped'
+        ? ({ status: 'stopped', paused_by: item.paused_by ?? 'user' } as const)
+        : ({ status: 'active', paused_by: null } as const);
     // Conditional on the version read: an action accepted meanwhile wins, and this answer keeps the stored state.
     return (await updateInstanceAtVersion(item, { changes })) ? { ...item, ...changes } : item;
   } catch (error) {
@@ -184,7 +197,8 @@ export interface InstanceListPage {
 /** The caller's live instances by id: all of them, or one page when `per_page` or `page_token` is given. */
 export async function listInstanceSummaries(accountId: string, query: ListInstancesQuery = {}): Promise<InstanceListPage> {
   const summaries = (items: InstanceItem[]) => Promise.all(items.map(async (item) => toSummary(item, await openInstanceSecrets(item))));
-  if (query.per_page === undefined && query.page_token === undefined) return { instances: await summaries(await listOwnedInstances(accountId)) };
+  if (query.per_page === undefined && query.page_token === undefined)
+    return { instances: await summaries(await listOwnedInstances(accountId)) };
   const after = query.page_token === undefined ? undefined : decodePageToken(query.page_token);
   const { items, lastId } = await listOwnedInstances(accountId, { limit: query.per_page ?? LIST_PAGE_MAX, after });
   return { instances: await summaries(items), ...(lastId === undefined ? {} : { nextPageToken: encodePageToken(lastId) }) };

@@ -15,7 +15,16 @@ import type { ActionBody, ActionResult, ActionType, DeleteResult, InstanceStatus
 import { upstreamForRequests } from '../upstream';
 import { UpstreamDeadlineError, UpstreamPermanentError, UpstreamTransientError, type UpstreamActionRequest } from '../upstream/driver';
 import { refusedUnprocessed, withTransientRetry } from '../upstream/retry';
-import { ApiError, namedError, forbidden, instanceNotFound, lifecycleConflict, paymentRequired, serviceUnavailable, badRequest } from './errors';
+import {
+  ApiError,
+  namedError,
+  forbidden,
+  instanceNotFound,
+  lifecycleConflict,
+  paymentRequired,
+  serviceUnavailable,
+  badRequest,
+} from './errors';
 import { orderablePlan, type Plan } from './flavors';
 import { newJob } from './jobs';
 import { workflowEngine } from '../workflows';
@@ -51,7 +60,11 @@ async function checkAction(account: Account, instance: InstanceItem, type: Actio
 }
 
 /** The upstream call that begins an action, made while the client waits so that a refusal can answer 502. */
-function firstUpstreamAction(type: ActionType, instance: InstanceItem, target: Plan | undefined): { request: UpstreamActionRequest; phase: string } {
+function firstUpstreamAction(
+  type: ActionType,
+  instance: InstanceItem,
+  target: Plan | undefined,
+): { request: UpstreamActionRequest; phase: string } {
   switch (type) {
     case 'power_on':
       return { request: { type: 'power_on' }, phase: 'power' };
@@ -117,7 +130,12 @@ export async function powerOffForBilling(instance: InstanceItem): Promise<Job | 
  * Records an accepted action with its job (taking the instance's one action slot and, for a resize, the target
  * tier), makes its first upstream call, and starts its workflow.
  */
-async function launchAction(instance: InstanceItem, type: ActionType, target: Plan | undefined, pausedBy: 'user' | 'billing'): Promise<Job> {
+async function launchAction(
+  instance: InstanceItem,
+  type: ActionType,
+  target: Plan | undefined,
+  pausedBy: 'user' | 'billing',
+): Promise<Job> {
   const job = newJob(type, instance);
   let accepted: boolean;
   try {
@@ -225,7 +243,9 @@ export async function quarantineInstance(instanceId: number): Promise<InstanceIt
   const updated = await updateInstanceWithRetry(instanceId, (instance) => {
     if (instance.deleted_at !== null || instance.status === 'quarantined') return undefined;
     if (!QUARANTINABLE.includes(instance.status) || instance.active_job_id !== null) {
-      throw new OperatorRefusal(`instance ${instanceId} is ${instance.status}${instance.active_job_id ? ' with an action running' : ''}; try again once it is active or stopped`);
+      throw new OperatorRefusal(
+        `instance ${instanceId} is ${instance.status}${instance.active_job_id ? ' with an action running' : ''}; try again once it is active or stopped`,
+      );
     }
     return { changes: { status: 'quarantined', quarantined_from: instance.status } };
   });

@@ -170,7 +170,11 @@ export async function failProvision(instanceId: number, jobId: string | undefine
   if (errorName?.startsWith('Upstream')) countMetric(metricNames.upstreamErrors);
   await destroyTaggedServers(instanceId);
   const finish = jobId
-    ? { job_id: jobId, outcome: { status: 'failed' as const, error: failureTexts[errorName ?? ''] ?? 'Provisioning failed' }, at: new Date().toISOString() }
+    ? {
+        job_id: jobId,
+        outcome: { status: 'failed' as const, error: failureTexts[errorName ?? ''] ?? 'Provisioning failed' },
+        at: new Date().toISOString(),
+      }
     : undefined;
   if (live) {
     await updateInstanceWithRetry(instanceId, (current) =>

@@ -26,14 +26,25 @@ export const entryTimeMs = (entry: number) => Math.floor(entry / 1000);
  * that are less than the window's length old, so the limit holds over every interval of that length. A unit comes
  * back when the oldest counted request leaves the window: that is `resetSeconds`, rounded up to whole seconds.
  */
-export function slidingWindowState(name: RateLimitName, newestFirst: readonly number[], nowMs: number, exceeded: boolean, taken?: number): WindowState {
+export function slidingWindowState(
+  name: RateLimitName,
+  newestFirst: readonly number[],
+  nowMs: number,
+  exceeded: boolean,
+  taken?: number,
+): WindowState {
   const { limit, windowSeconds } = rateLimits[name];
   const { remaining, resetSeconds } = readSlidingWindow(newestFirst, nowMs, limit, windowSeconds);
   return { name, remaining, resetSeconds, exceeded, ...(taken === undefined ? {} : { taken }) };
 }
 
 /** What remains of a sliding window of `limit` in `windowSeconds`, and the seconds until a unit comes back. */
-export function readSlidingWindow(newestFirst: readonly number[], nowMs: number, limit: number, windowSeconds: number): { remaining: number; resetSeconds: number } {
+export function readSlidingWindow(
+  newestFirst: readonly number[],
+  nowMs: number,
+  limit: number,
+  windowSeconds: number,
+): { remaining: number; resetSeconds: number } {
   const counted = newestFirst.slice(0, limit).filter((entry) => entryTimeMs(entry) > nowMs - windowSeconds * 1000);
   const oldest = counted.at(-1);
   const resetSeconds = oldest === undefined ? windowSeconds : Math.ceil((entryTimeMs(oldest) + windowSeconds * 1000 - nowMs) / 1000);
@@ -44,9 +55,7 @@ export function readSlidingWindow(newestFirst: readonly number[], nowMs: number,
 export function rateLimitHeaders(states: readonly WindowState[]): Record<string, string> {
   if (states.length === 0) return {};
   return {
-    'RateLimit-Policy': states
-      .map(({ name }) => `"${name}";q=${rateLimits[name].limit};w=${rateLimits[name].windowSeconds}`)
-      .join(', '),
+    'RateLimit-Policy': states.map(({ name }) => `"${name}";q=${rateLimits[name].limit};w=${rateLimits[name].windowSeconds}`).join(', '),
     RateLimit: states.map((s) => `"${s.name}";r=${s.remaining};t=${s.resetSeconds}`).join(', '),
   };
 }

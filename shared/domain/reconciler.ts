@@ -38,7 +38,12 @@ async function repair(instance: InstanceItem): Promise<Repair | undefined> {
   if (instance.status === 'deleting') {
     const job = owning(['delete']);
     if (job && (await workflowEngine().isRunning(job))) return undefined;
-    if (job) await finishJob(job.job_id, { status: 'failed', error: 'The delete was interrupted; it has been restarted' }, new Date().toISOString());
+    if (job)
+      await finishJob(
+        job.job_id,
+        { status: 'failed', error: 'The delete was interrupted; it has been restarted' },
+        new Date().toISOString(),
+      );
     const restart = newJob('delete', instance);
     await insertJob(restart);
     await workflowEngine().start('delete', restart, {});
@@ -125,7 +130,14 @@ async function destroyLeakedServers(): Promise<number> {
  * then destroys upstream servers that belong to no live instance, so that a leak never costs anyone silently.
  */
 export async function reconcile(now = Date.now(), graceMs = GRACE_MS): Promise<ReconcileReport> {
-  const report = { deletesRestarted: 0, provisionsFailed: 0, actionsSettled: 0, jobsEnded: 0, leakedServersDestroyed: 0, drift: { vanished: 0, foreign: 0, power: 0, size: 0 } };
+  const report = {
+    deletesRestarted: 0,
+    provisionsFailed: 0,
+    actionsSettled: 0,
+    jobsEnded: 0,
+    leakedServersDestroyed: 0,
+    drift: { vanished: 0, foreign: 0, power: 0, size: 0 },
+  };
   const candidates = await scanInstancesByStatus(['pending', 'provisioning', 'resizing', 'deleting', 'active', 'stopped']);
   for (const instance of candidates) {
     const transitional = !['active', 'stopped'].includes(instance.status) || instance.active_job_id !== null;

@@ -43,14 +43,7 @@ export function generateSshKey(name: string, comment: string): SshKey {
   const blob = Buffer.concat([sshString(ED25519), sshString(pub)]);
 
   const check = randomBytes(4);
-  let secret = Buffer.concat([
-    check,
-    check,
-    sshString(ED25519),
-    sshString(pub),
-    sshString(Buffer.concat([seed, pub])),
-    sshString(comment),
-  ]);
+  let secret = Buffer.concat([check, check, sshString(ED25519), sshString(pub), sshString(Buffer.concat([seed, pub])), sshString(comment)]);
   const padding = Buffer.from(Array.from({ length: (8 - (secret.length % 8)) % 8 }, (_, i) => i + 1));
   secret = Buffer.concat([secret, padding]);
   const body = Buffer.concat([
@@ -140,7 +133,10 @@ const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
  * normalised line and its fingerprint.
  */
 export function parsePublicKey(line: string, name: string): SshKey {
-  const invalid = () => badRequest('Invalid ssh_public_key: expected an OpenSSH public key line (ssh-ed25519, ecdsa-sha2-nistp256/384/521 or ssh-rsa of 2048 bits or more)');
+  const invalid = () =>
+    badRequest(
+      'Invalid ssh_public_key: expected an OpenSSH public key line (ssh-ed25519, ecdsa-sha2-nistp256/384/521 or ssh-rsa of 2048 bits or more)',
+    );
   const trimmed = line.replace(/^ +| +$/g, '');
   if (trimmed.length > MAX_PUBLIC_KEY_LENGTH || !PRINTABLE_ASCII.test(trimmed)) {
     throw badRequest('Invalid ssh_public_key: only printable ASCII characters and spaces are allowed, on one line');

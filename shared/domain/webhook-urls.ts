@@ -10,7 +10,8 @@ export interface ReceiverPolicy {
 
 export type Resolver = (hostname: string) => Promise<string[]>;
 
-export const resolveAll: Resolver = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
+export const resolveAll: Resolver = async (hostname) =>
+  (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
 
 /**
  * Why an address may not receive webhooks, or undefined when it may. Only globally routable unicast passes:

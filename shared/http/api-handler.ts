@@ -53,7 +53,8 @@ const httpResponse = (): MiddlewareObj<Event, ApiResponse, Error, StatefulContex
   const finish = (request: { event: Event; context: StatefulContext; response: ApiResponse | null | undefined }) => {
     const requestId = request.event.requestContext.requestId;
     const response = request.response ?? json(500, { error: 'Internal server error', request_id: requestId });
-    if (logger.getLevelName() === 'DEBUG') logger.debug('response', { status: response.statusCode, body: JSON.parse(response.body ?? 'null') });
+    if (logger.getLevelName() === 'DEBUG')
+      logger.debug('response', { status: response.statusCode, body: JSON.parse(response.body ?? 'null') });
     response.headers = { ...response.headers, ...rateLimitHeaders(request.context.request.windows), 'X-Request-Id': requestId };
     request.response = response;
     // Last of all, so that metrics counted while mapping an error are published with this invocation.
@@ -102,7 +103,11 @@ const bearerAuth = (
     const key = idempotent ? event.headers['idempotency-key'] : undefined;
     const deferred: RateLimitName[] = key === undefined ? [] : limits.filter((name) => name === 'deploy');
     const principal = await authenticateOrLimit(event, state, () =>
-      authenticateBearer(event.headers.authorization, limits.filter((name) => !deferred.includes(name)), addWindows),
+      authenticateBearer(
+        event.headers.authorization,
+        limits.filter((name) => !deferred.includes(name)),
+        addWindows,
+      ),
     );
     state.principal = principal;
     if (key === undefined) return;

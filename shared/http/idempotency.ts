@@ -26,8 +26,7 @@ function requestHashOf(event: APIGatewayProxyEventV2): string {
 }
 
 export type IdempotencyOutcome =
-  | { readonly kind: 'replay'; readonly response: ApiResponse }
-  | { readonly kind: 'claimed'; readonly key: string };
+  { readonly kind: 'replay'; readonly response: ApiResponse } | { readonly kind: 'claimed'; readonly key: string };
 
 /**
  * Resolves an Idempotency-Key (scoped to the account): a completed first request is replayed without counting

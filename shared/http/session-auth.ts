@@ -46,13 +46,15 @@ export function isCrossSite(event: APIGatewayProxyEventV2): boolean {
  * synchronizer token in X-CSRFToken (compared in constant time) from a same-site page. A Bearer key is never
  * accepted here. Then the account's standing, as the authentication table says.
  */
-export async function authenticateSession(event: APIGatewayProxyEventV2, requireCsrf: boolean, now = new Date()): Promise<SessionPrincipal> {
+export async function authenticateSession(
+  event: APIGatewayProxyEventV2,
+  requireCsrf: boolean,
+  now = new Date(),
+): Promise<SessionPrincipal> {
   const token = sessionTokenOf(event);
   if (!token) {
     throw unauthorized(
-      event.headers.authorization
-        ? 'API keys are not accepted here: key management needs a session cookie'
-        : 'Missing session cookie',
+      event.headers.authorization ? 'API keys are not accepted here: key management needs a session cookie' : 'Missing session cookie',
     );
   }
   // As with API keys: a session just found unknown or expired is refused again for a few seconds without a read.

@@ -17,7 +17,12 @@ let ses: SESv2Client | undefined;
 async function writeToMailbox(dir: string, message: MailMessage): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const file = join(dir, `${new Date().toISOString().replaceAll(':', '-')}-${randomBytes(4).toString('hex')}.eml`);
-  const headers = [`From: ${config().console.mailFrom}`, `To: ${message.to}`, `Subject: ${message.subject}`, `Date: ${new Date().toUTCString()}`];
+  const headers = [
+    `From: ${config().console.mailFrom}`,
+    `To: ${message.to}`,
+    `Subject: ${message.subject}`,
+    `Date: ${new Date().toUTCString()}`,
+  ];
   await writeFile(file, `${headers.join('\r\n')}\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${message.text}\r\n`, { mode: 0o600 });
   logger.info('mail written to the local mailbox', { file });
 }

@@ -56,7 +56,9 @@ export const accountViewSchema = z.strictObject({
   balance_micros: z.number().int(),
   total_deposited_usd: z.string(),
   total_deposited_micros: z.number().int(),
-  deposit_required: z.boolean().meta({ description: 'True until $1 or more has been deposited in total: creating keys answers 402 until then.' }),
+  deposit_required: z
+    .boolean()
+    .meta({ description: 'True until $1 or more has been deposited in total: creating keys answers 402 until then.' }),
   created_at: timestampSchema,
 });
 export type AccountView = z.infer<typeof accountViewSchema>;

@@ -32,13 +32,21 @@ const envelope = {
 const jobData = z.strictObject({ job_id: z.string(), job_type: z.enum(jobTypes), error: z.string().nullable() });
 
 export const serviceEventSchema = z.discriminatedUnion('type', [
-  z.strictObject({ ...envelope, type: z.literal('instance.created'), data: z.strictObject({ status: instanceStatusSchema, plan: planSchema }) }),
+  z.strictObject({
+    ...envelope,
+    type: z.literal('instance.created'),
+    data: z.strictObject({ status: instanceStatusSchema, plan: planSchema }),
+  }),
   z.strictObject({
     ...envelope,
     type: z.literal('instance.status_changed'),
     data: z.strictObject({ from: instanceStatusSchema, to: instanceStatusSchema, plan: planSchema }),
   }),
-  z.strictObject({ ...envelope, type: z.literal('instance.deleted'), data: z.strictObject({ status: instanceStatusSchema, plan: planSchema }) }),
+  z.strictObject({
+    ...envelope,
+    type: z.literal('instance.deleted'),
+    data: z.strictObject({ status: instanceStatusSchema, plan: planSchema }),
+  }),
   z.strictObject({ ...envelope, type: z.literal('job.succeeded'), data: jobData }),
   z.strictObject({ ...envelope, type: z.literal('job.failed'), data: jobData }),
   z.strictObject({

@@ -63,7 +63,9 @@ export const flavorSchema = z
   .meta({
     id: 'Flavor',
     description: 'An orderable flavor. `x-plans` gives the vCPUs, memory, disk and hourly price (USD) of each.',
-    'x-plans': Object.fromEntries([...catalog].map(([flavor, { vcpu, ram_mb, disk_gb, hourly_price }]) => [flavor, { vcpu, ram_mb, disk_gb, hourly_price }])),
+    'x-plans': Object.fromEntries(
+      [...catalog].map(([flavor, { vcpu, ram_mb, disk_gb, hourly_price }]) => [flavor, { vcpu, ram_mb, disk_gb, hourly_price }]),
+    ),
   });
 
 export const createInstanceBodySchema = z.strictObject({
@@ -73,7 +75,10 @@ export const createInstanceBodySchema = z.strictObject({
 });
 export type CreateInstanceBody = z.infer<typeof createInstanceBodySchema>;
 
-const instanceIdSchema = z.string().regex(/^[1-9][0-9]{0,14}$/).transform(Number);
+const instanceIdSchema = z
+  .string()
+  .regex(/^[1-9][0-9]{0,14}$/)
+  .transform(Number);
 
 /** The path's instance id; anything that is not a positive integer cannot name an instance, so it is a 404. */
 export function instanceIdFrom(pathParameters: Record<string, string | undefined>): number | undefined {
@@ -126,7 +131,9 @@ export const listInstancesQuerySchema = z.object({
     .min(1, { error: PER_PAGE_RULE })
     .max(LIST_PAGE_MAX, { error: PER_PAGE_RULE })
     .optional()
-    .meta({ description: `Instances per page, 1 to ${LIST_PAGE_MAX}. Without it (and without page_token) the list holds every live instance.` }),
+    .meta({
+      description: `Instances per page, 1 to ${LIST_PAGE_MAX}. Without it (and without page_token) the list holds every live instance.`,
+    }),
   page_token: z
     .string()
     .max(64, 'Invalid page_token')

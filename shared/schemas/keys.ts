@@ -25,7 +25,10 @@ export type CreateKeyBody = z.infer<typeof createKeyBodySchema>;
 
 export const revokedKeySchema = z.strictObject({ ok: z.boolean(), id: z.number().int() });
 
-const keyIdSchema = z.string().regex(/^[1-9][0-9]{0,14}$/).transform(Number);
+const keyIdSchema = z
+  .string()
+  .regex(/^[1-9][0-9]{0,14}$/)
+  .transform(Number);
 
 /** The path's key id; anything that is not a positive integer cannot name a key, so it is a 404. */
 export function keyIdFrom(pathParameters: Record<string, string | undefined>): number | undefined {

@@ -31,23 +31,38 @@ export interface DocumentParts {
 export function consolePaths(parts: DocumentParts): RouteConfig[] {
   const { sessionCookie, csrfToken, requestIdHeader, error, rateLimitError, failedAuthenticationLimited } = parts;
   const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
-  const ok = (description: string, schema: z.ZodType, headers: Headers = requestIdHeader): ResponseConfig => ({ description, headers, content: json(schema) });
+  const ok = (description: string, schema: z.ZodType, headers: Headers = requestIdHeader): ResponseConfig => ({
+    description,
+    headers,
+    content: json(schema),
+  });
   const body = (schema: z.ZodType) => ({ body: { required: true, content: json(schema) } });
   const limited = {
     429: <ResponseConfig>{
       description: 'Too many attempts from this address or for this e-mail address (sliding 15-minute windows).',
-      headers: { ...requestIdHeader, 'Retry-After': { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 1 } } },
+      headers: {
+        ...requestIdHeader,
+        'Retry-After': { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 1 } },
+      },
       content: json(rateLimitError),
     },
   };
-  const common = { 400: error('Invalid request (the text says which field and why).'), 403: error('CSRF validation failed (a cross-site page).'), 413: error('Request body too large (limit 16 KiB).'), 500: error('Internal server error (no details).') };
+  const common = {
+    400: error('Invalid request (the text says which field and why).'),
+    403: error('CSRF validation failed (a cross-site page).'),
+    413: error('Request body too large (limit 16 KiB).'),
+    500: error('Internal server error (no details).'),
+  };
   const sessionErrors = {
     401: error('No valid session.'),
     403: error('CSRF validation failed; Account suspended; Account not confirmed.'),
     429: failedAuthenticationLimited,
     500: common[500],
   };
-  const setCookie: Headers = { ...requestIdHeader, 'Set-Cookie': { description: '`session=…; Path=/api; HttpOnly; SameSite=Lax; Secure`', required: true, schema: { type: 'string' } } };
+  const setCookie: Headers = {
+    ...requestIdHeader,
+    'Set-Cookie': { description: '`session=…; Path=/api; HttpOnly; SameSite=Lax; Secure`', required: true, schema: { type: 'string' } },
+  };
   const tags = ['console'];
   return [
     {
@@ -104,8 +119,7 @@ export function consolePaths(parts: DocumentParts): RouteConfig[] {
       method: 'get',
       path: '/api/v1/auth/session',
       operationId: 'getSession',
-      description:
-        'The page\'s way to its CSRF token: a cross-site page cannot read this answer (no CORS), so it cannot forge the header.',
+      description: "The page's way to its CSRF token: a cross-site page cannot read this answer (no CORS), so it cannot forge the header.",
       tags,
       summary: "The signed-in page's session and its CSRF token",
       security: [{ [sessionCookie]: [] }],
@@ -149,7 +163,7 @@ export function consolePaths(parts: DocumentParts): RouteConfig[] {
       path: '/api/v1/account/activity',
       operationId: 'getAccountActivity',
       description:
-        'The account\'s latest ledger entries (deposits, charges and metered periods) and its spending per UTC day over the last 30 days, for the console\'s account page.',
+        "The account's latest ledger entries (deposits, charges and metered periods) and its spending per UTC day over the last 30 days, for the console's account page.",
       tags,
       summary: 'The latest ledger entries and spending per day over the last 30 days',
       security: [{ [sessionCookie]: [] }],

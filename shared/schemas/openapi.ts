@@ -136,7 +136,11 @@ const instanceRoutes: RouteConfig[] = [
     security: bearer,
     request: { headers: idempotencyHeader, body: { required: true, content: json(createInstanceBodySchema) } },
     responses: {
-      202: { description: 'Accepted; status pending, with connection credentials.', headers: { ...rateLimitHeaders(true), ...replayedHeader }, content: json(InstanceDetail) },
+      202: {
+        description: 'Accepted; status pending, with connection credentials.',
+        headers: { ...rateLimitHeaders(true), ...replayedHeader },
+        content: json(InstanceDetail),
+      },
       ...instanceErrors([400, 401, 402, 403, 409, 413, 422, 503]),
     },
   },
@@ -146,7 +150,7 @@ const instanceRoutes: RouteConfig[] = [
     operationId: 'listInstances',
     summary: "The caller's instances, in summary form",
     description:
-      "The caller's live instances by id, in summary form: no `ssh_key` and no `activated_at`. Without parameters the list holds every live instance. A response is at most 6 MB (about 12,000 summaries) and opens every listed instance's credentials, so beyond 1,000 live instances a client must page: `per_page` (1–200), then follow the `Link: <…>; rel=\"next\"` header until a page comes without one. Deleted instances cost a list nothing.",
+      'The caller\'s live instances by id, in summary form: no `ssh_key` and no `activated_at`. Without parameters the list holds every live instance. A response is at most 6 MB (about 12,000 summaries) and opens every listed instance\'s credentials, so beyond 1,000 live instances a client must page: `per_page` (1–200), then follow the `Link: <…>; rel="next"` header until a page comes without one. Deleted instances cost a list nothing.',
     tags: ['instances'],
     security: bearer,
     request: { query: listInstancesQuerySchema },
@@ -203,7 +207,11 @@ const instanceRoutes: RouteConfig[] = [
     security: bearer,
     request: { params: instancePath, headers: idempotencyHeader, body: { required: true, content: json(actionBodySchema) } },
     responses: {
-      200: { description: 'Accepted; follow job_id.', headers: { ...rateLimitHeaders(true), ...replayedHeader }, content: json(ActionResult) },
+      200: {
+        description: 'Accepted; follow job_id.',
+        headers: { ...rateLimitHeaders(true), ...replayedHeader },
+        content: json(ActionResult),
+      },
       ...instanceErrors([400, 401, 402, 403, 404, 409, 413, 422, 502, 503]),
     },
   },
@@ -276,8 +284,7 @@ const keyRoutes: RouteConfig[] = [
     path: '/api/v1/keys/{key_id}',
     operationId: 'revokeKey',
     summary: 'Revoke a key, at once and for good',
-    description:
-      'Revokes the key at once and for good: the very next request with it is 401.',
+    description: 'Revokes the key at once and for good: the very next request with it is 401.',
     tags: ['keys'],
     security: sessionWithCsrf,
     request: { params: z.object({ key_id: z.number().int().meta({ description: 'The key id.' }) }) },
@@ -295,8 +302,7 @@ const keyRoutes: RouteConfig[] = [
     path: '/api/v1/openapi.json',
     operationId: 'getOpenApiDocument',
     summary: 'This document',
-    description:
-      'This OpenAPI 3.1.0 document, generated from the schemas that validate requests. Public.',
+    description: 'This OpenAPI 3.1.0 document, generated from the schemas that validate requests. Public.',
     tags: ['meta'],
     security: [],
     responses: { 200: { description: 'The OpenAPI 3.1.0 document.', content: json(z.record(z.string(), z.unknown())) } },
@@ -307,7 +313,10 @@ const webhooks = webhookOpenApi({
   security: [{ [bearerAuth.name]: [] }],
   json,
   headers: rateLimitHeaders(true),
-  errors: (texts) => ({ ...instanceErrors([401, 403]), ...Object.fromEntries(Object.entries(texts).map(([status, text]) => [status, error(text, rateLimitHeaders(false))])) }),
+  errors: (texts) => ({
+    ...instanceErrors([401, 403]),
+    ...Object.fromEntries(Object.entries(texts).map(([status, text]) => [status, error(text, rateLimitHeaders(false))])),
+  }),
 });
 const consoleOperations = consolePaths({
   sessionCookie: sessionCookie.name,
@@ -328,7 +337,8 @@ export function openApiDocument() {
     info: {
       title: 'Virtual Server Provisioning Service',
       version: '1.0.0',
-      description: 'Deploys and manages bare Ubuntu 24.04 servers. Instance endpoints take a Bearer API key; key management takes a browser session and its CSRF token.',
+      description:
+        'Deploys and manages bare Ubuntu 24.04 servers. Instance endpoints take a Bearer API key; key management takes a browser session and its CSRF token.',
       contact: { name: 'VPS Provisioning Service' },
     },
     // Relative: the API is served from the same host as this document.

@@ -19,7 +19,9 @@ function messageFor(issue: RawIssue): string | undefined {
     case 'too_small':
       return `${field} must not be empty`;
     case 'custom':
-      return issue.params?.unsafeText ? `${field} must not contain control characters, bidirectional overrides or unpaired surrogates` : undefined;
+      return issue.params?.unsafeText
+        ? `${field} must not contain control characters, bidirectional overrides or unpaired surrogates`
+        : undefined;
     case 'invalid_value':
       if (field && issue.input === undefined) return `${field} is required`;
       return field ? `${field} must be one of ${issue.values.join(', ')}` : undefined;
@@ -32,7 +34,12 @@ function messageFor(issue: RawIssue): string | undefined {
 
 /** A name people read (a project, a key): trimmed, 1 to `max` characters, none that could rewrite what they see. */
 export const displayName = (max: number) =>
-  z.string().trim().min(1).max(max).refine((name) => !hasUnsafeCharacters(name), { params: { unsafeText: true } });
+  z
+    .string()
+    .trim()
+    .min(1)
+    .max(max)
+    .refine((name) => !hasUnsafeCharacters(name), { params: { unsafeText: true } });
 
 /** Parses with the schema or throws the 400 for the first problem found. */
 export function parseOrBadRequest<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {

@@ -21,7 +21,9 @@ export type Account = z.infer<typeof accountSchema>;
 
 export async function getAccount(accountId: string): Promise<Account | undefined> {
   // Strongly consistent: balances, suspensions and pauses decided a moment ago apply to the very next request.
-  const { Item } = await dynamo().send(new GetCommand({ TableName: tableName('accounts'), Key: { account_id: accountId }, ConsistentRead: true }));
+  const { Item } = await dynamo().send(
+    new GetCommand({ TableName: tableName('accounts'), Key: { account_id: accountId }, ConsistentRead: true }),
+  );
   return Item ? accountSchema.parse(Item) : undefined;
 }
 

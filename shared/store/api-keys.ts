@@ -19,7 +19,9 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 
 export async function getApiKeyByHash(keyHash: string): Promise<ApiKey | undefined> {
   // Strongly consistent: a key revoked a moment ago must already be refused.
-  const { Item } = await dynamo().send(new GetCommand({ TableName: tableName('apiKeys'), Key: { key_hash: keyHash }, ConsistentRead: true }));
+  const { Item } = await dynamo().send(
+    new GetCommand({ TableName: tableName('apiKeys'), Key: { key_hash: keyHash }, ConsistentRead: true }),
+  );
   return Item ? apiKeySchema.parse(Item) : undefined;
 }
 

@@ -18,7 +18,11 @@ export type AuthTokenPurpose = AuthToken['purpose'];
 
 export async function insertAuthToken(token: AuthToken): Promise<void> {
   await dynamo().send(
-    new PutCommand({ TableName: tableName('authTokens'), Item: authTokenSchema.parse(token), ConditionExpression: 'attribute_not_exists(token_hash)' }),
+    new PutCommand({
+      TableName: tableName('authTokens'),
+      Item: authTokenSchema.parse(token),
+      ConditionExpression: 'attribute_not_exists(token_hash)',
+    }),
   );
 }
 

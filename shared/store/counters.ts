@@ -90,17 +90,19 @@ export async function hitSlidingWindow(name: string, limit: number, windowMs: nu
  */
 async function trimSlidingWindow(name: string, limit: number, length: number): Promise<void> {
   const positions = Array.from({ length: length - limit }, (_, i) => `#times[${limit + i}]`);
-  await dynamo().send(
-    new UpdateCommand({
-      TableName: tableName('counters'),
-      Key: { name },
-      UpdateExpression: `REMOVE ${positions.join(', ')}`,
-      ConditionExpression: 'attribute_exists(#times)',
-      ExpressionAttributeNames: { '#times': 'times' },
-    }),
-  ).catch((error: unknown) => {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  });
+  await dynamo()
+    .send(
+      new UpdateCommand({
+        TableName: tableName('counters'),
+        Key: { name },
+        UpdateExpression: `REMOVE ${positions.join(', ')}`,
+        ConditionExpression: 'attribute_exists(#times)',
+        ExpressionAttributeNames: { '#times': 'times' },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    });
 }
 
 /** Takes one request's entry back out of a window (it was counted, then refused or not carried out). */
@@ -184,6 +186,8 @@ export async function setCapacityLimit(pool: CapacityPool, limit: number): Promi
 
 /** A pool's size and the units in use, as the counter holds them (the configured default when no limit was set). */
 export async function readCapacity(pool: CapacityPool): Promise<{ limit: number; used: number }> {
-  const { Item } = await dynamo().send(new GetCommand({ TableName: tableName('counters'), Key: { name: capacityCounterName(pool) }, ConsistentRead: true }));
+  const { Item } = await dynamo().send(
+    new GetCommand({ TableName: tableName('counters'), Key: { name: capacityCounterName(pool) }, ConsistentRead: true }),
+  );
   return { limit: typeof Item?.limit === 'number' ? Item.limit : defaultLimit(pool), used: typeof Item?.used === 'number' ? Item.used : 0 };
 }

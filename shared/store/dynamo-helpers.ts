@@ -32,7 +32,10 @@ export async function readAll<T extends z.ZodType>(
   const items: z.output<T>[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
-    const command = kind === 'query' ? new QueryCommand({ ...params, ExclusiveStartKey: startKey }) : new ScanCommand({ ...params, ExclusiveStartKey: startKey });
+    const command =
+      kind === 'query'
+        ? new QueryCommand({ ...params, ExclusiveStartKey: startKey })
+        : new ScanCommand({ ...params, ExclusiveStartKey: startKey });
     const page = await dynamo().send(command);
     items.push(...(page.Items ?? []).map((item) => schema.parse(item)));
     startKey = page.LastEvaluatedKey;
@@ -47,13 +50,19 @@ const BATCH_GET_LIMIT = 100;
  * The items with these keys, read consistently in batches, each parsed with the entity's schema; keys with no
  * item are left out. Keys DynamoDB leaves unprocessed are asked for again.
  */
-export async function batchGetAll<T extends z.ZodType>(table: string, keys: readonly Record<string, unknown>[], schema: T): Promise<z.output<T>[]> {
+export async function batchGetAll<T extends z.ZodType>(
+  table: string,
+  keys: readonly Record<string, unknown>[],
+  schema: T,
+): Promise<z.output<T>[]> {
   const items: z.output<T>[] = [];
   for (let start = 0; start < keys.length; start += BATCH_GET_LIMIT) {
     let pending: Record<string, unknown>[] | undefined = keys.slice(start, start + BATCH_GET_LIMIT);
     for (let attempt = 0; pending?.length; attempt++) {
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * 25 * 2 ** Math.min(attempt, 6)));
-      const output: BatchGetCommandOutput = await dynamo().send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }));
+      const output: BatchGetCommandOutput = await dynamo().send(
+        new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }),
+      );
       items.push(...(output.Responses?.[table] ?? []).map((item) => schema.parse(item)));
       pending = output.UnprocessedKeys?.[table]?.Keys;
     }
@@ -75,7 +84,8 @@ export async function transactWrite(input: TransactWriteCommandInput): Promise<v
       return;
     } catch (error) {
       const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
-      const collidedOnly = reasons.some((r) => r.Code === 'TransactionConflict') && !reasons.some((r) => r.Code === 'ConditionalCheckFailed');
+      const collidedOnly =
+        reasons.some((r) => r.Code === 'TransactionConflict') && !reasons.some((r) => r.Code === 'ConditionalCheckFailed');
       if (!collidedOnly || attempt >= CONFLICT_ATTEMPTS) throw error;
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 25 * 2 ** attempt));
     }

@@ -32,7 +32,13 @@ export type Claim = { claimed: true } | { claimed: false; existing: IdempotencyR
  * Claims the key for this request in one round trip: the conditional put succeeds for a new, expired or abandoned
  * key; otherwise the failed condition hands back the record already there.
  */
-export async function claimIdempotencyKey(key: string, requestHash: string, nowSeconds: number, ttlSeconds: number, lockSeconds: number): Promise<Claim> {
+export async function claimIdempotencyKey(
+  key: string,
+  requestHash: string,
+  nowSeconds: number,
+  ttlSeconds: number,
+  lockSeconds: number,
+): Promise<Claim> {
   try {
     await dynamo().send(
       new PutCommand({
@@ -45,8 +51,7 @@ export async function claimIdempotencyKey(key: string, requestHash: string, nowS
           locked_until: nowSeconds + lockSeconds,
           [TTL_ATTRIBUTE]: nowSeconds + ttlSeconds,
         },
-        ConditionExpression:
-          'attribute_not_exists(idempotency_key) OR #ttl < :now OR (#status = :inProgress AND locked_until < :now)',
+        ConditionExpression: 'attribute_not_exists(idempotency_key) OR #ttl < :now OR (#status = :inProgress AND locked_until < :now)',
         ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE, '#status': 'status' },
         ExpressionAttributeValues: { ':now': nowSeconds, ':inProgress': 'in_progress' },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',

@@ -104,7 +104,11 @@ export async function getInstanceItem(instanceId: number): Promise<InstanceItem 
 
 /** The instances with these ids that exist, read in batches, consistently (deleted ones included). */
 export async function getInstanceItems(instanceIds: readonly number[]): Promise<InstanceItem[]> {
-  return batchGetAll(tableName('instances'), instanceIds.map((instance_id) => ({ instance_id })), instanceItemSchema);
+  return batchGetAll(
+    tableName('instances'),
+    instanceIds.map((instance_id) => ({ instance_id })),
+    instanceItemSchema,
+  );
 }
 
 /** The caller's instance, or undefined when it is missing, someone else's, or deleted: all the same 404. */
@@ -137,7 +141,13 @@ export async function listOwnedInstances(accountId: string, page?: InstancePage)
     ExpressionAttributeValues: { ':account': accountId },
   };
   const readItems = async (keys: { instance_id: number }[]) =>
-    (await batchGetAll(tableName('instances'), keys.map(({ instance_id }) => ({ instance_id })), instanceItemSchema))
+    (
+      await batchGetAll(
+        tableName('instances'),
+        keys.map(({ instance_id }) => ({ instance_id })),
+        instanceItemSchema,
+      )
+    )
       .filter((item) => item.account_id === accountId && item.deleted_at === null)
       .sort((a, b) => a.instance_id - b.instance_id);
   if (!page) return readItems(await readAll({ kind: 'query', ...query }, liveKeySchema));
@@ -336,7 +346,8 @@ export async function updateInstanceAtVersion(instance: InstanceItem, update: Ve
       const checked = reasons.slice(instanceIndex, instanceIndex + 1 + (update.checks?.length ?? 0));
       if (checked.some((reason) => reason.Code === 'ConditionalCheckFailed')) return false;
       // The job had already ended (a delete cancelled it): the state change stands on its own.
-      if (update.finish && reasons[items.length - 1]?.Code === 'ConditionalCheckFailed') return updateInstanceAtVersion(instance, { ...update, finish: undefined });
+      if (update.finish && reasons[items.length - 1]?.Code === 'ConditionalCheckFailed')
+        return updateInstanceAtVersion(instance, { ...update, finish: undefined });
     }
     throw error;
   }

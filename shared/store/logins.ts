@@ -31,7 +31,13 @@ export async function insertAccountWithLogin(account: Account, login: Login): Pr
     await transactWrite({
       TransactItems: [
         { Put: { TableName: tableName('logins'), Item: loginSchema.parse(login), ConditionExpression: 'attribute_not_exists(email)' } },
-        { Put: { TableName: tableName('accounts'), Item: accountSchema.parse(account), ConditionExpression: 'attribute_not_exists(account_id)' } },
+        {
+          Put: {
+            TableName: tableName('accounts'),
+            Item: accountSchema.parse(account),
+            ConditionExpression: 'attribute_not_exists(account_id)',
+          },
+        },
       ],
     });
     return true;

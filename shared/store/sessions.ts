@@ -25,7 +25,9 @@ export async function insertSession(session: Session): Promise<void> {
 }
 
 export async function getSession(sessionHash: string): Promise<Session | undefined> {
-  const { Item } = await dynamo().send(new GetCommand({ TableName: tableName('sessions'), Key: { session_hash: sessionHash }, ConsistentRead: true }));
+  const { Item } = await dynamo().send(
+    new GetCommand({ TableName: tableName('sessions'), Key: { session_hash: sessionHash }, ConsistentRead: true }),
+  );
   return Item ? sessionSchema.parse(Item) : undefined;
 }
 

@@ -56,7 +56,9 @@ const actionSchema = z.object({
   action: z.object({ id: z.int(), type: z.string(), status: z.enum(['in-progress', 'completed', 'errored']) }),
 });
 const actionPageSchema = z.object({
-  actions: z.array(z.object({ id: z.int(), type: z.string(), status: z.enum(['in-progress', 'completed', 'errored']), started_at: z.string() })),
+  actions: z.array(
+    z.object({ id: z.int(), type: z.string(), status: z.enum(['in-progress', 'completed', 'errored']), started_at: z.string() }),
+  ),
   links: z.object({ pages: z.object({ next: z.string().optional() }).optional() }).optional(),
 });
 const errorBodySchema = z.object({ message: z.string() });
@@ -102,7 +104,8 @@ export class DigitalOceanDriver implements UpstreamDriver {
 
   async *serverPagesByTag(tag: string): AsyncGenerator<UpstreamServer[]> {
     const query = new URLSearchParams({ tag_name: tag, per_page: String(this.perPage) });
-    for await (const page of this.pagesOf(`/v2/droplets?${query}`, dropletPageSchema, Number.POSITIVE_INFINITY)) yield page.droplets.map(toServer);
+    for await (const page of this.pagesOf(`/v2/droplets?${query}`, dropletPageSchema, Number.POSITIVE_INFINITY))
+      yield page.droplets.map(toServer);
   }
 
   async listActions(serverId: number): Promise<UpstreamActionRecord[]> {
@@ -118,7 +121,11 @@ export class DigitalOceanDriver implements UpstreamDriver {
   }
 
   /** The pages of a listing as they are read; more than `maxPages` is taken as an upstream fault. */
-  private async *pagesOf<T extends { links?: { pages?: { next?: string } } }>(firstPath: string, schema: z.ZodType<T>, maxPages: number): AsyncGenerator<T> {
+  private async *pagesOf<T extends { links?: { pages?: { next?: string } } }>(
+    firstPath: string,
+    schema: z.ZodType<T>,
+    maxPages: number,
+  ): AsyncGenerator<T> {
     let path: string | undefined = firstPath;
     for (let count = 0; path !== undefined; count++) {
       if (count === maxPages) throw this.transient(`DigitalOcean GET ${firstPath.split('?')[0]}: more than ${maxPages} pages`);
@@ -244,7 +251,10 @@ export class DigitalOceanDriver implements UpstreamDriver {
 
   /** Upstream error texts are echoed into messages; make sure none of them can carry the token onwards. */
   private redact(message: string): string {
-    return this.tokensSent.reduce((redacted, token) => redacted.replaceAll(token, '[redacted]'), message.replaceAll(this.token, '[redacted]'));
+    return this.tokensSent.reduce(
+      (redacted, token) => redacted.replaceAll(token, '[redacted]'),
+      message.replaceAll(this.token, '[redacted]'),
+    );
   }
 }
 

@@ -14,7 +14,10 @@ export const refusedUnprocessed = (error: UpstreamTransientError) => error.statu
  * Retries an upstream call on transient errors with capped, fully jittered exponential backoff. For calls made
  * while a client waits; workflow steps rely on the state machine's Retry instead.
  */
-export async function withTransientRetry<T>(call: () => Promise<T>, { attempts = 3, retryable = () => true }: RetryOptions = {}): Promise<T> {
+export async function withTransientRetry<T>(
+  call: () => Promise<T>,
+  { attempts = 3, retryable = () => true }: RetryOptions = {},
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await call();

@@ -35,7 +35,15 @@ beforeAll(async () => {
   context = await chromium.launchPersistentContext(join(workDir, 'profile'), {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
     viewport: { width: 1280, height: 900 },
     permissions: ['clipboard-read', 'clipboard-write'],
   });
@@ -43,7 +51,9 @@ beforeAll(async () => {
   // Another site on this machine, whose page tries to create a key with the visitor's session.
   forgerServer = createServer((_request, response) => {
     response.writeHead(200, { 'content-type': 'text/html' });
-    response.end(`<!doctype html><html lang="en"><title>forger</title><form method="post" action="${runtime.baseUrl}/api/v1/keys" enctype="text/plain"><input name='{"name":"forged","x":"' value='"}'></form><script>document.forms[0].submit()</script></html>`);
+    response.end(
+      `<!doctype html><html lang="en"><title>forger</title><form method="post" action="${runtime.baseUrl}/api/v1/keys" enctype="text/plain"><input name='{"name":"forged","x":"' value='"}'></form><script>document.forms[0].submit()</script></html>`,
+    );
   });
   await new Promise<void>((ready) => forgerServer.listen(0, '127.0.0.1', ready));
   const address = forgerServer.address();
@@ -67,7 +77,9 @@ const eventually = <T>(read: () => Promise<T> | T) => expect.poll(read, { timeou
 async function checkPage(name: string) {
   const { violations } = await new AxeBuilder({ page }).analyze();
   const severe = violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
-  expect(severe.map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`)).toEqual([]);
+  expect(
+    severe.map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`),
+  ).toEqual([]);
   await page.setViewportSize({ width: 320, height: 900 });
   await eventually(() => page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(320);
   for (const width of [1280, 375]) {
@@ -211,7 +223,9 @@ describe('the account console', () => {
     // The same site on another port: the cookie goes along, and the Origin check refuses the request.
     ['another origin of the same site', '127.0.0.1', 403, 'CSRF validation failed'],
   ])('refuses a forged POST to /api/v1/keys from %s', async (_what, host, status, error) => {
-    const forged = page.waitForResponse((response) => response.url() === `${runtime.baseUrl}/api/v1/keys` && response.request().method() === 'POST');
+    const forged = page.waitForResponse(
+      (response) => response.url() === `${runtime.baseUrl}/api/v1/keys` && response.request().method() === 'POST',
+    );
 
     await page.goto(`http://${host}:${forgerPort}/`);
     const response = await forged;

@@ -101,7 +101,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   if (!options.runtime && !options.dynamodbEndpoint) throw new Error('a chaos run needs a runtime or a DynamoDB endpoint');
   const runtime =
     options.runtime ??
-    (await startLocalRuntime({ ...CHAOS_RUNTIME, dynamodbEndpoint: options.dynamodbEndpoint!, tablePrefix: `chaos${randomBytes(4).toString('hex')}` }));
+    (await startLocalRuntime({
+      ...CHAOS_RUNTIME,
+      dynamodbEndpoint: options.dynamodbEndpoint!,
+      tablePrefix: `chaos${randomBytes(4).toString('hex')}`,
+    }));
   const events: ServiceEvent[] = [];
   runtime.events.subscribe(async (event) => void events.push(event));
   const operations: Record<string, number> = {};
@@ -111,7 +115,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const accounts: Account[] = [];
     // Deploys are limited to 5 an hour per account: more accounts, more instances.
     for (let i = 0; i < (options.accounts ?? 6); i++) {
-      const account = await openAccount({ email: `chaos-${options.seed}-${i}-${randomBytes(3).toString('hex')}@example.com`, confirmed: true, suspended: false });
+      const account = await openAccount({
+        email: `chaos-${options.seed}-${i}-${randomBytes(3).toString('hex')}@example.com`,
+        confirmed: true,
+        suspended: false,
+      });
       await deposit(account.account_id, 200_000_000);
       const { fullKey } = await issueApiKey(account.account_id, 'chaos');
       accounts.push({ accountId: account.account_id, apiKey: fullKey, instances: [] });
@@ -134,7 +142,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
     const inFlight = new Set<Promise<unknown>>();
     const track = (work: Promise<unknown>) => {
-      const tracked = work.catch((error: unknown) => log(`  (an operation failed: ${error instanceof Error ? error.message : String(error)})`)).finally(() => inFlight.delete(tracked));
+      const tracked = work
+        .catch((error: unknown) => log(`  (an operation failed: ${error instanceof Error ? error.message : String(error)})`))
+        .finally(() => inFlight.delete(tracked));
       inFlight.add(tracked);
     };
 
@@ -167,7 +177,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           track(call(account, 'GET', rng.next() < 0.5 ? `/api/v1/instances/${instanceId}` : '/api/v1/instances'));
           break;
         case 'fault-burst':
-          await runtime.simulator.control.faults({ fail_next: 1 + rng.int(4), status: rng.pick(FAULT_STATUSES)!, match: rng.pick(FAULT_MATCHES)! });
+          await runtime.simulator.control.faults({
+            fail_next: 1 + rng.int(4),
+            status: rng.pick(FAULT_STATUSES)!,
+            match: rng.pick(FAULT_MATCHES)!,
+          });
           break;
         case 'latency':
           await runtime.simulator.control.faults({ latency_ms: 700 + rng.int(1_000), latency_match: rng.pick(FAULT_MATCHES)! });
@@ -246,7 +260,8 @@ async function settle(runtime: LocalRuntime, log: (line: string) => void): Promi
   for (let round = 1; round <= 6; round++) {
     await withTimeout(runtime.stepFunctions.idle(), 90_000, 'workflows to end');
     const report = await reconcile(Date.now() + 3_600_000, 0);
-    const repairs = report.deletesRestarted + report.provisionsFailed + report.actionsSettled + report.jobsEnded + report.leakedServersDestroyed;
+    const repairs =
+      report.deletesRestarted + report.provisionsFailed + report.actionsSettled + report.jobsEnded + report.leakedServersDestroyed;
     const drift = Object.values(report.drift).reduce((sum, n) => sum + n, 0);
     log(`  reconcile round ${round}: ${JSON.stringify(report)}`);
     if (repairs + drift === 0) {
@@ -259,7 +274,10 @@ async function settle(runtime: LocalRuntime, log: (line: string) => void): Promi
 async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms)))]);
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -34,7 +34,12 @@ const logDir = resolve(repositoryRoot, '.local/chaos');
 const seed = Number(values.seed);
 const ops = Number(values.ops);
 const seeds = Number(values.seeds);
-for (const [name, value] of [['seed', seed], ['ops', ops], ['seeds', seeds], ['accounts', Number(values.accounts)]] as const) {
+for (const [name, value] of [
+  ['seed', seed],
+  ['ops', ops],
+  ['seeds', seeds],
+  ['accounts', Number(values.accounts)],
+] as const) {
   if (!Number.isSafeInteger(value) || value < 0) {
     console.error(`--${name} must be a whole number`);
     process.exit(2);
@@ -43,7 +48,19 @@ for (const [name, value] of [['seed', seed], ['ops', ops], ['seeds', seeds], ['a
 
 /** One seed in a fresh process, with the handlers' logs, which are kept when the run finds a violation. */
 function runSeedInChild(s: number): ChaosReport | undefined {
-  const args = ['--import', 'tsx', resolve(import.meta.dirname, 'cli.ts'), '--seed', String(s), '--ops', String(ops), '--accounts', String(values.accounts), '--json', '--verbose'];
+  const args = [
+    '--import',
+    'tsx',
+    resolve(import.meta.dirname, 'cli.ts'),
+    '--seed',
+    String(s),
+    '--ops',
+    String(ops),
+    '--accounts',
+    String(values.accounts),
+    '--json',
+    '--verbose',
+  ];
   if (values['data-dir']) args.push('--data-dir', values['data-dir']);
   const child = spawnSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 256 << 20 });
   const lines = child.stdout.trim().split('\n');
@@ -72,11 +89,15 @@ if (seeds > 1) {
       continue;
     }
     reports.push(report);
-    console.log(`seed ${s}: ${report.ops} operations, ${report.instances} instances, ${report.seconds} s, ${report.violations.length} violation(s)`);
+    console.log(
+      `seed ${s}: ${report.ops} operations, ${report.instances} instances, ${report.seconds} s, ${report.violations.length} violation(s)`,
+    );
     for (const violation of report.violations) console.log(`  ${violation}`);
   }
   const total = reports.reduce((sum, r) => sum + r.violations.length, 0);
-  console.log(`${reports.length} seeds × ${ops} operations: ${total} violation(s)${unfinished ? `; ${unfinished} seed(s) did not finish` : ''}`);
+  console.log(
+    `${reports.length} seeds × ${ops} operations: ${total} violation(s)${unfinished ? `; ${unfinished} seed(s) did not finish` : ''}`,
+  );
   process.exit(total > 0 || unfinished > 0 ? 1 : 0);
 }
 
@@ -98,7 +119,9 @@ try {
 if (values.json) {
   console.log(JSON.stringify(report));
 } else {
-  console.log(`seed ${report.seed}: ${report.ops} operations (${JSON.stringify(report.operations)}), ${report.instances} instances, ${report.seconds} s`);
+  console.log(
+    `seed ${report.seed}: ${report.ops} operations (${JSON.stringify(report.operations)}), ${report.instances} instances, ${report.seconds} s`,
+  );
   console.log(`answers: ${JSON.stringify(report.answers)}`);
   console.log(report.violations.length === 0 ? 'no violation' : `${report.violations.length} violation(s):`);
   for (const violation of report.violations) console.log(`  ${violation}`);

@@ -41,7 +41,9 @@ async function allInstances(): Promise<InstanceItem[]> {
   const items: InstanceItem[] = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const page = await dynamo().send(new ScanCommand({ TableName: tableName('instances'), ConsistentRead: true, ExclusiveStartKey: start }));
+    const page = await dynamo().send(
+      new ScanCommand({ TableName: tableName('instances'), ConsistentRead: true, ExclusiveStartKey: start }),
+    );
     items.push(...(page.Items ?? []).map((item) => instanceItemSchema.parse(item)));
     start = page.LastEvaluatedKey;
   } while (start);
@@ -57,7 +59,8 @@ function checkServers(instances: readonly InstanceItem[], runtime: LocalRuntime)
     const name = `instance ${instance.instance_id} (${instance.status})`;
     const servers = droplets.filter((d) => d.tags.some((tag) => tag.endsWith(`-instance-${instance.instance_id}`)));
     const live = instance.deleted_at === null && (instance.status === 'active' || instance.status === 'stopped');
-    if (instance.deleted_at === null && TRANSITIONAL.includes(instance.status)) violations.push(`${name} is still in a transitional status`);
+    if (instance.deleted_at === null && TRANSITIONAL.includes(instance.status))
+      violations.push(`${name} is still in a transitional status`);
     if (instance.active_job_id !== null) violations.push(`${name} still names a running action`);
     if (instance.deleted_at !== null && instance.status !== 'destroyed') violations.push(`${name} was deleted but never destroyed`);
     if (!live) {
@@ -70,13 +73,16 @@ function checkServers(instances: readonly InstanceItem[], runtime: LocalRuntime)
     }
     const [server] = servers;
     owned.add(server!.id);
-    if (server!.id !== instance.upstream_id) violations.push(`${name} records server ${instance.upstream_id} but its server is ${server!.id}`);
+    if (server!.id !== instance.upstream_id)
+      violations.push(`${name} records server ${instance.upstream_id} but its server is ${server!.id}`);
     const expected = instance.status === 'active' ? 'active' : 'off';
     if (server!.status !== expected) violations.push(`${name}: its server is ${server!.status}`);
-    if (server!.sizeSlug !== instance.plan.flavor) violations.push(`${name} is on ${instance.plan.flavor} but its server is ${server!.sizeSlug}`);
+    if (server!.sizeSlug !== instance.plan.flavor)
+      violations.push(`${name} is on ${instance.plan.flavor} but its server is ${server!.sizeSlug}`);
     if (instance.pending_plan !== null) violations.push(`${name} still holds a pending plan`);
   }
-  for (const droplet of droplets) if (!owned.has(droplet.id)) violations.push(`server ${droplet.id} (${droplet.tags.join(' ')}) belongs to no live instance`);
+  for (const droplet of droplets)
+    if (!owned.has(droplet.id)) violations.push(`server ${droplet.id} (${droplet.tags.join(' ')}) belongs to no live instance`);
   return violations;
 }
 
@@ -84,7 +90,9 @@ function checkServers(instances: readonly InstanceItem[], runtime: LocalRuntime)
 async function checkCapacity(): Promise<string[]> {
   const [counters, held] = await Promise.all([capacityCounters(), capacityHeldByInstances()]);
   const names = new Set([...Object.keys(counters), ...Object.keys(held)]);
-  return [...names].filter((name) => (counters[name] ?? 0) !== (held[name] ?? 0)).map((name) => `${name}: counter ${counters[name] ?? 0}, instances hold ${held[name] ?? 0}`);
+  return [...names]
+    .filter((name) => (counters[name] ?? 0) !== (held[name] ?? 0))
+    .map((name) => `${name}: counter ${counters[name] ?? 0}, instances hold ${held[name] ?? 0}`);
 }
 
 /** No job running without a running execution. */
@@ -140,11 +148,13 @@ async function checkBilling(instances: readonly InstanceItem[], accountIds: read
       continue;
     }
     if (pieces.length === 0) continue;
-    if (pieces[0]!.from !== instance.activated_at) violations.push(`${name}: billing starts at ${pieces[0]!.from}, activated at ${instance.activated_at}`);
+    if (pieces[0]!.from !== instance.activated_at)
+      violations.push(`${name}: billing starts at ${pieces[0]!.from}, activated at ${instance.activated_at}`);
     pieces.slice(1).forEach((piece, i) => {
       if (piece.from !== pieces[i]!.to) violations.push(`${name}: billed time jumps from ${pieces[i]!.to} to ${piece.from}`);
     });
-    if (pieces.at(-1)!.to !== instance.metered_until) violations.push(`${name}: charged to ${pieces.at(-1)!.to} but metered until ${instance.metered_until}`);
+    if (pieces.at(-1)!.to !== instance.metered_until)
+      violations.push(`${name}: charged to ${pieces.at(-1)!.to} but metered until ${instance.metered_until}`);
     if (instance.deleted_at !== null && instance.billing_ends_at === null && instance.metered_until !== instance.deleted_at) {
       violations.push(`${name}: deleted at ${instance.deleted_at} but metered until ${instance.metered_until}`);
     }
@@ -159,7 +169,8 @@ async function checkBilling(instances: readonly InstanceItem[], accountIds: read
       if (charged !== expected) violations.push(`${name}: segment ${key} charged ${charged}, its time at its rate costs ${expected}`);
     }
     const open = instance.billing_segments.find((segment) => segment.end === null);
-    const live = instance.deleted_at === null && instance.billing_ends_at === null && (instance.status === 'active' || instance.status === 'stopped');
+    const live =
+      instance.deleted_at === null && instance.billing_ends_at === null && (instance.status === 'active' || instance.status === 'stopped');
     if (live) {
       const price = Math.round((catalog.get(instance.plan.flavor)?.hourly_price ?? 0) * 1_000_000);
       const quarters = instance.status === 'active' ? 4 : 1;
@@ -176,7 +187,9 @@ async function checkBilling(instances: readonly InstanceItem[], accountIds: read
 /** Every committed status change yields exactly one event, in order: each instance's events chain without a gap. */
 async function checkEvents(instances: readonly InstanceItem[], events: readonly ServiceEvent[]): Promise<string[]> {
   const chainEnd = (instance: InstanceItem) => {
-    const mine = events.filter((e) => e.instance_id === instance.instance_id && (e.type === 'instance.created' || e.type === 'instance.status_changed'));
+    const mine = events.filter(
+      (e) => e.instance_id === instance.instance_id && (e.type === 'instance.created' || e.type === 'instance.status_changed'),
+    );
     return mine.sort((a, b) => (a.sequence ?? 0) - (b.sequence ?? 0));
   };
   // The change streams deliver a little after the writes: wait until every chain has reached its instance's status.
@@ -196,7 +209,8 @@ async function checkEvents(instances: readonly InstanceItem[], events: readonly 
     let status = unique[0].data.status;
     for (const event of unique.slice(1)) {
       if (event.type !== 'instance.status_changed') continue;
-      if (event.data.from !== status) violations.push(`${name}: an event from ${event.data.from} follows status ${status} (a change without its event)`);
+      if (event.data.from !== status)
+        violations.push(`${name}: an event from ${event.data.from} follows status ${status} (a change without its event)`);
       status = event.data.to;
     }
     if (status !== instance.status) violations.push(`${name}: events end at ${status}, the instance is ${instance.status}`);

@@ -14,8 +14,9 @@ describe('synthetic canaries', () => {
   let lifecycleCheck: Canary;
   const canaries = () => stack.operationsStack.canaries;
   const alarmNamed = (name: string) =>
-    Object.values(template.findResources('AWS::CloudWatch::Alarm')).find((alarm) => alarm.Properties.AlarmName === `VpsService-dev-${name}`)!
-      .Properties;
+    Object.values(template.findResources('AWS::CloudWatch::Alarm')).find(
+      (alarm) => alarm.Properties.AlarmName === `VpsService-dev-${name}`,
+    )!.Properties;
 
   beforeAll(() => {
     ({ stack, template } = synthesize('dev'));
@@ -28,7 +29,11 @@ describe('synthetic canaries', () => {
     expect(Object.keys(template.findResources('AWS::Synthetics::Canary'))).toHaveLength(2);
     for (const canary of [apiCheck, lifecycleCheck]) {
       expect(canary.RuntimeVersion).toMatch(/^syn-nodejs-/);
-      expect(canary).toMatchObject({ StartCanaryAfterCreation: true, RunConfig: { ActiveTracing: true }, Code: { Handler: 'index.handler' } });
+      expect(canary).toMatchObject({
+        StartCanaryAfterCreation: true,
+        RunConfig: { ActiveTracing: true },
+        Code: { Handler: 'index.handler' },
+      });
       expect(canary.ArtifactS3Location).toEqual({
         'Fn::Join': ['', ['s3://', { Ref: logicalId(canaries().artifacts) }, `/${canary.Name}`]],
       });
@@ -57,7 +62,12 @@ describe('synthetic canaries', () => {
   });
 
   it('calls the API stage and reads its key from its own secret, which the stack creates empty', () => {
-    const stageUrl = { 'Fn::Join': ['', ['https://', { Ref: logicalId(stack.api.api) }, '.execute-api.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }, '/']] };
+    const stageUrl = {
+      'Fn::Join': [
+        '',
+        ['https://', { Ref: logicalId(stack.api.api) }, '.execute-api.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }, '/'],
+      ],
+    };
     const secrets = template.findResources('AWS::SecretsManager::Secret');
     for (const [canary, secret] of [
       [apiCheck, canaries().apiCheckKey],
@@ -115,7 +125,12 @@ describe('synthetic canaries', () => {
   it('keeps run artifacts private, TLS only, for 31 days', () => {
     const bucket = template.findResources('AWS::S3::Bucket')[logicalId(canaries().artifacts)]!.Properties;
     expect(bucket).toMatchObject({
-      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
       LifecycleConfiguration: { Rules: [expect.objectContaining({ ExpirationInDays: 31, Status: 'Enabled' })] },
     });
   });

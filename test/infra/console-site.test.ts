@@ -7,7 +7,8 @@ import { ConsoleSite } from '../../infra/constructs/console-site';
 import type { ServiceStack } from '../../infra/stack';
 import { cdkJsonContext, logicalId, policyStatements, synthesize, type Resource } from './synth';
 
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 const CACHING_DISABLED = '4135ea2d-6df8-44a3-9df3-4b5a84be39ad';
 
 describe('ConsoleSite in the service stack', () => {
@@ -23,13 +24,24 @@ describe('ConsoleSite in the service stack', () => {
   it('keeps the console bucket private, readable only by its distribution through Origin Access Control', () => {
     const bucketId = logicalId(stack.console.bucket);
     template.hasResourceProperties('AWS::S3::Bucket', {
-      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
     });
     template.resourceCountIs('AWS::CloudFront::OriginAccessControl', 1);
-    const policy = Object.values(template.findResources('AWS::S3::BucketPolicy', { Properties: { Bucket: { Ref: bucketId } } }))[0] as Resource;
+    const policy = Object.values(
+      template.findResources('AWS::S3::BucketPolicy', { Properties: { Bucket: { Ref: bucketId } } }),
+    )[0] as Resource;
     const statements = policy.Properties.PolicyDocument.Statement as { Effect: string; Principal?: unknown }[];
-    const toServices = statements.filter((statement) => statement.Effect === 'Allow' && JSON.stringify(statement.Principal).includes('Service'));
-    expect(statements.filter((statement) => statement.Effect === 'Allow' && JSON.stringify(statement.Principal).includes('"*"'))).toEqual([]);
+    const toServices = statements.filter(
+      (statement) => statement.Effect === 'Allow' && JSON.stringify(statement.Principal).includes('Service'),
+    );
+    expect(statements.filter((statement) => statement.Effect === 'Allow' && JSON.stringify(statement.Principal).includes('"*"'))).toEqual(
+      [],
+    );
     expect(toServices).toEqual([
       expect.objectContaining({
         Action: 's3:GetObject',
@@ -104,7 +116,20 @@ describe('ConsoleSite in the service stack', () => {
             {
               Effect: 'Allow',
               Action: 'ses:SendEmail',
-              Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':ses:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':identity/vps.example.net']] },
+              Resource: {
+                'Fn::Join': [
+                  '',
+                  [
+                    'arn:',
+                    { Ref: 'AWS::Partition' },
+                    ':ses:',
+                    { Ref: 'AWS::Region' },
+                    ':',
+                    { Ref: 'AWS::AccountId' },
+                    ':identity/vps.example.net',
+                  ],
+                ],
+              },
               Condition: { StringEquals: { 'ses:FromAddress': 'no-reply@vps.example.net' } },
             },
           ]
@@ -126,7 +151,9 @@ describe('ConsoleSite with an existing distribution', () => {
     const app = new App({ context: { ...cdkJsonContext, 'aws:cdk:bundling-stacks': [] } });
     const stack = new Stack(app, 'Edge');
     const httpApi = new apigwv2.HttpApi(stack, 'Api');
-    const existing = new cloudfront.Distribution(stack, 'Existing', { defaultBehavior: { origin: new origins.HttpOrigin('api.example.com') } });
+    const existing = new cloudfront.Distribution(stack, 'Existing', {
+      defaultBehavior: { origin: new origins.HttpOrigin('api.example.com') },
+    });
 
     const site = new ConsoleSite(stack, 'Console', { httpApi, distribution: existing, removalPolicy: RemovalPolicy.DESTROY });
 

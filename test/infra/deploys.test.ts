@@ -32,7 +32,9 @@ describe('safe deploys', () => {
   });
 
   it('routes every API request to the live alias', () => {
-    const integrations = Object.values(resources('AWS::ApiGatewayV2::Integration')).map((integration) => integration.Properties.IntegrationUri);
+    const integrations = Object.values(resources('AWS::ApiGatewayV2::Integration')).map(
+      (integration) => integration.Properties.IntegrationUri,
+    );
     const aliasIds = routes.map((route) => logicalId(stack.api.functions[route.name]!.alias));
     expect(integrations.map((uri) => uri.Ref).sort()).toEqual(aliasIds.sort());
   });
@@ -47,7 +49,11 @@ describe('safe deploys', () => {
         AlarmConfiguration: { Enabled: true, Alarms: alarmNames.map((name) => ({ Name: name })) },
         AutoRollbackConfiguration: { Enabled: true },
       });
-      expect(group.AutoRollbackConfiguration.Events.sort()).toEqual(['DEPLOYMENT_FAILURE', 'DEPLOYMENT_STOP_ON_ALARM', 'DEPLOYMENT_STOP_ON_REQUEST']);
+      expect(group.AutoRollbackConfiguration.Events.sort()).toEqual([
+        'DEPLOYMENT_FAILURE',
+        'DEPLOYMENT_STOP_ON_ALARM',
+        'DEPLOYMENT_STOP_ON_REQUEST',
+      ]);
     }
     for (const name of routes.map((route) => route.name)) {
       const alias = resources('AWS::Lambda::Alias')[logicalId(stack.api.functions[name]!.alias)];
@@ -74,8 +80,14 @@ describe('safe deploys', () => {
       const everyVersion = Object.values(workflow.steps).map((step) => ({
         'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalId(step.function), 'Arn'] }, ':*']],
       }));
-      expect(invokes.flatMap((statement) => asList(statement.Resource)), name).toHaveLength(everyVersion.length);
-      expect(invokes.flatMap((statement) => asList(statement.Resource)), name).toEqual(expect.arrayContaining(everyVersion));
+      expect(
+        invokes.flatMap((statement) => asList(statement.Resource)),
+        name,
+      ).toHaveLength(everyVersion.length);
+      expect(
+        invokes.flatMap((statement) => asList(statement.Resource)),
+        name,
+      ).toEqual(expect.arrayContaining(everyVersion));
     }
   });
 

@@ -39,16 +39,24 @@ describe('the edge firewall (prod)', () => {
     template.resourceCountIs('AWS::WAFv2::WebACL', 0);
   });
 
-  it('blocks an address over 3,000 requests in any 5 minutes with the spec\'s 429 body and Retry-After', () => {
+  it("blocks an address over 3,000 requests in any 5 minutes with the spec's 429 body and Retry-After", () => {
     const rules = Object.values(acl.findResources('AWS::WAFv2::WebACL'))[0]!.Properties.Rules as any[];
     const rate = rules.find((rule) => rule.Name === 'RateLimitPerAddress');
 
     expect(rate.Statement).toEqual({ RateBasedStatement: { Limit: 3000, EvaluationWindowSec: 300, AggregateKeyType: 'IP' } });
     expect(rate.Action).toEqual({
-      Block: { CustomResponse: { ResponseCode: 429, CustomResponseBodyKey: 'RateLimited', ResponseHeaders: [{ Name: 'Retry-After', Value: '60' }] } },
+      Block: {
+        CustomResponse: {
+          ResponseCode: 429,
+          CustomResponseBodyKey: 'RateLimited',
+          ResponseHeaders: [{ Name: 'Retry-After', Value: '60' }],
+        },
+      },
     });
     acl.hasResourceProperties('AWS::WAFv2::WebACL', {
-      CustomResponseBodies: { RateLimited: { ContentType: 'APPLICATION_JSON', Content: '{"error":"Rate limit exceeded","retry_after":60}' } },
+      CustomResponseBodies: {
+        RateLimited: { ContentType: 'APPLICATION_JSON', Content: '{"error":"Rate limit exceeded","retry_after":60}' },
+      },
     });
   });
 
@@ -67,7 +75,8 @@ describe('the edge firewall (prod)', () => {
       Name: 'AWSManagedRulesCommonRuleSet',
       RuleActionOverrides: [{ Name: 'SizeRestrictions_BODY', ActionToUse: { Count: {} } }],
     });
-    for (const rule of rules) expect(rule.VisibilityConfig).toEqual({ CloudWatchMetricsEnabled: true, MetricName: rule.Name, SampledRequestsEnabled: true });
+    for (const rule of rules)
+      expect(rule.VisibilityConfig).toEqual({ CloudWatchMetricsEnabled: true, MetricName: rule.Name, SampledRequestsEnabled: true });
   });
 
   it('puts CloudFront with that ACL in front of the HTTP API, uncached, HTTPS only', () => {
@@ -85,7 +94,9 @@ describe('the edge firewall (prod)', () => {
       CachePolicyId: CACHING_DISABLED,
       OriginRequestPolicyId: ALL_VIEWER_EXCEPT_HOST_HEADER,
     });
-    expect(template.toJSON().Outputs.EdgeUrl.Value).toEqual({ 'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [logicalId(stack.edge!.distribution), 'DomainName'] }]] });
+    expect(template.toJSON().Outputs.EdgeUrl.Value).toEqual({
+      'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [logicalId(stack.edge!.distribution), 'DomainName'] }]],
+    });
   });
 
   it('sends the generated origin secret with each request, and every API function (only they) requires it', () => {
@@ -115,7 +126,9 @@ describe('the edge firewall (prod)', () => {
   it('passes cdk-nag AwsSolutions in both stacks', () => {
     for (const scope of [stack.edge!, aclStack]) {
       const { violations } = new AwsSolutionsChecks().validateScope(scope);
-      expect(violations.filter((violation) => violation.severity === 'error' || violation.severity === 'warning').map((v) => v.ruleName)).toEqual([]);
+      expect(
+        violations.filter((violation) => violation.severity === 'error' || violation.severity === 'warning').map((v) => v.ruleName),
+      ).toEqual([]);
     }
     expect(Annotations.fromStack(aclStack).findError('*', Match.anyValue())).toEqual([]);
   });
@@ -131,7 +144,8 @@ describe('the edge firewall elsewhere', () => {
       [undefined, 'Account console and API on one origin'],
     ]);
     template.resourceCountIs('AWS::WAFv2::WebACL', 0);
-    for (const fn of Object.values(functionsOf(template))) expect(fn.Properties.Environment?.Variables ?? {}).not.toHaveProperty('EDGE_ORIGIN_SECRET');
+    for (const fn of Object.values(functionsOf(template)))
+      expect(fn.Properties.Environment?.Variables ?? {}).not.toHaveProperty('EDGE_ORIGIN_SECRET');
   });
 
   it('keeps the web ACL in the stack itself when the stack is in us-east-1', () => {
@@ -144,10 +158,12 @@ describe('the edge firewall elsewhere', () => {
   });
 
   it('can be turned on for dev, which then needs a region, or off for prod', () => {
-    expect(() => synthesize('dev', { edge: 'true' })).toThrow('the edge firewall needs the stack\'s account and region');
+    expect(() => synthesize('dev', { edge: 'true' })).toThrow("the edge firewall needs the stack's account and region");
     const off = synthesize('prod', { ...PROD_CONTEXT, edge: 'false' }).template;
     off.resourceCountIs('AWS::WAFv2::WebACL', 0);
-    expect(Object.values(off.findResources('AWS::CloudFront::Distribution')).map((d) => d.Properties.DistributionConfig.WebACLId)).toEqual([undefined]);
+    expect(Object.values(off.findResources('AWS::CloudFront::Distribution')).map((d) => d.Properties.DistributionConfig.WebACLId)).toEqual([
+      undefined,
+    ]);
     expect(() => synthesize('dev', { edge: 'yes' })).toThrow('context edge must be true or false; got yes');
   });
 });

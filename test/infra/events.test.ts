@@ -69,12 +69,15 @@ describe('ServiceEvents', () => {
     }
   });
 
-  it.each(['WebhookDeliveryFailures', 'DeliveryDeadLetters', 'EventDeadLetters', 'StreamLag'])('alarms on %s, notifying the alarm topic', (name) => {
-    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      AlarmName: `VpsService-dev-${name}`,
-      AlarmActions: [{ Ref: logicalId(stack.operations.alarmTopic) }],
-    });
-  });
+  it.each(['WebhookDeliveryFailures', 'DeliveryDeadLetters', 'EventDeadLetters', 'StreamLag'])(
+    'alarms on %s, notifying the alarm topic',
+    (name) => {
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        AlarmName: `VpsService-dev-${name}`,
+        AlarmActions: [{ Ref: logicalId(stack.operations.alarmTopic) }],
+      });
+    },
+  );
 
   it('graphs deliveries, dead letters and stream lag on the service dashboard', () => {
     const body = JSON.stringify(template.findResources('AWS::CloudWatch::Dashboard'));

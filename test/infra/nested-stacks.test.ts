@@ -41,7 +41,14 @@ function references(value: unknown): string[] {
 
 describe.each([
   ['dev', {}],
-  ['prod', { ...PROD_CONTEXT, alarmEmail: 'oncall@example.com', backupCopyVaultArn: 'arn:aws:backup:eu-central-1:222222222222:backup-vault:copies' }],
+  [
+    'prod',
+    {
+      ...PROD_CONTEXT,
+      alarmEmail: 'oncall@example.com',
+      backupCopyVaultArn: 'arn:aws:backup:eu-central-1:222222222222:backup-vault:copies',
+    },
+  ],
 ] as const)('stack split (%s)', (stage, context) => {
   let stack: ServiceStack;
   let template: Template;
@@ -109,7 +116,15 @@ describe.each([
     const monitoring = ['AWS::CloudWatch::Alarm', 'AWS::CloudWatch::Dashboard', 'AWS::Logs::MetricFilter', 'AWS::Synthetics::Canary'];
     // Beside the canaries: their key secrets, their role and policy, their artifacts bucket (emptied by CDK's
     // handler on dev).
-    const canaryParts = ['AWS::SecretsManager::Secret', 'AWS::IAM::Role', 'AWS::IAM::Policy', 'AWS::S3::Bucket', 'AWS::S3::BucketPolicy', 'Custom::S3AutoDeleteObjects', 'AWS::Lambda::Function'];
+    const canaryParts = [
+      'AWS::SecretsManager::Secret',
+      'AWS::IAM::Role',
+      'AWS::IAM::Policy',
+      'AWS::S3::Bucket',
+      'AWS::S3::BucketPolicy',
+      'Custom::S3AutoDeleteObjects',
+      'AWS::Lambda::Function',
+    ];
     const types = new Set(Object.values(json(operations).Resources).map((resource) => resource.Type));
     expect([...types].filter((type) => !monitoring.includes(type) && !canaryParts.includes(type))).toEqual([]);
   });
@@ -117,9 +132,7 @@ describe.each([
   it('wires every reference across stacks to a real resource', () => {
     const whole = json(template);
     const known = new Set([...Object.keys(whole.Resources), ...Object.keys(whole.Parameters ?? {})]);
-    const dangling = [...new Set(references([whole.Resources, whole.Outputs]))].filter(
-      (id) => !id.startsWith('AWS::') && !known.has(id),
-    );
+    const dangling = [...new Set(references([whole.Resources, whole.Outputs]))].filter((id) => !id.startsWith('AWS::') && !known.has(id));
     expect(dangling).toEqual([]);
   });
 });

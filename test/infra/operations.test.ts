@@ -33,8 +33,7 @@ describe('Operations', () => {
   /** The metrics a math-expression alarm reads. */
   const readMetrics = (properties: Resource['Properties']) =>
     (properties.Metrics as MetricQuery[]).flatMap((query) => (query.MetricStat ? [query.MetricStat.Metric] : []));
-  const dimension = (metric: MetricStat['Metric'], name: string) =>
-    metric.Dimensions.find((candidate) => candidate.Name === name)?.Value;
+  const dimension = (metric: MetricStat['Metric'], name: string) => metric.Dimensions.find((candidate) => candidate.Name === name)?.Value;
 
   beforeAll(() => {
     ({ stack, template } = synthesize('dev'));
@@ -56,9 +55,7 @@ describe('Operations', () => {
       dashboards = template.findResources('AWS::CloudWatch::Dashboard') as Record<string, Resource>;
       // Tokens inside the body become "<LogicalId>" so that it parses as the JSON CloudWatch will read.
       const [, parts] = Object.values(dashboards)[0]!.Properties.DashboardBody['Fn::Join'] as [string, unknown[]];
-      const body = JSON.parse(
-        parts.map((part) => (typeof part === 'string' ? part : `<${referencedIds(part).join(',')}>`)).join(''),
-      );
+      const body = JSON.parse(parts.map((part) => (typeof part === 'string' ? part : `<${referencedIds(part).join(',')}>`)).join(''));
       const widgets = body.widgets as { properties: { title?: string; metrics?: DashboardRow[] } }[];
       rows = widgets.flatMap((widget) => widget.properties.metrics ?? []);
       titles = widgets.flatMap((widget) => widget.properties.title ?? []);
@@ -68,8 +65,7 @@ describe('Operations', () => {
     const hasRow = (prefix: readonly string[], stat?: string) =>
       rows.some(
         (row) =>
-          prefix.every((value, index) => row[index] === value) &&
-          (stat === undefined || (row.at(-1) as { stat?: string }).stat === stat),
+          prefix.every((value, index) => row[index] === value) && (stat === undefined || (row.at(-1) as { stat?: string }).stat === stat),
       );
 
     it('is one dashboard, named after the stage', () => {
@@ -155,16 +151,11 @@ describe('Operations', () => {
     it('alarm on failed and timed-out executions of every state machine', () => {
       for (const name of workflowNames) {
         const machine = [{ Name: 'StateMachineArn', Value: { Ref: logicalId(stack.workflows[name].stateMachine) } }];
-        const onMachine = Object.values(alarms).filter(
-          (properties) => JSON.stringify(properties.Dimensions) === JSON.stringify(machine),
-        );
+        const onMachine = Object.values(alarms).filter((properties) => JSON.stringify(properties.Dimensions) === JSON.stringify(machine));
         for (const properties of onMachine) {
           expect(properties).toMatchObject({ Namespace: 'AWS/States', Statistic: 'Sum', Threshold: 0, Period: 300 });
         }
-        expect(onMachine.map((properties) => properties.MetricName).sort(), name).toEqual([
-          'ExecutionsFailed',
-          'ExecutionsTimedOut',
-        ]);
+        expect(onMachine.map((properties) => properties.MetricName).sort(), name).toEqual(['ExecutionsFailed', 'ExecutionsTimedOut']);
       }
     });
 
@@ -211,27 +202,24 @@ describe('Operations', () => {
       }
     });
 
-    it.each(['reconciler', 'meter'] as const)(
-      'alarm when the %s job has not succeeded in three periods, missing data breaching',
-      (job) => {
-        const properties = alarm(`Heartbeat-${job.charAt(0).toUpperCase()}${job.slice(1)}`);
-        expect(properties).toMatchObject({
-          ComparisonOperator: 'LessThanThreshold',
-          Threshold: 1,
-          EvaluationPeriods: 3,
-          DatapointsToAlarm: 3,
-          TreatMissingData: 'breaching',
-        });
-        const watched = (properties.Metrics as MetricQuery[]).find((query) => query.ReturnData !== false);
-        expect(watched?.Expression).toBe('FILL(invocations, 0) - FILL(errors, 0)');
-        const fn = { Ref: logicalId(stack.scheduled[job].function.function) };
-        const read = (properties.Metrics as MetricQuery[]).flatMap((query) => (query.MetricStat ? [query.MetricStat] : []));
-        expect(read.map((stat) => [stat.Metric.MetricName, stat.Stat, stat.Period, dimension(stat.Metric, 'FunctionName')])).toEqual([
-          ['Invocations', 'Sum', 300, fn],
-          ['Errors', 'Sum', 300, fn],
-        ]);
-      },
-    );
+    it.each(['reconciler', 'meter'] as const)('alarm when the %s job has not succeeded in three periods, missing data breaching', (job) => {
+      const properties = alarm(`Heartbeat-${job.charAt(0).toUpperCase()}${job.slice(1)}`);
+      expect(properties).toMatchObject({
+        ComparisonOperator: 'LessThanThreshold',
+        Threshold: 1,
+        EvaluationPeriods: 3,
+        DatapointsToAlarm: 3,
+        TreatMissingData: 'breaching',
+      });
+      const watched = (properties.Metrics as MetricQuery[]).find((query) => query.ReturnData !== false);
+      expect(watched?.Expression).toBe('FILL(invocations, 0) - FILL(errors, 0)');
+      const fn = { Ref: logicalId(stack.scheduled[job].function.function) };
+      const read = (properties.Metrics as MetricQuery[]).flatMap((query) => (query.MetricStat ? [query.MetricStat] : []));
+      expect(read.map((stat) => [stat.Metric.MetricName, stat.Stat, stat.Period, dimension(stat.Metric, 'FunctionName')])).toEqual([
+        ['Invocations', 'Sum', 300, fn],
+        ['Errors', 'Sum', 300, fn],
+      ]);
+    });
 
     it('alarm on Scheduler target errors and dropped invocations', () => {
       const read = readMetrics(alarm('SchedulerTargetErrors'));

@@ -10,7 +10,8 @@ describe('scheduled jobs', () => {
     ({ stack, template } = synthesize('dev'));
   });
 
-  const functionOf = (name: 'meter' | 'reconciler') => template.findResources('AWS::Lambda::Function')[logicalId(stack.scheduled[name].function.function as never)]!;
+  const functionOf = (name: 'meter' | 'reconciler') =>
+    template.findResources('AWS::Lambda::Function')[logicalId(stack.scheduled[name].function.function as never)]!;
 
   it('never runs the meter twice at once: reserved concurrency 1', () => {
     expect(functionOf('meter').Properties.ReservedConcurrentExecutions).toBe(1);

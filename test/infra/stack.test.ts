@@ -90,7 +90,8 @@ function actionsByResource(statements: readonly Statement[], prefix: string): Ma
 }
 
 /** The table access an IAM policy actually gives, in the terms of FunctionAccess. */
-const tableAccessOf = (actions: ReadonlySet<string>): TableAccess => [...actions].map((action) => action.replace(/^dynamodb:/, '')).sort() as TableAccess;
+const tableAccessOf = (actions: ReadonlySet<string>): TableAccess =>
+  [...actions].map((action) => action.replace(/^dynamodb:/, '')).sort() as TableAccess;
 
 describe('ServiceStack (dev)', () => {
   let stack: ServiceStack;
@@ -137,7 +138,9 @@ describe('ServiceStack (dev)', () => {
 
   it('runs every function on nodejs24.x, arm64, with active tracing and its own log group with retention', () => {
     const stepCount = Object.values(workflows).reduce((sum, workflow) => sum + Object.keys(workflow.steps).length, 0);
-    expect(Object.keys(functions)).toHaveLength(routes.length + stepCount + Object.keys(schedules).length + Object.keys(eventFunctions).length);
+    expect(Object.keys(functions)).toHaveLength(
+      routes.length + stepCount + Object.keys(schedules).length + Object.keys(eventFunctions).length,
+    );
     for (const fn of Object.values(functions)) {
       expect(fn.Properties).toMatchObject({
         Runtime: 'nodejs24.x',
@@ -148,7 +151,11 @@ describe('ServiceStack (dev)', () => {
       });
       const logGroup = logGroups[fn.Properties.LoggingConfig.LogGroup.Ref];
       expect(logGroup?.Properties.RetentionInDays).toBe(30);
-      expect(fn.Properties.Environment.Variables).toMatchObject({ NODE_OPTIONS: '--enable-source-maps', STAGE: 'dev', POWERTOOLS_TRACER_CAPTURE_RESPONSE: 'false' });
+      expect(fn.Properties.Environment.Variables).toMatchObject({
+        NODE_OPTIONS: '--enable-source-maps',
+        STAGE: 'dev',
+        POWERTOOLS_TRACER_CAPTURE_RESPONSE: 'false',
+      });
       expect(fn.Properties.Environment.Variables).not.toHaveProperty('DYNAMODB_ENDPOINT');
       expect(fn.Properties.Environment.Variables).not.toHaveProperty('SFN_ENDPOINT');
     }
@@ -190,9 +197,10 @@ describe('ServiceStack (dev)', () => {
     const projections = Object.fromEntries(
       tableNames.flatMap((name) => {
         const table = template.findResources('AWS::DynamoDB::GlobalTable')[logicalId(stack.tables[name])] as Resource;
-        return ((table.Properties.GlobalSecondaryIndexes ?? []) as { IndexName: string; Projection: unknown }[]).map(
-          (index) => [`${name}.${index.IndexName}`, index.Projection],
-        );
+        return ((table.Properties.GlobalSecondaryIndexes ?? []) as { IndexName: string; Projection: unknown }[]).map((index) => [
+          `${name}.${index.IndexName}`,
+          index.Projection,
+        ]);
       }),
     );
 
@@ -204,12 +212,15 @@ describe('ServiceStack (dev)', () => {
       'instances.live_by_account': { ProjectionType: 'KEYS_ONLY' },
       'instances.meter_by_shard': { ProjectionType: 'KEYS_ONLY' },
       'jobs.by_instance': { ProjectionType: 'INCLUDE', NonKeyAttributes: ['type', 'account_id', 'status', 'finished_at', 'error'] },
-      'webhooks.by_account': { ProjectionType: 'INCLUDE', NonKeyAttributes: ['url', 'events', 'failing_since', 'disabled_at', 'disabled_reason'] },
+      'webhooks.by_account': {
+        ProjectionType: 'INCLUDE',
+        NonKeyAttributes: ['url', 'events', 'failing_since', 'disabled_at', 'disabled_reason'],
+      },
       'sessions.by_account': { ProjectionType: 'KEYS_ONLY' },
     });
   });
 
-  it('keeps a customer-managed, yearly rotated KMS key for customers\' secrets and tells its users its ARN', () => {
+  it("keeps a customer-managed, yearly rotated KMS key for customers' secrets and tells its users its ARN", () => {
     template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true, RotationPeriodInDays: 365 });
     const keyRef = { 'Fn::GetAtt': [logicalId(stack.secretsKey), 'Arn'] };
     expect(env(stack.api.functions.GetInstance)).toMatchObject({ SECRETS_KMS_KEY_ARN: keyRef });
@@ -230,13 +241,11 @@ describe('ServiceStack (dev)', () => {
   describe('least privilege, derived from the IAM policy of each function', () => {
     let declared: DeclaredFunction[];
     const statementsOf = (fn: ApiFunction) => policyStatements(template, logicalId(fn.role));
-    const tableNameById = () =>
-      new Map<string, string>(tableNames.map((name) => [logicalId(stack.tables[name]), name]));
+    const tableNameById = () => new Map<string, string>(tableNames.map((name) => [logicalId(stack.tables[name]), name]));
     const stateMachineNameById = () =>
       new Map<string, string>(workflowNames.map((name) => [logicalId(stack.workflows[name].stateMachine), name]));
     /** The names `ids` stand for; an id that is not one of `known` stays as it is, so that it fails the comparison. */
-    const namesOf = (ids: Iterable<string>, known: Map<string, string>) =>
-      [...ids].map((id) => known.get(id) ?? id).sort();
+    const namesOf = (ids: Iterable<string>, known: Map<string, string>) => [...ids].map((id) => known.get(id) ?? id).sort();
 
     beforeAll(() => {
       declared = declaredFunctions(stack);
@@ -259,7 +268,9 @@ describe('ServiceStack (dev)', () => {
           byTable.set(table, new Set([...(byTable.get(table) ?? []), ...actions]));
         }
         const derived = Object.fromEntries([...byTable].map(([table, actions]) => [table, tableAccessOf(actions)]));
-        const declaredTables = Object.fromEntries(Object.entries(access.tables ?? {}).map(([table, actions]) => [table, [...actions].sort()]));
+        const declaredTables = Object.fromEntries(
+          Object.entries(access.tables ?? {}).map(([table, actions]) => [table, [...actions].sort()]),
+        );
         expect(derived, name).toEqual(declaredTables);
       }
     });
@@ -269,13 +280,19 @@ describe('ServiceStack (dev)', () => {
         const actions = statementsOf(fn).flatMap((statement) => asList(statement.Action));
         if (routes.some((route) => route.name === name)) expect(actions, name).not.toContain('dynamodb:Scan');
         expect(actions, name).not.toContain('dynamodb:BatchWriteItem');
-        if (name !== 'publishChanges') expect(actions.filter((action) => DYNAMODB_STREAM_ACTIONS.includes(action)), name).toEqual([]);
+        if (name !== 'publishChanges')
+          expect(
+            actions.filter((action) => DYNAMODB_STREAM_ACTIONS.includes(action)),
+            name,
+          ).toEqual([]);
       }
-      const scanners = declared.filter(({ fn }) => statementsOf(fn).some((statement) => asList(statement.Action).includes('dynamodb:Scan')));
+      const scanners = declared.filter(({ fn }) =>
+        statementsOf(fn).some((statement) => asList(statement.Action).includes('dynamodb:Scan')),
+      );
       expect(scanners.map(({ name }) => name).sort()).toEqual(['reconciler']);
     });
 
-    it('lets exactly the functions that seal or open customers\' secrets use the secrets key, for exactly that', () => {
+    it("lets exactly the functions that seal or open customers' secrets use the secrets key, for exactly that", () => {
       const keyId = logicalId(stack.secretsKey);
       for (const { name, fn, access } of declared) {
         const granted = [...(actionsByResource(statementsOf(fn), 'kms:').get(keyId) ?? [])].sort();
@@ -283,7 +300,13 @@ describe('ServiceStack (dev)', () => {
         expect(granted, name).toEqual(expected);
       }
       const openers = declared.filter(({ access }) => access.secrets?.includes('open')).map(({ name }) => name);
-      expect(openers.sort()).toEqual(['CreateInstance', 'GetInstance', 'ListInstances', 'deliverWebhooks', 'provision.CreateServerFunctionArn']);
+      expect(openers.sort()).toEqual([
+        'CreateInstance',
+        'GetInstance',
+        'ListInstances',
+        'deliverWebhooks',
+        'provision.CreateServerFunctionArn',
+      ]);
     });
 
     it('lets ListInstances write only the Bearer check bookkeeping, start nothing and read no secret', () => {
@@ -293,7 +316,9 @@ describe('ServiceStack (dev)', () => {
         .filter(([, actions]) => DYNAMODB_WRITE_ACTIONS.some((action) => actions.has(action)))
         .map(([id]) => tableNameOf.get(id) ?? id);
       // Every Bearer route stamps its key's last use and counts its rate-limit windows; nothing else.
-      const bookkeeping = Object.entries(authAccess.bearer.tables ?? {}).filter(([, actions]) => actions.some((action) => action !== 'GetItem'));
+      const bookkeeping = Object.entries(authAccess.bearer.tables ?? {}).filter(([, actions]) =>
+        actions.some((action) => action !== 'GetItem'),
+      );
       expect([...new Set(written)].sort()).toEqual(bookkeeping.map(([table]) => table).sort());
       expect(written).not.toContain('instances');
       const actions = statements.flatMap((statement) => asList(statement.Action));
@@ -381,7 +406,8 @@ describe('ServiceStack (dev)', () => {
 
   it('synthesizes the same templates again, so a second synth leaves nothing to deploy', () => {
     const again = synthesize('dev').templates;
-    const json = (templates: Record<string, Template>) => Object.fromEntries(Object.entries(templates).map(([name, each]) => [name, each.toJSON()]));
+    const json = (templates: Record<string, Template>) =>
+      Object.fromEntries(Object.entries(templates).map(([name, each]) => [name, each.toJSON()]));
     expect(json(again)).toEqual(json(templatesOf(stack)));
   });
 });
@@ -394,7 +420,12 @@ describe('ServiceStack sizing from context', () => {
       Object.values(serviceFunctions(template)).map((fn) => fn.Properties.Environment.Variables as Record<string, string>);
 
     for (const variables of environmentOf(sized)) {
-      expect(variables).toMatchObject({ STAGE: 'dev', DEFAULT_IPV4_POOL_SIZE: '300', DEFAULT_TIER_CAPACITY: '40', PROVISION_TIMEOUT_SECONDS: '900' });
+      expect(variables).toMatchObject({
+        STAGE: 'dev',
+        DEFAULT_IPV4_POOL_SIZE: '300',
+        DEFAULT_TIER_CAPACITY: '40',
+        PROVISION_TIMEOUT_SECONDS: '900',
+      });
     }
     for (const variables of environmentOf(defaults)) {
       expect(variables).toMatchObject({ DEFAULT_IPV4_POOL_SIZE: '50', DEFAULT_TIER_CAPACITY: '10', PROVISION_TIMEOUT_SECONDS: '600' });
@@ -450,7 +481,9 @@ describe('ServiceStack (prod)', () => {
   it('passes both cdk-nag packs bound to its region, as `cdk synth` binds it, with literal ARNs where dev has tokens', () => {
     for (const pack of [new AwsSolutionsChecks(), new ServerlessChecks()]) {
       const { violations } = pack.validateScope(stack);
-      expect(violations.map((violation) => `${violation.ruleName} ${violation.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
+      expect(
+        violations.map((violation) => `${violation.ruleName} ${violation.violatingResources.map((r) => r.constructPath).join(', ')}`),
+      ).toEqual([]);
     }
   });
 

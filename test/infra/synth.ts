@@ -24,7 +24,9 @@ export function synthesize(stage: Stage, extraContext: Record<string, string> = 
 
 /** The stack's nested stacks (those whose parent it is). */
 export function nestedStacksOf(stack: Stack): NestedStack[] {
-  return stack.node.findAll().filter((construct): construct is NestedStack => NestedStack.isNestedStack(construct) && construct.nestedStackParent === stack);
+  return stack.node
+    .findAll()
+    .filter((construct): construct is NestedStack => NestedStack.isNestedStack(construct) && construct.nestedStackParent === stack);
 }
 
 /** Each template as CloudFormation receives it: the parent's under `parent`, each nested stack's under its construct id. */
@@ -75,7 +77,8 @@ export function wholeService(stack: Stack): Template {
     const renaming = (reference: Record<string, Json>) => {
       if (typeof reference.Ref === 'string' && renamed.has(reference.Ref)) return { Ref: renamed.get(reference.Ref)! };
       const getAtt = reference['Fn::GetAtt'];
-      if (Array.isArray(getAtt) && renamed.has(String(getAtt[0]))) return { 'Fn::GetAtt': [renamed.get(String(getAtt[0]))!, ...getAtt.slice(1)] };
+      if (Array.isArray(getAtt) && renamed.has(String(getAtt[0])))
+        return { 'Fn::GetAtt': [renamed.get(String(getAtt[0]))!, ...getAtt.slice(1)] };
       return undefined;
     };
     for (const [resourceId, resource] of Object.entries(template.Resources)) {

@@ -11,7 +11,8 @@ const runtime = useTestRuntime();
 
 const HOUR = 3_600_000;
 /** s-1vcpu-2gb costs 17,860 micro-dollars an hour, a quarter of that while stopped. */
-const cost = (fromIso: string, toIso: string, quarters: 1 | 4) => Math.round((17_860 * quarters * (Date.parse(toIso) - Date.parse(fromIso))) / (4 * HOUR));
+const cost = (fromIso: string, toIso: string, quarters: 1 | 4) =>
+  Math.round((17_860 * quarters * (Date.parse(toIso) - Date.parse(fromIso))) / (4 * HOUR));
 const meterEntries = async (accountId: string) => (await listLedgerEntries(accountId)).filter((e) => e.kind === 'meter');
 const action = (apiKey: string, id: number, body: unknown) => runtime.call('POST', `/api/v1/instances/${id}/actions`, { apiKey, body });
 
@@ -52,7 +53,11 @@ describe('meter', () => {
     // The stop is billed from the moment the power off was recorded (with its job's end) to the moment the power on was.
     expect(Math.abs(Date.parse(pieces[1]!.from) - Date.parse(off.finished_at))).toBeLessThan(1_000);
     expect(Math.abs(Date.parse(pieces[1]!.to) - Date.parse(on.finished_at))).toBeLessThan(1_000);
-    expect(pieces.map((p) => p.amount)).toEqual([cost(pieces[0]!.from, pieces[0]!.to, 4), cost(pieces[1]!.from, pieces[1]!.to, 1), cost(pieces[2]!.from, pieces[2]!.to, 4)]);
+    expect(pieces.map((p) => p.amount)).toEqual([
+      cost(pieces[0]!.from, pieces[0]!.to, 4),
+      cost(pieces[1]!.from, pieces[1]!.to, 1),
+      cost(pieces[2]!.from, pieces[2]!.to, 4),
+    ]);
     expect(entry!.amount).toBe(-(pieces[0]!.amount + pieces[1]!.amount + pieces[2]!.amount));
     expect(entry!.period_end).toBe(pieces[2]!.to);
   });

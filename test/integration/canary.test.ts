@@ -28,7 +28,10 @@ describe('the API check', () => {
 
     await checkApi({ baseUrl: `${runtime.baseUrl}/`, apiKey, log: (line) => lines.push(line) });
 
-    expect(lines).toEqual([expect.stringMatching(/^GET \/api\/v1\/instances 200 \d+ ms$/), expect.stringMatching(/^GET \/api\/v1\/openapi\.json 200 \d+ ms$/)]);
+    expect(lines).toEqual([
+      expect.stringMatching(/^GET \/api\/v1\/instances 200 \d+ ms$/),
+      expect.stringMatching(/^GET \/api\/v1\/openapi\.json 200 \d+ ms$/),
+    ]);
   });
 
   it('fails, saying why, when the key no longer works', async () => {
@@ -55,7 +58,10 @@ describe('the lifecycle check', () => {
   it('deletes what an interrupted earlier run left behind, and only that', async () => {
     const { apiKey } = await runtime.newAccount();
     const leftover = await runtime.activeInstance(apiKey);
-    const ownLeftover = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: `${CANARY_PROJECT_PREFIX}earlier`, flavor: CANARY_FLAVOR } });
+    const ownLeftover = await runtime.call('POST', '/api/v1/instances', {
+      apiKey,
+      body: { project_name: `${CANARY_PROJECT_PREFIX}earlier`, flavor: CANARY_FLAVOR },
+    });
     await runtime.waitForStatus(apiKey, ownLeftover.body.instance_id, ['active']);
 
     await createAndDelete(lifecycle(apiKey, 'second'));

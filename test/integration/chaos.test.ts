@@ -52,18 +52,27 @@ describe('chaos invariants', () => {
 
     const violations = await check([accountId]);
 
-    expect(violations).toContain(`instance ${detail.instance_id}: entry ${entry!.entry_id} charges ${-entry!.amount}, its segments ${-entry!.amount + 1}`);
+    expect(violations).toContain(
+      `instance ${detail.instance_id}: entry ${entry!.entry_id} charges ${-entry!.amount}, its segments ${-entry!.amount + 1}`,
+    );
   });
 
   it('report a committed status change whose event never came', async () => {
     const { apiKey, accountId } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
-    await vi.waitUntil(() => events.some((e) => e.instance_id === detail.instance_id && e.type === 'instance.status_changed' && e.data.to === 'active'), { timeout: 10_000 });
-    const lost = events.find((e) => e.instance_id === detail.instance_id && e.type === 'instance.status_changed' && e.data.to === 'provisioning');
+    await vi.waitUntil(
+      () => events.some((e) => e.instance_id === detail.instance_id && e.type === 'instance.status_changed' && e.data.to === 'active'),
+      { timeout: 10_000 },
+    );
+    const lost = events.find(
+      (e) => e.instance_id === detail.instance_id && e.type === 'instance.status_changed' && e.data.to === 'provisioning',
+    );
 
     const violations = await checkInvariants({ runtime, events: events.filter((e) => e !== lost), accountIds: [accountId] });
 
-    expect(violations).toContain(`instance ${detail.instance_id}: an event from provisioning follows status pending (a change without its event)`);
+    expect(violations).toContain(
+      `instance ${detail.instance_id}: an event from provisioning follows status pending (a change without its event)`,
+    );
   });
 
   it('report a running job whose execution is gone after a crash', async () => {

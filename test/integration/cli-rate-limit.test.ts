@@ -38,9 +38,12 @@ describe('vps on a 429', () => {
 
   it('does not sit out an hour-long deploy limit: it exits 1 with the text, request id and wait', async () => {
     const { apiKey } = await runtime.newAccount({ depositUsd: '100' });
-    for (let i = 0; i < 5; i++) await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: `p${i}`, flavor: 's-1vcpu-2gb' } });
+    for (let i = 0; i < 5; i++)
+      await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: `p${i}`, flavor: 's-1vcpu-2gb' } });
 
-    const run = await runVps(home, ['instances', 'create', '--name', 'sixth', '--flavor', 's-1vcpu-2gb'], { env: { VPS_API_URL: runtime.baseUrl, VPS_API_KEY: apiKey } });
+    const run = await runVps(home, ['instances', 'create', '--name', 'sixth', '--flavor', 's-1vcpu-2gb'], {
+      env: { VPS_API_URL: runtime.baseUrl, VPS_API_KEY: apiKey },
+    });
 
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^error: Rate limit exceeded \(HTTP 429, request id [0-9a-f-]{36}; retry after \d+ s\)\n$/);

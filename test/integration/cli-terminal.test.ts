@@ -16,8 +16,26 @@ let home: CliHome;
 beforeAll(async () => {
   home = await cliHome();
   const { apiKey } = await runtime.newAccount();
-  const env = { VPS_API_URL: runtime.baseUrl, VPS_API_KEY: apiKey, XDG_CONFIG_HOME: home.env.XDG_CONFIG_HOME!, VPS_RUNTIME_FILE: home.env.VPS_RUNTIME_FILE! };
-  tmux('new-session', '-d', '-s', 'cli', '-x', '200', '-y', '60', '-c', repositoryRoot, ...Object.entries(env).flatMap(([name, value]) => ['-e', `${name}=${value}`]), 'bash --norc --noprofile');
+  const env = {
+    VPS_API_URL: runtime.baseUrl,
+    VPS_API_KEY: apiKey,
+    XDG_CONFIG_HOME: home.env.XDG_CONFIG_HOME!,
+    VPS_RUNTIME_FILE: home.env.VPS_RUNTIME_FILE!,
+  };
+  tmux(
+    'new-session',
+    '-d',
+    '-s',
+    'cli',
+    '-x',
+    '200',
+    '-y',
+    '60',
+    '-c',
+    repositoryRoot,
+    ...Object.entries(env).flatMap(([name, value]) => ['-e', `${name}=${value}`]),
+    'bash --norc --noprofile',
+  );
 });
 afterAll(async () => {
   tmux('kill-server');
@@ -63,7 +81,9 @@ describe('vps in a terminal', () => {
   it('writes no ANSI codes when the output is piped, progress included', async () => {
     const file = join(home.dir, 'piped.txt');
 
-    const { code } = await typeAndWatch(`${vps} instances create --name piped --flavor s-1vcpu-2gb --wait 2>&1 | cat > ${file}; test "\${PIPESTATUS[0]}" = 0`);
+    const { code } = await typeAndWatch(
+      `${vps} instances create --name piped --flavor s-1vcpu-2gb --wait 2>&1 | cat > ${file}; test "\${PIPESTATUS[0]}" = 0`,
+    );
 
     const output = await readFile(file, 'utf8');
     expect(code).toBe(0);

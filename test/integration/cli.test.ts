@@ -27,7 +27,12 @@ describe('vps instances', () => {
 
     expect(run.code, run.stderr).toBe(0);
     const instance = JSON.parse(run.stdout);
-    expect(instance).toMatchObject({ project_name: 'web', status: 'active', ipv4: expect.stringMatching(/^\d+\.\d+\.\d+\.\d+$/), plan: { flavor: 's-1vcpu-2gb' } });
+    expect(instance).toMatchObject({
+      project_name: 'web',
+      status: 'active',
+      ipv4: expect.stringMatching(/^\d+\.\d+\.\d+\.\d+$/),
+      plan: { flavor: 's-1vcpu-2gb' },
+    });
     expect(instance.root_password).toBe('[hidden: --show-secrets]');
     expect(instance.ssh_key.private_key).toBe('[hidden: --show-secrets]');
     // Not a terminal: one plain line per status change on stderr, ending active.
@@ -37,7 +42,11 @@ describe('vps instances', () => {
   // Each step is a process of its own that starts Node and waits for a job: generous on a busy machine.
   it('powers off, on and reboots with --wait, and resizes to a bigger flavor', { timeout: 180_000 }, async () => {
     const { env } = await account();
-    const { instance_id: id } = await runVpsJson(home, ['instances', 'create', '--name', 'cycle', '--flavor', 's-1vcpu-2gb', '--wait'], env);
+    const { instance_id: id } = await runVpsJson(
+      home,
+      ['instances', 'create', '--name', 'cycle', '--flavor', 's-1vcpu-2gb', '--wait'],
+      env,
+    );
 
     const off = await runVpsJson(home, ['instances', 'power-off', String(id), '--wait'], env);
     const on = await runVpsJson(home, ['instances', 'power-on', String(id), '--wait'], env);
@@ -84,14 +93,18 @@ describe('vps instances', () => {
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/│ ID +│ NAME +│ STATUS +│ FLAVOR +│ IPV4 +│ CREATED +│/);
     expect(table.stdout).toMatch(new RegExp(`│ ${created.instance_id} +│ listed +│ active +│ s-2vcpu-2gb +│`));
-    expect(list).toEqual([expect.objectContaining({ instance_id: created.instance_id, project_name: 'listed', root_password: '[hidden: --show-secrets]' })]);
+    expect(list).toEqual([
+      expect.objectContaining({ instance_id: created.instance_id, project_name: 'listed', root_password: '[hidden: --show-secrets]' }),
+    ]);
   });
 
   it('shows the root password with --show-secrets and writes the private key only to --save-key, mode 0600', async () => {
     const { env, apiKey } = await account();
     const keyFile = join(home.dir, 'vps-key');
 
-    const created = await runVps(home, ['instances', 'create', '--name', 'keys', '--flavor', 's-1vcpu-2gb', '--save-key', keyFile], { env });
+    const created = await runVps(home, ['instances', 'create', '--name', 'keys', '--flavor', 's-1vcpu-2gb', '--save-key', keyFile], {
+      env,
+    });
     const id = Number(/│ ID +│ (\d+)/.exec(created.stdout)?.[1]);
     const shown = await runVpsJson(home, ['instances', 'get', String(id), '--show-secrets'], env);
     const direct = await runtime.call('GET', `/api/v1/instances/${id}`, { apiKey });
@@ -109,7 +122,14 @@ describe('vps instances', () => {
   it('prints the orderable flavors with their plans', async () => {
     const flavors = await runVpsJson(home, ['flavors'], { VPS_API_URL: runtime.baseUrl });
 
-    expect(flavors.map((f: { flavor: string }) => f.flavor)).toEqual(['s-1vcpu-2gb', 's-2vcpu-2gb', 's-2vcpu-4gb', 's-4vcpu-8gb', 's-8vcpu-16gb', 's-16vcpu-32gb']);
+    expect(flavors.map((f: { flavor: string }) => f.flavor)).toEqual([
+      's-1vcpu-2gb',
+      's-2vcpu-2gb',
+      's-2vcpu-4gb',
+      's-4vcpu-8gb',
+      's-8vcpu-16gb',
+      's-16vcpu-32gb',
+    ]);
   });
 });
 
@@ -133,14 +153,19 @@ describe('vps keys', () => {
     expect(revoked).toEqual({ ok: true, id: key.id });
     expect(listed).toEqual(expect.arrayContaining([expect.objectContaining({ id: key.id, name: 'ci', is_active: false })]));
     expect(JSON.stringify(listed)).not.toContain(key.full_key);
-    expect([refused.code, refused.stderr]).toEqual([1, expect.stringMatching(new RegExp(`^error: Invalid or revoked API key \\(HTTP 401, request id ${requestId}\\)\\n$`))]);
+    expect([refused.code, refused.stderr]).toEqual([
+      1,
+      expect.stringMatching(new RegExp(`^error: Invalid or revoked API key \\(HTTP 401, request id ${requestId}\\)\\n$`)),
+    ]);
   });
 
   it('refuses to run without a session, as bad usage', async () => {
     const run = await runVps(home, ['keys', 'list'], { env: { VPS_API_URL: runtime.baseUrl } });
 
     expect(run.code).toBe(2);
-    expect(run.stderr).toBe('error: key management needs a signed-in session: pass --session and --csrf-token, or set VPS_SESSION and VPS_CSRF_TOKEN\n');
+    expect(run.stderr).toBe(
+      'error: key management needs a signed-in session: pass --session and --csrf-token, or set VPS_SESSION and VPS_CSRF_TOKEN\n',
+    );
   });
 });
 
@@ -152,7 +177,9 @@ describe('vps error paths', () => {
 
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toContain("error: option '--flavor <flavor>' argument 's-1vcpu-2g' is invalid. Allowed choices are s-1vcpu-2gb, s-2vcpu-2gb, s-2vcpu-4gb, s-4vcpu-8gb, s-8vcpu-16gb, s-16vcpu-32gb.");
+    expect(run.stderr).toContain(
+      "error: option '--flavor <flavor>' argument 's-1vcpu-2g' is invalid. Allowed choices are s-1vcpu-2gb, s-2vcpu-2gb, s-2vcpu-4gb, s-4vcpu-8gb, s-8vcpu-16gb, s-16vcpu-32gb.",
+    );
     expect((await runtime.call('GET', '/api/v1/instances', { apiKey })).body).toEqual([]);
   });
 
@@ -178,9 +205,21 @@ describe('vps error paths', () => {
   });
 
   it.each([
-    { args: ['instances', 'get', '999999'], code: 1, stderr: new RegExp(`^error: Instance not found \\(HTTP 404, request id ${requestId}\\)\\n$`) },
-    { args: ['jobs', 'get', 'no-such-job'], code: 1, stderr: new RegExp(`^error: Job not found \\(HTTP 404, request id ${requestId}\\)\\n$`) },
-    { args: ['instances', 'get', '0'], code: 2, stderr: /^error: command-argument value '0' is invalid for argument 'id'\. An instance id is a positive integer\.\n/ },
+    {
+      args: ['instances', 'get', '999999'],
+      code: 1,
+      stderr: new RegExp(`^error: Instance not found \\(HTTP 404, request id ${requestId}\\)\\n$`),
+    },
+    {
+      args: ['jobs', 'get', 'no-such-job'],
+      code: 1,
+      stderr: new RegExp(`^error: Job not found \\(HTTP 404, request id ${requestId}\\)\\n$`),
+    },
+    {
+      args: ['instances', 'get', '0'],
+      code: 2,
+      stderr: /^error: command-argument value '0' is invalid for argument 'id'\. An instance id is a positive integer\.\n/,
+    },
     { args: ['instances', 'resize', '1'], code: 2, stderr: /^error: required option '--flavor <flavor>' not specified\n/ },
     { args: ['instances', 'explode'], code: 2, stderr: /^error: unknown command 'explode'\n/ },
   ])('vps $args exits $code with the reason on stderr', async ({ args, code, stderr }) => {
@@ -199,7 +238,9 @@ describe('vps error paths', () => {
     const run = await runVps(home, ['instances', 'create', '--name', 'x'.repeat(65), '--flavor', 's-1vcpu-2gb'], { env });
 
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(new RegExp(`^error: project_name must be at most 64 characters \\(HTTP 400, request id ${requestId}\\)\\n$`));
+    expect(run.stderr).toMatch(
+      new RegExp(`^error: project_name must be at most 64 characters \\(HTTP 400, request id ${requestId}\\)\\n$`),
+    );
     expect(run.stdout + run.stderr).not.toContain(apiKey);
   });
 });

@@ -78,7 +78,11 @@ async function confirmedAccount(from: string, email = newEmail(), password = PAS
 
 async function tableItems(table: 'authTokens' | 'sessions', accountId: string) {
   const { Items = [] } = await dynamo().send(
-    new ScanCommand({ TableName: runtime.tableNames[table], FilterExpression: 'account_id = :id', ExpressionAttributeValues: { ':id': accountId } }),
+    new ScanCommand({
+      TableName: runtime.tableNames[table],
+      FilterExpression: 'account_id = :id',
+      ExpressionAttributeValues: { ':id': accountId },
+    }),
   );
   return Items;
 }
@@ -120,7 +124,10 @@ describe('POST /api/v1/auth/sign-up', () => {
 
     expect(taken.status).toBe(fresh.status);
     expect(sansRequestId(taken.body)).toEqual(sansRequestId(fresh.body));
-    expect((await mailsTo(mailDir, email)).map((mail) => mail.subject)).toEqual(['Confirm your e-mail address', 'You already have an account']);
+    expect((await mailsTo(mailDir, email)).map((mail) => mail.subject)).toEqual([
+      'Confirm your e-mail address',
+      'You already have an account',
+    ]);
   });
 
   it.each([
@@ -187,7 +194,15 @@ describe('POST /api/v1/auth/confirm', () => {
     const token = tokenOf(await latestLink(mailDir, email, 'Confirm your e-mail address'));
     const login = await send('POST', '/api/v1/auth/sign-in', { from, body: { email, password: PASSWORD } });
     expect(login.status).toBe(403);
-    const [item] = await dynamo().send(new ScanCommand({ TableName: runtime.tableNames.authTokens, FilterExpression: 'email = :e', ExpressionAttributeValues: { ':e': email } })).then((r) => r.Items ?? []);
+    const [item] = await dynamo()
+      .send(
+        new ScanCommand({
+          TableName: runtime.tableNames.authTokens,
+          FilterExpression: 'email = :e',
+          ExpressionAttributeValues: { ':e': email },
+        }),
+      )
+      .then((r) => r.Items ?? []);
     await expireAll('authTokens', String(item?.account_id));
 
     const answer = await send('POST', '/api/v1/auth/confirm', { from, body: { token } });
@@ -214,21 +229,38 @@ describe('POST /api/v1/auth/sign-in', () => {
     const from = newAddress();
     const email = newEmail();
     await send('POST', '/api/v1/auth/sign-up', { from, body: { email, password: PASSWORD } });
-    await send('POST', '/api/v1/auth/confirm', { from, body: { token: tokenOf(await latestLink(mailDir, email, 'Confirm your e-mail address')) } });
+    await send('POST', '/api/v1/auth/confirm', {
+      from,
+      body: { token: tokenOf(await latestLink(mailDir, email, 'Confirm your e-mail address')) },
+    });
 
     const answer = await send('POST', '/api/v1/auth/sign-in', { from, body: { email, password: PASSWORD } });
 
     expect(answer.status).toBe(200);
-    expect(answer.body).toEqual({ account_id: expect.stringMatching(/^acct_/), email, csrf_token: expect.stringMatching(/^[0-9A-Za-z]{43}$/), expires_at: expect.any(String) });
+    expect(answer.body).toEqual({
+      account_id: expect.stringMatching(/^acct_/),
+      email,
+      csrf_token: expect.stringMatching(/^[0-9A-Za-z]{43}$/),
+      expires_at: expect.any(String),
+    });
     expect(answer.headers.get('cache-control')).toBe('no-store');
     const [cookie = ''] = answer.cookies;
     expect(cookie).toMatch(/^session=[0-9A-Za-z]{43}; Path=\/api; Expires=[^;]+ GMT; HttpOnly; SameSite=Lax$/);
     const cookieValue = cookie.split(';')[0] ?? '';
-    const keys = await send('POST', '/api/v1/keys', { from, body: { name: 'ci' }, headers: { cookie: cookieValue, 'x-csrftoken': answer.body.csrf_token } });
+    const keys = await send('POST', '/api/v1/keys', {
+      from,
+      body: { name: 'ci' },
+      headers: { cookie: cookieValue, 'x-csrftoken': answer.body.csrf_token },
+    });
     expect(keys.status).toBe(402);
     expect(keys.body.error).toBe('Deposit required');
     const session = await send('GET', '/api/v1/auth/session', { from, headers: { cookie: cookieValue } });
-    expect(session.body).toEqual({ account_id: answer.body.account_id, email, csrf_token: answer.body.csrf_token, expires_at: answer.body.expires_at });
+    expect(session.body).toEqual({
+      account_id: answer.body.account_id,
+      email,
+      csrf_token: answer.body.csrf_token,
+      expires_at: answer.body.expires_at,
+    });
   });
 
   it('answers a wrong password and an unknown address alike', async () => {
@@ -249,7 +281,8 @@ describe('POST /api/v1/auth/sign-in', () => {
     const from = newAddress();
     const { email } = await confirmedAccount(from);
     const failures = [];
-    for (let attempt = 0; attempt < 5; attempt++) failures.push(await send('POST', '/api/v1/auth/sign-in', { from: newAddress(), body: { email, password: `guess ${attempt}` } }));
+    for (let attempt = 0; attempt < 5; attempt++)
+      failures.push(await send('POST', '/api/v1/auth/sign-in', { from: newAddress(), body: { email, password: `guess ${attempt}` } }));
 
     const right = await send('POST', '/api/v1/auth/sign-in', { from: newAddress(), body: { email, password: PASSWORD } });
     const otherAccount = await confirmedAccount(newAddress());
@@ -268,7 +301,8 @@ describe('POST /api/v1/auth/sign-in', () => {
     const { email } = await confirmedAccount(from);
 
     const answers = [];
-    for (let attempt = 0; attempt < 7; attempt++) answers.push(await send('POST', '/api/v1/auth/sign-in', { from: newAddress(), body: { email, password: PASSWORD } }));
+    for (let attempt = 0; attempt < 7; attempt++)
+      answers.push(await send('POST', '/api/v1/auth/sign-in', { from: newAddress(), body: { email, password: PASSWORD } }));
 
     expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 200, 200]);
   });
@@ -277,7 +311,9 @@ describe('POST /api/v1/auth/sign-in', () => {
     const { email } = await confirmedAccount(newAddress());
 
     const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => send('POST', '/api/v1/auth/sign-in', { from: newAddress(), body: { email, password: `guess ${i}` } })),
+      Array.from({ length: 20 }, (_, i) =>
+        send('POST', '/api/v1/auth/sign-in', { from: newAddress(), body: { email, password: `guess ${i}` } }),
+      ),
     );
 
     expect(answers.filter((answer) => answer.status === 401)).toHaveLength(5);
@@ -287,7 +323,8 @@ describe('POST /api/v1/auth/sign-in', () => {
   it('refuses the 31st request from one source address within 15 minutes, and not another address', async () => {
     const from = newAddress();
     const answers = [];
-    for (let attempt = 0; attempt < 30; attempt++) answers.push(await send('POST', '/api/v1/auth/forgot-password', { from, body: { email: newEmail() } }));
+    for (let attempt = 0; attempt < 30; attempt++)
+      answers.push(await send('POST', '/api/v1/auth/forgot-password', { from, body: { email: newEmail() } }));
 
     const refused = await send('POST', '/api/v1/auth/sign-in', { from, body: { email: newEmail(), password: PASSWORD } });
     const elsewhere = await send('POST', '/api/v1/auth/sign-in', { from: newAddress(), body: { email: newEmail(), password: PASSWORD } });
@@ -303,10 +340,19 @@ describe('POST /api/v1/auth/sign-in', () => {
     // send the header, so the connection's own address counts.
     const caller = newAddress();
     const viewer = (n: number) => ({ 'cloudfront-viewer-address': `198.51.100.${n}:443` });
-    for (let attempt = 0; attempt < 30; attempt++) await send('POST', '/api/v1/auth/forgot-password', { from: caller, body: { email: newEmail() }, headers: viewer(7) });
+    for (let attempt = 0; attempt < 30; attempt++)
+      await send('POST', '/api/v1/auth/forgot-password', { from: caller, body: { email: newEmail() }, headers: viewer(7) });
 
-    const sameViewer = await send('POST', '/api/v1/auth/forgot-password', { from: caller, body: { email: newEmail() }, headers: viewer(7) });
-    const otherViewer = await send('POST', '/api/v1/auth/forgot-password', { from: caller, body: { email: newEmail() }, headers: viewer(8) });
+    const sameViewer = await send('POST', '/api/v1/auth/forgot-password', {
+      from: caller,
+      body: { email: newEmail() },
+      headers: viewer(7),
+    });
+    const otherViewer = await send('POST', '/api/v1/auth/forgot-password', {
+      from: caller,
+      body: { email: newEmail() },
+      headers: viewer(8),
+    });
 
     expect([sameViewer.status, sameViewer.body.error]).toEqual([429, 'Rate limit exceeded']);
     expect([otherViewer.status, otherViewer.body.error]).toEqual([429, 'Rate limit exceeded']);
@@ -330,7 +376,11 @@ describe('POST /api/v1/auth/sign-in', () => {
     const from = newAddress();
     const { email } = await confirmedAccount(from);
 
-    const answer = await send('POST', '/api/v1/auth/sign-in', { from, body: { email, password: PASSWORD }, headers: { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' } });
+    const answer = await send('POST', '/api/v1/auth/sign-in', {
+      from,
+      body: { email, password: PASSWORD },
+      headers: { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+    });
 
     expect(answer.status).toBe(403);
     expect(answer.body.error).toBe('CSRF validation failed');
@@ -388,7 +438,10 @@ describe('POST /api/v1/auth/forgot-password and reset-password', () => {
     const unknown = await send('POST', '/api/v1/auth/forgot-password', { from, body: { email: unknownEmail } });
 
     expect(registered.status).toBe(202);
-    expect(registered.body).toEqual({ ok: true, message: 'If an account uses this address, a link to reset its password is on its way to it.' });
+    expect(registered.body).toEqual({
+      ok: true,
+      message: 'If an account uses this address, a link to reset its password is on its way to it.',
+    });
     expect(sansRequestId(unknown.body)).toEqual(sansRequestId(registered.body));
     expect(unknown.status).toBe(202);
     expect((await mailsTo(mailDir, email)).at(-1)?.subject).toBe('Reset your password');
@@ -413,7 +466,9 @@ describe('POST /api/v1/auth/forgot-password and reset-password', () => {
       expect((await send('GET', '/api/v1/keys', { from, headers: { cookie } })).status).toBe(401);
     }
     expect((await send('POST', '/api/v1/auth/sign-in', { from, body: { email: browser.email, password: PASSWORD } })).status).toBe(401);
-    expect((await send('POST', '/api/v1/auth/sign-in', { from, body: { email: browser.email, password: 'a brand new password' } })).status).toBe(200);
+    expect(
+      (await send('POST', '/api/v1/auth/sign-in', { from, body: { email: browser.email, password: 'a brand new password' } })).status,
+    ).toBe(200);
   });
 
   it('refuses an expired reset link and keeps the old password', async () => {
@@ -435,7 +490,8 @@ describe('POST /api/v1/auth/forgot-password and reset-password', () => {
     const email = newEmail();
 
     const answers = [];
-    for (let attempt = 0; attempt < 4; attempt++) answers.push(await send('POST', '/api/v1/auth/forgot-password', { from, body: { email } }));
+    for (let attempt = 0; attempt < 4; attempt++)
+      answers.push(await send('POST', '/api/v1/auth/forgot-password', { from, body: { email } }));
 
     expect(answers.map((answer) => answer.status)).toEqual([202, 202, 202, 429]);
   });
@@ -470,7 +526,11 @@ describe('GET /api/v1/account and /api/v1/account/activity', () => {
       ['deposit', '12.50'],
     ]);
     expect(activity.body.spending_by_day).toHaveLength(30);
-    expect(activity.body.spending_by_day.at(-1)).toEqual({ date: new Date().toISOString().slice(0, 10), amount_usd: '2.00', amount_micros: 2_000_000 });
+    expect(activity.body.spending_by_day.at(-1)).toEqual({
+      date: new Date().toISOString().slice(0, 10),
+      amount_usd: '2.00',
+      amount_micros: 2_000_000,
+    });
     expect(activity.body.spending_by_day.slice(0, -1).every((day: { amount_micros: number }) => day.amount_micros === 0)).toBe(true);
   });
 

@@ -21,7 +21,6 @@ const action = (apiKey: string, id: number, body: unknown) => runtime.call('POST
 const serverOf = (vpsId: string) => runtime.simulator.state().droplets.find((d) => d.id === Number(vpsId));
 const later = () => Date.now() + 10 * 60_000;
 
-
 async function stoppedInstance(apiKey: string, flavor = 's-1vcpu-2gb') {
   const instance = await runtime.activeInstance(apiKey, flavor);
   const off = await action(apiKey, instance.instance_id, { type: 'power_off' });
@@ -37,20 +36,23 @@ describe('an action start whose answer is lost', () => {
   it.each([
     { type: 'power_off', from: 'active', to: 'stopped', server: 'off' },
     { type: 'power_on', from: 'stopped', to: 'active', server: 'active' },
-  ])('answers 200 for $type carried out after the call timed out, and the record follows the server', async ({ type, from, to, server }) => {
-    const { apiKey } = await runtime.newAccount();
-    const instance = from === 'active' ? await runtime.activeInstance(apiKey) : await stoppedInstance(apiKey);
-    await runtime.simulator.control.faults({ latency_ms: 1_500, latency_match: 'POST /v2/droplets/' });
+  ])(
+    'answers 200 for $type carried out after the call timed out, and the record follows the server',
+    async ({ type, from, to, server }) => {
+      const { apiKey } = await runtime.newAccount();
+      const instance = from === 'active' ? await runtime.activeInstance(apiKey) : await stoppedInstance(apiKey);
+      await runtime.simulator.control.faults({ latency_ms: 1_500, latency_match: 'POST /v2/droplets/' });
 
-    const response = await action(apiKey, instance.instance_id, { type });
-    const job = await runtime.waitForJob(apiKey, response.body.job_id);
+      const response = await action(apiKey, instance.instance_id, { type });
+      const job = await runtime.waitForJob(apiKey, response.body.job_id);
 
-    expect(response.status).toBe(200);
-    expect(response.body).toEqual({ ok: true, action: type, job_id: expect.any(String) });
-    expect(job).toMatchObject({ status: 'succeeded', error: null });
-    expect(serverOf(instance.vps_id)?.status).toBe(server);
-    expect((await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey })).body.status).toBe(to);
-  });
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual({ ok: true, action: type, job_id: expect.any(String) });
+      expect(job).toMatchObject({ status: 'succeeded', error: null });
+      expect(serverOf(instance.vps_id)?.status).toBe(server);
+      expect((await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey })).body.status).toBe(to);
+    },
+  );
 
   it('resizes a stopped instance whose resize call timed out but was carried out: new plan, tiers swapped', async () => {
     const { apiKey } = await runtime.newAccount();
@@ -107,7 +109,6 @@ describe('status checks that fail while the upstream action runs on', () => {
 });
 
 describe('no job runs forever', () => {
-
   it('ends a provision job left running after its instance became active as succeeded', async () => {
     const { apiKey } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);

@@ -15,7 +15,11 @@ describe('POST /api/v1/instances validation', () => {
     { why: 'project_name is missing', body: { flavor: 's-1vcpu-2gb' }, text: 'project_name is required' },
     { why: 'flavor is missing', body: { project_name: 'web' }, text: 'flavor is required' },
     { why: 'the body is empty', body: {}, text: 'project_name is required' },
-    { why: 'project_name is over 64 characters', body: { ...valid, project_name: 'x'.repeat(65) }, text: 'project_name must be at most 64 characters' },
+    {
+      why: 'project_name is over 64 characters',
+      body: { ...valid, project_name: 'x'.repeat(65) },
+      text: 'project_name must be at most 64 characters',
+    },
     { why: 'project_name is blank', body: { ...valid, project_name: '   ' }, text: 'project_name must not be empty' },
     { why: 'project_name is not a string', body: { ...valid, project_name: 42 }, text: 'project_name must be a string' },
     { why: 'the flavor is unknown', body: { ...valid, flavor: 's-99vcpu' }, text: 'Invalid flavor: s-99vcpu' },
@@ -28,7 +32,11 @@ describe('POST /api/v1/instances validation', () => {
       body: { ...valid, ssh_public_key: 'ssh-rsa AAAAC3NzaC1lZDI1NTE5AAAAIIJlZ65+nrz4U6KVEParNBgeWRvLZ4jikgQaV9EDOuGA x' },
       text: /^Invalid ssh_public_key/,
     },
-    { why: 'the ssh key is a private key', body: { ...valid, ssh_public_key: '-----BEGIN OPENSSH PRIVATE KEY-----' }, text: /^Invalid ssh_public_key/ },
+    {
+      why: 'the ssh key is a private key',
+      body: { ...valid, ssh_public_key: '-----BEGIN OPENSSH PRIVATE KEY-----' },
+      text: /^Invalid ssh_public_key/,
+    },
     { why: 'the RSA key is too short', body: { ...valid, ssh_public_key: rsaPublicKeyLine(1024) }, text: /^Invalid ssh_public_key/ },
   ])('answers 400 when $why', async ({ body, text }) => {
     const response = await runtime.call('POST', '/api/v1/instances', { apiKey: account.apiKey, body });
@@ -50,7 +58,12 @@ describe('POST /api/v1/instances validation', () => {
 
   it.each([
     { why: 'malformed JSON', rawBody: '{"project_name": ', status: 400, text: 'Invalid JSON body' },
-    { why: 'a body over 16 KiB', rawBody: JSON.stringify({ ...valid, ssh_public_key: 'x'.repeat(17 * 1024) }), status: 413, text: /too large/ },
+    {
+      why: 'a body over 16 KiB',
+      rawBody: JSON.stringify({ ...valid, ssh_public_key: 'x'.repeat(17 * 1024) }),
+      status: 413,
+      text: /too large/,
+    },
   ])('answers $status for $why', async ({ rawBody, status, text }) => {
     const response = await runtime.call('POST', '/api/v1/instances', { apiKey: account.apiKey, rawBody });
 

@@ -143,7 +143,12 @@ describe('DigitalOceanDriver against the DigitalOcean contract (Prism mock)', ()
   it("lists a droplet's actions with when each started", async () => {
     const actions = await driver().listActions(3164444);
     expect(actions.length).toBeGreaterThan(0);
-    expect(actions[0]).toEqual({ id: expect.any(Number), type: expect.any(String), status: expect.any(String), startedAt: expect.any(String) });
+    expect(actions[0]).toEqual({
+      id: expect.any(Number),
+      type: expect.any(String),
+      status: expect.any(String),
+      startedAt: expect.any(String),
+    });
   });
 
   it("maps the contract's declared error answers", async () => {

@@ -28,7 +28,6 @@ const jobsOf = async (instanceId: number) => {
   return Items;
 };
 
-
 describe('one server per instance', () => {
   it('keeps one server when a create times out and is carried out after the retry looked', async () => {
     const { apiKey } = await runtime.newAccount();
@@ -46,7 +45,9 @@ describe('one server per instance', () => {
     const { apiKey } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
     const tag = upstreamTagOf(detail.instance_id);
-    await (await upstream()).createServer({ name: 'vps-twin', tags: [tag, serviceTag()], size: 's-1vcpu-2gb', image: 'ubuntu-24-04-x64', userData: '' });
+    await (
+      await upstream()
+    ).createServer({ name: 'vps-twin', tags: [tag, serviceTag()], size: 's-1vcpu-2gb', image: 'ubuntu-24-04-x64', userData: '' });
 
     const report = await reconcile(later());
 
@@ -134,8 +135,18 @@ describe('operator commands', () => {
 
     expect(Object.keys(json)).toEqual(['ipv4', 'tiers']);
     expect(json.ipv4).toEqual({ limit: 1000, used: await capacityUsed('capacity#ipv4') });
-    expect(Object.keys(json.tiers as object)).toEqual(['s-1vcpu-2gb', 's-2vcpu-2gb', 's-2vcpu-4gb', 's-4vcpu-8gb', 's-8vcpu-16gb', 's-16vcpu-32gb']);
-    expect((json.tiers as Record<string, unknown>)['s-4vcpu-8gb']).toEqual({ limit: 200, used: await capacityUsed('capacity#tier#s-4vcpu-8gb') });
+    expect(Object.keys(json.tiers as object)).toEqual([
+      's-1vcpu-2gb',
+      's-2vcpu-2gb',
+      's-2vcpu-4gb',
+      's-4vcpu-8gb',
+      's-8vcpu-16gb',
+      's-16vcpu-32gb',
+    ]);
+    expect((json.tiers as Record<string, unknown>)['s-4vcpu-8gb']).toEqual({
+      limit: 200,
+      used: await capacityUsed('capacity#tier#s-4vcpu-8gb'),
+    });
   });
 
   it('audit exits 1 listing a drifted instance; reconcile repairs it and audit then exits 0', async () => {

@@ -45,9 +45,7 @@ const runtime = useTestRuntime({
 function declaredOperations(): Map<string, Set<string>> {
   const physical = (table: TableName) => runtime.tableNames[table];
   const flatten = (access: FunctionAccess) =>
-    new Set(
-      tableNames.flatMap((table) => (access.tables?.[table] ?? []).map((operation) => `${physical(table)}:${operation}`)),
-    );
+    new Set(tableNames.flatMap((table) => (access.tables?.[table] ?? []).map((operation) => `${physical(table)}:${operation}`)));
   return new Map([
     ...routes.map((route) => [route.name, flatten(mergeAccess(route.access, authAccess[route.auth]))] as const),
     ...(Object.keys(workflows) as WorkflowName[]).flatMap((workflow) =>

@@ -60,7 +60,8 @@ describe('behind the edge', () => {
     const forged = () => ({ authorization: `Bearer ${generateApiKey().fullKey}` });
 
     const first = [];
-    for (let i = 0; i < 20; i++) first.push(await runtime.call('GET', '/api/v1/instances', { headers: { ...viaEdge('198.51.100.20:1000'), ...forged() } }));
+    for (let i = 0; i < 20; i++)
+      first.push(await runtime.call('GET', '/api/v1/instances', { headers: { ...viaEdge('198.51.100.20:1000'), ...forged() } }));
     const over = await runtime.call('GET', '/api/v1/instances', { headers: { ...viaEdge('198.51.100.20:2000'), ...forged() } });
     const otherViewer = await runtime.call('GET', '/api/v1/instances', { headers: { ...viaEdge('198.51.100.21:1000'), ...forged() } });
 

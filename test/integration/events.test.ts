@@ -18,7 +18,11 @@ function collect(): { of(instanceId: number): ServiceEvent[]; stop(): void } {
 }
 
 const summary = (event: ServiceEvent) =>
-  event.type === 'instance.status_changed' ? `${event.type} ${event.data.from}→${event.data.to}` : event.type === 'job.succeeded' || event.type === 'job.failed' ? `${event.type} ${event.data.job_type}` : event.type;
+  event.type === 'instance.status_changed'
+    ? `${event.type} ${event.data.from}→${event.data.to}`
+    : event.type === 'job.succeeded' || event.type === 'job.failed'
+      ? `${event.type} ${event.data.job_type}`
+      : event.type;
 
 describe('events from the change streams', () => {
   it('publishes a whole walk-through (create, power cycle, resize, delete) as exactly the expected events', async () => {
@@ -33,7 +37,10 @@ describe('events from the change streams', () => {
     }
     const deleted = await runtime.call('DELETE', `/api/v1/instances/${id}`, { apiKey });
     await runtime.waitForJob(apiKey, deleted.body.job_id);
-    await eventually(() => (bus.of(id).some((event) => event.type === 'job.succeeded' && event.data.job_type === 'delete') ? true : undefined), 'the delete to end');
+    await eventually(
+      () => (bus.of(id).some((event) => event.type === 'job.succeeded' && event.data.job_type === 'delete') ? true : undefined),
+      'the delete to end',
+    );
     bus.stop();
 
     const events = bus.of(id);
@@ -85,7 +92,17 @@ describe('ops events tail', () => {
     const other = await runtime.newAccount();
     const child = spawn(
       process.execPath,
-      [resolve(repositoryRoot, 'node_modules/tsx/dist/cli.mjs'), 'infra/ops/cli.ts', 'events', 'tail', '--account', accountId, '--limit', '2', '--json'],
+      [
+        resolve(repositoryRoot, 'node_modules/tsx/dist/cli.mjs'),
+        'infra/ops/cli.ts',
+        'events',
+        'tail',
+        '--account',
+        accountId,
+        '--limit',
+        '2',
+        '--json',
+      ],
       { cwd: repositoryRoot, env: { ...process.env, OPS_RUNTIME_FILE: runtimeFile } },
     );
     let stdout = '';
@@ -94,12 +111,19 @@ describe('ops events tail', () => {
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((done) => child.on('close', done));
 
-    await eventually(() => stderr.includes('following events') || (stderr.includes('error:') && Promise.reject(new Error(stderr))), 'the tail to start', 120_000);
+    await eventually(
+      () => stderr.includes('following events') || (stderr.includes('error:') && Promise.reject(new Error(stderr))),
+      'the tail to start',
+      120_000,
+    );
     await runtime.call('POST', '/api/v1/instances', { apiKey: other.apiKey, body: { project_name: 'not-mine', flavor: 's-1vcpu-2gb' } });
     const created = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'tailed', flavor: 's-1vcpu-2gb' } });
 
     expect(await exited).toBe(0);
-    const lines = stdout.trim().split('\n').map((line) => JSON.parse(line));
+    const lines = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines.slice(0, -1).map((event) => [event.type, event.account_id, event.instance_id])).toEqual([
       ['instance.created', accountId, created.body.instance_id],
       ['instance.status_changed', accountId, created.body.instance_id],

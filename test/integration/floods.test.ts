@@ -75,7 +75,9 @@ describe('failed authentications are limited per source address', () => {
     const good = await call(attacker, 'GET', '/api/v1/instances', bearer(apiKey));
     const elsewhere = await call('127.0.0.1', 'GET', '/api/v1/instances', bearer(forgedKey()));
 
-    expect(failures.map((answer) => [answer.status, answer.body.error])).toEqual(Array.from({ length: 20 }, () => [401, 'Invalid or revoked API key']));
+    expect(failures.map((answer) => [answer.status, answer.body.error])).toEqual(
+      Array.from({ length: 20 }, () => [401, 'Invalid or revoked API key']),
+    );
     expect(refused.status).toBe(429);
     expect(refused.body).toEqual({ error: 'Rate limit exceeded', retry_after: expect.any(Number), request_id: expect.any(String) });
     expect(refused.body.retry_after).toBeGreaterThanOrEqual(55);
@@ -104,7 +106,11 @@ describe('failed authentications are limited per source address', () => {
     const missingHeader = await call(attacker, 'GET', '/api/v1/instances');
 
     expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: 20 }, () => 401));
-    expect([session.status, session.body.error, session.headers.get('ratelimit-policy')]).toEqual([429, 'Rate limit exceeded', '"failed-auth";q=20;w=60']);
+    expect([session.status, session.body.error, session.headers.get('ratelimit-policy')]).toEqual([
+      429,
+      'Rate limit exceeded',
+      '"failed-auth";q=20;w=60',
+    ]);
     expect([missingHeader.status, missingHeader.body.error]).toEqual([429, 'Rate limit exceeded']);
   });
 
@@ -230,6 +236,8 @@ describe('a flood of forged keys from one address', () => {
     // Generous, for a busy two-core machine where the flood shares the gateway's process and DynamoDB Local: the
     // same order of latency (measured here at about 30 ms alone and 90 ms under 10 forged requests at a time).
     const [alone, flooded] = [median(baseline.map((a) => a.ms)), median(during.map((a) => a.ms))];
-    expect(flooded, `median ${flooded.toFixed(0)} ms under the flood, ${alone.toFixed(0)} ms alone`).toBeLessThan(Math.max(6 * alone, alone + 300));
+    expect(flooded, `median ${flooded.toFixed(0)} ms under the flood, ${alone.toFixed(0)} ms alone`).toBeLessThan(
+      Math.max(6 * alone, alone + 300),
+    );
   });
 });

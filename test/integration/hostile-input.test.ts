@@ -49,7 +49,10 @@ describe('names', () => {
   it('accepts names in any script, emoji (a surrogate pair) included', async () => {
     const { apiKey } = await runtime.newAccount();
 
-    const response = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'сервер-東京-🚀', flavor: 's-1vcpu-2gb' } });
+    const response = await runtime.call('POST', '/api/v1/instances', {
+      apiKey,
+      body: { project_name: 'сервер-東京-🚀', flavor: 's-1vcpu-2gb' },
+    });
 
     expect(response.status).toBe(202);
     expect(response.body.project_name).toBe('сервер-東京-🚀');

@@ -50,7 +50,9 @@ describe('Idempotency-Key', () => {
     const headers = { 'idempotency-key': 'reboot-1' };
     const [first, second] = await Promise.all([
       runtime.call('POST', path, { apiKey, body: { type: 'reboot' }, headers }),
-      new Promise((resolve) => setTimeout(resolve, 300)).then(() => runtime.call('POST', path, { apiKey, body: { type: 'reboot' }, headers })),
+      new Promise((resolve) => setTimeout(resolve, 300)).then(() =>
+        runtime.call('POST', path, { apiKey, body: { type: 'reboot' }, headers }),
+      ),
     ]);
     await runtime.simulator.control.faults({ latency_ms: 0 });
 

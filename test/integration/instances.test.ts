@@ -160,7 +160,20 @@ describe('GET /api/v1/instances', () => {
     expect(listed.body.map((i: { instance_id: number }) => i.instance_id)).toEqual([a.body.instance_id, b.body.instance_id]);
     for (const summary of listed.body) {
       expect(Object.keys(summary).sort()).toEqual(
-        ['created_at', 'custom_domain', 'domain', 'instance_id', 'ipv4', 'plan', 'project_name', 'root_password', 'root_user', 'ssh_port', 'status', 'vps_id'].sort(),
+        [
+          'created_at',
+          'custom_domain',
+          'domain',
+          'instance_id',
+          'ipv4',
+          'plan',
+          'project_name',
+          'root_password',
+          'root_user',
+          'ssh_port',
+          'status',
+          'vps_id',
+        ].sort(),
       );
     }
   });
@@ -170,7 +183,10 @@ describe('GET /api/v1/instances/{instance_id}', () => {
   it('returns 404 when the instance belongs to another account', async () => {
     const owner = await runtime.newAccount();
     const stranger = await runtime.newAccount();
-    const created = await runtime.call('POST', '/api/v1/instances', { apiKey: owner.apiKey, body: { project_name: 'x', flavor: 's-1vcpu-2gb' } });
+    const created = await runtime.call('POST', '/api/v1/instances', {
+      apiKey: owner.apiKey,
+      body: { project_name: 'x', flavor: 's-1vcpu-2gb' },
+    });
 
     const response = await runtime.call('GET', `/api/v1/instances/${created.body.instance_id}`, { apiKey: stranger.apiKey });
 

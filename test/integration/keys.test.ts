@@ -36,8 +36,22 @@ describe('GET /api/v1/keys', () => {
 
     expect(listed.status).toBe(200);
     expect(listed.body).toEqual([
-      { id: browser.keyId, name: 'Test', key_prefix: browser.apiKey.slice(0, 12), is_active: false, created_at: expect.any(String), last_used_at: null },
-      { id: created.body.id, name: 'ci', key_prefix: created.body.key_prefix, is_active: true, created_at: expect.any(String), last_used_at: null },
+      {
+        id: browser.keyId,
+        name: 'Test',
+        key_prefix: browser.apiKey.slice(0, 12),
+        is_active: false,
+        created_at: expect.any(String),
+        last_used_at: null,
+      },
+      {
+        id: created.body.id,
+        name: 'ci',
+        key_prefix: created.body.key_prefix,
+        is_active: true,
+        created_at: expect.any(String),
+        last_used_at: null,
+      },
     ]);
     expect(JSON.stringify(listed.body)).not.toContain(created.body.full_key);
   });
@@ -116,7 +130,13 @@ describe('POST /api/v1/keys', () => {
   it('accepts a configured page origin on another host', async () => {
     const browser = await signedIn();
 
-    const response = await fromPage(browser, 'POST', '/api/v1/keys', { name: 'app' }, { origin: TRUSTED_PAGE, 'sec-fetch-site': 'same-site' });
+    const response = await fromPage(
+      browser,
+      'POST',
+      '/api/v1/keys',
+      { name: 'app' },
+      { origin: TRUSTED_PAGE, 'sec-fetch-site': 'same-site' },
+    );
 
     expect(response.status).toBe(201);
   });
@@ -134,7 +154,10 @@ describe('POST /api/v1/keys', () => {
 
   it.each<{ why: string; origin: () => string }>([
     { why: 'the API’s own origin with a suffix', origin: () => `${runtime.baseUrl}.evil.example` },
-    { why: 'the API host under another domain', origin: () => `http://${new URL(runtime.baseUrl).hostname}.evil.example:${new URL(runtime.baseUrl).port}` },
+    {
+      why: 'the API host under another domain',
+      origin: () => `http://${new URL(runtime.baseUrl).hostname}.evil.example:${new URL(runtime.baseUrl).port}`,
+    },
     { why: 'a trusted page’s origin with a suffix', origin: () => `${TRUSTED_PAGE}.evil.example` },
   ])('answers 403 "CSRF validation failed" for a lookalike Origin: $why', async ({ origin }) => {
     const browser = await signedIn();

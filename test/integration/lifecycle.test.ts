@@ -8,8 +8,7 @@ import { useTestRuntime } from '../support/runtime';
 
 const runtime = useTestRuntime();
 
-const action = (apiKey: string, id: number, body: unknown) =>
-  runtime.call('POST', `/api/v1/instances/${id}/actions`, { apiKey, body });
+const action = (apiKey: string, id: number, body: unknown) => runtime.call('POST', `/api/v1/instances/${id}/actions`, { apiKey, body });
 
 async function capacityUsed(name: string): Promise<number> {
   const { Item } = await dynamo().send(new GetCommand({ TableName: runtime.tableNames.counters, Key: { name }, ConsistentRead: true }));
@@ -113,7 +112,9 @@ describe('POST /api/v1/instances/{instance_id}/actions', () => {
       await setBillingState(accountId, { billing_paused: true, balance: 0 });
 
       const refused = await Promise.all(
-        [{ type: 'power_on' }, { type: 'reboot' }, { type: 'resize', flavor: 's-2vcpu-4gb' }].map((body) => action(apiKey, instance.instance_id, body)),
+        [{ type: 'power_on' }, { type: 'reboot' }, { type: 'resize', flavor: 's-2vcpu-4gb' }].map((body) =>
+          action(apiKey, instance.instance_id, body),
+        ),
       );
       const off = await action(apiKey, instance.instance_id, { type: 'power_off' });
 
@@ -143,10 +144,12 @@ describe('POST /api/v1/instances/{instance_id}/actions', () => {
       { type: 'reboot', from: 'failed' },
     ])('answers 409 with the current status for $type while $from', async ({ type, from, flavor }) => {
       const { apiKey } = await runtime.newAccount();
-      const instance = from === 'pending'
-        ? (await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'p', flavor: 's-1vcpu-2gb' } })).body
-        : await runtime.activeInstance(apiKey);
-      if (from === 'stopped') await runtime.waitForJob(apiKey, (await action(apiKey, instance.instance_id, { type: 'power_off' })).body.job_id);
+      const instance =
+        from === 'pending'
+          ? (await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'p', flavor: 's-1vcpu-2gb' } })).body
+          : await runtime.activeInstance(apiKey);
+      if (from === 'stopped')
+        await runtime.waitForJob(apiKey, (await action(apiKey, instance.instance_id, { type: 'power_off' })).body.job_id);
       if (from === 'quarantined' || from === 'failed') await transitionInstance(instance.instance_id, ['active'], { status: from });
 
       const response = await action(apiKey, instance.instance_id, { type, ...(flavor ? { flavor } : {}) });

@@ -10,7 +10,10 @@ async function accountWithInstances(count: number) {
   const account = await runtime.newAccount();
   const ids: number[] = [];
   for (let i = 0; i < count; i++) {
-    const created = await runtime.call('POST', '/api/v1/instances', { apiKey: account.apiKey, body: { project_name: `p${i}`, flavor: 's-1vcpu-2gb' } });
+    const created = await runtime.call('POST', '/api/v1/instances', {
+      apiKey: account.apiKey,
+      body: { project_name: `p${i}`, flavor: 's-1vcpu-2gb' },
+    });
     ids.push(created.body.instance_id);
   }
   return { ...account, ids };

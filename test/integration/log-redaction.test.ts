@@ -18,7 +18,10 @@ describe('log redaction', () => {
     const secrets: string[] = [account.apiKey, session, csrfToken];
 
     const lines = await captureStdoutLines(async () => {
-      const created = await runtime.call('POST', '/api/v1/instances', { apiKey: account.apiKey, body: { project_name: 'logged', flavor: 's-1vcpu-2gb' } });
+      const created = await runtime.call('POST', '/api/v1/instances', {
+        apiKey: account.apiKey,
+        body: { project_name: 'logged', flavor: 's-1vcpu-2gb' },
+      });
       secrets.push(created.body.root_password, created.body.ssh_key.private_key.split('\n')[2]);
       await runtime.call('GET', `/api/v1/instances/${created.body.instance_id}`, { apiKey: account.apiKey });
       const host = new URL(runtime.baseUrl).host;

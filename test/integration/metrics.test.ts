@@ -30,6 +30,8 @@ describe('EMF metrics', () => {
     expect(total('RateLimited')).toBe(1);
     expect(total('ProvisionSucceeded')).toBe(5);
     expect(documents.some((d) => typeof d.ProvisionDuration === 'number' || Array.isArray(d.ProvisionDuration))).toBe(true);
-    expect(documents.every((d) => (d._aws as { CloudWatchMetrics: { Namespace: string }[] }).CloudWatchMetrics[0]?.Namespace === 'VpsService')).toBe(true);
+    expect(
+      documents.every((d) => (d._aws as { CloudWatchMetrics: { Namespace: string }[] }).CloudWatchMetrics[0]?.Namespace === 'VpsService'),
+    ).toBe(true);
   });
 });

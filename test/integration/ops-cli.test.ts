@@ -93,11 +93,19 @@ describe('refusals, target and help', () => {
   });
 
   it('without a local service: exit 1 and says how to start one', () => {
-    expect(runs.get('missing service')).toEqual({ code: 1, stdout: '', stderr: 'error: no local service found: start it with npm start\n' });
+    expect(runs.get('missing service')).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'error: no local service found: start it with npm start\n',
+    });
   });
 
   it('help prints the usage (exit 0)', () => {
-    expect(runs.get('help')).toMatchObject({ code: 0, stderr: '', stdout: expect.stringContaining('capacity set --ipv4 N | --flavor F --limit N') });
+    expect(runs.get('help')).toMatchObject({
+      code: 0,
+      stderr: '',
+      stdout: expect.stringContaining('capacity set --ipv4 N | --flavor F --limit N'),
+    });
   });
 
   it("maps a stack's outputs to the settings, and names the outputs it lacks", () => {
@@ -120,7 +128,8 @@ describe('refusals, target and help', () => {
   });
 });
 
-const create = (apiKey: string, flavor: string) => runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'ops', flavor } });
+const create = (apiKey: string, flavor: string) =>
+  runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'ops', flavor } });
 
 // Each test has its own account, flavor or instance, so they run side by side.
 describe.concurrent('commands', () => {
@@ -142,16 +151,31 @@ describe.concurrent('commands', () => {
   });
 
   it.for([
-    { args: ['--email', 'ops@example.com', '--deposit', '50'], email: 'ops@example.com', balance: 50_000_000, confirmed: true, suspended: false },
-    { args: ['--unconfirmed', '--suspended'], email: expect.stringMatching(/^[0-9a-f]+@example\.com$/), balance: 0, confirmed: false, suspended: true },
-  ])('account create $args opens the account with its deposit and a working session', async ({ args, email, balance, confirmed, suspended }, { expect }) => {
-    const output = await opsJson('account', 'create', ...args);
+    {
+      args: ['--email', 'ops@example.com', '--deposit', '50'],
+      email: 'ops@example.com',
+      balance: 50_000_000,
+      confirmed: true,
+      suspended: false,
+    },
+    {
+      args: ['--unconfirmed', '--suspended'],
+      email: expect.stringMatching(/^[0-9a-f]+@example\.com$/),
+      balance: 0,
+      confirmed: false,
+      suspended: true,
+    },
+  ])(
+    'account create $args opens the account with its deposit and a working session',
+    async ({ args, email, balance, confirmed, suspended }, { expect }) => {
+      const output = await opsJson('account', 'create', ...args);
 
-    expect(output).toMatchObject({ email, confirmed, suspended, balance_micros: balance, balance_usd: (balance / 1e6).toFixed(2) });
-    expect(await getAccount(output.account_id)).toMatchObject({ email, confirmed, suspended, balance, deleted_at: null });
-    const { stored, csrfHash } = await storedSession(output);
-    expect(stored).toMatchObject({ account_id: output.account_id, csrf_hash: csrfHash });
-  });
+      expect(output).toMatchObject({ email, confirmed, suspended, balance_micros: balance, balance_usd: (balance / 1e6).toFixed(2) });
+      expect(await getAccount(output.account_id)).toMatchObject({ email, confirmed, suspended, balance, deleted_at: null });
+      const { stored, csrfHash } = await storedSession(output);
+      expect(stored).toMatchObject({ account_id: output.account_id, csrf_hash: csrfHash });
+    },
+  );
 
   it('account show escapes control characters in stored names, so no name rewrites the terminal or forges a row', async ({ expect }) => {
     const { accountId } = await runtime.newAccount();
@@ -177,7 +201,12 @@ describe.concurrent('commands', () => {
 
     const output = await opsJson('session', 'create', accountId);
 
-    expect(output).toEqual({ account_id: accountId, session: expect.any(String), csrf_token: expect.any(String), expires_at: expect.any(String) });
+    expect(output).toEqual({
+      account_id: accountId,
+      session: expect.any(String),
+      csrf_token: expect.any(String),
+      expires_at: expect.any(String),
+    });
     const { stored, csrfHash } = await storedSession(output);
     expect(stored).toMatchObject({ account_id: accountId, csrf_hash: csrfHash });
   });
@@ -194,7 +223,13 @@ describe.concurrent('commands', () => {
     expect(second).toMatchObject({ balance_micros: -3_330_000, balance_usd: '-3.33', billing_paused: true });
     expect(deposited).toEqual({ code: 0, stdout: `${accountId}: deposited $5.01; balance $1.68\n`, stderr: '' });
     expect(await getAccount(accountId)).toMatchObject({ balance: 1_680_000, total_deposited: 15_010_000, billing_paused: false });
-    expect(shown).toMatchObject({ account_id: accountId, balance_micros: 1_680_000, balance_usd: '1.68', billing_paused: false, instances: [] });
+    expect(shown).toMatchObject({
+      account_id: accountId,
+      balance_micros: 1_680_000,
+      balance_usd: '1.68',
+      billing_paused: false,
+      instances: [],
+    });
     expect(shown.keys).toEqual([{ id: keyId, name: 'Test', key_prefix: expect.any(String), is_active: true, last_used_at: null }]);
     expect(shown.ledger.map((e: any) => [e.kind, e.amount_micros, e.amount_usd])).toEqual([
       ['deposit', 10_000_000, '10.00'],
@@ -235,7 +270,9 @@ describe.concurrent('commands', () => {
   it('capacity set --ipv4 sizes the address pool', async ({ expect }) => {
     const output = await opsJson('capacity', 'set', '--ipv4', '900');
 
-    const { Item } = await dynamo().send(new GetCommand({ TableName: runtime.tableNames.counters, Key: { name: 'capacity#ipv4' }, ConsistentRead: true }));
+    const { Item } = await dynamo().send(
+      new GetCommand({ TableName: runtime.tableNames.counters, Key: { name: 'capacity#ipv4' }, ConsistentRead: true }),
+    );
     expect(output).toEqual({ pool: 'ipv4', limit: 900 });
     expect(Item?.limit).toBe(900);
   });

@@ -120,7 +120,9 @@ describe('rate limits', () => {
 
     expect(first.map((r) => r.status)).toEqual(Array.from({ length: 60 }, () => 200));
     // A fixed window would start afresh at the minute; the sliding one still holds the 60 from 1.3 s before.
-    expect(second.map((r) => [r.status, r.body.error, r.body.retry_after])).toEqual(Array.from({ length: 20 }, () => [429, 'Rate limit exceeded', 59]));
+    expect(second.map((r) => [r.status, r.body.error, r.body.retry_after])).toEqual(
+      Array.from({ length: 20 }, () => [429, 'Rate limit exceeded', 59]),
+    );
     expect(second[0]!.headers.get('ratelimit')).toBe('"general";r=0;t=59');
     expect([lastMillisecond[0]!.status, lastMillisecond[0]!.body.retry_after]).toEqual([429, 1]);
     // Exactly 60 s after the first burst its requests have left the window, all at once: 60 more, and not one over.
@@ -153,7 +155,12 @@ describe('rate limits', () => {
 
   it.each([
     ['400 (a typo)', { project_name: 'p', flavor: 's-99vcpu' }, 400, 'Invalid flavor: s-99vcpu'],
-    ['402 (no funds)', { project_name: 'p', flavor: 's-1vcpu-2gb' }, 402, 'Insufficient balance to deploy: the balance must be above $3.00'],
+    [
+      '402 (no funds)',
+      { project_name: 'p', flavor: 's-1vcpu-2gb' },
+      402,
+      'Insufficient balance to deploy: the balance must be above $3.00',
+    ],
   ])('gives the deploy unit back when a create is refused with %s, so five of them lock nobody out', async (_, body, status, text) => {
     const { apiKey } = await runtime.newAccount({ depositUsd: status === 402 ? '2' : '50' });
 
@@ -161,7 +168,9 @@ describe('rate limits', () => {
     for (let i = 0; i < 6; i++) refusals.push(await runtime.call('POST', '/api/v1/instances', { apiKey, body }));
 
     expect(refusals.map((r) => [r.status, r.body.error])).toEqual(Array.from({ length: 6 }, () => [status, text]));
-    expect(refusals.map((r) => r.headers.get('ratelimit')?.split(', ')[1])).toEqual(Array.from({ length: 6 }, () => expect.stringMatching(/^"deploy";r=5;t=\d+$/)));
+    expect(refusals.map((r) => r.headers.get('ratelimit')?.split(', ')[1])).toEqual(
+      Array.from({ length: 6 }, () => expect.stringMatching(/^"deploy";r=5;t=\d+$/)),
+    );
   });
 
   it('still counts a create that was accepted: the sixth within the hour is refused', async () => {
@@ -169,7 +178,8 @@ describe('rate limits', () => {
     await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'p', flavor: 's-99vcpu' } });
 
     const accepted = [];
-    for (let i = 0; i < 5; i++) accepted.push(await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: `p${i}`, flavor: 's-1vcpu-2gb' } }));
+    for (let i = 0; i < 5; i++)
+      accepted.push(await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: `p${i}`, flavor: 's-1vcpu-2gb' } }));
     const sixth = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'p6', flavor: 's-1vcpu-2gb' } });
 
     expect(accepted.map((r) => r.status)).toEqual([202, 202, 202, 202, 202]);

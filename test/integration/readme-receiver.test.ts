@@ -33,7 +33,14 @@ describe('the README’s 20-line receiver', () => {
     const receiver = spawn(process.execPath, [file], { env: { ...process.env, WEBHOOK_SECRET: hook.body.secret } });
     let printed = '';
     receiver.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
-    await eventually(async () => fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false), 'the receiver to listen');
+    await eventually(
+      async () =>
+        fetch(`http://127.0.0.1:${port}/`).then(
+          () => true,
+          () => false,
+        ),
+      'the receiver to listen',
+    );
 
     const created = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'readme', flavor: 's-1vcpu-2gb' } });
     await eventually(() => printed.includes('active'), 'the active event');

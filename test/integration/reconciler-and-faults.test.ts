@@ -16,15 +16,42 @@ const serversOf = (instanceId: number) => runtime.simulator.state().droplets.fil
 
 /** A job recorded as running whose workflow never started (as after a crash between the two). */
 function orphanJob(type: Job['type'], instance: { instance_id: number; account_id: string }): Job {
-  return { job_id: randomUUID(), type, instance_id: instance.instance_id, account_id: instance.account_id, status: 'running', started_at: new Date().toISOString(), finished_at: null, error: null };
+  return {
+    job_id: randomUUID(),
+    type,
+    instance_id: instance.instance_id,
+    account_id: instance.account_id,
+    status: 'running',
+    started_at: new Date().toISOString(),
+    finished_at: null,
+    error: null,
+  };
 }
 
 describe('reconciler', () => {
   it('destroys servers tagged for this stage that no live instance owns, and counts them', async () => {
     const driver = await upstream();
-    const orphan = await driver.createServer({ name: 'vps-999999', tags: [upstreamTagOf(999_999), serviceTag()], size: 's-1vcpu-2gb', image: 'ubuntu-24-04-x64', userData: '' });
-    const foreign = await driver.createServer({ name: 'not-ours', tags: ['someone-else'], size: 's-1vcpu-2gb', image: 'ubuntu-24-04-x64', userData: '' });
-    const otherStage = await driver.createServer({ name: 'vps-999998', tags: ['vps-prod-instance-999998', 'vps-prod'], size: 's-1vcpu-2gb', image: 'ubuntu-24-04-x64', userData: '' });
+    const orphan = await driver.createServer({
+      name: 'vps-999999',
+      tags: [upstreamTagOf(999_999), serviceTag()],
+      size: 's-1vcpu-2gb',
+      image: 'ubuntu-24-04-x64',
+      userData: '',
+    });
+    const foreign = await driver.createServer({
+      name: 'not-ours',
+      tags: ['someone-else'],
+      size: 's-1vcpu-2gb',
+      image: 'ubuntu-24-04-x64',
+      userData: '',
+    });
+    const otherStage = await driver.createServer({
+      name: 'vps-999998',
+      tags: ['vps-prod-instance-999998', 'vps-prod'],
+      size: 's-1vcpu-2gb',
+      image: 'ubuntu-24-04-x64',
+      userData: '',
+    });
 
     const report = await reconcile(later());
 
@@ -71,7 +98,17 @@ describe('reconciler', () => {
     const instanceId = await nextSequenceValue('instance_id');
     const job = orphanJob('provision', { ...template, instance_id: instanceId });
     await insertInstanceReservingCapacity(
-      { ...template, instance_id: instanceId, status: 'pending', vps_id: '', upstream_id: null, ipv4: null, activated_at: null, capacity_held: true, version: 1 },
+      {
+        ...template,
+        instance_id: instanceId,
+        status: 'pending',
+        vps_id: '',
+        upstream_id: null,
+        ipv4: null,
+        activated_at: null,
+        capacity_held: true,
+        version: 1,
+      },
       job,
     );
 

@@ -56,16 +56,24 @@ describe('revocation in flight', () => {
 
     expect([response.status, response.body]).toEqual([401, REVOKED]);
     expect([after.status, after.body.status]).toEqual([200, 'active']);
-    expect(runtime.simulator.state().calls['POST /v2/droplets/{id}/actions'] ?? 0).toBe(upstreamBefore['POST /v2/droplets/{id}/actions'] ?? 0);
+    expect(runtime.simulator.state().calls['POST /v2/droplets/{id}/actions'] ?? 0).toBe(
+      upstreamBefore['POST /v2/droplets/{id}/actions'] ?? 0,
+    );
   });
 
   it('refuses a create whose key is revoked before its write commits (401), creating nothing and using no deploy', async () => {
     const { account, doomed, doomedId } = await accountWithDoomedKey();
     revokeJustBefore('TransactWriteItemsCommand', account, doomedId);
 
-    const response = await runtime.call('POST', '/api/v1/instances', { apiKey: doomed, body: { project_name: 'p', flavor: 's-1vcpu-2gb' } });
+    const response = await runtime.call('POST', '/api/v1/instances', {
+      apiKey: doomed,
+      body: { project_name: 'p', flavor: 's-1vcpu-2gb' },
+    });
     const listed = await runtime.call('GET', '/api/v1/instances', { apiKey: account.apiKey });
-    const next = await runtime.call('POST', '/api/v1/instances', { apiKey: account.apiKey, body: { project_name: 'q', flavor: 's-1vcpu-2gb' } });
+    const next = await runtime.call('POST', '/api/v1/instances', {
+      apiKey: account.apiKey,
+      body: { project_name: 'q', flavor: 's-1vcpu-2gb' },
+    });
 
     expect([response.status, response.body]).toEqual([401, REVOKED]);
     expect(listed.body).toEqual([]);
@@ -89,7 +97,13 @@ describe('revocation in flight', () => {
     const instance = await runtime.activeInstance(account.apiKey);
     const actions = () => runtime.simulator.state().calls['POST /v2/droplets/{id}/actions'] ?? 0;
     const before = actions();
-    await runtime.simulator.control.faults({ latency_ms: 1_200, latency_match: 'POST /v2/droplets/', fail_next: 1, status: 429, match: 'POST /v2/droplets/' });
+    await runtime.simulator.control.faults({
+      latency_ms: 1_200,
+      latency_match: 'POST /v2/droplets/',
+      fail_next: 1,
+      status: 429,
+      match: 'POST /v2/droplets/',
+    });
 
     const [response] = await Promise.all([
       runtime.call('POST', `/api/v1/instances/${instance.instance_id}/actions`, { apiKey: doomed, body: { type: 'reboot' } }),
@@ -98,7 +112,10 @@ describe('revocation in flight', () => {
     await runtime.simulator.control.faults({ latency_ms: 0 });
     const sent = actions() - before;
     const after = await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey: account.apiKey });
-    const retry = await runtime.call('POST', `/api/v1/instances/${instance.instance_id}/actions`, { apiKey: account.apiKey, body: { type: 'reboot' } });
+    const retry = await runtime.call('POST', `/api/v1/instances/${instance.instance_id}/actions`, {
+      apiKey: account.apiKey,
+      body: { type: 'reboot' },
+    });
 
     expect([response.status, response.body]).toEqual([401, REVOKED]);
     // One refused attempt, or none when a busy machine let the revocation land before the action was recorded.

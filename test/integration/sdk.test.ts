@@ -18,7 +18,11 @@ describe('the SDK against the local service', () => {
     const active = await vps.waitForInstance(created.instance_id, ['active'], { onStatus: (status) => seen.push(status) });
 
     expect(created.status).toBe('pending');
-    expect(active).toMatchObject({ instance_id: created.instance_id, status: 'active', ipv4: expect.stringMatching(/^\d+\.\d+\.\d+\.\d+$/) });
+    expect(active).toMatchObject({
+      instance_id: created.instance_id,
+      status: 'active',
+      ipv4: expect.stringMatching(/^\d+\.\d+\.\d+\.\d+$/),
+    });
     expect(seen.at(-1)).toBe('active');
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen.every((status) => ['pending', 'provisioning', 'active'].includes(status))).toBe(true);
@@ -46,7 +50,13 @@ describe('the SDK against the local service', () => {
     const error = await vps.waitForJob(jobId!).catch((caught: unknown) => caught);
 
     expect(error).toBeInstanceOf(JobFailedError);
-    expect((error as JobFailedError).job).toMatchObject({ job_id: jobId, type: 'resize', instance_id: id, status: 'failed', error: expect.any(String) });
+    expect((error as JobFailedError).job).toMatchObject({
+      job_id: jobId,
+      type: 'resize',
+      instance_id: id,
+      status: 'failed',
+      error: expect.any(String),
+    });
     expect((error as JobFailedError).message).toMatch(new RegExp(`^resize job ${jobId} failed: `));
   });
 
@@ -65,8 +75,18 @@ describe('the SDK against the local service', () => {
   });
 
   it.each([
-    { why: 'an unknown instance', call: (vps: Awaited<ReturnType<typeof client>>) => vps.getInstance(999_999), status: 404, text: 'Instance not found' },
-    { why: 'a flavor that is not offered', call: (vps: Awaited<ReturnType<typeof client>>) => vps.createInstance({ project_name: 'x', flavor: 's-1vcpu-1gb' as never }), status: 400, text: 'Flavor s-1vcpu-1gb is permanently unavailable' },
+    {
+      why: 'an unknown instance',
+      call: (vps: Awaited<ReturnType<typeof client>>) => vps.getInstance(999_999),
+      status: 404,
+      text: 'Instance not found',
+    },
+    {
+      why: 'a flavor that is not offered',
+      call: (vps: Awaited<ReturnType<typeof client>>) => vps.createInstance({ project_name: 'x', flavor: 's-1vcpu-1gb' as never }),
+      status: 400,
+      text: 'Flavor s-1vcpu-1gb is permanently unavailable',
+    },
   ])('surfaces $why as VpsApiError with status, text and request id', async ({ call, status, text }) => {
     const vps = await client();
 
@@ -81,7 +101,14 @@ describe('the SDK against the local service', () => {
 
     const flavors = await vps.flavors();
 
-    expect(flavors.map((plan) => plan.flavor)).toEqual(['s-1vcpu-2gb', 's-2vcpu-2gb', 's-2vcpu-4gb', 's-4vcpu-8gb', 's-8vcpu-16gb', 's-16vcpu-32gb']);
+    expect(flavors.map((plan) => plan.flavor)).toEqual([
+      's-1vcpu-2gb',
+      's-2vcpu-2gb',
+      's-2vcpu-4gb',
+      's-4vcpu-8gb',
+      's-8vcpu-16gb',
+      's-16vcpu-32gb',
+    ]);
     expect(flavors[0]).toEqual({ flavor: 's-1vcpu-2gb', vcpu: 1, ram_mb: 2048, disk_gb: 30, hourly_price: 0.01786 });
   });
 });

@@ -72,7 +72,12 @@ describe('X-Ray tracing', () => {
       session,
       csrfToken,
     ];
-    expect([created.status, replayed.status, listed.body[0].root_password, key.status]).toEqual([202, 202, created.body.root_password, 201]);
+    expect([created.status, replayed.status, listed.body[0].root_password, key.status]).toEqual([
+      202,
+      202,
+      created.body.root_password,
+      201,
+    ]);
     expect(created.body.ssh_key.private_key).toContain('-----BEGIN OPENSSH PRIVATE KEY-----');
     // Some of the invocations above were traced (locally a few are lost to overlap), so a silent tracer cannot pass.
     expect(handlerSegments()).toBeGreaterThanOrEqual(4);

@@ -124,10 +124,7 @@ describe('DigitalOceanDriver against the simulator', () => {
         return Response.json(pages[requested.length - 1]);
       };
       await driverFor({ fetchImpl }).listServersByTag('t');
-      expect(requested).toEqual([
-        `${simulator.url}/v2/droplets?tag_name=t&per_page=200`,
-        `${simulator.url}/v2/droplets?page=2&tag_name=t`,
-      ]);
+      expect(requested).toEqual([`${simulator.url}/v2/droplets?tag_name=t&per_page=200`, `${simulator.url}/v2/droplets?page=2&tag_name=t`]);
     });
   });
 

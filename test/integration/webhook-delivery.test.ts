@@ -52,7 +52,9 @@ describe('webhook delivery', () => {
       const answer = await runtime.call('GET', `/api/v1/webhooks/${webhook.id}/deliveries`, { apiKey });
       return answer.body.length >= 3 && answer;
     }, 'three recorded attempts');
-    expect(attempts.body.map((a: { status: string; response_code: number; attempt: number }) => [a.status, a.response_code, a.attempt])).toEqual([
+    expect(
+      attempts.body.map((a: { status: string; response_code: number; attempt: number }) => [a.status, a.response_code, a.attempt]),
+    ).toEqual([
       ['succeeded', 204, 1],
       ['succeeded', 204, 1],
       ['succeeded', 204, 1],
@@ -74,7 +76,14 @@ describe('webhook delivery', () => {
     expect(receiver.received.map((delivery) => delivery.answered)).toEqual([500, 500, 500, 200]);
     expect(new Set(receiver.received.map((delivery) => delivery.headers['webhook-id']))).toEqual(new Set([test.body.event_id]));
     expect(receiver.received.every((delivery) => delivery.verified && delivery.event.type === 'webhook.test')).toBe(true);
-    expect(listed.body.map((a: { attempt: number; status: string; response_code: number; error: string | null }) => [a.attempt, a.status, a.response_code, a.error])).toEqual([
+    expect(
+      listed.body.map((a: { attempt: number; status: string; response_code: number; error: string | null }) => [
+        a.attempt,
+        a.status,
+        a.response_code,
+        a.error,
+      ]),
+    ).toEqual([
       [4, 'succeeded', 200, null],
       [3, 'failed', 500, 'the receiver answered 500'],
       [2, 'failed', 500, 'the receiver answered 500'],

@@ -12,8 +12,10 @@ describe('webhook disabling', () => {
     const failing = await startReceiver();
     const watcher = await startReceiver();
     failing.answer = () => 503;
-    const broken = (await runtime.call('POST', '/api/v1/webhooks', { apiKey, body: { url: failing.url, events: ['instance.created'] } })).body;
-    const watching = (await runtime.call('POST', '/api/v1/webhooks', { apiKey, body: { url: watcher.url, events: ['webhook.disabled'] } })).body;
+    const broken = (await runtime.call('POST', '/api/v1/webhooks', { apiKey, body: { url: failing.url, events: ['instance.created'] } }))
+      .body;
+    const watching = (await runtime.call('POST', '/api/v1/webhooks', { apiKey, body: { url: watcher.url, events: ['webhook.disabled'] } }))
+      .body;
     watcher.secret = watching.secret;
 
     await runtime.call('POST', `/api/v1/webhooks/${broken.id}/test`, { apiKey });
@@ -35,7 +37,10 @@ describe('webhook disabling', () => {
     expect(attemptsWhenDisabled).toBeGreaterThanOrEqual(2);
     expect(failing.received).toHaveLength(attemptsWhenDisabled);
     const listed = (await runtime.call('GET', '/api/v1/webhooks', { apiKey })).body;
-    expect(listed.find((webhook: { id: string }) => webhook.id === broken.id)).toMatchObject({ enabled: false, disabled_at: notice.event.time });
+    expect(listed.find((webhook: { id: string }) => webhook.id === broken.id)).toMatchObject({
+      enabled: false,
+      disabled_at: notice.event.time,
+    });
     expect(listed.find((webhook: { id: string }) => webhook.id === watching.id)).toMatchObject({ enabled: true, disabled_at: null });
     expect(watcher.received).toHaveLength(1);
     await failing.close();

@@ -20,11 +20,16 @@ describe('postDelivery', () => {
   it('refuses at connection time a name that now resolves to loopback (DNS rebinding), sending nothing', async () => {
     const { server, port, hits } = await listen(200);
 
-    const outcome = await postDelivery(new URL(`http://rebound.example:${port}/hook`), '{}', {}, {
-      policy: { allowLoopback: false },
-      timeoutMs: 2_000,
-      resolve: async () => ['127.0.0.1'],
-    });
+    const outcome = await postDelivery(
+      new URL(`http://rebound.example:${port}/hook`),
+      '{}',
+      {},
+      {
+        policy: { allowLoopback: false },
+        timeoutMs: 2_000,
+        resolve: async () => ['127.0.0.1'],
+      },
+    );
 
     expect(outcome).toEqual({ status: null, error: 'the receiver resolves to a refused address' });
     expect(hits).toEqual([]);
@@ -32,7 +37,12 @@ describe('postDelivery', () => {
   });
 
   it.each(['169.254.169.254', '[fd00:ec2::254]', '10.0.0.1'])('refuses the literal address %s without connecting', async (host) => {
-    const outcome = await postDelivery(new URL(`http://${host}/latest/meta-data/`), '{}', {}, { policy: { allowLoopback: true }, timeoutMs: 2_000 });
+    const outcome = await postDelivery(
+      new URL(`http://${host}/latest/meta-data/`),
+      '{}',
+      {},
+      { policy: { allowLoopback: true }, timeoutMs: 2_000 },
+    );
 
     expect(outcome).toEqual({ status: null, error: 'the receiver resolves to a refused address' });
   });
@@ -40,7 +50,12 @@ describe('postDelivery', () => {
   it('does not follow a redirect: the 302 is the answer', async () => {
     const { server, port, hits } = await listen(302);
 
-    const outcome = await postDelivery(new URL(`http://127.0.0.1:${port}/hook`), '{}', {}, { policy: { allowLoopback: true }, timeoutMs: 2_000 });
+    const outcome = await postDelivery(
+      new URL(`http://127.0.0.1:${port}/hook`),
+      '{}',
+      {},
+      { policy: { allowLoopback: true }, timeoutMs: 2_000 },
+    );
 
     expect(outcome).toEqual({ status: 302, error: null });
     expect(hits).toEqual(['/hook']);
@@ -50,7 +65,12 @@ describe('postDelivery', () => {
   it('gives up on a receiver that does not answer within the timeout', async () => {
     const { server, port } = await listen(200, 5_000);
 
-    const outcome = await postDelivery(new URL(`http://127.0.0.1:${port}/hook`), '{}', {}, { policy: { allowLoopback: true }, timeoutMs: 200 });
+    const outcome = await postDelivery(
+      new URL(`http://127.0.0.1:${port}/hook`),
+      '{}',
+      {},
+      { policy: { allowLoopback: true }, timeoutMs: 200 },
+    );
 
     expect(outcome).toEqual({ status: null, error: 'no answer within 0.2 s' });
     server.closeAllConnections();

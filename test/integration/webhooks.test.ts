@@ -35,16 +35,41 @@ describe('POST /api/v1/webhooks', () => {
   });
 
   it.each([
-    { case: 'a URL over 2,048 characters', body: { url: `https://example.com/${'a'.repeat(2_030)}`, events: ['instance.created'] }, error: 'url must be at most 2048 characters' },
+    {
+      case: 'a URL over 2,048 characters',
+      body: { url: `https://example.com/${'a'.repeat(2_030)}`, events: ['instance.created'] },
+      error: 'url must be at most 2048 characters',
+    },
     { case: 'no events', body: { url: RECEIVER, events: [] }, error: 'events must not be empty' },
     { case: 'a missing url', body: { events: ['instance.created'] }, error: 'url is required' },
     { case: 'an unknown field', body: { url: RECEIVER, events: ['instance.created'], secret: 'x' }, error: 'Unknown field: secret' },
-    { case: 'an unknown event type', body: { url: RECEIVER, events: ['instance.exploded'] }, error: 'events.0 must be one of instance.created, instance.status_changed, instance.deleted, job.succeeded, job.failed, webhook.disabled' },
+    {
+      case: 'an unknown event type',
+      body: { url: RECEIVER, events: ['instance.exploded'] },
+      error:
+        'events.0 must be one of instance.created, instance.status_changed, instance.deleted, job.succeeded, job.failed, webhook.disabled',
+    },
     { case: 'a relative URL', body: { url: '/hooks', events: ['instance.created'] }, error: 'url must be an absolute https URL' },
-    { case: 'an ftp URL', body: { url: 'ftp://127.0.0.1/hooks', events: ['instance.created'] }, error: 'url must be an absolute https URL' },
-    { case: 'credentials in the URL', body: { url: 'http://user:pass@127.0.0.1/hooks', events: ['instance.created'] }, error: 'url must not contain credentials' },
-    { case: 'the metadata address', body: { url: 'http://169.254.169.254/latest/meta-data', events: ['instance.created'] }, error: 'url must not point to a loopback, private, link-local or reserved address' },
-    { case: 'a private address', body: { url: 'http://10.0.0.8/hooks', events: ['instance.created'] }, error: 'url must not point to a loopback, private, link-local or reserved address' },
+    {
+      case: 'an ftp URL',
+      body: { url: 'ftp://127.0.0.1/hooks', events: ['instance.created'] },
+      error: 'url must be an absolute https URL',
+    },
+    {
+      case: 'credentials in the URL',
+      body: { url: 'http://user:pass@127.0.0.1/hooks', events: ['instance.created'] },
+      error: 'url must not contain credentials',
+    },
+    {
+      case: 'the metadata address',
+      body: { url: 'http://169.254.169.254/latest/meta-data', events: ['instance.created'] },
+      error: 'url must not point to a loopback, private, link-local or reserved address',
+    },
+    {
+      case: 'a private address',
+      body: { url: 'http://10.0.0.8/hooks', events: ['instance.created'] },
+      error: 'url must not point to a loopback, private, link-local or reserved address',
+    },
   ])('refuses $case with 400', async ({ body, error }) => {
     const { apiKey } = await runtime.newAccount();
 
@@ -60,7 +85,9 @@ describe('POST /api/v1/webhooks', () => {
 
     const attempts = await Promise.all(Array.from({ length: 12 }, () => createWebhook(apiKey)));
     const refused = attempts.filter((attempt) => attempt.status !== 201);
-    const deleted = await runtime.call('DELETE', `/api/v1/webhooks/${attempts.find((attempt) => attempt.status === 201)!.body.id}`, { apiKey });
+    const deleted = await runtime.call('DELETE', `/api/v1/webhooks/${attempts.find((attempt) => attempt.status === 201)!.body.id}`, {
+      apiKey,
+    });
     const afterDelete = await createWebhook(apiKey);
 
     expect(attempts.filter((attempt) => attempt.status === 201)).toHaveLength(10);
@@ -99,7 +126,9 @@ describe('webhooks of another account', () => {
       expect(answer.body.error).toBe('Webhook not found');
     }
     expect((await runtime.call('GET', '/api/v1/webhooks', { apiKey: other.apiKey })).body).toEqual([]);
-    expect((await runtime.call('GET', '/api/v1/webhooks', { apiKey: owner.apiKey })).body.map((w: { id: string }) => w.id)).toEqual([webhook.id]);
+    expect((await runtime.call('GET', '/api/v1/webhooks', { apiKey: owner.apiKey })).body.map((w: { id: string }) => w.id)).toEqual([
+      webhook.id,
+    ]);
   });
 });
 

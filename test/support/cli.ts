@@ -31,8 +31,15 @@ export async function cliHome(): Promise<CliHome> {
 }
 
 /** Runs `vps` as a user would (the bin file on the project's Node), with stdout and stderr piped. */
-export function runVps(home: CliHome, args: readonly string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<ProcessRun> {
-  return runNode([vpsBin, ...args], { env: { ...home.env, ...options.env }, ...(options.stdin === undefined ? {} : { stdin: options.stdin }) });
+export function runVps(
+  home: CliHome,
+  args: readonly string[],
+  options: { env?: Record<string, string>; stdin?: string } = {},
+): Promise<ProcessRun> {
+  return runNode([vpsBin, ...args], {
+    env: { ...home.env, ...options.env },
+    ...(options.stdin === undefined ? {} : { stdin: options.stdin }),
+  });
 }
 
 /** A successful --json run: exactly one JSON document on stdout. */

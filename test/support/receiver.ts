@@ -58,7 +58,11 @@ export async function startReceiver(): Promise<Receiver> {
 }
 
 /** Polls `read` until it gives something other than undefined or false. */
-export async function eventually<T>(read: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 20_000): Promise<T> {
+export async function eventually<T>(
+  read: () => T | undefined | false | Promise<T | undefined | false>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();

@@ -88,10 +88,14 @@ export async function startTestRuntime(options: Partial<LocalRuntimeOptions> = {
   }
 
   async function waitForStatus(apiKey: string, instanceId: number, statuses: string[], timeoutMs = 20_000) {
-    return poll(`instance ${instanceId} to be ${statuses.join(' or ')}`, async () => {
-      const { status, body } = await call('GET', `/api/v1/instances/${instanceId}`, { apiKey });
-      return status === 200 && statuses.includes(body.status) ? body : undefined;
-    }, timeoutMs);
+    return poll(
+      `instance ${instanceId} to be ${statuses.join(' or ')}`,
+      async () => {
+        const { status, body } = await call('GET', `/api/v1/instances/${instanceId}`, { apiKey });
+        return status === 200 && statuses.includes(body.status) ? body : undefined;
+      },
+      timeoutMs,
+    );
   }
 
   const helpers: Omit<TestRuntime, keyof LocalRuntime> = {
@@ -103,10 +107,14 @@ export async function startTestRuntime(options: Partial<LocalRuntimeOptions> = {
       return waitForStatus(apiKey, created.body.instance_id, ['active']);
     },
     async waitForJob(apiKey, jobId, timeoutMs = 20_000) {
-      return poll(`job ${jobId} to end`, async () => {
-        const { status, body } = await call('GET', `/api/v1/jobs/${jobId}`, { apiKey });
-        return status === 200 && body.status !== 'running' ? body : undefined;
-      }, timeoutMs);
+      return poll(
+        `job ${jobId} to end`,
+        async () => {
+          const { status, body } = await call('GET', `/api/v1/jobs/${jobId}`, { apiKey });
+          return status === 200 && body.status !== 'running' ? body : undefined;
+        },
+        timeoutMs,
+      );
     },
     async newAccount({ depositUsd = '50', confirmed = true, suspended = false } = {}) {
       const account = await openAccount({ email: `${randomBytes(4).toString('hex')}@example.com`, confirmed, suspended });

@@ -11,5 +11,8 @@ export async function captureStdoutLines(work: () => Promise<void>): Promise<str
   } finally {
     process.stdout.write = write;
   }
-  return lines.join('').split('\n').filter((line) => line.startsWith('{'));
+  return lines
+    .join('')
+    .split('\n')
+    .filter((line) => line.startsWith('{'));
 }

@@ -17,8 +17,18 @@ describe('costSince', () => {
     { state: 'running', segment: running(T0), ms: 5 * 60_000, micros: 1_488 },
     { state: 'stopped', segment: stopped(T0), ms: 5 * 60_000, micros: 372 },
     { state: 'running', segment: running(T0), ms: 0, micros: 0 },
-    { state: 'running on the largest plan', segment: { start: T0, end: null, hourly_micros: 285_710, quarters: 4 as const }, ms: 24 * HOUR, micros: 6_857_040 },
-    { state: 'stopped on the largest plan', segment: { start: T0, end: null, hourly_micros: 285_710, quarters: 1 as const }, ms: 24 * HOUR, micros: 1_714_260 },
+    {
+      state: 'running on the largest plan',
+      segment: { start: T0, end: null, hourly_micros: 285_710, quarters: 4 as const },
+      ms: 24 * HOUR,
+      micros: 6_857_040,
+    },
+    {
+      state: 'stopped on the largest plan',
+      segment: { start: T0, end: null, hourly_micros: 285_710, quarters: 1 as const },
+      ms: 24 * HOUR,
+      micros: 1_714_260,
+    },
   ])('charges $micros micro-dollars for $ms ms $state', ({ segment, ms, micros }) => {
     expect(costSince(segment, Date.parse(T0) + ms)).toBe(micros);
   });
@@ -58,7 +68,7 @@ describe('segmentsAfterChange', () => {
       expected: [running(T0, at(10)), stopped(at(10), at(20)), running(at(20), at(30)), stopped(at(30))],
     },
     {
-      change: 'a resize opens a segment at the new plan\'s price',
+      change: "a resize opens a segment at the new plan's price",
       before: billed({ paused_by: 'user', billing_segments: [stopped(T0)] }),
       after: { plan: large },
       now: at(7),
@@ -98,7 +108,12 @@ describe('segmentsAfterChange', () => {
 
   it.each([
     { change: 'a reboot', after: {} },
-    { change: 'a stop by billing of an instance stopped by its owner', after: {} as Partial<BilledState>, paused: 'user' as const, next: 'billing' as const },
+    {
+      change: 'a stop by billing of an instance stopped by its owner',
+      after: {} as Partial<BilledState>,
+      paused: 'user' as const,
+      next: 'billing' as const,
+    },
   ])('leaves the segments alone when $change keeps the rate', ({ after, paused, next }) => {
     const before = billed({ paused_by: paused ?? null, billing_segments: [paused ? stopped(T0) : running(T0)] });
     expect(segmentsAfterChange(before, { ...before, ...after, paused_by: next ?? before.paused_by }, at(9))).toBeUndefined();
@@ -107,7 +122,11 @@ describe('segmentsAfterChange', () => {
 
 describe('chargedPieces', () => {
   it('charges each segment at its own rate: stopped 00:59:19 to 01:04:45 is a quarter, the rest full', () => {
-    const segments = [running(at(-10), '2026-11-23T00:59:19.000Z'), stopped('2026-11-23T00:59:19.000Z', '2026-11-23T01:04:45.000Z'), running('2026-11-23T01:04:45.000Z')];
+    const segments = [
+      running(at(-10), '2026-11-23T00:59:19.000Z'),
+      stopped('2026-11-23T00:59:19.000Z', '2026-11-23T01:04:45.000Z'),
+      running('2026-11-23T01:04:45.000Z'),
+    ];
 
     const pieces = chargedPieces(segments, at(-5), Date.parse(at(5)));
 
@@ -118,11 +137,13 @@ describe('chargedPieces', () => {
     ]);
   });
 
-  it('adds up to the whole segment\'s cost however many runs charge it', () => {
+  it("adds up to the whole segment's cost however many runs charge it", () => {
     const segment = running(T0, at(61));
     const cuts = [0, 5, 10, 15, 33, 47, 61].map((m) => Date.parse(at(m)));
 
-    const charged = cuts.slice(1).map((cut, i) => chargedPieces([segment], new Date(cuts[i]!).toISOString(), cut).reduce((sum, p) => sum + p.amount, 0));
+    const charged = cuts
+      .slice(1)
+      .map((cut, i) => chargedPieces([segment], new Date(cuts[i]!).toISOString(), cut).reduce((sum, p) => sum + p.amount, 0));
 
     expect(charged.reduce((a, b) => a + b, 0)).toBe(18_158);
   });

@@ -35,7 +35,12 @@ const server = (overrides: Partial<UpstreamServer> = {}): UpstreamServer => ({
   tags: [],
   ...overrides,
 });
-const act = (id: number, type: string, status: UpstreamActionRecord['status'], startedAt: string): UpstreamActionRecord => ({ id, type, status, startedAt });
+const act = (id: number, type: string, status: UpstreamActionRecord['status'], startedAt: string): UpstreamActionRecord => ({
+  id,
+  type,
+  status,
+  startedAt,
+});
 
 describe('startKnownNotTaken', () => {
   it.each([
@@ -50,7 +55,11 @@ describe('startKnownNotTaken', () => {
 
 describe('startedAction', () => {
   it.each([
-    { why: 'the job\'s action, started in the job\'s first second', actions: [act(1, 'shutdown', 'completed', '2026-11-23T04:00:00Z')], found: 1 },
+    {
+      why: "the job's action, started in the job's first second",
+      actions: [act(1, 'shutdown', 'completed', '2026-11-23T04:00:00Z')],
+      found: 1,
+    },
     { why: 'nothing before the job began', actions: [act(1, 'shutdown', 'completed', '2026-11-23T03:59:59Z')], found: undefined },
     { why: 'nothing of another type', actions: [act(1, 'reboot', 'completed', '2026-11-23T04:00:01Z')], found: undefined },
     {
@@ -101,14 +110,24 @@ describe('settleFromUpstream', () => {
       instance: instance({ status: 'stopped', paused_by: 'billing' }),
       server: server(),
       actions: [act(1, 'power_on', 'completed', '2026-11-23T04:00:01Z')],
-      expected: { kind: 'settle', changes: { status: 'active', paused_by: null, active_job_id: null, pending_plan: null }, reserve: [], release: [] },
+      expected: {
+        kind: 'settle',
+        changes: { status: 'active', paused_by: null, active_job_id: null, pending_plan: null },
+        reserve: [],
+        release: [],
+      },
     },
     {
       why: 'keeps a billing pause on a server that is off',
       instance: instance({ status: 'active', paused_by: 'billing' }),
       server: server({ status: 'off' }),
       actions: [],
-      expected: { kind: 'settle', changes: { status: 'stopped', paused_by: 'billing', active_job_id: null, pending_plan: null }, reserve: [], release: [] },
+      expected: {
+        kind: 'settle',
+        changes: { status: 'stopped', paused_by: 'billing', active_job_id: null, pending_plan: null },
+        reserve: [],
+        release: [],
+      },
     },
     {
       why: 'takes the new plan of a server that was resized, giving the old tier back',
@@ -141,7 +160,13 @@ describe('settleFromUpstream', () => {
       actions: [],
       expected: {
         kind: 'lost',
-        changes: { status: 'failed', capacity_held: false, pending_plan: null, active_job_id: null, billing_ends_at: '2026-11-23T03:58:00.000Z' },
+        changes: {
+          status: 'failed',
+          capacity_held: false,
+          pending_plan: null,
+          active_job_id: null,
+          billing_ends_at: '2026-11-23T03:58:00.000Z',
+        },
         reserve: [],
         release: [{ kind: 'ipv4' }, { kind: 'tier', flavor: 's-1vcpu-2gb' }, { kind: 'tier', flavor: 's-2vcpu-4gb' }],
       },
@@ -156,7 +181,11 @@ describe('orphanJobOutcome', () => {
   it.each([
     { job: { type: 'provision' as const }, instance: { status: 'active' as const, deleted_at: null }, outcome: { status: 'succeeded' } },
     { job: { type: 'provision' as const }, instance: { status: 'failed' as const, deleted_at: null }, outcome: interrupted },
-    { job: { type: 'provision' as const }, instance: { status: 'deleting' as const, deleted_at: '2026-11-23T04:00:00Z' }, outcome: interrupted },
+    {
+      job: { type: 'provision' as const },
+      instance: { status: 'deleting' as const, deleted_at: '2026-11-23T04:00:00Z' },
+      outcome: interrupted,
+    },
     { job: { type: 'reboot' as const }, instance: { status: 'active' as const, deleted_at: null }, outcome: interrupted },
     { job: { type: 'delete' as const }, instance: undefined, outcome: interrupted },
   ])('ends a $job.type job of an instance that is $instance.status as $outcome.status', ({ job, instance: stored, outcome }) => {
@@ -211,18 +240,30 @@ describe('driftOf', () => {
       reported: null,
       expected: {
         kinds: ['vanished'],
-        changes: { status: 'failed', capacity_held: false, pending_plan: null, active_job_id: null, billing_ends_at: '2026-11-23T03:59:00.000Z' },
+        changes: {
+          status: 'failed',
+          capacity_held: false,
+          pending_plan: null,
+          active_job_id: null,
+          billing_ends_at: '2026-11-23T03:59:00.000Z',
+        },
         reserve: [],
         release: [{ kind: 'ipv4' }, { kind: 'tier', flavor: 's-1vcpu-2gb' }],
       },
     },
     {
-      why: 'foreign for a server carrying another instance\'s tag',
+      why: "foreign for a server carrying another instance's tag",
       stored: settled(),
       reported: server({ tags: ['vps-local-instance-2'] }),
       expected: {
         kinds: ['foreign'],
-        changes: { status: 'failed', capacity_held: false, pending_plan: null, active_job_id: null, billing_ends_at: '2026-11-23T03:55:00.000Z' },
+        changes: {
+          status: 'failed',
+          capacity_held: false,
+          pending_plan: null,
+          active_job_id: null,
+          billing_ends_at: '2026-11-23T03:55:00.000Z',
+        },
         reserve: [],
         release: [{ kind: 'ipv4' }, { kind: 'tier', flavor: 's-1vcpu-2gb' }],
       },

@@ -50,31 +50,55 @@ describe('eventsFromChange', () => {
     {
       change: 'an insert',
       record: record('INSERT', undefined, instance('pending', 1)),
-      expected: [{ ...envelope, type: 'instance.created', sequence: 1, time: '2026-01-01T00:00:01.000Z', data: { status: 'pending', plan } }],
+      expected: [
+        { ...envelope, type: 'instance.created', sequence: 1, time: '2026-01-01T00:00:01.000Z', data: { status: 'pending', plan } },
+      ],
     },
     {
       change: 'pending → provisioning',
       record: record('MODIFY', instance('pending', 1), instance('provisioning', 2)),
       expected: [
-        { ...envelope, type: 'instance.status_changed', sequence: 2, time: '2026-01-01T00:00:02.000Z', data: { from: 'pending', to: 'provisioning', plan } },
+        {
+          ...envelope,
+          type: 'instance.status_changed',
+          sequence: 2,
+          time: '2026-01-01T00:00:02.000Z',
+          data: { from: 'pending', to: 'provisioning', plan },
+        },
       ],
     },
     {
       change: 'resizing → active on the new plan',
       record: record('MODIFY', instance('resizing', 5), instance('active', 6, { plan: biggerPlan })),
       expected: [
-        { ...envelope, type: 'instance.status_changed', sequence: 6, time: '2026-01-01T00:00:06.000Z', data: { from: 'resizing', to: 'active', plan: biggerPlan } },
+        {
+          ...envelope,
+          type: 'instance.status_changed',
+          sequence: 6,
+          time: '2026-01-01T00:00:06.000Z',
+          data: { from: 'resizing', to: 'active', plan: biggerPlan },
+        },
       ],
     },
     {
       change: 'a delete (status and deletion in one write)',
       record: record('MODIFY', instance('active', 3), instance('deleting', 4, { deleted_at: '2026-01-01T00:00:04.000Z' })),
       expected: [
-        { ...envelope, type: 'instance.status_changed', sequence: 4, time: '2026-01-01T00:00:04.000Z', data: { from: 'active', to: 'deleting', plan } },
+        {
+          ...envelope,
+          type: 'instance.status_changed',
+          sequence: 4,
+          time: '2026-01-01T00:00:04.000Z',
+          data: { from: 'active', to: 'deleting', plan },
+        },
         { ...envelope, type: 'instance.deleted', sequence: 4, time: '2026-01-01T00:00:04.000Z', data: { status: 'deleting', plan } },
       ],
     },
-    { change: 'a change that keeps the status', record: record('MODIFY', instance('active', 3), instance('active', 4, { metered_until: 'x' })), expected: [] },
+    {
+      change: 'a change that keeps the status',
+      record: record('MODIFY', instance('active', 3), instance('active', 4, { metered_until: 'x' })),
+      expected: [],
+    },
     { change: 'a removed instance item', record: record('REMOVE', instance('destroyed', 9), undefined), expected: [] },
   ])('derives the instance events of $change', ({ record: change, expected }) => {
     const events = eventsFromChange('instances', change);

@@ -119,7 +119,11 @@ describe('log redaction', () => {
   const token = 'Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zA7bC0dE3fG6';
 
   it.each([
-    ['a JSON body held in a string', `{"project_name":"p","root_password":"${password}"}`, `{"project_name":"p","root_password":[REDACTED]}`],
+    [
+      'a JSON body held in a string',
+      `{"project_name":"p","root_password":"${password}"}`,
+      `{"project_name":"p","root_password":[REDACTED]}`,
+    ],
     ['an escaped JSON body', `{\\"root_password\\":\\"${password}\\",\\"x\\":1}`, `{\\"root_password\\":[REDACTED],\\"x\\":1}`],
     ['a cookie header', `cookie: session=${token}; theme=dark`, `cookie: [REDACTED]; theme=dark`],
     ['a session named in free text', `opened session=${token} for acct_1`, `opened session=[REDACTED] for acct_1`],
@@ -142,7 +146,14 @@ describe('log redaction', () => {
     const previous = logger.getLevelName();
     logger.setLogLevel('DEBUG');
     const lines = await captureStdoutLines(async () => {
-      logger.debug('event', { event: { body: JSON.stringify({ root_password: password, ssh_key: { private_key: '-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----\n' } }) } });
+      logger.debug('event', {
+        event: {
+          body: JSON.stringify({
+            root_password: password,
+            ssh_key: { private_key: '-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----\n' },
+          }),
+        },
+      });
       logger.debug(`cookie session=${token} and csrf ${token}`);
       logger.debug('response', { body: { root_password: password, full_key: 'svcmcp_abc' } });
     });

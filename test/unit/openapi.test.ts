@@ -32,7 +32,13 @@ describe('the OpenAPI document', () => {
     expect(document.openapi).toBe('3.1.0');
     expect(document.info.version).toBe('1.0.0');
     expect(Object.keys(document.paths ?? {})).toEqual(
-      expect.arrayContaining(['/api/v1/instances', '/api/v1/instances/{instance_id}', '/api/v1/instances/{instance_id}/actions', '/api/v1/keys', '/api/v1/keys/{key_id}']),
+      expect.arrayContaining([
+        '/api/v1/instances',
+        '/api/v1/instances/{instance_id}',
+        '/api/v1/instances/{instance_id}/actions',
+        '/api/v1/keys',
+        '/api/v1/keys/{key_id}',
+      ]),
     );
     expect(Object.keys(document.paths?.['/api/v1/instances/{instance_id}/actions']?.post?.responses ?? {})).toEqual(
       expect.arrayContaining(['200', '400', '401', '402', '403', '404', '409', '429', '502', '503']),
@@ -86,7 +92,12 @@ describe('the OpenAPI document, precise enough for generated clients', () => {
     expect(body.properties.flavor).toEqual({ $ref: '#/components/schemas/Flavor' });
     expect(document.components.schemas.Flavor.enum).toEqual(orderable);
     expect(Object.keys(document.components.schemas.Flavor['x-plans'])).toEqual(orderable);
-    expect(document.components.schemas.Flavor['x-plans']['s-2vcpu-4gb']).toEqual({ vcpu: 2, ram_mb: 4096, disk_gb: 40, hourly_price: 0.03571 });
+    expect(document.components.schemas.Flavor['x-plans']['s-2vcpu-4gb']).toEqual({
+      vcpu: 2,
+      ram_mb: 4096,
+      disk_gb: 40,
+      hourly_price: 0.03571,
+    });
   });
 
   it('declares every timestamp as a date-time', () => {
@@ -103,7 +114,12 @@ describe('the OpenAPI document, precise enough for generated clients', () => {
 
     // Every route but the document: the instance, job and webhook routes (per-account limits), the public console
     // routes (per-address and per-e-mail brute-force limits), and the cookie routes (failed authentications per address).
-    expect(limited.map(({ name }) => name).filter((name) => name.includes('/auth/')).sort()).toEqual([
+    expect(
+      limited
+        .map(({ name }) => name)
+        .filter((name) => name.includes('/auth/'))
+        .sort(),
+    ).toEqual([
       'GET /api/v1/auth/session',
       'POST /api/v1/auth/confirm',
       'POST /api/v1/auth/forgot-password',
@@ -114,7 +130,10 @@ describe('the OpenAPI document, precise enough for generated clients', () => {
     ]);
     expect(limited.length).toBe(23);
     for (const { name, operation } of limited) {
-      expect({ name, schema: operation.responses['429'].headers['Retry-After'].schema }).toEqual({ name, schema: { type: 'integer', minimum: 1 } });
+      expect({ name, schema: operation.responses['429'].headers['Retry-After'].schema }).toEqual({
+        name,
+        schema: { type: 'integer', minimum: 1 },
+      });
     }
   });
 
@@ -142,7 +161,12 @@ describe('the OpenAPI document, precise enough for generated clients', () => {
   it('names a server, and gives every operation tags, a summary and a description', () => {
     expect(document.servers).toEqual([{ url: '/', description: expect.any(String) }]);
     for (const { name, operation } of operations) {
-      expect({ name, tags: operation.tags.length > 0, summary: Boolean(operation.summary), description: Boolean(operation.description) }).toEqual({
+      expect({
+        name,
+        tags: operation.tags.length > 0,
+        summary: Boolean(operation.summary),
+        description: Boolean(operation.description),
+      }).toEqual({
         name,
         tags: true,
         summary: true,
@@ -157,7 +181,14 @@ describe('the OpenAPI document and request validation', () => {
   addFormats(ajv);
   ajv.addSchema({ $id: 'openapi', components: document.components });
   const documented = (path: string) =>
-    ajv.compile(JSON.parse(JSON.stringify(document.paths[path].post.requestBody.content['application/json'].schema).replaceAll('"#/components/', '"openapi#/components/')));
+    ajv.compile(
+      JSON.parse(
+        JSON.stringify(document.paths[path].post.requestBody.content['application/json'].schema).replaceAll(
+          '"#/components/',
+          '"openapi#/components/',
+        ),
+      ),
+    );
 
   it.each([
     { body: { project_name: 'web', flavor: 's-1vcpu-2gb' } },
@@ -184,7 +215,15 @@ describe('the OpenAPI document and request validation', () => {
   });
 
   it('describes created keys with the same pattern the service checks', () => {
-    const created = { id: 1, name: 'ci', key_prefix: 'svcmcp_L3v0M', is_active: true, created_at: '2026-01-01T00:00:00.000Z', last_used_at: null, full_key: 'svcmcp_L3v0M' };
+    const created = {
+      id: 1,
+      name: 'ci',
+      key_prefix: 'svcmcp_L3v0M',
+      is_active: true,
+      created_at: '2026-01-01T00:00:00.000Z',
+      last_used_at: null,
+      full_key: 'svcmcp_L3v0M',
+    };
 
     expect(createdApiKeySchema.safeParse(created).success).toBe(false);
     expect(contractViolations('POST', '/api/v1/keys', 201, new Headers({ 'x-request-id': 'r' }), created)).not.toEqual([]);

@@ -22,7 +22,7 @@ describe('slidingWindowState', () => {
     expect(state).toEqual({ name: 'deploy', remaining: 0, resetSeconds: 1, exceeded: true });
   });
 
-  it('keeps the request\'s own entry so that it can be given back', () => {
+  it("keeps the request's own entry so that it can be given back", () => {
     expect(slidingWindowState('deploy', [entry(0)], NOW, false, entry(0)).taken).toBe(entry(0));
   });
 

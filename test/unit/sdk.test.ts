@@ -31,8 +31,10 @@ function scripted(...responses: Array<() => Response>) {
   return { sent, fetch };
 }
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}) => () =>
-  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+const json =
+  (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  () =>
+    new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
 const rateLimited = json(429, { error: 'Rate limit exceeded', retry_after: 0, request_id: 'r-429' }, { 'retry-after': '0' });
 
 describe('the SDK types', () => {
@@ -45,7 +47,12 @@ describe('createVpsClient', () => {
   it('sends a fresh Idempotency-Key on each create, and the same one again when a 429 is retried', async () => {
     const { sent, fetch } = scripted(rateLimited, json(202, instance), json(202, { ...instance, instance_id: 8 }));
     const waits: unknown[] = [];
-    const client = createVpsClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'svcmcp_x', fetch, onRateLimited: (event) => waits.push(event) });
+    const client = createVpsClient({
+      baseUrl: 'http://127.0.0.1:1',
+      apiKey: 'svcmcp_x',
+      fetch,
+      onRateLimited: (event) => waits.push(event),
+    });
 
     const first = await client.createInstance({ project_name: 'web', flavor: 's-1vcpu-2gb' });
     const second = await client.createInstance({ project_name: 'web', flavor: 's-1vcpu-2gb' });
@@ -60,10 +67,15 @@ describe('createVpsClient', () => {
     expect(await sent[1]?.json()).toEqual({ project_name: 'web', flavor: 's-1vcpu-2gb' });
   });
 
-  it('waits a second on a 429 that names no Retry-After, as the gateway\'s own throttle answers', async () => {
+  it("waits a second on a 429 that names no Retry-After, as the gateway's own throttle answers", async () => {
     const { fetch } = scripted(json(429, { message: 'Too Many Requests' }), json(200, []));
     const waits: Array<{ waitSeconds: number }> = [];
-    const client = createVpsClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'svcmcp_x', fetch, onRateLimited: (event) => waits.push(event) });
+    const client = createVpsClient({
+      baseUrl: 'http://127.0.0.1:1',
+      apiKey: 'svcmcp_x',
+      fetch,
+      onRateLimited: (event) => waits.push(event),
+    });
 
     const listed = await client.listInstances();
 
@@ -82,7 +94,9 @@ describe('createVpsClient', () => {
   });
 
   it('does not wait out a 429 that asks for longer than the longest wait it accepts', async () => {
-    const { sent, fetch } = scripted(json(429, { error: 'Rate limit exceeded', retry_after: 3000, request_id: 'r' }, { 'retry-after': '3000' }));
+    const { sent, fetch } = scripted(
+      json(429, { error: 'Rate limit exceeded', retry_after: 3000, request_id: 'r' }, { 'retry-after': '3000' }),
+    );
     const client = createVpsClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'svcmcp_x', fetch });
 
     const error = await client.createInstance({ project_name: 'web', flavor: 's-1vcpu-2gb' }).catch((caught: unknown) => caught);

@@ -2,7 +2,10 @@ import { addressRefusal, checkReceiverUrl, type Resolver } from '../../shared/do
 
 const production = { allowLoopback: false };
 const local = { allowLoopback: true };
-const resolvingTo = (addresses: string[]): Resolver => async () => addresses;
+const resolvingTo =
+  (addresses: string[]): Resolver =>
+  async () =>
+    addresses;
 
 describe('addressRefusal', () => {
   it.each([
@@ -74,6 +77,8 @@ describe('checkReceiverUrl', () => {
 
   it('accepts http on loopback only where loopback is allowed', async () => {
     await expect(checkReceiverUrl('http://127.0.0.1:3000/hook', local)).resolves.toBeInstanceOf(URL);
-    await expect(checkReceiverUrl('http://127.0.0.1:3000/hook', production)).rejects.toMatchObject({ message: 'url must be an absolute https URL' });
+    await expect(checkReceiverUrl('http://127.0.0.1:3000/hook', production)).rejects.toMatchObject({
+      message: 'url must be an absolute https URL',
+    });
   });
 });

@@ -36,7 +36,9 @@ function spendingChart(days: Activity['spending_by_day']): HTMLElement {
   // Follows the page's width (a phone turned sideways, a resized window).
   const main = document.getElementById('main');
   if (main) {
-    const observer = new ResizeObserver(() => (container.isConnected ? chart.setSize({ width: chartWidth(), height: 220 }) : observer.disconnect()));
+    const observer = new ResizeObserver(() =>
+      container.isConnected ? chart.setSize({ width: chartWidth(), height: 220 }) : observer.disconnect(),
+    );
     observer.observe(main);
   }
   return container;
@@ -58,11 +60,26 @@ export async function accountPage(_session: Session): Promise<void> {
       'dl',
       { class: 'facts' },
       h('dt', {}, 'E-mail address'),
-      h('dd', {}, account.email, ' ', account.confirmed ? h('span', { class: 'badge badge-active' }, 'Confirmed') : h('span', { class: 'badge badge-revoked' }, 'Not confirmed')),
+      h(
+        'dd',
+        {},
+        account.email,
+        ' ',
+        account.confirmed
+          ? h('span', { class: 'badge badge-active' }, 'Confirmed')
+          : h('span', { class: 'badge badge-revoked' }, 'Not confirmed'),
+      ),
       h('dt', {}, 'Account id'),
       h('dd', {}, h('code', {}, account.account_id)),
       h('dt', {}, 'Balance'),
-      h('dd', {}, `$${account.balance_usd}`, account.billing_paused ? h('span', { class: 'badge badge-revoked' }, 'Billing paused: servers are powered off until a deposit') : null),
+      h(
+        'dd',
+        {},
+        `$${account.balance_usd}`,
+        account.billing_paused
+          ? h('span', { class: 'badge badge-revoked' }, 'Billing paused: servers are powered off until a deposit')
+          : null,
+      ),
       h('dt', {}, 'Deposited in total'),
       h('dd', {}, `$${account.total_deposited_usd}`),
     ),
@@ -77,12 +94,16 @@ export async function accountPage(_session: Session): Promise<void> {
         'details',
         {},
         h('summary', {}, 'Spending per day as a table'),
-        h('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'Spending per day' }, h(
-          'table',
-          {},
-          h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Day'), h('th', { scope: 'col' }, 'Spent'))),
-          h('tbody', {}, ...activity.spending_by_day.map((day) => h('tr', {}, h('td', {}, day.date), h('td', {}, `$${day.amount_usd}`)))),
-        )),
+        h(
+          'div',
+          { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'Spending per day' },
+          h(
+            'table',
+            {},
+            h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Day'), h('th', { scope: 'col' }, 'Spent'))),
+            h('tbody', {}, ...activity.spending_by_day.map((day) => h('tr', {}, h('td', {}, day.date), h('td', {}, `$${day.amount_usd}`)))),
+          ),
+        ),
       ),
     ),
     h(
@@ -90,25 +111,33 @@ export async function accountPage(_session: Session): Promise<void> {
       { 'aria-labelledby': 'ledger-heading' },
       h('h2', { id: 'ledger-heading' }, 'Ledger'),
       activity.entries.length
-        ? h('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'Ledger entries' }, h(
-            'table',
-            {},
-            h('thead', {}, h('tr', {}, ...['When', 'What', 'Amount', 'Instance'].map((title) => h('th', { scope: 'col' }, title)))),
+        ? h(
+            'div',
+            { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'Ledger entries' },
             h(
-              'tbody',
+              'table',
               {},
-              ...activity.entries.map((entry) =>
-                h(
-                  'tr',
-                  {},
-                  h('td', {}, new Date(entry.created_at).toLocaleString()),
-                  h('td', {}, entry.description ?? KIND_LABEL[entry.kind] ?? entry.kind),
-                  h('td', { class: 'amount' }, entry.amount_usd.startsWith('-') ? `-$${entry.amount_usd.slice(1)}` : `$${entry.amount_usd}`),
-                  h('td', {}, entry.instance_id === null ? '—' : String(entry.instance_id)),
+              h('thead', {}, h('tr', {}, ...['When', 'What', 'Amount', 'Instance'].map((title) => h('th', { scope: 'col' }, title)))),
+              h(
+                'tbody',
+                {},
+                ...activity.entries.map((entry) =>
+                  h(
+                    'tr',
+                    {},
+                    h('td', {}, new Date(entry.created_at).toLocaleString()),
+                    h('td', {}, entry.description ?? KIND_LABEL[entry.kind] ?? entry.kind),
+                    h(
+                      'td',
+                      { class: 'amount' },
+                      entry.amount_usd.startsWith('-') ? `-$${entry.amount_usd.slice(1)}` : `$${entry.amount_usd}`,
+                    ),
+                    h('td', {}, entry.instance_id === null ? '—' : String(entry.instance_id)),
+                  ),
                 ),
               ),
             ),
-          ))
+          )
         : h('p', {}, 'No entries yet.'),
     ),
   );

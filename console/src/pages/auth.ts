@@ -37,7 +37,15 @@ function explain(error: unknown): string {
 }
 
 const mailboxNote = () =>
-  h('p', { class: 'hint' }, 'Running the service locally? Messages are written as files to ', h('code', {}, '.local/mail/'), ' and each one’s path is printed where ', h('code', {}, 'npm start'), ' runs.');
+  h(
+    'p',
+    { class: 'hint' },
+    'Running the service locally? Messages are written as files to ',
+    h('code', {}, '.local/mail/'),
+    ' and each one’s path is printed where ',
+    h('code', {}, 'npm start'),
+    ' runs.',
+  );
 
 function messageOf(route: Route) {
   const message = route.params.get('message');
@@ -70,7 +78,12 @@ export function signUpPage(route: Route): void {
     form('Sign up', [field('E-mail address', email), field('Password', password, PASSWORD_HINT)], async () => {
       const answer = await call<{ message: string }>('POST', 'auth/sign-up', { email: email.value.trim(), password: password.value });
       password.value = '';
-      show(h('h1', {}, 'Check your mailbox'), notice('success', answer.message), h('p', {}, 'Open the link in the message to confirm your address, then sign in.'), mailboxNote());
+      show(
+        h('h1', {}, 'Check your mailbox'),
+        notice('success', answer.message),
+        h('p', {}, 'Open the link in the message to confirm your address, then sign in.'),
+        mailboxNote(),
+      );
     }),
     h('p', {}, 'Already have an account? ', link('#/sign-in', 'Sign in'), '.'),
   );
@@ -83,7 +96,11 @@ export async function confirmPage(route: Route): Promise<void> {
   history.replaceState(null, '', '#/confirm');
   try {
     await call('POST', 'auth/confirm', { token });
-    show(h('h1', {}, 'Address confirmed'), notice('success', 'Your e-mail address is confirmed.'), h('p', {}, link('#/sign-in', 'Sign in'), ' to create your first API key.'));
+    show(
+      h('h1', {}, 'Address confirmed'),
+      notice('success', 'Your e-mail address is confirmed.'),
+      h('p', {}, link('#/sign-in', 'Sign in'), ' to create your first API key.'),
+    );
   } catch (error) {
     show(
       h('h1', {}, 'Confirmation failed'),

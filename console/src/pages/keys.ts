@@ -34,21 +34,41 @@ function revealedKey(fullKey: string, name: string, onDismiss: () => void): HTML
     'section',
     { class: 'notice notice-success reveal', 'aria-labelledby': 'reveal-heading' },
     h('h2', { id: 'reveal-heading' }, `Your new key “${name}”`),
-    h('p', {}, h('strong', {}, 'Copy it now: it will not be shown again.'), ' Only its prefix is kept, so a lost key cannot be recovered — revoke it and create another.'),
+    h(
+      'p',
+      {},
+      h('strong', {}, 'Copy it now: it will not be shown again.'),
+      ' Only its prefix is kept, so a lost key cannot be recovered — revoke it and create another.',
+    ),
     h('pre', { class: 'full-key' }, h('code', { id: 'full-key' }, fullKey)),
     h(
       'div',
       { class: 'actions' },
-      h('button', {
-        type: 'button',
-        onclick: () => {
-          void navigator.clipboard
-            .writeText(fullKey)
-            .then(() => (copied.textContent = 'Copied.'))
-            .catch(() => (copied.textContent = 'Copying failed: select the key and copy it by hand.'));
+      h(
+        'button',
+        {
+          type: 'button',
+          onclick: () => {
+            void navigator.clipboard
+              .writeText(fullKey)
+              .then(() => (copied.textContent = 'Copied.'))
+              .catch(() => (copied.textContent = 'Copying failed: select the key and copy it by hand.'));
+          },
         },
-      }, 'Copy key'),
-      h('button', { type: 'button', class: 'secondary', onclick: () => { panel.remove(); onDismiss(); } }, 'I have saved it'),
+        'Copy key',
+      ),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary',
+          onclick: () => {
+            panel.remove();
+            onDismiss();
+          },
+        },
+        'I have saved it',
+      ),
       copied,
     ),
   );
@@ -57,21 +77,27 @@ function revealedKey(fullKey: string, name: string, onDismiss: () => void): HTML
 
 function keyRow(key: KeyInfo, onRevoked: () => void): HTMLTableRowElement {
   const actions = h('td', {});
-  const status = key.is_active ? h('span', { class: 'badge badge-active' }, 'Active') : h('span', { class: 'badge badge-revoked' }, 'Revoked');
+  const status = key.is_active
+    ? h('span', { class: 'badge badge-active' }, 'Active')
+    : h('span', { class: 'badge badge-revoked' }, 'Revoked');
   const revokeButton = () =>
     h('button', { type: 'button', class: 'danger', 'aria-label': `Revoke key ${key.name}`, onclick: askToConfirm }, 'Revoke');
   function askToConfirm() {
     const no = h('button', { type: 'button', class: 'secondary', onclick: () => actions.replaceChildren(revokeButton()) }, 'Cancel');
-    const yes = h('button', {
-      type: 'button',
-      class: 'danger',
-      onclick: () => {
-        yes.disabled = true;
-        void guarded(() => call('DELETE', `keys/${key.id}`))
-          .then(onRevoked)
-          .catch((error: unknown) => actions.append(notice('error', error instanceof Error ? error.message : 'Revoking failed')));
+    const yes = h(
+      'button',
+      {
+        type: 'button',
+        class: 'danger',
+        onclick: () => {
+          yes.disabled = true;
+          void guarded(() => call('DELETE', `keys/${key.id}`))
+            .then(onRevoked)
+            .catch((error: unknown) => actions.append(notice('error', error instanceof Error ? error.message : 'Revoking failed')));
+        },
       },
-    }, 'Yes, revoke');
+      'Yes, revoke',
+    );
     actions.replaceChildren(h('span', { class: 'confirm-text' }, `Revoke “${key.name}”? Requests with it stop working at once.`), yes, no);
     yes.focus();
   }
@@ -94,7 +120,13 @@ export async function keysPage(_session: Session): Promise<void> {
   const name = h('input', { name: 'name', type: 'text', maxlength: '100', autocomplete: 'off', placeholder: 'Default' });
   const formStatus = h('div', { class: 'form-status' });
   const reveal = h('div', {});
-  const create = h('form', { class: 'inline-form' }, field('Key name', name, 'For example the machine or tool that will use it.'), h('button', { type: 'submit' }, 'Create key'), formStatus);
+  const create = h(
+    'form',
+    { class: 'inline-form' },
+    field('Key name', name, 'For example the machine or tool that will use it.'),
+    h('button', { type: 'submit' }, 'Create key'),
+    formStatus,
+  );
   create.addEventListener('submit', (event) => {
     event.preventDefault();
     formStatus.replaceChildren();
@@ -109,24 +141,46 @@ export async function keysPage(_session: Session): Promise<void> {
       .catch((error: unknown) => {
         if (error instanceof ApiError && error.status === 402) {
           formStatus.replaceChildren(
-            account.deposit_required ? notice('error', 'Deposit required: the box above explains how to make one.') : depositExplanation({ ...account, deposit_required: true }),
+            account.deposit_required
+              ? notice('error', 'Deposit required: the box above explains how to make one.')
+              : depositExplanation({ ...account, deposit_required: true }),
           );
-        }
-        else formStatus.replaceChildren(notice('error', error instanceof Error ? error.message : 'Creating the key failed'));
+        } else formStatus.replaceChildren(notice('error', error instanceof Error ? error.message : 'Creating the key failed'));
       });
   });
   const tableParts = (list: KeyInfo[]) => [
     h('caption', {}, 'Your API keys'),
-    h('thead', {}, h('tr', {}, ...['Name', 'Prefix', 'Created', 'Last used', 'Status', 'Actions'].map((title) => h('th', { scope: 'col' }, title)))),
-    h('tbody', {}, ...(list.length ? [...list].sort((a, b) => b.id - a.id).map((key) => keyRow(key, reload)) : [h('tr', {}, h('td', { colspan: '6' }, 'No keys yet.'))])),
+    h(
+      'thead',
+      {},
+      h('tr', {}, ...['Name', 'Prefix', 'Created', 'Last used', 'Status', 'Actions'].map((title) => h('th', { scope: 'col' }, title))),
+    ),
+    h(
+      'tbody',
+      {},
+      ...(list.length
+        ? [...list].sort((a, b) => b.id - a.id).map((key) => keyRow(key, reload))
+        : [h('tr', {}, h('td', { colspan: '6' }, 'No keys yet.'))]),
+    ),
   ];
   const table = h('table', {}, ...tableParts(keys));
   show(
     h('h1', {}, 'API keys'),
-    h('p', {}, 'Use a key as ', h('code', {}, 'Authorization: Bearer <key>'), ' on the instance endpoints. Revoked keys stop working at once.'),
+    h(
+      'p',
+      {},
+      'Use a key as ',
+      h('code', {}, 'Authorization: Bearer <key>'),
+      ' on the instance endpoints. Revoked keys stop working at once.',
+    ),
     account.deposit_required ? depositExplanation(account) : null,
     reveal,
     h('section', { 'aria-labelledby': 'create-heading' }, h('h2', { id: 'create-heading' }, 'Create a key'), create),
-    h('section', { 'aria-labelledby': 'list-heading' }, h('h2', { id: 'list-heading' }, 'Keys'), h('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'Keys table' }, table)),
+    h(
+      'section',
+      { 'aria-labelledby': 'list-heading' },
+      h('h2', { id: 'list-heading' }, 'Keys'),
+      h('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'Keys table' }, table),
+    ),
   );
 }
