@@ -24,7 +24,7 @@ export const schedules = {
       // Scans for work to repair: the one kind of function that may.
       tables: {
         instances: ['Scan', 'GetItem', 'BatchGetItem', 'UpdateItem'],
-        jobs: ['Scan', 'Query', 'GetItem', 'PutItem', 'UpdateItem'],
+        jobs: ['Query', 'BatchGetItem', 'GetItem', 'PutItem', 'UpdateItem'],
         counters: ['UpdateItem'],
       },
       startsWorkflows: workflowNames,

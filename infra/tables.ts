@@ -107,6 +107,14 @@ export const tables = {
         sortKey: { name: 'started_at', type: 'S' },
         projection: { type: 'INCLUDE', attributes: ['type', 'account_id', 'status', 'finished_at', 'error'] },
       },
+      {
+        // Sparse: only running jobs carry `running_shard` (removed when they end), so the reconciler reads the jobs in
+        // flight, not every job ever run.
+        indexName: 'running_by_shard',
+        partitionKey: { name: 'running_shard', type: 'S' },
+        sortKey: { name: 'job_id', type: 'S' },
+        projection: { type: 'KEYS_ONLY' },
+      },
     ],
   },
   ledger: {

@@ -1,6 +1,6 @@
 import { countMetric, logger, metricNames } from '../observability';
 import { getInstanceItem, getInstanceItems, scanInstancesByStatus, type InstanceItem } from '../store/instances';
-import { finishJob, insertJob, listRunningJobs, scanRunningJobs, type Job } from '../store/jobs';
+import { finishJob, insertJob, listRunningJobs, listAllRunningJobs, type Job } from '../store/jobs';
 import { upstream } from '../upstream';
 import type { UpstreamServer } from '../upstream/driver';
 import { settleAction } from './action-steps';
@@ -75,7 +75,7 @@ function ownedByInstance(job: Job, instance: InstanceItem | undefined): boolean 
 /** Ends running jobs that have no execution and that their instance no longer points at; returns how many. */
 async function endOrphanJobs(now: number, graceMs: number): Promise<number> {
   let ended = 0;
-  for (const job of await scanRunningJobs()) {
+  for (const job of await listAllRunningJobs()) {
     if (now - Date.parse(job.started_at) < graceMs) continue;
     try {
       const instance = await getInstanceItem(job.instance_id);

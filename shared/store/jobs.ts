@@ -3,17 +3,24 @@ import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
 import { jobViewSchema } from '../schemas/jobs';
-import { readAll, whenConditionHolds } from './dynamo-helpers';
+import { batchGetAll, readAll, whenConditionHolds } from './dynamo-helpers';
 
 export const jobSchema = z.object({ ...jobViewSchema.shape, account_id: z.string() });
 export type Job = z.infer<typeof jobSchema>;
 
-/** A Put for a new running job, to be written in the same transaction as the state change that starts it. */
+/** The running-jobs index is spread over this many shards. */
+const RUNNING_SHARDS = 8;
+const runningShards = Array.from({ length: RUNNING_SHARDS }, (_, n) => `running#${n}`);
+const runningShardOf = (jobId: string) => runningShards[parseInt(jobId.slice(0, 2), 16) % RUNNING_SHARDS] ?? runningShards[0]!;
+
+/** A Put for a new job, to be written in the same transaction as the state change that starts it. */
 export function newJobPut(job: Job) {
+  const item = jobSchema.parse(job);
   return {
     Put: {
       TableName: tableName('jobs'),
-      Item: jobSchema.parse(job),
+      // A running job is in the running-jobs index until it ends.
+      Item: item.status === 'running' ? { ...item, running_shard: runningShardOf(item.job_id) } : item,
       ConditionExpression: 'attribute_not_exists(job_id)',
     },
   };
@@ -39,7 +46,7 @@ export function finishJobUpdate({ job_id, outcome, at }: JobFinish) {
     Update: {
       TableName: tableName('jobs'),
       Key: { job_id },
-      UpdateExpression: 'SET #status = :status, finished_at = :at, #error = :error',
+      UpdateExpression: 'SET #status = :status, finished_at = :at, #error = :error REMOVE running_shard',
       ConditionExpression: '#status = :running',
       ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
       ExpressionAttributeValues: {
@@ -57,19 +64,27 @@ export async function finishJob(jobId: string, outcome: JobOutcome, at: string):
   await whenConditionHolds(dynamo().send(new UpdateCommand(finishJobUpdate({ job_id: jobId, outcome, at }).Update)));
 }
 
-/** Every running job of every instance (the reconciler makes sure each has a live execution). */
-export async function scanRunningJobs(): Promise<Job[]> {
-  return readAll(
-    {
-      kind: 'scan',
-      TableName: tableName('jobs'),
-      FilterExpression: '#status = :running',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':running': 'running' },
-      ConsistentRead: true,
-    },
-    jobSchema,
-  );
+/** Every running job of every instance (the reconciler makes sure each has a live execution), from the sparse index. */
+export async function listAllRunningJobs(): Promise<Job[]> {
+  const keys = (
+    await Promise.all(
+      runningShards.map((shard) =>
+        readAll(
+          {
+            kind: 'query',
+            TableName: tableName('jobs'),
+            IndexName: 'running_by_shard',
+            KeyConditionExpression: 'running_shard = :shard',
+            ExpressionAttributeValues: { ':shard': shard },
+          },
+          z.object({ job_id: z.string() }),
+        ),
+      ),
+    )
+  ).flat();
+  // Read by key, consistently: a job that has just ended is seen as ended.
+  const jobs = await batchGetAll(tableName('jobs'), keys, jobSchema);
+  return jobs.filter((job) => job.status === 'running');
 }
 
 /** The instance's jobs that are still running, oldest first. */

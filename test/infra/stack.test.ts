@@ -212,6 +212,7 @@ describe('ServiceStack (dev)', () => {
       'instances.live_by_account': { ProjectionType: 'KEYS_ONLY' },
       'instances.meter_by_shard': { ProjectionType: 'KEYS_ONLY' },
       'jobs.by_instance': { ProjectionType: 'INCLUDE', NonKeyAttributes: ['type', 'account_id', 'status', 'finished_at', 'error'] },
+      'jobs.running_by_shard': { ProjectionType: 'KEYS_ONLY' },
       'webhooks.by_account': {
         ProjectionType: 'INCLUDE',
         NonKeyAttributes: ['url', 'events', 'failing_since', 'disabled_at', 'disabled_reason'],

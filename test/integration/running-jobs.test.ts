@@ -1,0 +1,59 @@
+import { randomUUID } from 'node:crypto';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../../shared/aws';
+import { finishJob, insertJob, listAllRunningJobs, type Job } from '../../shared/store/jobs';
+import { useTestRuntime } from '../support/runtime';
+
+const runtime = useTestRuntime();
+
+const job = (status: Job['status']): Job => ({
+  job_id: randomUUID(),
+  type: status === 'running' ? 'power_off' : 'reconcile',
+  instance_id: 1,
+  account_id: 'acct_running',
+  status,
+  started_at: new Date().toISOString(),
+  finished_at: status === 'running' ? null : new Date().toISOString(),
+  error: status === 'failed' ? 'The server no longer exists upstream' : null,
+});
+
+/** Every job id the sparse running-jobs index holds, over all its shards. */
+async function indexed(): Promise<string[]> {
+  const ids: string[] = [];
+  for (let shard = 0; shard < 8; shard++) {
+    const { Items = [] } = await dynamo().send(
+      new QueryCommand({
+        TableName: runtime.tableNames.jobs,
+        IndexName: 'running_by_shard',
+        KeyConditionExpression: 'running_shard = :shard',
+        ExpressionAttributeValues: { ':shard': `running#${shard}` },
+      }),
+    );
+    ids.push(...Items.map((item) => String(item.job_id)));
+  }
+  return ids;
+}
+
+describe('running jobs', () => {
+  it('are listed from a sparse index that a job leaves when it ends, and that an ended job never enters', async () => {
+    const running = job('running');
+    const ending = job('running');
+    const recordedEnded = job('failed');
+    await Promise.all([insertJob(running), insertJob(ending), insertJob(recordedEnded)]);
+
+    await finishJob(ending.job_id, { status: 'succeeded' }, new Date().toISOString());
+
+    const listed = (await listAllRunningJobs()).map((j) => j.job_id);
+    const inIndex = await indexed();
+    expect([listed.includes(running.job_id), listed.includes(ending.job_id), listed.includes(recordedEnded.job_id)]).toEqual([
+      true,
+      false,
+      false,
+    ]);
+    expect([inIndex.includes(running.job_id), inIndex.includes(ending.job_id), inIndex.includes(recordedEnded.job_id)]).toEqual([
+      true,
+      false,
+      false,
+    ]);
+  });
+});
