@@ -33,16 +33,26 @@ interface RequestState {
 }
 type StatefulContext = Context & { request: RequestState };
 
-/** Maps any error to the response: domain errors with their status and text, anything else a bare 500. */
+/**
+ * Maps any error to the response: domain errors with their status and text, anything else a bare 500. Pure: it may
+ * run more than once for one request (an idempotent route stores the answer), so it counts and logs nothing.
+ */
 export function errorResponse(error: unknown, requestId: string): ApiResponse {
   if (error instanceof ApiError) {
-    if (error.status === 429) countMetric(metricNames.rateLimited);
-    if (error.status === 502) countMetric(metricNames.upstreamErrors);
-    if (error.status >= 500) logger.error('request failed', { error });
     return json(error.status, { error: error.message, ...error.details, request_id: requestId }, { ...error.headers });
   }
-  logger.error('unhandled error', { error });
   return json(500, { error: 'Internal server error', request_id: requestId });
+}
+
+/** What a failed request counts and logs, once per request. */
+function recordError(error: unknown): void {
+  if (!(error instanceof ApiError)) {
+    logger.error('unhandled error', { error });
+    return;
+  }
+  if (error.status === 429) countMetric(metricNames.rateLimited);
+  if (error.status === 502) countMetric(metricNames.upstreamErrors);
+  if (error.status >= 500) logger.error('request failed', { error });
 }
 
 /**
@@ -66,6 +76,7 @@ const httpResponse = (): MiddlewareObj<Event, ApiResponse, Error, StatefulContex
     },
     after: finish,
     onError: (request) => {
+      recordError(request.error);
       request.response = errorResponse(request.error, request.event.requestContext.requestId);
       finish(request);
     },

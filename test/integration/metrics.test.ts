@@ -34,4 +34,22 @@ describe('EMF metrics', () => {
       documents.every((d) => (d._aws as { CloudWatchMetrics: { Namespace: string }[] }).CloudWatchMetrics[0]?.Namespace === 'VpsService'),
     ).toBe(true);
   });
+
+  it('counts a 502 once on an idempotent route, though its answer is also stored for replay', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const instance = await runtime.activeInstance(apiKey);
+    await runtime.simulator.control.faults({ fail_next: 1, status: 422, match: 'POST /v2/droplets/' });
+
+    const lines = await captureStdoutLines(async () => {
+      const refused = await runtime.call('POST', `/api/v1/instances/${instance.instance_id}/actions`, {
+        apiKey,
+        body: { type: 'reboot' },
+        headers: { 'idempotency-key': 'metrics-once' },
+      });
+      expect([refused.status, refused.body.error]).toEqual([502, 'Upstream error']);
+    });
+
+    const total = emfMetrics(lines).reduce((sum, d) => sum + (typeof d.UpstreamErrors === 'number' ? d.UpstreamErrors : 0), 0);
+    expect(total).toBe(1);
+  });
 });
