@@ -32,12 +32,18 @@ export function assertCameThroughEdge(event: APIGatewayProxyEventV2): void {
  */
 export function publicHandler(handler: (event: APIGatewayProxyEventV2) => Promise<ApiResponse>) {
   return async (event: APIGatewayProxyEventV2): Promise<ApiResponse> => {
+    const requestId = event.requestContext.requestId;
+    // Like every other route's, each answer names its request, so that a caller can quote it.
+    const withRequestId = (response: ApiResponse): ApiResponse => ({
+      ...response,
+      headers: { ...response.headers, 'X-Request-Id': requestId },
+    });
     try {
       assertCameThroughEdge(event);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
-      return json(error.status, { error: error.message, request_id: event.requestContext.requestId });
+      return withRequestId(json(error.status, { error: error.message, request_id: requestId }));
     }
-    return handler(event);
+    return withRequestId(await handler(event));
   };
 }
