@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { openSession } from '../../shared/domain/accounts';
 import { cliHome, runVps, runVpsJson, type CliHome } from '../support/cli';
 import { useTestRuntime } from '../support/runtime';
+import { ORDERABLE_FLAVORS } from '../fixtures/flavors';
 
 const runtime = useTestRuntime();
 let home: CliHome;
@@ -122,14 +123,7 @@ describe('vps instances', () => {
   it('prints the orderable flavors with their plans', async () => {
     const flavors = await runVpsJson(home, ['flavors'], { VPS_API_URL: runtime.baseUrl });
 
-    expect(flavors.map((f: { flavor: string }) => f.flavor)).toEqual([
-      's-1vcpu-2gb',
-      's-2vcpu-2gb',
-      's-2vcpu-4gb',
-      's-4vcpu-8gb',
-      's-8vcpu-16gb',
-      's-16vcpu-32gb',
-    ]);
+    expect(flavors.map((f: { flavor: string }) => f.flavor)).toEqual(ORDERABLE_FLAVORS);
   });
 });
 

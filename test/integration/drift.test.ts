@@ -9,6 +9,7 @@ import { upstream } from '../../shared/upstream';
 import { capacityCounters, capacityHeldByInstances, capacityUsed } from '../support/capacity';
 import { useTestRuntime } from '../support/runtime';
 import { prepareCommand } from '../../infra/ops/commands';
+import { ORDERABLE_FLAVORS } from '../fixtures/flavors';
 
 /** One server per instance, and records that follow what happened to the servers behind the service's back. */
 const runtime = useTestRuntime({ env: { UPSTREAM_TIMEOUT_MS: '1000', UNKNOWN_OUTCOME_WINDOW_SECONDS: '5' } });
@@ -135,14 +136,7 @@ describe('operator commands', () => {
 
     expect(Object.keys(json)).toEqual(['ipv4', 'tiers']);
     expect(json.ipv4).toEqual({ limit: 1000, used: await capacityUsed('capacity#ipv4') });
-    expect(Object.keys(json.tiers as object)).toEqual([
-      's-1vcpu-2gb',
-      's-2vcpu-2gb',
-      's-2vcpu-4gb',
-      's-4vcpu-8gb',
-      's-8vcpu-16gb',
-      's-16vcpu-32gb',
-    ]);
+    expect(Object.keys(json.tiers as object)).toEqual(ORDERABLE_FLAVORS);
     expect((json.tiers as Record<string, unknown>)['s-4vcpu-8gb']).toEqual({
       limit: 200,
       used: await capacityUsed('capacity#tier#s-4vcpu-8gb'),

@@ -1,10 +1,10 @@
 import { serviceTag, upstreamTagOf } from '../../shared/domain/instances';
-import { randomUUID } from 'node:crypto';
 import { reconcile } from '../../shared/domain/reconciler';
 import { upstream } from '../../shared/upstream';
 import { getInstanceItem, insertInstanceReservingCapacity, updateInstanceAtVersion } from '../../shared/store/instances';
 import { nextSequenceValue, setCapacityLimit } from '../../shared/store/counters';
-import { getJob, type Job } from '../../shared/store/jobs';
+import { getJob } from '../../shared/store/jobs';
+import { newJob } from '../../shared/domain/jobs';
 import { capacityCounters, capacityHeldByInstances } from '../support/capacity';
 import { useTestRuntime } from '../support/runtime';
 
@@ -15,18 +15,7 @@ const action = (apiKey: string, id: number, body: unknown) => runtime.call('POST
 const serversOf = (instanceId: number) => runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(instanceId)));
 
 /** A job recorded as running whose workflow never started (as after a crash between the two). */
-function orphanJob(type: Job['type'], instance: { instance_id: number; account_id: string }): Job {
-  return {
-    job_id: randomUUID(),
-    type,
-    instance_id: instance.instance_id,
-    account_id: instance.account_id,
-    status: 'running',
-    started_at: new Date().toISOString(),
-    finished_at: null,
-    error: null,
-  };
-}
+const orphanJob = newJob;
 
 describe('reconciler', () => {
   it('destroys servers tagged for this stage that no live instance owns, and counts them', async () => {

@@ -1,5 +1,6 @@
 import { createVpsClient, InstanceFailedError, JobFailedError, VpsApiError } from '../../clients/sdk';
 import { useTestRuntime } from '../support/runtime';
+import { ORDERABLE_FLAVORS } from '../fixtures/flavors';
 
 const runtime = useTestRuntime();
 const quickPolls = { initial: 50, max: 200 };
@@ -101,14 +102,7 @@ describe('the SDK against the local service', () => {
 
     const flavors = await vps.flavors();
 
-    expect(flavors.map((plan) => plan.flavor)).toEqual([
-      's-1vcpu-2gb',
-      's-2vcpu-2gb',
-      's-2vcpu-4gb',
-      's-4vcpu-8gb',
-      's-8vcpu-16gb',
-      's-16vcpu-32gb',
-    ]);
+    expect(flavors.map((plan) => plan.flavor)).toEqual(ORDERABLE_FLAVORS);
     expect(flavors[0]).toEqual({ flavor: 's-1vcpu-2gb', vcpu: 1, ram_mb: 2048, disk_gb: 30, hourly_price: 0.01786 });
   });
 });
