@@ -14,6 +14,7 @@ import { runLoad, type LoadResult, type Scenario } from './load';
 import { busiestWindow } from './windows';
 import { NOOP_ROUTE, type AcceptedEntry, type BenchAccount, type ExecutionSummary, type RequestCalls, type TaskStats } from './protocol';
 import { writeReport, type BenchResults } from './report';
+import { currentScaleSection } from './scale-report';
 
 /**
  * `npm run bench`: measures the service on this machine and writes bench/results.md and bench/results.json.
@@ -424,6 +425,8 @@ async function fullRun(): Promise<void> {
   writeFileSync(resolve(repositoryRoot, 'bench/results.json'), `${JSON.stringify(results, null, 2)}\n`);
   const baselineFile = resolve(repositoryRoot, 'bench/baseline.json');
   const baseline = existsSync(baselineFile) ? (JSON.parse(readFileSync(baselineFile, 'utf8')) as BenchResults) : undefined;
-  writeFileSync(resolve(repositoryRoot, 'bench/results.md'), writeReport(results, baseline));
+  // The scale section comes from `npm run bench:scale`, which runs on its own; it is kept as it is.
+  const scale = currentScaleSection();
+  writeFileSync(resolve(repositoryRoot, 'bench/results.md'), `${writeReport(results, baseline)}${scale ? `\n\n${scale}\n` : ''}`);
   log('wrote bench/results.md and bench/results.json');
 }

@@ -21,11 +21,12 @@ export const schedules = {
     everyMinutes: 5,
     runAtLocalStart: true,
     access: {
-      // Scans for work to repair: the one kind of function that may.
+      // The sparse in-flight, running-job and sweep indexes, by shard, then the items by key: no Scan. The sweep's
+      // cursor is an item of the counters table.
       tables: {
-        instances: ['Scan', 'GetItem', 'BatchGetItem', 'UpdateItem'],
+        instances: ['Query', 'GetItem', 'BatchGetItem', 'UpdateItem'],
         jobs: ['Query', 'BatchGetItem', 'GetItem', 'PutItem', 'UpdateItem'],
-        counters: ['UpdateItem'],
+        counters: ['GetItem', 'PutItem', 'UpdateItem'],
       },
       startsWorkflows: workflowNames,
       upstream: true,

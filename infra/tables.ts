@@ -94,6 +94,22 @@ export const tables = {
         sortKey: { name: 'instance_id', type: 'N' },
         projection: { type: 'KEYS_ONLY' },
       },
+      {
+        // Sparse: only instances with a lifecycle under way carry `inflight_shard` (set and removed in the writes that
+        // start and end it), so the reconciler reads what is in flight, not the fleet.
+        indexName: 'inflight_by_shard',
+        partitionKey: { name: 'inflight_shard', type: 'S' },
+        sortKey: { name: 'instance_id', type: 'N' },
+        projection: { type: 'KEYS_ONLY' },
+      },
+      {
+        // Sparse: only instances with a server carry `sweep_shard`, sorted by when the fleet sweep last saw that server,
+        // so the end of a pass reads just the instances whose server the listing did not show.
+        indexName: 'sweep_by_shard',
+        partitionKey: { name: 'sweep_shard', type: 'S' },
+        sortKey: { name: 'sweep_seen_at', type: 'S' },
+        projection: { type: 'KEYS_ONLY' },
+      },
     ],
   },
   jobs: {

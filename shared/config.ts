@@ -24,6 +24,10 @@ export interface Config {
     readonly requestTimeoutMs: number;
     /** Time budget for the live-status read in GET detail. */
     readonly liveStatusTimeoutMs: number;
+    /** Servers per page of an upstream listing (at most 200, DigitalOcean's largest). */
+    readonly pageSize: number;
+    /** Pages of `pageSize` servers the fleet sweep reads per reconciler run (a pass resumes where the last run stopped). */
+    readonly sweepPagesPerRun: number;
   };
   readonly instanceDomainSuffix: string;
   /** Customers' secrets are sealed with the KMS key (AWS) or the raw AES key in a local file (local runtime). */
@@ -113,6 +117,8 @@ function load(): Config {
       timeoutMs: integer('UPSTREAM_TIMEOUT_MS', 10_000),
       requestTimeoutMs: integer('UPSTREAM_REQUEST_TIMEOUT_MS', 4_000),
       liveStatusTimeoutMs: integer('LIVE_STATUS_TIMEOUT_MS', 800),
+      pageSize: integer('UPSTREAM_PAGE_SIZE', 200),
+      sweepPagesPerRun: integer('SWEEP_PAGES_PER_RUN', 60),
     },
     instanceDomainSuffix: process.env.INSTANCE_DOMAIN_SUFFIX ?? 'vps.example.net',
     secrets: {

@@ -45,6 +45,11 @@ export interface SimulatorOptions {
   readonly token?: string;
   /** First three octets of the public addresses handed out. Default 203.0.113 (a documentation range). */
   readonly ipv4Base?: string;
+  /**
+   * The account's droplet limit. Default 250, DigitalOcean's; a benchmark fleet raises it (addresses past the first
+   * /24 then come from the /24s after it, never reused).
+   */
+  readonly maxDroplets?: number;
 }
 
 export type SimulatedDropletStatus = 'new' | 'active' | 'off';
@@ -225,9 +230,12 @@ class Cloud {
   private nextActionId = 2_000_000_001;
   timings: Timings;
 
+  private nextWideAddress = 0;
+
   constructor(
     private readonly initialTimings: Timings,
     readonly ipv4Base: string,
+    private readonly maxDroplets: number,
   ) {
     this.timings = { ...initialTimings };
   }
@@ -279,7 +287,7 @@ class Cloud {
       throw unprocessable('You specified an invalid image for Droplet creation.');
     }
     if (Buffer.byteLength(request.user_data ?? '') > MAX_USER_DATA_BYTES) throw unprocessable('User data is too long.');
-    if (this.droplets.size >= MAX_DROPLETS) {
+    if (this.droplets.size >= this.maxDroplets) {
       throw unprocessable('creating this/these droplet(s) will exceed your droplet limit');
     }
     const droplet: Droplet = {
@@ -340,6 +348,12 @@ class Cloud {
   }
 
   private freeIpv4(): string {
+    if (this.droplets.size >= 253) {
+      const [a = 0, b = 0, c = 0] = this.ipv4Base.split('.').map(Number);
+      const n = this.nextWideAddress++;
+      const third = c + 1 + Math.floor(n / 253);
+      return `${a}.${(b + Math.floor(third / 256)) % 256}.${third % 256}.${2 + (n % 253)}`;
+    }
     const used = new Set([...this.droplets.values()].map((droplet) => droplet.ipv4));
     let octet = 2;
     while (used.has(`${this.ipv4Base}.${octet}`)) octet++;
@@ -699,7 +713,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const bootMs = options.bootMs ?? 20_000;
   const ipv4Base = options.ipv4Base ?? '203.0.113';
   if (!/^\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(ipv4Base)) throw new Error('ipv4Base must be three octets, e.g. 203.0.113');
-  const cloud = new Cloud({ bootMs, actionMs: Math.max(0, options.actionMs ?? Math.round(bootMs / 4)) }, ipv4Base);
+  const cloud = new Cloud(
+    { bootMs, actionMs: Math.max(0, options.actionMs ?? Math.round(bootMs / 4)) },
+    ipv4Base,
+    options.maxDroplets ?? MAX_DROPLETS,
+  );
   const faults = noFaults();
   const calls = new Map<string, number>();
   const closing = new AbortController();

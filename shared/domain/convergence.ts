@@ -13,6 +13,36 @@ type Instance = Pick<
   'status' | 'plan' | 'pending_plan' | 'paused_by' | 'capacity_held' | 'active_job_id' | 'upstream_id' | 'seen_at' | 'metered_until'
 >;
 
+/** Statuses in which a lifecycle is under way whatever the instance's job says. */
+const IN_FLIGHT_STATUSES: readonly InstanceItem['status'][] = ['pending', 'provisioning', 'resizing', 'deleting'];
+
+/**
+ * Whether a lifecycle is under way on the instance (a transitional status, or an action on a settled one): what the
+ * reconciler must watch, so that a workflow that died never leaves it half-way.
+ */
+export function isInFlight(instance: Pick<InstanceItem, 'status' | 'active_job_id'>): boolean {
+  return (
+    IN_FLIGHT_STATUSES.includes(instance.status) || (['active', 'stopped'].includes(instance.status) && instance.active_job_id !== null)
+  );
+}
+
+/** The in-flight index is spread over this many shards (`inflight_shard` = `inflight#<instance id mod 8>`). */
+export const IN_FLIGHT_SHARDS = 8;
+
+export const inFlightShardOf = (instanceId: number) => `inflight#${instanceId % IN_FLIGHT_SHARDS}`;
+
+/** Statuses in which an instance has a server, which the fleet sweep must see every pass. */
+export const HAS_SERVER: readonly InstanceItem['status'][] = ['active', 'stopped', 'resizing', 'quarantined'];
+
+export function isSwept(instance: Pick<InstanceItem, 'status' | 'upstream_id'>): boolean {
+  return HAS_SERVER.includes(instance.status) && instance.upstream_id !== null;
+}
+
+/** The sweep's index is spread over this many shards (`sweep_shard` = `sweep#<instance id mod 16>`). */
+export const SWEEP_SHARDS = 16;
+
+export const sweepShardOf = (instanceId: number) => `sweep#${instanceId % SWEEP_SHARDS}`;
+
 /** A state change with the capacity that moves with it. */
 export interface Change {
   readonly changes: InstanceChanges;

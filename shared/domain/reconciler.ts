@@ -1,5 +1,5 @@
 import { countMetric, logger, metricNames } from '../observability';
-import { getInstanceItem, getInstanceItems, scanInstancesByStatus, type InstanceItem } from '../store/instances';
+import { getInstanceItem, listInFlightInstances, type InstanceItem } from '../store/instances';
 import { finishJob, insertJob, listRunningJobs, listAllRunningJobs, type Job } from '../store/jobs';
 import { upstream } from '../upstream';
 import type { UpstreamServer } from '../upstream/driver';
@@ -9,7 +9,7 @@ import { newJob } from './jobs';
 import { workflowEngine } from '../workflows';
 import { failProvision } from './provisioning';
 import { orphanJobOutcome } from './convergence';
-import { repairDrift, type DriftReport } from './drift';
+import { isLeaked, sweepFleet, withInstances, type DriftReport } from './fleet-sweep';
 
 export interface ReconcileReport {
   /** Deletes whose workflow had died, started again. */
@@ -89,40 +89,13 @@ async function endOrphanJobs(now: number, graceMs: number): Promise<number> {
   return ended;
 }
 
-/** Our tagged servers that are not a live instance's recorded server (none owns them, or a second one of one). */
+/** Our tagged servers that are not a live instance's recorded server, over the whole listing (for an audit). */
 export async function findLeakedServers(): Promise<{ server: UpstreamServer; instanceId: number | null }[]> {
-  const instanceTag = new RegExp(`^${serviceTag()}-instance-(\\d+)$`);
-  const instanceIdOf = (server: UpstreamServer) => {
-    const id = Number(server.tags.map((tag) => instanceTag.exec(tag)?.[1]).find(Boolean));
-    return Number.isSafeInteger(id) && id > 0 ? id : null;
-  };
   const leaked = [];
-  // Page by page, however many: each page's instances are read in batches, not one by one.
-  for await (const servers of (await upstream()).serverPagesByTag(serviceTag())) {
-    const ids = [...new Set(servers.map(instanceIdOf).filter((id): id is number => id !== null))];
-    const instances = new Map((await getInstanceItems(ids)).map((instance) => [instance.instance_id, instance]));
-    for (const server of servers) {
-      const instanceId = instanceIdOf(server);
-      const instance = instanceId === null ? undefined : instances.get(instanceId);
-      // A deleting instance's own workflow destroys its server; a live instance keeps exactly its own server (one
-      // still being created has none recorded yet); anything else is a leak.
-      const live = instance && !['destroyed', 'failed'].includes(instance.status);
-      if (live && (instance.status === 'deleting' || instance.upstream_id === null || instance.upstream_id === server.id)) continue;
-      leaked.push({ server, instanceId });
-    }
-  }
+  for await (const servers of (await upstream()).serverPagesByTag(serviceTag()))
+    for (const { server, instanceId, instance } of await withInstances(servers))
+      if (isLeaked(server, instance)) leaked.push({ server, instanceId });
   return leaked;
-}
-
-/** Destroys our tagged servers that are not a live instance's server; returns how many. */
-async function destroyLeakedServers(): Promise<number> {
-  const driver = await upstream();
-  const leaked = await findLeakedServers();
-  for (const { server, instanceId } of leaked) {
-    logger.warn('destroying a leaked upstream server', { server_id: server.id, instance_id: instanceId });
-    await driver.deleteServer(server.id);
-  }
-  return leaked.length;
 }
 
 /**
@@ -138,10 +111,8 @@ export async function reconcile(now = Date.now(), graceMs = GRACE_MS): Promise<R
     leakedServersDestroyed: 0,
     drift: { vanished: 0, foreign: 0, power: 0, size: 0 },
   };
-  const candidates = await scanInstancesByStatus(['pending', 'provisioning', 'resizing', 'deleting', 'active', 'stopped']);
-  for (const instance of candidates) {
-    const transitional = !['active', 'stopped'].includes(instance.status) || instance.active_job_id !== null;
-    if (!transitional || now - Date.parse(instance.updated_at ?? instance.created_at ?? '') < graceMs) continue;
+  for (const instance of await listInFlightInstances()) {
+    if (now - Date.parse(instance.updated_at ?? instance.created_at ?? '') < graceMs) continue;
     try {
       const repaired = await repair(instance);
       if (repaired) report[repaired] += 1;
@@ -150,9 +121,10 @@ export async function reconcile(now = Date.now(), graceMs = GRACE_MS): Promise<R
     }
   }
   report.jobsEnded = await endOrphanJobs(now, graceMs);
-  report.drift = await repairDrift(now);
-  report.leakedServersDestroyed = await destroyLeakedServers();
-  logger.info('reconciled', { ...report });
+  const sweep = await sweepFleet(now);
+  report.drift = sweep.drift;
+  report.leakedServersDestroyed = sweep.leakedServersDestroyed;
+  logger.info('reconciled', { ...report, sweep_pages: sweep.pages, sweep_pass_completed: sweep.passCompleted });
   countMetric(metricNames.reconcilerRepairs, report.deletesRestarted + report.provisionsFailed + report.actionsSettled + report.jobsEnded);
   countMetric(metricNames.leakedServersDestroyed, report.leakedServersDestroyed);
   return report;

@@ -1,9 +1,8 @@
 import { countMetric, logger, metricNames } from '../observability';
 import { updateInstanceWithRetry, type InstanceItem } from '../store/instances';
-import type { InstanceStatus } from '../schemas/instances';
 import type { UpstreamDriver, UpstreamServer } from '../upstream/driver';
 import { namedError } from './errors';
-import { lostServerChange, ownershipOf, type Ownership } from './convergence';
+import { HAS_SERVER, lostServerChange, ownershipOf, type Ownership } from './convergence';
 import { upstreamTagOf } from './instances';
 import { newJob } from './jobs';
 
@@ -14,9 +13,6 @@ export const lostTexts: Record<Exclude<Ownership, 'ours'>, string> = {
   gone: 'The server no longer exists upstream',
   foreign: 'The server found upstream is not this instance’s; it was left untouched',
 };
-
-/** Statuses in which an instance has a server that can be lost. */
-const HAS_SERVER: readonly InstanceStatus[] = ['active', 'stopped', 'resizing', 'quarantined'];
 
 /**
  * Records that an instance has lost its server: it fails, gives back its capacity, and the job that found out (or,

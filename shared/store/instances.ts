@@ -9,6 +9,7 @@ import { finishJobUpdate, newJobPut, type Job, type JobFinish } from './jobs';
 import { releaseCapacityItem, reserveCapacityItem, type CapacityPool } from './counters';
 import { requestGuardItems, throwIfGuardFailed } from './request-guard';
 import { billingSegmentSchema, meterShardOf, segmentsAfterChange } from '../domain/billing-segments';
+import { IN_FLIGHT_SHARDS, inFlightShardOf, isInFlight, isSwept, SWEEP_SHARDS, sweepShardOf } from '../domain/convergence';
 
 /**
  * The stored item: the API's detail fields plus what only the service sees (extra attributes are ignored). The
@@ -78,7 +79,11 @@ export async function insertInstanceReservingCapacity(instance: InstanceItem, jo
     {
       Put: {
         TableName: tableName('instances'),
-        Item: { ...instanceItemSchema.parse({ ...instance, updated_at: instance.created_at }), live_account_id: instance.account_id },
+        Item: {
+          ...instanceItemSchema.parse({ ...instance, updated_at: instance.created_at }),
+          live_account_id: instance.account_id,
+          ...(isInFlight(instance) ? { inflight_shard: inFlightShardOf(instance.instance_id) } : {}),
+        },
         ConditionExpression: 'attribute_not_exists(instance_id)',
       },
     },
@@ -178,6 +183,27 @@ export async function scanInstancesByStatus(statuses: readonly InstanceStatus[])
   );
 }
 
+/** Every instance with a lifecycle under way, from the sparse in-flight index, read by key, consistently. */
+export async function listInFlightInstances(): Promise<InstanceItem[]> {
+  const shards = Array.from({ length: IN_FLIGHT_SHARDS }, (_, n) => inFlightShardOf(n));
+  const keys = await Promise.all(
+    shards.map((shard) =>
+      readAll(
+        {
+          kind: 'query',
+          TableName: tableName('instances'),
+          IndexName: 'inflight_by_shard',
+          KeyConditionExpression: 'inflight_shard = :shard',
+          ExpressionAttributeValues: { ':shard': shard },
+        },
+        liveKeySchema,
+      ),
+    ),
+  );
+  // The index lags the table a moment: what has just settled is left out here.
+  return (await getInstanceItems(keys.flat().map(({ instance_id }) => instance_id))).filter(isInFlight);
+}
+
 /**
  * The instances of one meter shard, a page at a time (read by key, consistently): those with time left to bill.
  */
@@ -215,19 +241,46 @@ export async function leaveMeterIndex(instance: InstanceItem): Promise<void> {
   );
 }
 
-/** Notes that the instance's server was seen upstream; not a state change, so the version stays as it is. */
+/**
+ * Notes that the instance's server was seen upstream (the fleet sweep's mark for this pass); not a state change, so
+ * the version stays as it is. Only an instance still in the sweep's index is marked, so a mark never puts back a key
+ * that a deletion removed.
+ */
 export async function recordServerSeen(instanceId: number, at: string): Promise<void> {
   await whenConditionHolds(
     dynamo().send(
       new UpdateCommand({
         TableName: tableName('instances'),
         Key: { instance_id: instanceId },
-        UpdateExpression: 'SET seen_at = :at',
-        ConditionExpression: 'attribute_exists(instance_id)',
+        UpdateExpression: 'SET seen_at = :at, sweep_seen_at = :at',
+        ConditionExpression: 'attribute_exists(sweep_shard)',
         ExpressionAttributeValues: { ':at': at },
       }),
     ),
   );
+}
+
+/**
+ * Instances with a server that the fleet sweep has not seen since `since` (from its sparse index, by shard), read by
+ * key, consistently: at the end of a pass, those whose server the listing did not show.
+ */
+export async function listUnseenSince(since: string): Promise<InstanceItem[]> {
+  const shards = Array.from({ length: SWEEP_SHARDS }, (_, n) => sweepShardOf(n));
+  const keys = await Promise.all(
+    shards.map((shard) =>
+      readAll(
+        {
+          kind: 'query',
+          TableName: tableName('instances'),
+          IndexName: 'sweep_by_shard',
+          KeyConditionExpression: 'sweep_shard = :shard AND sweep_seen_at < :since',
+          ExpressionAttributeValues: { ':shard': shard, ':since': since },
+        },
+        liveKeySchema,
+      ),
+    ),
+  );
+  return (await getInstanceItems(keys.flat().map(({ instance_id }) => instance_id))).filter(isSwept);
 }
 
 export type TransactionCheck = Required<Pick<NonNullable<TransactWriteCommandInput['TransactItems']>[number], 'ConditionCheck'>>;
@@ -237,24 +290,61 @@ export type InstanceChanges = Partial<Omit<InstanceItem, 'instance_id' | 'accoun
 /** Once an instance has failed or is being deleted, nobody may log in with its credentials again: they go. */
 const SECRETS_END_STATUSES: readonly InstanceStatus[] = ['failed', 'deleting', 'destroyed'];
 
-/**
- * Index keys that follow the item's state: a change that writes billing segments puts the instance in the meter's
- * index (the meter takes it out when it has charged the last of them).
- */
-function indexKeys(instanceId: number, changes: InstanceChanges): Record<string, string> {
-  return changes.billing_segments && changes.billing_segments.length > 0 ? { meter_shard: meterShardOf(instanceId) } : {};
+interface IndexKeys {
+  readonly set: Record<string, string>;
+  /** Set only where the item has none yet. */
+  readonly setIfAbsent: Record<string, string>;
+  readonly remove: readonly string[];
 }
 
-function setExpression(changes: InstanceChanges, now = new Date().toISOString(), instanceId?: number) {
-  const ending = (changes.status !== undefined && SECRETS_END_STATUSES.includes(changes.status)) || Boolean(changes.deleted_at);
-  const keys = instanceId === undefined ? {} : indexKeys(instanceId, changes);
-  const entries = Object.entries({ ...changes, ...keys, ...(ending ? { sealed_secrets: null } : {}), updated_at: now });
-  // A deleted instance leaves the account's list index.
-  const unlisted = changes.deleted_at ? ' REMOVE live_account_id' : '';
+/**
+ * Sparse index keys that follow the item's state, set and removed in the same write as the change: a change that
+ * writes billing segments puts the instance in the meter's index (the meter takes it out when it has charged the last
+ * of them); a lifecycle under way keeps it in the in-flight index; an instance with a server is in the fleet sweep's
+ * index from the moment it is first recorded with one (as seen then); a deletion takes it out of the account's list.
+ */
+function indexKeys(instance: InstanceItem, changes: InstanceChanges, now: string): IndexKeys {
+  const after = { ...instance, ...changes };
+  const inFlight = isInFlight(after);
+  const swept = isSwept(after);
   return {
-    UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')}, version = version + :one${unlisted}`,
-    ExpressionAttributeNames: Object.fromEntries(entries.map(([key], i) => [`#f${i}`, key])),
-    ExpressionAttributeValues: { ...Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])), ':one': 1 },
+    set: {
+      ...(changes.billing_segments && changes.billing_segments.length > 0 ? { meter_shard: meterShardOf(instance.instance_id) } : {}),
+      ...(inFlight ? { inflight_shard: inFlightShardOf(instance.instance_id) } : {}),
+      ...(swept ? { sweep_shard: sweepShardOf(instance.instance_id) } : {}),
+    },
+    setIfAbsent: swept ? { sweep_seen_at: now } : {},
+    remove: [
+      ...(inFlight ? [] : ['inflight_shard']),
+      ...(swept ? [] : ['sweep_shard', 'sweep_seen_at']),
+      ...(changes.deleted_at ? ['live_account_id'] : []),
+    ],
+  };
+}
+
+const NO_INDEX_KEYS: IndexKeys = { set: {}, setIfAbsent: {}, remove: [] };
+
+function setExpression(changes: InstanceChanges, now = new Date().toISOString(), keys = NO_INDEX_KEYS) {
+  const ending = (changes.status !== undefined && SECRETS_END_STATUSES.includes(changes.status)) || Boolean(changes.deleted_at);
+  const entries = Object.entries({ ...changes, ...keys.set, ...(ending ? { sealed_secrets: null } : {}), updated_at: now });
+  const absent = Object.entries(keys.setIfAbsent);
+  const assignments = [
+    ...entries.map((_, i) => `#f${i} = :v${i}`),
+    ...absent.map((_, i) => `#a${i} = if_not_exists(#a${i}, :a${i})`),
+    'version = version + :one',
+  ];
+  const removed = keys.remove.length > 0 ? ` REMOVE ${keys.remove.join(', ')}` : '';
+  return {
+    UpdateExpression: `SET ${assignments.join(', ')}${removed}`,
+    ExpressionAttributeNames: Object.fromEntries([
+      ...entries.map(([key], i) => [`#f${i}`, key]),
+      ...absent.map(([key], i) => [`#a${i}`, key]),
+    ]),
+    ExpressionAttributeValues: {
+      ...Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])),
+      ...Object.fromEntries(absent.map(([, value], i) => [`:a${i}`, value])),
+      ':one': 1,
+    },
   };
 }
 
@@ -316,7 +406,8 @@ export async function updateInstanceAtVersion(instance: InstanceItem, update: Ve
   const now = new Date().toISOString();
   // A change of rate closes the open billing segment and opens the next in this same write.
   const billing_segments = segmentsAfterChange(instance, { ...instance, ...update.changes }, now);
-  const expression = setExpression({ ...update.changes, ...(billing_segments ? { billing_segments } : {}) }, now, instance.instance_id);
+  const changes = { ...update.changes, ...(billing_segments ? { billing_segments } : {}) };
+  const expression = setExpression(changes, now, indexKeys(instance, changes, now));
   const items = [
     ...reserve.map(reserveCapacityItem),
     ...(update.release ?? []).map(releaseCapacityItem),

@@ -108,6 +108,12 @@ export class DigitalOceanDriver implements UpstreamDriver {
       yield page.droplets.map(toServer);
   }
 
+  async serverPageByTag(tag: string, page: number): Promise<{ servers: UpstreamServer[]; more: boolean }> {
+    const query = new URLSearchParams({ tag_name: tag, per_page: String(this.perPage), page: String(page) });
+    const answer = this.read(await this.send('GET', `/v2/droplets?${query}`), dropletPageSchema);
+    return { servers: answer.droplets.map(toServer), more: answer.links?.pages?.next !== undefined };
+  }
+
   async listActions(serverId: number): Promise<UpstreamActionRecord[]> {
     const pages = await this.readPages(`/v2/droplets/${serverId}/actions?per_page=${this.perPage}`, actionPageSchema);
     return pages.flatMap((page) => page.actions.map(({ started_at, ...action }) => ({ ...action, startedAt: started_at })));

@@ -46,6 +46,8 @@ export interface UpstreamDriver {
   listServersByTag(tag: string): Promise<UpstreamServer[]>;
   /** Servers carrying the tag a page at a time, however many pages: for sweeps over the whole fleet. */
   serverPagesByTag(tag: string): AsyncGenerator<UpstreamServer[]>;
+  /** One page (numbered from 1) of the servers carrying the tag, and whether more follow: for sweeps resumed across runs. */
+  serverPageByTag(tag: string, page: number): Promise<{ servers: UpstreamServer[]; more: boolean }>;
   createServer(request: CreateServerRequest): Promise<UpstreamServer>;
   /** The server, or null when the upstream no longer knows it (404). */
   getServer(id: number): Promise<UpstreamServer | null>;

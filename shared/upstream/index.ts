@@ -50,9 +50,16 @@ const drivers = new Map<number, Promise<UpstreamDriver>>();
 function driverWithTimeout(timeoutMs: number): Promise<UpstreamDriver> {
   let driver = drivers.get(timeoutMs);
   if (!driver) {
-    driver = token
-      .current()
-      .then((value) => new DigitalOceanDriver({ baseUrl: config().upstream.baseUrl, token: value, rereadToken: token.reread, timeoutMs }));
+    driver = token.current().then(
+      (value) =>
+        new DigitalOceanDriver({
+          baseUrl: config().upstream.baseUrl,
+          token: value,
+          rereadToken: token.reread,
+          timeoutMs,
+          perPage: config().upstream.pageSize,
+        }),
+    );
     driver.catch(() => drivers.delete(timeoutMs));
     drivers.set(timeoutMs, driver);
   }

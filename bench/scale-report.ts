@@ -1,0 +1,208 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { repositoryRoot } from '../infra/local/runtime';
+import type { CapacityTally } from './capacity';
+import type { prices as listPrices } from './cost';
+
+export interface ScaleMeasure {
+  readonly ms: number;
+  readonly tally: CapacityTally;
+  /** What the work was about: instances listed, charged, or checked. */
+  readonly items: number;
+}
+
+export interface ScaleResults {
+  readonly at: string;
+  readonly seconds: number;
+  readonly seeded: { readonly live: number; readonly deleted: number; readonly accounts: number };
+  readonly target: { readonly live: number; readonly deleted: number };
+  readonly prices: typeof listPrices;
+  readonly lists: {
+    readonly big: ScaleMeasure;
+    readonly history: ScaleMeasure & { readonly deleted: number };
+    readonly fresh: ScaleMeasure;
+  };
+  /** One reconciler run: nothing in flight, one slice of the fleet sweep (`pages` pages of `pageSize` servers). */
+  readonly reconciler: ScaleMeasure & { readonly pages: number; readonly pageSize: number };
+  /** One meter run: every live instance had an hour left to charge. */
+  readonly meter: ScaleMeasure;
+  /** One consistent Scan of the whole instances table: what the meter and the reconciler each read per run before. */
+  readonly scan: ScaleMeasure;
+}
+
+const START = '<!-- scale: written by `npm run bench:scale` -->';
+const END = '<!-- /scale -->';
+const resultsFile = () => resolve(repositoryRoot, 'bench/results.md');
+
+/** The scale section of bench/results.md as it stands, so that `npm run bench` keeps it when it rewrites the rest. */
+export function currentScaleSection(): string {
+  const text = existsSync(resultsFile()) ? readFileSync(resultsFile(), 'utf8') : '';
+  const start = text.indexOf(START);
+  const end = text.indexOf(END);
+  return start >= 0 && end > start ? text.slice(start, end + END.length) : '';
+}
+
+const n = (value: number, digits = 0) => value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const usd = (value: number) => `$${n(value, 2)}`;
+const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
+
+/** Runs per day of a job every five minutes; Lambda memory of the periodic functions (GB). */
+const RUNS_PER_DAY = 288;
+const LAMBDA_GB = 0.5;
+/** DigitalOcean: 5,000 requests an hour per token. */
+const TOKEN_LIMIT_PER_HOUR = 5_000;
+
+export function scaleSection(r: ScaleResults): string {
+  const p = r.prices;
+  const liveScale = r.target.live / r.seeded.live;
+  const totalScale = (r.target.live + r.target.deleted) / (r.seeded.live + r.seeded.deleted);
+  const units = (t: CapacityTally) => t.readUnits * p.readUnit + t.writeUnits * p.writeUnit;
+  const lambda = (ms: number) => (ms / 1000) * LAMBDA_GB * p.lambdaGbSecond;
+
+  // The sweep: every live server's page read once an hour, split over the twelve runs of an hour.
+  const checked = r.reconciler.pages * r.reconciler.pageSize;
+  const pagesPerHour = Math.ceil(r.target.live / r.reconciler.pageSize);
+  const perPage = { ms: r.reconciler.ms / r.reconciler.pages, cost: units(r.reconciler.tally) / r.reconciler.pages };
+  const reconcilerRunMs = (perPage.ms * pagesPerHour) / 12;
+  const reconcilerDay = { dynamodb: perPage.cost * pagesPerHour * 24, lambda: lambda(perPage.ms * pagesPerHour * 24) };
+  const meterDay = { dynamodb: units(r.meter.tally) * liveScale * RUNS_PER_DAY, lambda: lambda(r.meter.ms * liveScale * RUNS_PER_DAY) };
+  const scanCost = units(r.scan.tally) * totalScale;
+  const scanMs = r.scan.ms * totalScale;
+  // Before: the meter scanned once a run and charged the same instances; the reconciler scanned twice and listed every server.
+  const beforeMeterDay = meterDay.dynamodb + scanCost * RUNS_PER_DAY;
+  const beforeReconcilerDay = 2 * scanCost * RUNS_PER_DAY;
+
+  const listRatio = r.lists.history.tally.readUnits / Math.max(r.lists.fresh.tally.readUnits, 0.5);
+  const meterReadRatio = r.meter.tally.readUnits / Math.max(r.meter.items, 1);
+  const sweepReadRatio = r.reconciler.tally.readUnits / Math.max(checked, 1);
+  const projectedMeterMs = r.meter.ms * liveScale;
+
+  // Upstream calls an hour at the target: the sweep's pages, plus the provisions' calls (create, tag lookup, two status
+  // checks, the action list of a lost answer now and then: five), and as many deletes (tag lookup, delete, check: three).
+  const provisionsPerHour = 30_000 / 24;
+  const upstreamPerHour = pagesPerHour + provisionsPerHour * 5 + provisionsPerHour * 3;
+  const tokensNeeded = Math.ceil(upstreamPerHour / (0.8 * TOKEN_LIMIT_PER_HOUR));
+
+  return [
+    START,
+    '## Scale: the periodic jobs and the list at a million instances',
+    '',
+    `Produced by \`npm run bench:scale\` on ${r.at} (${r.seconds} s). Seeded straight into DynamoDB Local: ${n(r.seeded.live)} live and ${n(r.seeded.deleted)} deleted instances across ${n(r.seeded.accounts)} accounts, and one simulator server per live instance. Read and write units are what DynamoDB reports (\`ReturnConsumedCapacity: TOTAL\`, table and indexes); times are this machine's against DynamoDB Local. Projections are linear, to ${n(r.target.live)} live and ${n(r.target.deleted)} deleted, at the list prices in bench/cost.ts.`,
+    '',
+    '### Measured',
+    '',
+    row(['work', 'items', 'DynamoDB calls', 'read units', 'write units', 'wall ms']),
+    row(['---', '---', '---', '---', '---', '---']),
+    row([
+      'list: account with 5 live, 0 deleted',
+      r.lists.fresh.items,
+      r.lists.fresh.tally.calls,
+      n(r.lists.fresh.tally.readUnits, 1),
+      0,
+      n(r.lists.fresh.ms),
+    ]),
+    row([
+      `list: account with 5 live among ${n(r.lists.history.deleted)} of its own deleted`,
+      r.lists.history.items,
+      r.lists.history.tally.calls,
+      n(r.lists.history.tally.readUnits, 1),
+      0,
+      n(r.lists.history.ms),
+    ]),
+    row([
+      `list: account with ${n(r.lists.big.items)} live`,
+      r.lists.big.items,
+      r.lists.big.tally.calls,
+      n(r.lists.big.tally.readUnits, 1),
+      0,
+      n(r.lists.big.ms),
+    ]),
+    row([
+      `reconciler run (nothing in flight; sweep slice of ${r.reconciler.pages} pages)`,
+      `${n(checked)} checked`,
+      r.reconciler.tally.calls,
+      n(r.reconciler.tally.readUnits, 1),
+      n(r.reconciler.tally.writeUnits, 1),
+      n(r.reconciler.ms),
+    ]),
+    row([
+      'meter run (every live instance owed an hour)',
+      `${n(r.meter.items)} charged`,
+      r.meter.tally.calls,
+      n(r.meter.tally.readUnits, 1),
+      n(r.meter.tally.writeUnits, 1),
+      n(r.meter.ms),
+    ]),
+    row([
+      'before: one consistent Scan of the instances table',
+      n(r.scan.items),
+      r.scan.tally.calls,
+      n(r.scan.tally.readUnits, 1),
+      0,
+      n(r.scan.ms),
+    ]),
+    '',
+    '### Targets',
+    '',
+    row(['target', 'measured', 'verdict']),
+    row(['---', '---', '---']),
+    row([
+      'list read units, 5 live among 100,000 deleted ÷ 5 live and none deleted: ≤ 2×',
+      `${n(listRatio, 2)}×`,
+      listRatio <= 2 ? 'met' : 'missed',
+    ]),
+    row([
+      'meter read units per run ≤ 1.5 × instances charged + a constant',
+      `${n(meterReadRatio, 2)} per instance`,
+      meterReadRatio <= 1.5 ? 'met' : 'missed',
+    ]),
+    row([
+      'reconciler read units per run ≤ 1.5 × instances checked + a constant',
+      `${n(sweepReadRatio, 2)} per instance`,
+      sweepReadRatio <= 1.5 ? 'met' : 'missed',
+    ]),
+    row([
+      'projected meter wall time at 1M live ≤ 60 s',
+      `${n(projectedMeterMs / 1000)} s in one function (4 shards at once)`,
+      projectedMeterMs <= 60_000
+        ? 'met'
+        : `missed: ${n(projectedMeterMs / 60_000, 1)}× over; needs the shards fanned out to ${Math.ceil(projectedMeterMs / 60_000) * 4} workers`,
+    ]),
+    row([
+      'upstream calls an hour at 1M live and 30,000 provisions a day ≤ 80 % of the tokens’ limit',
+      `${n(upstreamPerHour)} an hour: ${n(upstreamPerHour / TOKEN_LIMIT_PER_HOUR, 1)} tokens’ worth`,
+      `needs ${tokensNeeded} tokens; one is configured today`,
+    ]),
+    '',
+    `### Projected to ${n(r.target.live)} live and ${n(r.target.deleted)} deleted`,
+    '',
+    row(['periodic job', 'now: per run', 'now: cost a day', 'before (Scan): per run', 'before: cost a day']),
+    row(['---', '---', '---', '---', '---']),
+    row([
+      'meter (every 5 min)',
+      `${n((r.meter.ms * liveScale) / 1000)} s, ${n(r.meter.tally.readUnits * liveScale)} RRU, ${n(r.meter.tally.writeUnits * liveScale)} WRU`,
+      usd(meterDay.dynamodb + meterDay.lambda),
+      `+ a Scan of ${n(scanMs / 1000)} s and ${n(r.scan.tally.readUnits * totalScale)} RRU`,
+      usd(beforeMeterDay),
+    ]),
+    row([
+      'reconciler (every 5 min)',
+      `${n(reconcilerRunMs / 1000)} s for ${n(pagesPerHour / 12)} pages (each server seen hourly)`,
+      usd(reconcilerDay.dynamodb + reconcilerDay.lambda),
+      `2 Scans: ${n((2 * scanMs) / 1000)} s, ${n(2 * r.scan.tally.readUnits * totalScale)} RRU, and every page listed`,
+      usd(beforeReconcilerDay),
+    ]),
+    '',
+    `Per sweep page of ${r.reconciler.pageSize} servers: ${n(perPage.ms)} ms and ${usd(perPage.cost * 1000)} per 1,000 pages. The meter's cost is its charges: one transaction per instance and period (ledger entry, balance, instance), which is why charging per account instead is weighed in the README.`,
+    END,
+  ].join('\n');
+}
+
+/** Writes the scale section into bench/results.md, replacing the last one (or after the rest). */
+export function writeScaleSection(results: ScaleResults): void {
+  const text = existsSync(resultsFile()) ? readFileSync(resultsFile(), 'utf8') : '';
+  const previous = currentScaleSection();
+  const section = scaleSection(results);
+  writeFileSync(resultsFile(), previous ? text.replace(previous, section) : `${text.trimEnd()}\n\n${section}\n`);
+  writeFileSync(resolve(repositoryRoot, 'bench/scale-results.json'), `${JSON.stringify(results, null, 2)}\n`);
+}

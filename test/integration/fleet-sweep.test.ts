@@ -1,0 +1,106 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../../shared/aws';
+import { sweepFleet } from '../../shared/domain/fleet-sweep';
+import { reconcile } from '../../shared/domain/reconciler';
+import { newJob } from '../../shared/domain/jobs';
+import { getInstanceItem, updateInstanceAtVersion } from '../../shared/store/instances';
+import { useTestRuntime } from '../support/runtime';
+
+/** Listings of two servers a page, so that a handful of instances spans several pages. */
+const runtime = useTestRuntime({ env: { UPSTREAM_PAGE_SIZE: '2' } });
+
+const later = () => Date.now() + 10 * 60_000;
+const listCalls = () => runtime.simulator.state().calls['GET /v2/droplets'] ?? 0;
+const readByIdCalls = () => runtime.simulator.state().calls['GET /v2/droplets/{id}'] ?? 0;
+const indexKeysOf = async (instanceId: number) => {
+  const { Item = {} } = await dynamo().send(
+    new GetCommand({ TableName: runtime.tableNames.instances, Key: { instance_id: instanceId }, ConsistentRead: true }),
+  );
+  return { inflight: Item.inflight_shard, sweep: Item.sweep_shard, seen: Item.sweep_seen_at, listed: Item.live_account_id };
+};
+/** Runs the sweep one page at a time until a pass ends; returns each run's report. */
+const sweepPassOnePageAtATime = async (now: number) => {
+  const runs = [await sweepFleet(now, 1)];
+  while (!runs.at(-1)!.passCompleted && runs.length < 50) runs.push(await sweepFleet(now, 1));
+  return runs;
+};
+
+describe('fleet sweep', () => {
+  it('spreads a pass over runs, one page each, resuming where the last run stopped', async () => {
+    const { apiKey } = await runtime.newAccount();
+    for (let i = 0; i < 5; i++) await runtime.activeInstance(apiKey);
+    await sweepPassOnePageAtATime(later());
+    const serverCount = runtime.simulator.state().droplets.length;
+    const callsBefore = listCalls();
+
+    const runs = await sweepPassOnePageAtATime(later());
+
+    expect(runs.map((run) => run.pages)).toEqual(runs.map(() => 1));
+    expect(runs.map((run) => run.passCompleted)).toEqual([...runs.slice(1).map(() => false), true]);
+    expect(runs).toHaveLength(Math.ceil(serverCount / 2));
+    expect(listCalls() - callsBefore).toBe(runs.length);
+  });
+
+  it('finds a server that vanished only when the pass ends, by reading it by id, and fails its instance', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const detail = await runtime.activeInstance(apiKey);
+    await sweepPassOnePageAtATime(later());
+    await runtime.simulator.control.outOfBand(Number(detail.vps_id), { type: 'destroy' });
+    const readsBefore = readByIdCalls();
+
+    const runs = await sweepPassOnePageAtATime(later());
+
+    expect(runs.slice(0, -1).map((run) => run.drift.vanished)).toEqual(runs.slice(0, -1).map(() => 0));
+    expect(runs.at(-1)!.drift.vanished).toBe(1);
+    expect(readByIdCalls() - readsBefore).toBe(1);
+    expect((await getInstanceItem(detail.instance_id))?.status).toBe('failed');
+  });
+
+  it('marks every instance whose server a pass showed as seen at that pass, and reads none of them by id', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const ids = [(await runtime.activeInstance(apiKey)).instance_id, (await runtime.activeInstance(apiKey)).instance_id];
+    await sweepPassOnePageAtATime(later());
+    const now = later();
+    const readsBefore = readByIdCalls();
+
+    await sweepPassOnePageAtATime(now);
+
+    for (const id of ids) expect((await getInstanceItem(id))?.seen_at).toBe(new Date(now).toISOString());
+    expect(readByIdCalls() - readsBefore).toBe(0);
+  });
+});
+
+describe('sparse index keys', () => {
+  it('puts an instance in the in-flight index while a lifecycle runs, in the sweep index while it has a server, and takes it out of all at deletion', async () => {
+    const { apiKey, accountId } = await runtime.newAccount();
+    const created = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'keys', flavor: 's-1vcpu-2gb' } });
+    const id = created.body.instance_id;
+    const pending = await indexKeysOf(id);
+    await runtime.waitForStatus(apiKey, id, ['active']);
+    const active = await indexKeysOf(id);
+    await runtime.call('DELETE', `/api/v1/instances/${id}`, { apiKey });
+    await vi.waitUntil(async () => (await getInstanceItem(id))?.status === 'destroyed', { timeout: 20_000, interval: 100 });
+    const destroyed = await indexKeysOf(id);
+
+    expect(pending).toEqual({ inflight: `inflight#${id % 8}`, sweep: undefined, seen: undefined, listed: accountId });
+    expect(active).toMatchObject({ inflight: undefined, sweep: `sweep#${id % 16}`, listed: accountId });
+    expect(typeof active.seen).toBe('string');
+    expect(destroyed).toEqual({ inflight: undefined, sweep: undefined, seen: undefined, listed: undefined });
+  });
+
+  it('repairs an abandoned action found through the in-flight index', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const detail = await runtime.activeInstance(apiKey);
+    const item = (await getInstanceItem(detail.instance_id))!;
+    // As after a crash between recording the action and starting its workflow: an action job that nothing runs.
+    const job = newJob('reboot', item);
+    await updateInstanceAtVersion(item, { changes: { active_job_id: job.job_id }, job });
+    const inFlight = await indexKeysOf(detail.instance_id);
+
+    const report = await reconcile(later());
+
+    expect(inFlight.inflight).toBe(`inflight#${detail.instance_id % 8}`);
+    expect(report.actionsSettled).toBe(1);
+    expect(await indexKeysOf(detail.instance_id)).toMatchObject({ inflight: undefined });
+  });
+});
