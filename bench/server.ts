@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { routes } from '../infra/routes';
 import { localHandlerEnv } from '../infra/local/handler-env';
 import { startLocalRuntime } from '../infra/local/runtime';
-import { dynamoCallLog, type DynamoCall } from '../shared/aws';
+import { recordDynamoCalls, type DynamoCall } from './dynamo-calls';
 import { issueApiKey, openAccount, openSession, usdToMicros } from '../shared/domain/accounts';
 import { deposit } from '../shared/domain/billing';
 import {
@@ -78,7 +78,7 @@ async function windowsRecorded<T>(invoke: () => Promise<T>): Promise<T> {
   if (!into) return invoke();
   const calls: DynamoCall[] = [];
   try {
-    return await dynamoCallLog.run(calls, invoke);
+    return await recordDynamoCalls(calls, invoke);
   } finally {
     into.push(...acceptedIn(calls));
   }
@@ -89,7 +89,7 @@ async function recorded<T>(invoke: () => Promise<T>, done: (calls: DynamoCall[],
   const calls: DynamoCall[] = [];
   const started = performance.now();
   try {
-    return await dynamoCallLog.run(calls, invoke);
+    return await recordDynamoCalls(calls, invoke);
   } finally {
     done(calls, performance.now() - started);
   }

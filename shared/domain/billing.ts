@@ -114,42 +114,67 @@ async function meterInstance(read: InstanceItem, nowMs: number): Promise<number 
   throw new Error(`instance ${read.instance_id} kept changing while it was metered`);
 }
 
-/** How many of the meter's index shards are read at once. */
+/** How many of the meter's index shards are read at once, and how many accounts of a page are charged at once. */
 const SHARD_CONCURRENCY = 4;
+const ACCOUNT_CONCURRENCY = 8;
 
 /**
  * Charges every instance with time left to bill, from where it was last charged until now (or its deletion), one
  * transaction per instance: ledger entry with a deterministic id, balance, and `metered_until`, conditioned on
  * `metered_until` not having moved (a re-run or a retry never charges a period twice) and on the instance's
  * version (no rate changed unseen). It reads the sparse meter index shard by shard, a page at a time, and applies
- * each account's billing pause as soon as that page's charges for it are booked.
+ * each account's billing pause as soon as that page's charges for it are booked. Each account's balance is read once
+ * a run and lowered by what the run charges it: only an account whose balance may have reached zero is checked for
+ * the pause (deposits only raise a balance, and other debits apply the pause themselves).
  */
 export async function runMeter(nowMs = Date.now()): Promise<MeterReport> {
   const report = { periodsCharged: 0, amountCharged: 0, accountsBilled: new Set<string>() };
   const failures: unknown[] = [];
-  const meterPage = async (instances: InstanceItem[]) => {
-    for (const [accountId, owned] of Map.groupBy(instances, (instance) => instance.account_id)) {
-      let billed = false;
-      for (const instance of owned) {
-        try {
-          const charged = await meterInstance(instance, nowMs);
-          if (charged === undefined) continue;
-          report.periodsCharged += 1;
-          report.amountCharged += charged;
-          billed = true;
-        } catch (error) {
-          // One instance that cannot be charged now (it is charged on a later run) must not stop the others.
-          logger.error('could not meter an instance', { instance_id: instance.instance_id, error });
-          failures.push(error);
-        }
-      }
-      if (!billed) continue;
-      report.accountsBilled.add(accountId);
-      await enforceBillingPause(accountId).catch((error: unknown) => {
-        logger.error('could not apply the billing pause', { account_id: accountId, error });
+  // Each account's balance before this run's charges, less what they took; read once, before the first charge.
+  const balances = new Map<string, number>();
+  const balanceReads = new Map<string, Promise<void>>();
+  const readBalance = (accountId: string) => {
+    const read =
+      balanceReads.get(accountId) ?? requireAccount(accountId).then((account) => void balances.set(accountId, account.balance));
+    balanceReads.set(accountId, read);
+    return read;
+  };
+  const meterAccount = async (accountId: string, owned: InstanceItem[]) => {
+    const known = await readBalance(accountId).then(
+      () => true,
+      () => (balanceReads.delete(accountId), false),
+    );
+    let billed = 0;
+    for (const instance of owned) {
+      try {
+        const charged = await meterInstance(instance, nowMs);
+        if (charged === undefined) continue;
+        report.periodsCharged += 1;
+        report.amountCharged += charged;
+        billed += charged;
+      } catch (error) {
+        // One instance that cannot be charged now (it is charged on a later run) must not stop the others.
+        logger.error('could not meter an instance', { instance_id: instance.instance_id, error });
         failures.push(error);
-      });
+      }
     }
+    if (billed === 0) return;
+    report.accountsBilled.add(accountId);
+    // No await between reading and lowering the balance: charges of one account in other shards subtract too.
+    const balance = known ? (balances.get(accountId) ?? 0) - billed : 0;
+    if (known) balances.set(accountId, balance);
+    if (balance > 0) return;
+    await enforceBillingPause(accountId).catch((error: unknown) => {
+      logger.error('could not apply the billing pause', { account_id: accountId, error });
+      failures.push(error);
+    });
+  };
+  const meterPage = async (instances: InstanceItem[]) => {
+    const accounts = [...Map.groupBy(instances, (instance) => instance.account_id)];
+    const workers = Array.from({ length: ACCOUNT_CONCURRENCY }, async () => {
+      for (let next = accounts.shift(); next !== undefined; next = accounts.shift()) await meterAccount(...next);
+    });
+    await Promise.all(workers);
   };
   const shards = Array.from({ length: METER_SHARDS }, (_, i) => meterShardOf(i));
   const workers = Array.from({ length: SHARD_CONCURRENCY }, async () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { dynamoCallLog, type DynamoCall } from '../../shared/aws';
+import { recordDynamoCalls, type DynamoCall } from '../../bench/dynamo-calls';
 import { openSession } from '../../shared/domain/accounts';
 import { generateApiKey } from '../../shared/domain/api-keys';
 import { mergeAccess } from '../../infra/constructs/api-function';
@@ -24,7 +24,7 @@ function record(functionName: string, calls: DynamoCall[]) {
 async function recorded<T>(functionName: string, invoke: () => Promise<T>): Promise<T> {
   const calls: DynamoCall[] = [];
   try {
-    return await dynamoCallLog.run(calls, invoke);
+    return await recordDynamoCalls(calls, invoke);
   } finally {
     record(functionName, calls);
   }

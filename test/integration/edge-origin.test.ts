@@ -1,4 +1,4 @@
-import { dynamoCallLog, type DynamoCall } from '../../shared/aws';
+import { recordDynamoCalls, type DynamoCall } from '../../bench/dynamo-calls';
 import { openSession } from '../../shared/domain/accounts';
 import { generateApiKey } from '../../shared/domain/api-keys';
 import { useTestRuntime } from '../support/runtime';
@@ -8,7 +8,7 @@ const calls: DynamoCall[] = [];
 /** The service as deployed behind the edge: the API functions know the secret CloudFront sends. */
 const runtime = useTestRuntime({
   env: { EDGE_ORIGIN_SECRET: SECRET, FAILED_AUTH_LIMIT: '' },
-  aroundInvocation: (_route, invoke) => dynamoCallLog.run(calls, invoke),
+  aroundInvocation: (_route, invoke) => recordDynamoCalls(calls, invoke),
 });
 
 const viaEdge = (viewer = '203.0.113.10:50000') => ({ 'x-origin-verify': SECRET, 'cloudfront-viewer-address': viewer });

@@ -1,6 +1,7 @@
 import { Agent, request } from 'node:http';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, dynamoCallLog, type DynamoCall } from '../../shared/aws';
+import { dynamo } from '../../shared/aws';
+import { recordDynamoCalls, type DynamoCall } from '../../bench/dynamo-calls';
 import { openSession } from '../../shared/domain/accounts';
 import { generateApiKey, hashApiKey } from '../../shared/domain/api-keys';
 import { contractViolations } from '../support/contract';
@@ -11,7 +12,7 @@ let recording: DynamoCall[] | undefined;
 const runtime = useTestRuntime({
   // The production limit (20 failed authentications per address in any 60 s): the test runtime otherwise raises it.
   env: { FAILED_AUTH_LIMIT: '' },
-  aroundInvocation: (_route, invoke) => (recording ? dynamoCallLog.run(recording, invoke) : invoke()),
+  aroundInvocation: (_route, invoke) => (recording ? recordDynamoCalls(recording, invoke) : invoke()),
 });
 
 interface Answer {
