@@ -28,3 +28,6 @@ export interface FunctionAccess {
   /** Whether the function publishes events to the service's bus. */
   readonly publishesEvents?: boolean;
 }
+
+/** What calling the upstream takes besides its token: the shared request budget, one item of the counters table. */
+export const upstreamBudgetAccess: Partial<Record<TableName, TableAccess>> = { counters: ['GetItem', 'UpdateItem'] };

@@ -28,6 +28,12 @@ export interface Config {
     readonly pageSize: number;
     /** Pages of `pageSize` servers the fleet sweep reads per reconciler run (a pass resumes where the last run stopped). */
     readonly sweepPagesPerRun: number;
+    /**
+     * The request budget shared by every function: calls an hour, and the most in a burst. DigitalOcean allows 5,000
+     * an hour and 250 a minute per token; the defaults keep below both (a burst plus a minute's refill < 250).
+     */
+    readonly budgetPerHour: number;
+    readonly budgetBurst: number;
   };
   readonly instanceDomainSuffix: string;
   /** Customers' secrets are sealed with the KMS key (AWS) or the raw AES key in a local file (local runtime). */
@@ -119,6 +125,8 @@ function load(): Config {
       liveStatusTimeoutMs: integer('LIVE_STATUS_TIMEOUT_MS', 800),
       pageSize: integer('UPSTREAM_PAGE_SIZE', 200),
       sweepPagesPerRun: integer('SWEEP_PAGES_PER_RUN', 60),
+      budgetPerHour: integer('UPSTREAM_BUDGET_PER_HOUR', 4_000),
+      budgetBurst: integer('UPSTREAM_BUDGET_BURST', 150),
     },
     instanceDomainSuffix: process.env.INSTANCE_DOMAIN_SUFFIX ?? 'vps.example.net',
     secrets: {

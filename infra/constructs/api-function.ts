@@ -13,7 +13,7 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference';
 import { Construct } from 'constructs';
-import type { FunctionAccess, SecretsAccess, TableAccess } from '../access';
+import { upstreamBudgetAccess, type FunctionAccess, type SecretsAccess, type TableAccess } from '../access';
 import { bundleSettings } from '../bundling';
 import { DEFAULT_ROUTE_TIMEOUT_SECONDS } from '../routes';
 import { tables as tableDefinitions, type TableName } from '../tables';
@@ -140,7 +140,8 @@ export class ApiFunction extends Construct {
     this.alias = new lambda.Alias(this, 'Live', { aliasName: LIVE_ALIAS, version: this.function.currentVersion });
   }
 
-  private grantAccess(access: FunctionAccess, service: ServiceContext): void {
+  private grantAccess(declared: FunctionAccess, service: ServiceContext): void {
+    const access = grantedAccess(declared);
     for (const [name, actions] of Object.entries(access.tables ?? {}) as [TableName, TableAccess][]) {
       const table = required(service.tables[name], `table ${name}`, this);
       const grant = table.grant(this.function, ...actions.map((action) => `dynamodb:${action}`));
@@ -234,6 +235,11 @@ function acknowledge(scope: Construct, finding: string, reason: string): void {
 function required<T>(value: T | undefined, what: string, scope: Construct): T {
   if (value === undefined) throw new Error(`${scope.node.path} needs ${what}, which this stack does not provide`);
   return value;
+}
+
+/** What a function is granted for what it declares: calling the upstream brings the request budget's item with it. */
+export function grantedAccess(access: FunctionAccess): FunctionAccess {
+  return access.upstream ? mergeAccess(access, { tables: upstreamBudgetAccess }) : access;
 }
 
 /** The union of two accesses: every operation either calls, on every table either touches. */

@@ -122,6 +122,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     MAIL_FROM: 'VPS Service <no-reply@localhost>',
     // Plain http: clients that honour Secure would never send the cookie back over it.
     INSECURE_COOKIES: 'true',
+    // The simulator has no rate limit of its own: a budget sized for it (tests of the budget set theirs).
+    UPSTREAM_BUDGET_PER_HOUR: '36000000',
+    UPSTREAM_BUDGET_BURST: '100000',
     ...options.env,
   });
   // Events flow from here on, before any handler can change anything.

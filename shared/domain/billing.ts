@@ -134,8 +134,7 @@ export async function runMeter(nowMs = Date.now()): Promise<MeterReport> {
   const balances = new Map<string, number>();
   const balanceReads = new Map<string, Promise<void>>();
   const readBalance = (accountId: string) => {
-    const read =
-      balanceReads.get(accountId) ?? requireAccount(accountId).then((account) => void balances.set(accountId, account.balance));
+    const read = balanceReads.get(accountId) ?? requireAccount(accountId).then((account) => void balances.set(accountId, account.balance));
     balanceReads.set(accountId, read);
     return read;
   };

@@ -10,8 +10,8 @@ import {
   type InstanceItem,
 } from '../store/instances';
 import { getSweepCursor, moveSweepCursor } from '../store/sweeps';
-import { upstream } from '../upstream';
-import type { UpstreamDriver, UpstreamServer } from '../upstream/driver';
+import { upstreamForSweeps } from '../upstream';
+import { UpstreamBudgetSpentError, type UpstreamDriver, type UpstreamServer } from '../upstream/driver';
 import { driftOf, isSwept, type DriftKind } from './convergence';
 import { catalog } from './flavors';
 import { serviceTag, upstreamTagOf } from './instances';
@@ -129,13 +129,19 @@ export async function sweepFleet(nowMs = Date.now(), pages = config().upstream.s
   let leakedServersDestroyed = 0;
   let read = 0;
   let passCompleted = false;
-  const driver = await upstream();
+  const driver = await upstreamForSweeps();
   const cursor = await getSweepCursor();
   const seenAt = new Date(nowMs).toISOString();
   const passStartedAt = cursor.pass_started_at ?? seenAt;
   let page = cursor.next_page;
   while (read < pages && !passCompleted && hasTimeFor(PASS_END_RESERVE_MS)) {
-    const { servers, more } = await driver.serverPageByTag(serviceTag(), page);
+    const listing = await driver.serverPageByTag(serviceTag(), page).catch((error: unknown) => {
+      // The budget left is the lifecycles' own: this run's slice ends here, and the next run resumes at this page.
+      if (error instanceof UpstreamBudgetSpentError) return undefined;
+      throw error;
+    });
+    if (!listing) break;
+    const { servers, more } = listing;
     leakedServersDestroyed += await sweepPage(driver, servers, seenAt, drift);
     read += 1;
     page += 1;

@@ -1,7 +1,9 @@
 import * as z from 'zod';
 import { hasTimeFor } from '../deadline';
 import { countMetric, metricNames } from '../observability';
+import { holdAfterThrottle } from '../domain/upstream-budget';
 import {
+  UpstreamBudgetSpentError,
   UpstreamDeadlineError,
   UpstreamPermanentError,
   UpstreamTransientError,
@@ -29,6 +31,10 @@ export interface DigitalOceanDriverOptions {
   /** Page size for listings; DigitalOcean allows 1 to 200. */
   readonly perPage?: number;
   readonly fetchImpl?: typeof fetch;
+  /** Asked before each call is sent (the shared request budget); false: the call is not sent. */
+  readonly admit?: () => Promise<boolean>;
+  /** Told when the upstream answered 429, with when its headers say to try again (ms). */
+  readonly onThrottled?: (untilMs: number) => Promise<void>;
 }
 
 /**
@@ -81,6 +87,8 @@ export class DigitalOceanDriver implements UpstreamDriver {
   private readonly region: string;
   private readonly perPage: number;
   private readonly fetchImpl: typeof fetch;
+  private readonly admit: DigitalOceanDriverOptions['admit'];
+  private readonly onThrottled: DigitalOceanDriverOptions['onThrottled'];
 
   constructor(options: DigitalOceanDriverOptions) {
     if (options.token === '') throw new Error('DigitalOcean token is empty');
@@ -94,6 +102,8 @@ export class DigitalOceanDriver implements UpstreamDriver {
       throw new RangeError('perPage must be an integer from 1 to 200');
     }
     this.fetchImpl = options.fetchImpl ?? fetch;
+    this.admit = options.admit;
+    this.onThrottled = options.onThrottled;
   }
 
   async listServersByTag(tag: string): Promise<UpstreamServer[]> {
@@ -202,6 +212,8 @@ export class DigitalOceanDriver implements UpstreamDriver {
     if (!hasTimeFor(this.timeoutMs)) {
       throw new UpstreamDeadlineError(`${call} not started: the invocation ends before its ${this.timeoutMs} ms could run out`);
     }
+    if (this.admit && !(await this.admit()))
+      throw new UpstreamBudgetSpentError(`${call} not sent: the upstream request budget is spent`, 429);
     if (!this.tokensSent.includes(this.token)) this.tokensSent.push(this.token);
     const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -214,6 +226,8 @@ export class DigitalOceanDriver implements UpstreamDriver {
         redirect: 'manual',
         signal: AbortSignal.timeout(this.timeoutMs),
       });
+      // Best effort: a hold that cannot be recorded only means the next calls find out for themselves.
+      if (response.status === 429) await this.onThrottled?.(holdAfterThrottle(response.headers, Date.now())).catch(() => undefined);
       return { call, status: response.status, body: parseJson(await response.text()) };
     } catch (error) {
       throw this.transient(`${call} failed: ${this.describeFailure(error)}`);

@@ -76,6 +76,12 @@ export class UpstreamTransientError extends Error {
  */
 export class UpstreamDeadlineError extends UpstreamTransientError {}
 
+/**
+ * A call the driver did not send because the shared upstream request budget does not allow its priority now:
+ * nothing was sent; retried like any transient error.
+ */
+export class UpstreamBudgetSpentError extends UpstreamTransientError {}
+
 /** Any other refusal (4xx): retrying will not help. */
 export class UpstreamPermanentError extends Error {
   override readonly name = 'UpstreamPermanentError';

@@ -2,6 +2,8 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { config } from '../config';
 import { DigitalOceanDriver } from './digitalocean';
 import type { UpstreamDriver } from './driver';
+import type { UpstreamPriority } from '../domain/upstream-budget';
+import { holdUpstream, takeUpstreamToken } from '../store/upstream-budget';
 
 /** The upstream token: given directly in the local runtime, read from Secrets Manager on AWS. */
 async function readToken(): Promise<string> {
@@ -45,32 +47,41 @@ export function tokenCache(read: () => Promise<string>): TokenCache {
 }
 
 const token = tokenCache(readToken);
-const drivers = new Map<number, Promise<UpstreamDriver>>();
+const drivers = new Map<string, Promise<UpstreamDriver>>();
 
-function driverWithTimeout(timeoutMs: number): Promise<UpstreamDriver> {
-  let driver = drivers.get(timeoutMs);
+/** A driver whose calls take from the shared request budget at `priority`, each bounded by `timeoutMs`. */
+function driverFor(timeoutMs: number, priority: UpstreamPriority): Promise<UpstreamDriver> {
+  const key = `${timeoutMs}:${priority}`;
+  let driver = drivers.get(key);
   if (!driver) {
+    const { baseUrl, pageSize, budgetPerHour, budgetBurst } = config().upstream;
+    const budget = { capacity: budgetBurst, refillPerSecond: budgetPerHour / 3600 };
     driver = token.current().then(
       (value) =>
         new DigitalOceanDriver({
-          baseUrl: config().upstream.baseUrl,
+          baseUrl,
           token: value,
           rereadToken: token.reread,
           timeoutMs,
-          perPage: config().upstream.pageSize,
+          perPage: pageSize,
+          admit: () => takeUpstreamToken(priority, budget),
+          onThrottled: holdUpstream,
         }),
     );
-    driver.catch(() => drivers.delete(timeoutMs));
-    drivers.set(timeoutMs, driver);
+    driver.catch(() => drivers.delete(key));
+    drivers.set(key, driver);
   }
   return driver;
 }
 
-/** The driver for workflow steps and actions, with the normal per-call timeout. */
-export const upstream = () => driverWithTimeout(config().upstream.timeoutMs);
+/** The driver for workflow steps and actions, with the normal per-call timeout: first call on the budget. */
+export const upstream = () => driverFor(config().upstream.timeoutMs, 'workflow');
 
 /** The driver for calls made while a client waits (starting an action): bounded well within the API's timeout. */
-export const upstreamForRequests = () => driverWithTimeout(config().upstream.requestTimeoutMs);
+export const upstreamForRequests = () => driverFor(config().upstream.requestTimeoutMs, 'workflow');
 
-/** The driver for reads made while a client waits for a quick answer (live status). */
-export const upstreamForLiveReads = () => driverWithTimeout(config().upstream.liveStatusTimeoutMs);
+/** The driver for the fleet sweep: it leaves a fifth of the budget to lifecycles under way. */
+export const upstreamForSweeps = () => driverFor(config().upstream.timeoutMs, 'sweep');
+
+/** The driver for reads made while a client waits for a quick answer (live status): only while half the budget is left. */
+export const upstreamForLiveReads = () => driverFor(config().upstream.liveStatusTimeoutMs, 'live');

@@ -7,7 +7,7 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import type { FunctionAccess, TableAccess } from '../../infra/access';
-import { ApiFunction, mergeAccess } from '../../infra/constructs/api-function';
+import { ApiFunction, grantedAccess, mergeAccess } from '../../infra/constructs/api-function';
 import { authAccess, routes } from '../../infra/routes';
 import type { ServiceStack } from '../../infra/stack';
 import { tableNames, tables } from '../../infra/tables';
@@ -51,24 +51,24 @@ function declaredFunctions(stack: ServiceStack): DeclaredFunction[] {
     ...routes.map((route) => ({
       name: route.name,
       fn: stack.api.functions[route.name]!,
-      access: mergeAccess(route.access, authAccess[route.auth]),
+      access: grantedAccess(mergeAccess(route.access, authAccess[route.auth])),
     })),
     ...workflowNames.flatMap((workflow) =>
       Object.entries(workflows[workflow].steps).map(([key, step]) => ({
         name: `${workflow}.${key}`,
         fn: stack.workflows[workflow].steps[key]!,
-        access: step.access,
+        access: grantedAccess(step.access),
       })),
     ),
     ...(Object.keys(schedules) as ScheduleName[]).map((name) => ({
       name,
       fn: stack.scheduled[name].function,
-      access: schedules[name].access,
+      access: grantedAccess(schedules[name].access),
     })),
     ...(Object.keys(eventFunctions) as EventFunctionName[]).map((name) => ({
       name,
       fn: stack.events.functions[name],
-      access: eventFunctions[name].access as FunctionAccess,
+      access: grantedAccess(eventFunctions[name].access as FunctionAccess),
     })),
   ];
 }

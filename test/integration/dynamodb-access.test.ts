@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { recordDynamoCalls, type DynamoCall } from '../../bench/dynamo-calls';
 import { openSession } from '../../shared/domain/accounts';
 import { generateApiKey } from '../../shared/domain/api-keys';
-import { mergeAccess } from '../../infra/constructs/api-function';
+import { grantedAccess, mergeAccess } from '../../infra/constructs/api-function';
 import type { FunctionAccess } from '../../infra/access';
 import { authAccess, routes } from '../../infra/routes';
 import { repositoryRoot } from '../../infra/local/runtime';
@@ -44,8 +44,11 @@ const runtime = useTestRuntime({
 /** What each function declares, in the same `table:Operation` terms. */
 function declaredOperations(): Map<string, Set<string>> {
   const physical = (table: TableName) => runtime.tableNames[table];
-  const flatten = (access: FunctionAccess) =>
-    new Set(tableNames.flatMap((table) => (access.tables?.[table] ?? []).map((operation) => `${physical(table)}:${operation}`)));
+  // Calling the upstream brings the request budget's access with it, as the function construct grants it.
+  const flatten = (declared: FunctionAccess) => {
+    const access = grantedAccess(declared);
+    return new Set(tableNames.flatMap((table) => (access.tables?.[table] ?? []).map((operation) => `${physical(table)}:${operation}`)));
+  };
   return new Map([
     ...routes.map((route) => [route.name, flatten(mergeAccess(route.access, authAccess[route.auth]))] as const),
     ...(Object.keys(workflows) as WorkflowName[]).flatMap((workflow) =>

@@ -1,0 +1,68 @@
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
+import { dynamo } from '../aws';
+import { tableName } from '../config';
+import { takeToken, type BucketState, type BudgetSettings, type UpstreamPriority } from '../domain/upstream-budget';
+import { whenConditionHolds } from './dynamo-helpers';
+
+/** The bucket of the upstream token, one item in the counters table. */
+const BUCKET_KEY = { name: 'upstream-budget#0' };
+const bucketSchema = z.object({ tokens: z.number(), at: z.number(), hold_until: z.number().default(0) });
+
+async function readBucket(): Promise<BucketState | undefined> {
+  const { Item } = await dynamo().send(new GetCommand({ TableName: tableName('counters'), Key: BUCKET_KEY, ConsistentRead: true }));
+  if (!Item) return undefined;
+  const { tokens, at, hold_until } = bucketSchema.parse(Item);
+  return { tokens, at, holdUntil: hold_until };
+}
+
+/** Writes the bucket on condition that it is still as read, so two callers never take the same token. */
+async function writeBucket(read: BucketState | undefined, next: BucketState): Promise<boolean> {
+  return whenConditionHolds(
+    dynamo().send(
+      new UpdateCommand({
+        TableName: tableName('counters'),
+        Key: BUCKET_KEY,
+        UpdateExpression: 'SET tokens = :tokens, #at = :at, hold_until = :hold',
+        ConditionExpression: read ? '#at = :readAt AND tokens = :readTokens' : 'attribute_not_exists(tokens)',
+        ExpressionAttributeNames: { '#at': 'at' },
+        ExpressionAttributeValues: {
+          ':tokens': next.tokens,
+          ':at': next.at,
+          ':hold': next.holdUntil,
+          ...(read ? { ':readAt': read.at, ':readTokens': read.tokens } : {}),
+        },
+      }),
+    ),
+  );
+}
+
+/** Takes a token for one upstream call; false when this priority may not send now. */
+export async function takeUpstreamToken(priority: UpstreamPriority, settings: BudgetSettings, nowMs = Date.now()): Promise<boolean> {
+  for (let attempt = 0; attempt < 8; attempt++) {
+    const read = await readBucket();
+    const { granted, next } = takeToken(read, nowMs, priority, settings);
+    // A refusal changes nothing worth writing.
+    if (!granted) return false;
+    if (await writeBucket(read, next)) return true;
+  }
+  // So busy that the bucket kept moving: the calls it counted are the budget being spent.
+  return false;
+}
+
+/** After a 429: nothing but workflow steps is sent until `untilMs` (a later hold already set stands). */
+export async function holdUpstream(untilMs: number): Promise<void> {
+  await whenConditionHolds(
+    dynamo().send(
+      new UpdateCommand({
+        TableName: tableName('counters'),
+        Key: BUCKET_KEY,
+        // A bucket not written yet starts empty: a 429 says the upstream's own count is spent.
+        UpdateExpression: 'SET hold_until = :until, tokens = if_not_exists(tokens, :zero), #at = if_not_exists(#at, :now)',
+        ConditionExpression: 'attribute_not_exists(hold_until) OR hold_until < :until',
+        ExpressionAttributeNames: { '#at': 'at' },
+        ExpressionAttributeValues: { ':until': untilMs, ':zero': 0, ':now': Date.now() },
+      }),
+    ),
+  );
+}
