@@ -1,4 +1,4 @@
-import type { TableName } from './tables';
+import type { TableName } from '../shared/tables';
 import type { WorkflowName } from './workflows';
 
 /**

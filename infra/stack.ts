@@ -4,7 +4,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { outputNames, pascal } from './outputs';
 import { authAccess, routes } from './routes';
-import { tableNames, tables, type TableName } from './tables';
+import { tableNames, tables, type TableName } from '../shared/tables';
 import { workflowNames, workflows, type WorkflowName } from './workflows';
 import { AlarmTopic } from './constructs/alarm-topic';
 import { mergeAccess, type ApiFunction, type ServiceContext } from './constructs/api-function';

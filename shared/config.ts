@@ -1,4 +1,4 @@
-import { tables, type TableName } from '../infra/tables';
+import { tables, type TableName } from './tables';
 import { workflows, type WorkflowName } from '../infra/workflows';
 
 /**

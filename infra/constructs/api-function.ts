@@ -16,7 +16,7 @@ import { Construct } from 'constructs';
 import type { FunctionAccess, SecretsAccess, TableAccess } from '../access';
 import { bundleSettings } from '../bundling';
 import { DEFAULT_ROUTE_TIMEOUT_SECONDS } from '../routes';
-import { tables as tableDefinitions, type TableName } from '../tables';
+import { tables as tableDefinitions, type TableName } from '../../shared/tables';
 import { workflows as workflowDefinitions, type WorkflowName } from '../workflows';
 
 /** Handler entries and definition files are named relative to the repository root. */

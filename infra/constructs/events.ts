@@ -12,7 +12,7 @@ import { Construct } from 'constructs';
 import { EVENT_SOURCE } from '../../shared/events/aws-transports';
 import { METRICS_NAMESPACE, metricNames } from '../../shared/observability';
 import { eventFunctions, type EventFunctionName } from '../event-functions';
-import { tables as tableDefinitions, type TableName } from '../tables';
+import { tables as tableDefinitions, type TableName } from '../../shared/tables';
 import { serviceAlarm } from './alarm-topic';
 import { ApiFunction, POWERTOOLS_SERVICE_NAME, type ServiceContext } from './api-function';
 

@@ -1,4 +1,4 @@
-import { tableNames, tables, type TableName } from '../tables';
+import { tableNames, tables, type TableName } from '../../shared/tables';
 import { workflowNames, workflows } from '../workflows';
 
 /**

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod';
-import { tableNames, tables } from '../tables';
+import { tableNames, tables } from '../../shared/tables';
 import { workflowNames, workflows } from '../workflows';
 import { localHandlerEnv } from '../local/handler-env';
 import { outputNames } from '../outputs';

@@ -10,7 +10,7 @@ import type { FunctionAccess, TableAccess } from '../../infra/access';
 import { ApiFunction, mergeAccess } from '../../infra/constructs/api-function';
 import { authAccess, routes } from '../../infra/routes';
 import type { ServiceStack } from '../../infra/stack';
-import { tableNames, tables } from '../../infra/tables';
+import { tableNames, tables } from '../../shared/tables';
 import { workflowNames, workflows } from '../../infra/workflows';
 import { schedules, type ScheduleName } from '../../infra/schedules';
 import { eventFunctions, type EventFunctionName } from '../../infra/event-functions';

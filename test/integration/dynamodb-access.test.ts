@@ -8,7 +8,7 @@ import type { FunctionAccess } from '../../infra/access';
 import { authAccess, routes } from '../../infra/routes';
 import { repositoryRoot } from '../../infra/local/runtime';
 import { schedules, type ScheduleName } from '../../infra/schedules';
-import { tableNames, type TableName } from '../../infra/tables';
+import { tableNames, type TableName } from '../../shared/tables';
 import { workflows, type WorkflowName } from '../../infra/workflows';
 import { useTestRuntime } from '../support/runtime';
 
