@@ -1,5 +1,5 @@
 import type { TableName } from '../shared/tables';
-import type { WorkflowName } from './workflows';
+import type { WorkflowName } from '../shared/workflows/names';
 
 /**
  * The DynamoDB operations a function calls on a table, each granted as the IAM action of the same name. A

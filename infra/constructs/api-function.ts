@@ -17,7 +17,7 @@ import type { FunctionAccess, SecretsAccess, TableAccess } from '../access';
 import { bundleSettings } from '../bundling';
 import { DEFAULT_ROUTE_TIMEOUT_SECONDS } from '../routes';
 import { tables as tableDefinitions, type TableName } from '../../shared/tables';
-import { workflows as workflowDefinitions, type WorkflowName } from '../workflows';
+import { workflowEnvVars, type WorkflowName } from '../../shared/workflows/names';
 
 /** Handler entries and definition files are named relative to the repository root. */
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -196,7 +196,7 @@ export class ApiFunction extends Construct {
   /** The state machine, with its ARN passed to the function. */
   private wireStateMachine(name: WorkflowName, service: ServiceContext): sfn.IStateMachine {
     const machine = required(service.stateMachines[name], `state machine ${name}`, this);
-    this.function.addEnvironment(workflowDefinitions[name].envVar, machine.stateMachineArn);
+    this.function.addEnvironment(workflowEnvVars[name], machine.stateMachineArn);
     return machine;
   }
 

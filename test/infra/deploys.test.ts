@@ -5,7 +5,7 @@ import { REPO_ROOT } from '../../infra/constructs/api-function';
 import { routes } from '../../infra/routes';
 import type { ServiceStack } from '../../infra/stack';
 import { schedules, type ScheduleName } from '../../infra/schedules';
-import { workflowNames } from '../../infra/workflows';
+import { workflowNames } from '../../shared/workflows/names';
 import { asList, logicalId, policyStatements, serviceFunctions, synthesize } from './synth';
 
 describe('safe deploys', () => {

@@ -11,7 +11,8 @@ import { ApiFunction, mergeAccess } from '../../infra/constructs/api-function';
 import { authAccess, routes } from '../../infra/routes';
 import type { ServiceStack } from '../../infra/stack';
 import { tableNames, tables } from '../../shared/tables';
-import { workflowNames, workflows } from '../../infra/workflows';
+import { workflowNames } from '../../shared/workflows/names';
+import { workflows } from '../../infra/workflows';
 import { schedules, type ScheduleName } from '../../infra/schedules';
 import { eventFunctions, type EventFunctionName } from '../../infra/event-functions';
 import {

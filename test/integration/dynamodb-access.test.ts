@@ -9,7 +9,8 @@ import { authAccess, routes } from '../../infra/routes';
 import { repositoryRoot } from '../../infra/local/runtime';
 import { schedules, type ScheduleName } from '../../infra/schedules';
 import { tableNames, type TableName } from '../../shared/tables';
-import { workflows, type WorkflowName } from '../../infra/workflows';
+import type { WorkflowName } from '../../shared/workflows/names';
+import { workflows } from '../../infra/workflows';
 import { useTestRuntime } from '../support/runtime';
 
 /** The DynamoDB operations each function made, per table, as `table:Operation`. */
