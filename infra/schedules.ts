@@ -1,4 +1,4 @@
-import type { FunctionAccess } from './access';
+import type { FunctionAccess } from '../shared/access';
 import { workflowNames } from '../shared/workflows/names';
 
 /**

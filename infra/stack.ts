@@ -3,7 +3,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { outputNames, pascal } from './outputs';
-import { authAccess, routes } from './routes';
+import { authAccess, routes } from '../shared/routes';
 import { tableNames, tables, type TableName } from '../shared/tables';
 import { workflowNames, type WorkflowName } from '../shared/workflows/names';
 import { workflows } from './workflows';

@@ -1,4 +1,4 @@
-import type { FunctionAccess } from './access';
+import type { FunctionAccess } from '../shared/access';
 import type { WorkflowName } from '../shared/workflows/names';
 
 /**

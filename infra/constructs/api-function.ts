@@ -13,9 +13,9 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference';
 import { Construct } from 'constructs';
-import type { FunctionAccess, SecretsAccess, TableAccess } from '../access';
+import type { FunctionAccess, SecretsAccess, TableAccess } from '../../shared/access';
 import { bundleSettings } from '../bundling';
-import { DEFAULT_ROUTE_TIMEOUT_SECONDS } from '../routes';
+import { DEFAULT_ROUTE_TIMEOUT_SECONDS } from '../../shared/routes';
 import { tables as tableDefinitions, type TableName } from '../../shared/tables';
 import { workflowEnvVars, type WorkflowName } from '../../shared/workflows/names';
 

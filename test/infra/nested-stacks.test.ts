@@ -1,5 +1,5 @@
 import type { Template } from 'aws-cdk-lib/assertions';
-import { routes } from '../../infra/routes';
+import { routes } from '../../shared/routes';
 import type { ServiceStack } from '../../infra/stack';
 import { tableNames } from '../../shared/tables';
 import { PROD_CONTEXT, logicalId, synthesize } from './synth';
