@@ -10,7 +10,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { deadLetterQueue } from './dead-letter-queue';
 import { Construct } from 'constructs';
 import { EVENT_SOURCE } from '../../shared/events/aws-transports';
-import { METRICS_NAMESPACE, metricNames } from '../../shared/observability';
+import { METRICS_NAMESPACE, metricNames } from '../../shared/metric-names';
 import { eventFunctions, type EventFunctionName } from '../event-functions';
 import { tables as tableDefinitions, type TableName } from '../../shared/tables';
 import { serviceAlarm } from './alarm-topic';
