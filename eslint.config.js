@@ -18,6 +18,21 @@ export default tseslint.config(
     },
   },
   {
+    // The runtime is bundled into every function: it must not reach into the deployment's code, nor CDK.
+    files: ['shared/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/infra', '**/infra/**'], message: 'shared/ must not import infra/: move what both need into shared/.' },
+            { group: ['aws-cdk-lib', 'aws-cdk-lib/**', 'constructs'], message: 'CDK belongs in infra/.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['test/**', 'bench/**'],
     rules: {
       // Tests read arbitrary JSON bodies and CloudFormation templates.

@@ -2,7 +2,7 @@ import '../infra/local/env-defaults';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { routes } from '../infra/routes';
+import { routes } from '../shared/routes';
 import { startDynamoDbLocal } from '../infra/local/dynamodb-local';
 import { repositoryRoot } from '../infra/local/runtime';
 import { rateLimits } from '../shared/domain/rate-limits';

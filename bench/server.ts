@@ -1,6 +1,6 @@
 import '../infra/local/env-defaults';
 import { randomBytes } from 'node:crypto';
-import { routes } from '../infra/routes';
+import { routes } from '../shared/routes';
 import { localHandlerEnv } from '../infra/local/handler-env';
 import { startLocalRuntime } from '../infra/local/runtime';
 import { recordDynamoCalls, type DynamoCall } from './dynamo-calls';

@@ -1,4 +1,4 @@
-import type { FunctionAccess } from './access';
+import type { FunctionAccess } from '../shared/access';
 
 /**
  * The functions that carry events, shared by the CDK stack and the stack tests: the stream function publishing

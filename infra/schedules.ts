@@ -1,5 +1,5 @@
-import type { FunctionAccess } from './access';
-import { workflowNames } from './workflows';
+import type { FunctionAccess } from '../shared/access';
+import { workflowNames } from '../shared/workflows/names';
 
 /**
  * Scheduled jobs, shared by the CDK stack (EventBridge Scheduler) and the local runtime (timers): what runs, how

@@ -1,9 +1,11 @@
-import type { FunctionAccess } from './access';
+import type { FunctionAccess } from '../shared/access';
+import type { WorkflowName } from '../shared/workflows/names';
 
 /**
  * The lifecycle state machines. Each ASL file names its Task resources with `${Key}` placeholders; `steps`
  * maps every key to the handler module behind it. The CDK stack substitutes the deployed function ARNs; the
- * local Step Functions endpoint binds the same keys to the same handlers in process.
+ * local Step Functions endpoint binds the same keys to the same handlers in process. The workflows' names and ARN
+ * variables are in shared/workflows/names.ts, which the functions read.
  */
 export interface WorkflowStep {
   readonly entry: string;
@@ -22,13 +24,8 @@ export interface WorkflowDefinition {
   readonly definitionFile: string;
   /** The execution timeout the ASL file's top-level TimeoutSeconds sets; a test holds the two equal. */
   readonly timeoutSeconds: number;
-  /** Environment variable through which functions learn the state machine ARN. */
-  readonly envVar: string;
   readonly steps: Readonly<Record<string, WorkflowStep>>;
 }
-
-export const workflowNames = ['provision', 'power', 'resize', 'delete'] as const;
-export type WorkflowName = (typeof workflowNames)[number];
 
 /** Workflow steps read and settle instances, jobs and capacity, and call the upstream. */
 const lifecycleStepAccess: FunctionAccess = {
@@ -53,7 +50,6 @@ export const workflows = {
     definitionFile: 'statemachines/provision.asl.json',
     // Well past the service's provisioning timeout (10 minutes), after which the steps compensate themselves.
     timeoutSeconds: 1800,
-    envVar: 'PROVISION_STATE_MACHINE_ARN',
     steps: {
       // Opens the root password to write it into the server's user data.
       CreateServerFunctionArn: step('provision-create-server', { ...lifecycleStepAccess, secrets: ['open'] }),
@@ -65,7 +61,6 @@ export const workflows = {
     definitionFile: 'statemachines/power.asl.json',
     // Each upstream action has its own 15-minute budget inside the steps; this only stops a run that hangs.
     timeoutSeconds: 3600,
-    envVar: 'POWER_STATE_MACHINE_ARN',
     steps: {
       FindActionFunctionArn: step('action-find', actionStepAccess),
       CheckActionFunctionArn: step('action-check'),
@@ -76,7 +71,6 @@ export const workflows = {
   resize: {
     definitionFile: 'statemachines/resize.asl.json',
     timeoutSeconds: 3600,
-    envVar: 'RESIZE_STATE_MACHINE_ARN',
     steps: {
       FindActionFunctionArn: step('action-find', actionStepAccess),
       CheckActionFunctionArn: step('action-check'),
@@ -88,7 +82,6 @@ export const workflows = {
   delete: {
     definitionFile: 'statemachines/delete.asl.json',
     timeoutSeconds: 3600,
-    envVar: 'DELETE_STATE_MACHINE_ARN',
     steps: {
       StopLifecyclesFunctionArn: step('delete-stop-lifecycles', {
         tables: { jobs: ['Query', 'UpdateItem'] },

@@ -1,5 +1,5 @@
-import { tables, type TableName } from '../infra/tables';
-import { workflows, type WorkflowName } from '../infra/workflows';
+import { tables, type TableName } from './tables';
+import { workflowEnvVars, type WorkflowName } from './workflows/names';
 
 /**
  * Everything that differs between AWS and the local runtime comes from environment variables, read here once.
@@ -107,7 +107,7 @@ function load(): Config {
     string
   >;
   const stateMachineArns = Object.fromEntries(
-    Object.entries(workflows).map(([name, def]) => [name, process.env[def.envVar] ?? '']),
+    Object.entries(workflowEnvVars).map(([name, envVar]) => [name, process.env[envVar] ?? '']),
   ) as Record<WorkflowName, string>;
   return {
     stage: process.env.STAGE ?? 'local',
@@ -186,6 +186,6 @@ export function tableName(table: TableName): string {
 
 export function stateMachineArn(workflow: WorkflowName): string {
   const arn = config().stateMachineArns[workflow];
-  if (!arn) throw new Error(`${workflows[workflow].envVar} is not set`);
+  if (!arn) throw new Error(`${workflowEnvVars[workflow]} is not set`);
   return arn;
 }

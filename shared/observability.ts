@@ -1,6 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { Tracer } from '@aws-lambda-powertools/tracer';
+import { METRICS_NAMESPACE, type MetricName } from './metric-names';
 
 /** Log fields whose values are secrets, whatever object they appear in (compared lower-case). */
 const SECRET_FIELDS = new Set([
@@ -64,36 +65,8 @@ export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_N
 /** X-Ray tracing of handlers and AWS SDK calls; inactive outside Lambda. */
 export const tracer = new Tracer({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'vps-service' });
 
-export const METRICS_NAMESPACE = 'VpsService';
-
-/** CloudWatch EMF metrics; the dashboard and alarms in infra/ read exactly these names. */
+/** CloudWatch EMF metrics, named in metric-names.ts, which the dashboard and alarms in infra/ read too. */
 export const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'vps-service' });
-
-export const metricNames = {
-  deploysAccepted: 'DeploysAccepted',
-  provisionSucceeded: 'ProvisionSucceeded',
-  provisionFailed: 'ProvisionFailed',
-  provisionDuration: 'ProvisionDuration',
-  rateLimited: 'RateLimited',
-  upstreamErrors: 'UpstreamErrors',
-  /** Upstream answers 401 (the token is wrong or revoked) and 429 (our upstream rate limit is spent), by the driver. */
-  upstreamUnauthorized: 'UpstreamUnauthorized',
-  upstreamThrottled: 'UpstreamThrottled',
-  billingPauses: 'BillingPauses',
-  reconcilerRepairs: 'ReconcilerRepairs',
-  leakedServersDestroyed: 'LeakedServersDestroyed',
-  meteredPeriods: 'MeteredPeriods',
-  /** Drift repaired by the sweep, one metric per kind. */
-  driftServerVanished: 'DriftServerVanished',
-  driftPowerChanged: 'DriftPowerChanged',
-  driftSizeChanged: 'DriftSizeChanged',
-  /** A stored server id that names a server without the instance's tag: never acted on. */
-  foreignServerRefused: 'ForeignServerRefused',
-  webhookDeliveries: 'WebhookDeliveries',
-  webhookDeliveryFailures: 'WebhookDeliveryFailures',
-  webhooksDisabled: 'WebhooksDisabled',
-} as const;
-export type MetricName = (typeof metricNames)[keyof typeof metricNames];
 
 export function countMetric(name: MetricName, value = 1): void {
   metrics.addMetric(name, MetricUnit.Count, value);

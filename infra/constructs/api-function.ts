@@ -13,11 +13,11 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference';
 import { Construct } from 'constructs';
-import { upstreamBudgetAccess, type FunctionAccess, type SecretsAccess, type TableAccess } from '../access';
+import { upstreamBudgetAccess, type FunctionAccess, type SecretsAccess, type TableAccess } from '../../shared/access';
 import { bundleSettings } from '../bundling';
-import { DEFAULT_ROUTE_TIMEOUT_SECONDS } from '../routes';
-import { tables as tableDefinitions, type TableName } from '../tables';
-import { workflows as workflowDefinitions, type WorkflowName } from '../workflows';
+import { DEFAULT_ROUTE_TIMEOUT_SECONDS } from '../../shared/routes';
+import { tables as tableDefinitions, type TableName } from '../../shared/tables';
+import { workflowEnvVars, type WorkflowName } from '../../shared/workflows/names';
 
 /** Handler entries and definition files are named relative to the repository root. */
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -197,7 +197,7 @@ export class ApiFunction extends Construct {
   /** The state machine, with its ARN passed to the function. */
   private wireStateMachine(name: WorkflowName, service: ServiceContext): sfn.IStateMachine {
     const machine = required(service.stateMachines[name], `state machine ${name}`, this);
-    this.function.addEnvironment(workflowDefinitions[name].envVar, machine.stateMachineArn);
+    this.function.addEnvironment(workflowEnvVars[name], machine.stateMachineArn);
     return machine;
   }
 

@@ -1,7 +1,7 @@
 import type { RemovalPolicy } from 'aws-cdk-lib';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
-import type { RouteDefinition } from '../routes';
+import type { RouteDefinition } from '../../shared/routes';
 import type { ServiceContext } from './api-function';
 import { ConsoleSite } from './console-site';
 import { EdgeFirewall } from './edge-firewall';

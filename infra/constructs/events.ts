@@ -9,10 +9,10 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { deadLetterQueue } from './dead-letter-queue';
 import { Construct } from 'constructs';
-import { EVENT_SOURCE } from '../../shared/events/aws-transports';
-import { METRICS_NAMESPACE, metricNames } from '../../shared/observability';
+import { EVENT_SOURCE } from '../../shared/events/source';
+import { METRICS_NAMESPACE, metricNames } from '../../shared/metric-names';
 import { eventFunctions, type EventFunctionName } from '../event-functions';
-import { tables as tableDefinitions, type TableName } from '../tables';
+import { tables as tableDefinitions, type TableName } from '../../shared/tables';
 import { serviceAlarm } from './alarm-topic';
 import { ApiFunction, POWERTOOLS_SERVICE_NAME, type ServiceContext } from './api-function';
 

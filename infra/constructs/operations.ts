@@ -7,7 +7,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { METRICS_NAMESPACE, metricNames, type MetricName } from '../../shared/observability';
+import { METRICS_NAMESPACE, metricNames, type MetricName } from '../../shared/metric-names';
 import { alarmNamePrefix, serviceAlarm, type AlarmSpec } from './alarm-topic';
 import { POWERTOOLS_SERVICE_NAME } from './api-function';
 
@@ -542,7 +542,7 @@ function executionsGraph(name: string, machine: sfn.IStateMachine): cloudwatch.G
   );
 }
 
-/** One of the service's own EMF metrics (shared/observability.ts), as Powertools publishes it. */
+/** One of the service's own EMF metrics (shared/metric-names.ts), as Powertools publishes it. */
 function serviceMetric(name: MetricName, statistic: string = cloudwatch.Stats.SUM): cloudwatch.Metric {
   return new cloudwatch.Metric({
     namespace: METRICS_NAMESPACE,

@@ -1,7 +1,7 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
-import type { AttributeType, KeyDefinition, TableDefinition } from '../tables';
+import type { AttributeType, KeyDefinition, TableDefinition } from '../../shared/tables';
 
 export interface ServiceTableProps {
   readonly definition: TableDefinition;

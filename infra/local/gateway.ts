@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { DEFAULT_ROUTE, DEFAULT_ROUTE_TIMEOUT_SECONDS, routes, type RouteDefinition } from '../routes';
+import { DEFAULT_ROUTE, DEFAULT_ROUTE_TIMEOUT_SECONDS, routes, type RouteDefinition } from '../../shared/routes';
 import { routesForPath } from '../../shared/http/route-match';
 import { isConsolePath, serveConsoleFile } from './console-files';
 

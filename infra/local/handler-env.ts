@@ -1,5 +1,5 @@
-import { tableNames, tables, type TableName } from '../tables';
-import { workflowNames, workflows } from '../workflows';
+import { tableNames, tables, type TableName } from '../../shared/tables';
+import { workflowEnvVars, workflowNames } from '../../shared/workflows/names';
 
 /**
  * How the local runtime names things and what environment its handlers get. Kept apart from the runtime itself so
@@ -38,6 +38,6 @@ export function localHandlerEnv(endpoints: LocalEndpoints): Record<string, strin
     UPSTREAM_TOKEN: endpoints.upstreamToken,
     SECRETS_KEY_FILE: endpoints.secretsKeyFile,
     ...Object.fromEntries(tableNames.map((t) => [tables[t].envVar, names[t]])),
-    ...Object.fromEntries(workflowNames.map((w) => [workflows[w].envVar, localStateMachineArn(w)])),
+    ...Object.fromEntries(workflowNames.map((w) => [workflowEnvVars[w], localStateMachineArn(w)])),
   };
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { TableName } from '../tables';
+import type { TableName } from '../../shared/tables';
 import { schedules, type ScheduleDefinition, type ScheduleName } from '../schedules';
 import { createLocalTables } from './tables';
 import { startGateway, type GatewayOptions } from './gateway';
@@ -10,7 +10,7 @@ import { startLocalStepFunctions, type LocalStepFunctions, type LocalStepFunctio
 import { localHandlerEnv, localTableNames } from './handler-env';
 import { LocalEventBus } from './event-bus';
 import { startStreamPoller } from './stream-poller';
-import { tables, tableNames as allTables, type TableDefinition } from '../tables';
+import { tables, tableNames as allTables, type TableDefinition } from '../../shared/tables';
 import { publishChanges } from '../../shared/domain/event-publishing';
 import type { EventSourceTable } from '../../shared/domain/events';
 import { useLocalDeliveryQueue, useLocalEventSink } from '../../shared/events/transports';

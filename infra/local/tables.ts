@@ -8,7 +8,7 @@ import {
   type AttributeDefinition,
 } from '@aws-sdk/client-dynamodb';
 import { LOCAL_CREDENTIALS } from '../../shared/aws';
-import { tables, tableNames, type KeyDefinition, type TableDefinition, type TableName } from '../tables';
+import { tables, tableNames, type KeyDefinition, type TableDefinition, type TableName } from '../../shared/tables';
 
 const keySchema = (partitionKey: KeyDefinition, sortKey?: KeyDefinition) => [
   { AttributeName: partitionKey.name, KeyType: 'HASH' as const },
@@ -24,7 +24,7 @@ async function enableStream(client: DynamoDBClient, table: string): Promise<void
   );
 }
 
-/** Creates every table of `infra/tables.ts` in DynamoDB Local under the given names; existing ones are kept. */
+/** Creates every table of `shared/tables.ts` in DynamoDB Local under the given names; existing ones are kept. */
 export async function createLocalTables(endpoint: string, names: Record<TableName, string>): Promise<void> {
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
   await Promise.all(

@@ -1,6 +1,7 @@
 import { config } from '../config';
 import { namedError } from './errors';
-import { countMetric, logger, metricNames } from '../observability';
+import { metricNames } from '../metric-names';
+import { countMetric, logger } from '../observability';
 import { getInstanceItem, updateInstanceWithRetry, type InstanceChanges, type InstanceItem } from '../store/instances';
 import { finishJob, getJob, type Job } from '../store/jobs';
 import type { ActionType, InstanceStatus } from '../schemas/instances';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { countMetric, logger, metricNames } from '../observability';
+import { metricNames } from '../metric-names';
+import { countMetric, logger } from '../observability';
 import { getAccount, setBillingPaused, type Account } from '../store/accounts';
 import { getInstanceItem, leaveMeterIndex, listInstancesToMeter, listOwnedInstances, type InstanceItem } from '../store/instances';
 import { recordLedgerEntry, recordMeteredPeriod } from '../store/ledger';

@@ -1,6 +1,7 @@
 import { config } from '../config';
 import { hasTimeFor } from '../deadline';
-import { countMetric, logger, metricNames } from '../observability';
+import { metricNames } from '../metric-names';
+import { countMetric, logger } from '../observability';
 import {
   CapacityExhaustedError,
   getInstanceItems,

@@ -1,6 +1,7 @@
 import { config } from '../config';
 import { namedError } from './errors';
-import { countMetric, durationMetric, logger, metricNames } from '../observability';
+import { metricNames } from '../metric-names';
+import { countMetric, durationMetric, logger } from '../observability';
 import { getInstanceItem, heldPools, transitionInstance, updateInstanceWithRetry, type InstanceItem } from '../store/instances';
 import { finishJob } from '../store/jobs';
 import { upstream } from '../upstream';

@@ -1,4 +1,5 @@
-import { countMetric, logger, metricNames } from '../observability';
+import { metricNames } from '../metric-names';
+import { countMetric, logger } from '../observability';
 import { getInstanceItem, listInFlightInstances, type InstanceItem } from '../store/instances';
 import { finishJob, insertJob, listRunningJobs, listAllRunningJobs, type Job } from '../store/jobs';
 import { upstream } from '../upstream';

@@ -1,4 +1,5 @@
-import { countMetric, logger, metricNames } from '../observability';
+import { metricNames } from '../metric-names';
+import { countMetric, logger } from '../observability';
 import { updateInstanceWithRetry, type InstanceItem } from '../store/instances';
 import type { UpstreamDriver, UpstreamServer } from '../upstream/driver';
 import { namedError } from './errors';

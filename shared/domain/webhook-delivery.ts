@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { config } from '../config';
 import { deliveryQueue, type DeliveryMessage } from '../events/transports';
-import { countMetric, logger, metricNames } from '../observability';
+import { metricNames } from '../metric-names';
+import { countMetric, logger } from '../observability';
 import type { ServiceEvent } from '../schemas/events';
 import { recordDeliveryAttempt } from '../store/webhook-deliveries';
 import { disableWebhook, getWebhook, listAccountWebhooks, markWebhookFailing, markWebhookHealthy } from '../store/webhooks';

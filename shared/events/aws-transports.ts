@@ -3,10 +3,9 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '../config';
 import { tracer } from '../observability';
 import type { ServiceEvent } from '../schemas/events';
+import { EVENT_SOURCE } from './source';
 import type { DeliveryMessage, DeliveryQueue, EventSink } from './transports';
 
-/** The `source` of every event on the bus; rules match on it. */
-export const EVENT_SOURCE = 'vps.service';
 /** PutEvents takes at most 10 entries per call. */
 const PUT_EVENTS_BATCH = 10;
 /** SQS delays a message by 15 minutes at most; longer waits are made of several sends. */

@@ -1,4 +1,4 @@
-import { DEFAULT_ROUTE, routes, type RouteDefinition } from '../../infra/routes';
+import { DEFAULT_ROUTE, routes, type RouteDefinition } from '../routes';
 
 const patternCache = new Map<string, RegExp>();
 

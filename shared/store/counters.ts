@@ -5,7 +5,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
 import { config, tableName } from '../config';
-import { TTL_ATTRIBUTE } from '../../infra/tables';
+import { TTL_ATTRIBUTE } from '../tables';
 import { whenConditionHolds } from './dynamo-helpers';
 
 /** Ids are reserved this many at a time, so that most creates pay no round trip for their id. */

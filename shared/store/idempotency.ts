@@ -4,7 +4,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
-import { TTL_ATTRIBUTE } from '../../infra/tables';
+import { TTL_ATTRIBUTE } from '../tables';
 
 const storedResponseSchema = z.object({
   statusCode: z.number().int(),

@@ -2,7 +2,7 @@ import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
-import { TTL_ATTRIBUTE } from '../../infra/tables';
+import { TTL_ATTRIBUTE } from '../tables';
 import { deliveryAttemptSchema, type DeliveryAttempt } from '../schemas/webhooks';
 
 /** Attempts are kept this long for GET …/deliveries, then expire. */

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { hasTimeFor } from '../deadline';
-import { countMetric, metricNames } from '../observability';
+import { metricNames } from '../metric-names';
+import { countMetric } from '../observability';
 import { holdAfterThrottle } from '../domain/upstream-budget';
 import {
   UpstreamBudgetSpentError,

@@ -1,4 +1,4 @@
-import type { WorkflowName } from '../../infra/workflows';
+import type { WorkflowName } from './names';
 import type { Job } from '../store/jobs';
 
 /**

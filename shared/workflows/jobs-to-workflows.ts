@@ -1,4 +1,4 @@
-import type { WorkflowName } from '../../infra/workflows';
+import type { WorkflowName } from './names';
 import type { Job } from '../store/jobs';
 
 /** Jobs that run a workflow (a `reconcile` job is recorded already ended). */

@@ -4,7 +4,8 @@ import type { App } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import type { ServiceStack } from '../../infra/stack';
 import { schedules, type ScheduleName } from '../../infra/schedules';
-import { workflowNames, workflows, type WorkflowName } from '../../infra/workflows';
+import { workflowNames, type WorkflowName } from '../../shared/workflows/names';
+import { workflows } from '../../infra/workflows';
 import { logicalId, synthesize } from './synth';
 
 /** The definition a state machine deploys: the asset file its DefinitionS3Location names, in the cloud assembly. */

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { REPO_ROOT } from '../../infra/constructs/api-function';
-import { routes } from '../../infra/routes';
+import { routes } from '../../shared/routes';
 import type { ServiceStack } from '../../infra/stack';
 import { schedules, type ScheduleName } from '../../infra/schedules';
-import { workflowNames } from '../../infra/workflows';
+import { workflowNames } from '../../shared/workflows/names';
 import { asList, logicalId, policyStatements, serviceFunctions, synthesize } from './synth';
 
 describe('safe deploys', () => {

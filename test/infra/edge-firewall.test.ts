@@ -1,7 +1,7 @@
 import { Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { routes } from '../../infra/routes';
+import { routes } from '../../shared/routes';
 import type { ServiceStack } from '../../infra/stack';
 import {
   ADDRESSES_TO_FILL_STAGE,

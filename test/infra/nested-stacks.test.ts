@@ -1,7 +1,7 @@
 import type { Template } from 'aws-cdk-lib/assertions';
-import { routes } from '../../infra/routes';
+import { routes } from '../../shared/routes';
 import type { ServiceStack } from '../../infra/stack';
-import { tableNames } from '../../infra/tables';
+import { tableNames } from '../../shared/tables';
 import { PROD_CONTEXT, logicalId, synthesize } from './synth';
 
 /** CloudFormation's limits per template. */

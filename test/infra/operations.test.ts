@@ -1,8 +1,8 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { POWERTOOLS_SERVICE_NAME } from '../../infra/constructs/api-function';
 import type { ServiceStack } from '../../infra/stack';
-import { workflowNames } from '../../infra/workflows';
-import { METRICS_NAMESPACE, metricNames } from '../../shared/observability';
+import { workflowNames } from '../../shared/workflows/names';
+import { METRICS_NAMESPACE, metricNames } from '../../shared/metric-names';
 import { logicalId, referencedIds, serviceFunctions, synthesize, type Resource } from './synth';
 
 type MetricStat = {

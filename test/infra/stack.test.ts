@@ -6,12 +6,13 @@ import { App, AssetStaging, RemovalPolicy, Stack, Validations } from 'aws-cdk-li
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
-import type { FunctionAccess, TableAccess } from '../../infra/access';
+import type { FunctionAccess, TableAccess } from '../../shared/access';
 import { ApiFunction, grantedAccess, mergeAccess } from '../../infra/constructs/api-function';
-import { authAccess, routes } from '../../infra/routes';
+import { authAccess, routes } from '../../shared/routes';
 import type { ServiceStack } from '../../infra/stack';
-import { tableNames, tables } from '../../infra/tables';
-import { workflowNames, workflows } from '../../infra/workflows';
+import { tableNames, tables } from '../../shared/tables';
+import { workflowNames } from '../../shared/workflows/names';
+import { workflows } from '../../infra/workflows';
 import { schedules, type ScheduleName } from '../../infra/schedules';
 import { eventFunctions, type EventFunctionName } from '../../infra/event-functions';
 import {

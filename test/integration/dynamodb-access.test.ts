@@ -4,12 +4,13 @@ import { recordDynamoCalls, type DynamoCall } from '../../bench/dynamo-calls';
 import { openSession } from '../../shared/domain/accounts';
 import { generateApiKey } from '../../shared/domain/api-keys';
 import { grantedAccess, mergeAccess } from '../../infra/constructs/api-function';
-import type { FunctionAccess } from '../../infra/access';
-import { authAccess, routes } from '../../infra/routes';
+import type { FunctionAccess } from '../../shared/access';
+import { authAccess, routes } from '../../shared/routes';
 import { repositoryRoot } from '../../infra/local/runtime';
 import { schedules, type ScheduleName } from '../../infra/schedules';
-import { tableNames, type TableName } from '../../infra/tables';
-import { workflows, type WorkflowName } from '../../infra/workflows';
+import { tableNames, type TableName } from '../../shared/tables';
+import type { WorkflowName } from '../../shared/workflows/names';
+import { workflows } from '../../infra/workflows';
 import { useTestRuntime } from '../support/runtime';
 
 /** The DynamoDB operations each function made, per table, as `table:Operation`. */

@@ -4,7 +4,8 @@ import { consoleRoutes } from './console-routes';
 
 /**
  * The HTTP route table, shared by the CDK stack (one Lambda per route behind the HTTP API) and the local
- * gateway, which dispatches the same routes to the same handler modules.
+ * gateway, which dispatches the same routes to the same handler modules. It lives with the runtime code because the
+ * catch-all route reads it too, to answer 405 with the methods a path does have.
  */
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
 export type RouteAuth = 'bearer' | 'session' | 'none';

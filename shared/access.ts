@@ -1,5 +1,7 @@
 import type { TableName } from './tables';
-import type { WorkflowName } from './workflows';
+import type { WorkflowName } from './workflows/names';
+
+// What each function may touch, declared next to its route, step or job; the stack grants exactly this.
 
 /**
  * The DynamoDB operations a function calls on a table, each granted as the IAM action of the same name. A

@@ -1,6 +1,7 @@
 /**
  * The DynamoDB tables, defined once: the CDK stack builds them and the local runtime creates them in
- * DynamoDB Local from these same definitions, so both always agree on keys and indexes.
+ * DynamoDB Local from these same definitions, so both always agree on keys and indexes. It lives with the runtime
+ * code because functions read it too (each table's name variable, the TTL attribute).
  */
 export type AttributeType = 'S' | 'N';
 

@@ -1,0 +1,31 @@
+/**
+ * The service's own CloudWatch metrics: the functions publish them (observability.ts) and the dashboard and alarms
+ * read them. Plain data, so that synthesizing the stack never builds the Powertools clients.
+ */
+export const METRICS_NAMESPACE = 'VpsService';
+
+export const metricNames = {
+  deploysAccepted: 'DeploysAccepted',
+  provisionSucceeded: 'ProvisionSucceeded',
+  provisionFailed: 'ProvisionFailed',
+  provisionDuration: 'ProvisionDuration',
+  rateLimited: 'RateLimited',
+  upstreamErrors: 'UpstreamErrors',
+  /** Upstream answers 401 (the token is wrong or revoked) and 429 (our upstream rate limit is spent), by the driver. */
+  upstreamUnauthorized: 'UpstreamUnauthorized',
+  upstreamThrottled: 'UpstreamThrottled',
+  billingPauses: 'BillingPauses',
+  reconcilerRepairs: 'ReconcilerRepairs',
+  leakedServersDestroyed: 'LeakedServersDestroyed',
+  meteredPeriods: 'MeteredPeriods',
+  /** Drift repaired by the sweep, one metric per kind. */
+  driftServerVanished: 'DriftServerVanished',
+  driftPowerChanged: 'DriftPowerChanged',
+  driftSizeChanged: 'DriftSizeChanged',
+  /** A stored server id that names a server without the instance's tag: never acted on. */
+  foreignServerRefused: 'ForeignServerRefused',
+  webhookDeliveries: 'WebhookDeliveries',
+  webhookDeliveryFailures: 'WebhookDeliveryFailures',
+  webhooksDisabled: 'WebhooksDisabled',
+} as const;
+export type MetricName = (typeof metricNames)[keyof typeof metricNames];

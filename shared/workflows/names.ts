@@ -1,0 +1,14 @@
+/**
+ * The lifecycle workflows, and the environment variable through which functions learn each state machine's ARN:
+ * all the runtime knows of them. What each one runs (its ASL file and steps) is the deployment's, in
+ * infra/workflows.ts.
+ */
+export const workflowNames = ['provision', 'power', 'resize', 'delete'] as const;
+export type WorkflowName = (typeof workflowNames)[number];
+
+export const workflowEnvVars = {
+  provision: 'PROVISION_STATE_MACHINE_ARN',
+  power: 'POWER_STATE_MACHINE_ARN',
+  resize: 'RESIZE_STATE_MACHINE_ARN',
+  delete: 'DELETE_STATE_MACHINE_ARN',
+} as const satisfies Record<WorkflowName, string>;
