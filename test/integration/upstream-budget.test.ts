@@ -1,0 +1,84 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../../shared/aws';
+import { sweepFleet } from '../../shared/domain/fleet-sweep';
+import { getSweepCursor } from '../../shared/store/sweeps';
+import { useTestRuntime } from '../support/runtime';
+
+/** A budget of 20 calls in a burst, refilled at one a second (3,600 an hour). */
+const runtime = useTestRuntime({ env: { UPSTREAM_BUDGET_BURST: '20', UPSTREAM_BUDGET_PER_HOUR: '3600' } });
+
+const BUCKET = { name: 'upstream-budget#0' };
+const setBucket = (tokens: number, holdUntil = 0) =>
+  dynamo().send(
+    new PutCommand({ TableName: runtime.tableNames.counters, Item: { ...BUCKET, tokens, at: Date.now(), hold_until: holdUntil } }),
+  );
+const bucket = async () =>
+  (await dynamo().send(new GetCommand({ TableName: runtime.tableNames.counters, Key: BUCKET, ConsistentRead: true }))).Item;
+const liveReads = () => runtime.simulator.state().calls['GET /v2/droplets/{id}'] ?? 0;
+const detail = async (apiKey: string, id: number) => (await runtime.call('GET', `/api/v1/instances/${id}`, { apiKey })).body;
+
+describe('upstream request budget', () => {
+  it('answers instance detail from the stored state, reading nothing upstream, while live reads would dip into the reserved half', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const { instance_id: id, vps_id } = await runtime.activeInstance(apiKey);
+    await runtime.simulator.control.outOfBand(Number(vps_id), { type: 'power_off' });
+    await setBucket(10);
+    const readsBefore = liveReads();
+
+    const stored = await detail(apiKey, id);
+    const readsWhileLow = liveReads() - readsBefore;
+    await setBucket(20);
+    const live = await detail(apiKey, id);
+
+    expect([stored.status, readsWhileLow]).toEqual(['active', 0]);
+    expect(live.status).toBe('stopped');
+    expect(liveReads() - readsBefore).toBe(1);
+  });
+
+  it('lets a lifecycle take the tokens that live reads may not', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const { instance_id: id } = await runtime.activeInstance(apiKey);
+    await setBucket(10);
+
+    const accepted = await runtime.call('POST', `/api/v1/instances/${id}/actions`, { apiKey, body: { type: 'power_off' } });
+    const job = await runtime.waitForJob(apiKey, accepted.body.job_id);
+
+    expect([accepted.status, job.status]).toEqual([200, 'succeeded']);
+    expect(Number((await bucket())?.tokens)).toBeLessThan(10);
+  });
+
+  it('ends the sweep’s slice when only the lifecycles’ fifth is left, and resumes at the same page', async () => {
+    const { apiKey } = await runtime.newAccount();
+    await runtime.activeInstance(apiKey);
+    const cursorBefore = await getSweepCursor();
+    await setBucket(4);
+
+    const starved = await sweepFleet(Date.now() + 600_000);
+    const cursorStarved = await getSweepCursor();
+    await setBucket(20);
+    const fed = await sweepFleet(Date.now() + 600_000);
+
+    expect([starved.pages, starved.passCompleted]).toEqual([0, false]);
+    expect(cursorStarved.next_page).toBe(cursorBefore.next_page);
+    expect(fed.pages).toBeGreaterThan(0);
+  });
+
+  it('holds live reads after an upstream 429 until its Retry-After has passed', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const { instance_id: id } = await runtime.activeInstance(apiKey);
+    await runtime.simulator.control.faults({ fail_next: 1, status: 429, match: 'GET /v2/droplets/' });
+    const readsBefore = liveReads();
+
+    await detail(apiKey, id);
+    const heldUntil = Number((await bucket())?.hold_until);
+    await detail(apiKey, id);
+    const readsDuringHold = liveReads() - readsBefore;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, heldUntil - Date.now()) + 50));
+    await detail(apiKey, id);
+
+    // The simulator's 429 says Retry-After: 1.
+    expect(heldUntil - Date.now()).toBeLessThanOrEqual(1_000);
+    expect(readsDuringHold).toBe(1);
+    expect(liveReads() - readsBefore).toBe(2);
+  });
+});
