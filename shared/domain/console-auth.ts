@@ -5,7 +5,7 @@ import { consumeAuthToken, insertAuthToken, type AuthTokenPurpose } from '../sto
 import { getLogin, insertAccountWithLogin, updatePasswordHash } from '../store/logins';
 import { deleteAccountSessions, deleteSession } from '../store/sessions';
 import type { Accepted, ForgotPasswordBody, ResetPasswordBody, SignInBody, SignUpBody } from '../schemas/auth';
-import { newAccountRecord, openSession, type IssuedSession } from './accounts';
+import { newAccountRecord, openSession, standingOf, type IssuedSession } from './accounts';
 import { limitMailsTo, limitSourceAddress, reserveFailedSignIn } from './auth-limits';
 import { randomBase62, sha256Hex } from './crypto';
 import { ApiError, forbidden, unauthorized } from './errors';
@@ -124,10 +124,11 @@ export async function signIn({ email, password }: SignInBody, sourceAddress: str
   const login = await getLogin(email);
   const passwordMatches = await verifyPassword(password, login?.password_hash ?? (await decoyPasswordHash()));
   const account = login && passwordMatches ? await getAccount(login.account_id) : undefined;
-  if (!account || account.deleted_at !== null) throw invalidCredentials();
+  const standing = standingOf(account);
+  if (!account || standing === 'gone') throw invalidCredentials();
   await attempt.release();
-  if (account.suspended) throw forbidden('Account suspended');
-  if (!account.confirmed) throw forbidden('E-mail address not confirmed: open the link we sent, or sign up again for a new one');
+  if (standing === 'suspended') throw forbidden('Account suspended');
+  if (standing === 'unconfirmed') throw forbidden('E-mail address not confirmed: open the link we sent, or sign up again for a new one');
   return { ...(await openSession(account.account_id)), account };
 }
 

@@ -1,3 +1,4 @@
+import { standingOf } from '../domain/accounts';
 import { API_KEY_PREFIX, hashApiKey, isWellFormedApiKey } from '../domain/api-keys';
 import { forbidden, rateLimitExceeded, unauthorized } from '../domain/errors';
 import { rateLimits, slidingWindowState, type RateLimitName, type WindowState } from '../domain/rate-limits';
@@ -72,9 +73,10 @@ export async function authenticateBearer(
     touchApiKey(apiKey, now).catch((error: unknown) => logger.warn('could not record key use', { error })),
   ]);
   onWindows(windows);
-  if (!account || account.deleted_at !== null) throw unauthorized('API key owner not found');
-  if (account.suspended) throw forbidden('Account suspended');
-  if (!account.confirmed) throw forbidden('Account not confirmed');
+  const standing = standingOf(account);
+  if (!account || standing === 'gone') throw unauthorized('API key owner not found');
+  if (standing === 'suspended') throw forbidden('Account suspended');
+  if (standing === 'unconfirmed') throw forbidden('Account not confirmed');
 
   const exceeded = windows.filter((w) => w.exceeded);
   if (exceeded.length > 0) throw rateLimitExceeded(Math.max(...exceeded.map((w) => w.resetSeconds)));

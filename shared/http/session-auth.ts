@@ -6,7 +6,7 @@ import { getSession, type Session } from '../store/sessions';
 import { config } from '../config';
 import { NEGATIVE_CACHE_TTL_MS, unknownCredentials } from './flood-guard';
 import { SESSION_COOKIE } from './cookies';
-import { csrfTokenFor } from '../domain/accounts';
+import { csrfTokenFor, standingOf } from '../domain/accounts';
 
 export interface SessionPrincipal {
   readonly account: Account;
@@ -70,8 +70,9 @@ export async function authenticateSession(
     if (isCrossSite(event) || !csrfToken || !constantTimeEqual(sha256Hex(csrfToken), session.csrf_hash)) throw csrfFailed();
   }
   const account = await getAccount(session.account_id);
-  if (!account || account.deleted_at !== null) throw unauthorized('Account not found');
-  if (account.suspended) throw forbidden('Account suspended');
-  if (!account.confirmed) throw forbidden('Account not confirmed');
+  const standing = standingOf(account);
+  if (!account || standing === 'gone') throw unauthorized('Account not found');
+  if (standing === 'suspended') throw forbidden('Account suspended');
+  if (standing === 'unconfirmed') throw forbidden('Account not confirmed');
   return { account, session, csrfToken: csrfTokenFor(token) };
 }

@@ -2,10 +2,12 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
+import { standingOf } from '../domain/accounts';
 import { revokedApiKey } from '../domain/errors';
 import { currentGuard } from '../request-guard';
 
 const KEY_ACTIVE = 'is_active = :true';
+/** `standingOf(account) === 'in-standing'` (shared/domain/accounts.ts), as a condition on the stored item. */
 const ACCOUNT_IN_STANDING = 'confirmed = :true AND suspended = :false AND (attribute_not_exists(deleted_at) OR deleted_at = :null)';
 
 /**
@@ -50,7 +52,5 @@ export async function assertRequestStillAuthorized(): Promise<void> {
     dynamo().send(new GetCommand({ TableName: tableName('apiKeys'), Key: { key_hash: guard.keyHash }, ConsistentRead: true })),
     dynamo().send(new GetCommand({ TableName: tableName('accounts'), Key: { account_id: guard.accountId }, ConsistentRead: true })),
   ]);
-  const accountItem = account.Item;
-  const inStanding = accountItem?.confirmed === true && accountItem.suspended === false && (accountItem.deleted_at ?? null) === null;
-  if (key.Item?.is_active !== true || !inStanding) throw revokedApiKey();
+  if (key.Item?.is_active !== true || standingOf(account.Item) !== 'in-standing') throw revokedApiKey();
 }
