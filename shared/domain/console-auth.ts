@@ -8,7 +8,7 @@ import type { Accepted, ForgotPasswordBody, ResetPasswordBody, SignInBody, SignU
 import { newAccountRecord, openSession, standingOf, type IssuedSession } from './accounts';
 import { limitMailsTo, limitSourceAddress, reserveFailedSignIn } from './auth-limits';
 import { randomBase62, sha256Hex } from './crypto';
-import { ApiError, forbidden, unauthorized } from './errors';
+import { Failure, forbidden, unauthorized } from './errors';
 import { decoyPasswordHash, hashPassword, verifyPassword } from './passwords';
 
 /**
@@ -19,7 +19,7 @@ const LINK_LIFETIME_SECONDS: Record<AuthTokenPurpose, number> = { confirm: 24 * 
 const LINK_PAGE: Record<AuthTokenPurpose, string> = { confirm: 'confirm', reset: 'reset' };
 
 const invalidCredentials = () => unauthorized('Invalid e-mail or password');
-const invalidLink = () => new ApiError(400, 'Invalid or expired link');
+const invalidLink = () => new Failure('invalid_request', 'Invalid or expired link');
 
 export const SIGN_UP_ACCEPTED: Accepted = {
   ok: true,

@@ -1,26 +1,41 @@
 /**
- * Errors that reach clients. Each carries its HTTP status and the spec's text; the HTTP layer maps them in one
- * place. Anything else thrown is an internal error and answers 500 without details.
+ * Failures that reach clients, typed by kind: what went wrong in the domain's words, with the spec's text. The HTTP
+ * layer maps each kind to its status in one table (shared/http/failure-status.ts); anything else thrown is an
+ * internal error and answers 500 without details.
  */
-export class ApiError extends Error {
+export type FailureKind =
+  | 'invalid_request'
+  | 'unauthenticated'
+  | 'payment_required'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'too_large'
+  | 'unprocessable'
+  | 'rate_limited'
+  | 'upstream_error'
+  | 'unavailable';
+
+export class Failure extends Error {
+  override readonly name = 'Failure';
   constructor(
-    readonly status: number,
+    readonly kind: FailureKind,
     message: string,
-    /** Extra body fields (for example the current status on a 409). */
+    /** Extra body fields (for example the current status on a conflict). */
     readonly details: Readonly<Record<string, unknown>> = {},
+    /** Extra response headers, from the HTTP layer's own failures (rate-limit policies). */
     readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
-    this.name = 'ApiError';
   }
 }
 
-export const badRequest = (message: string) => new ApiError(400, message);
-export const unauthorized = (message: string) => new ApiError(401, message);
-export const paymentRequired = (message: string) => new ApiError(402, message);
-export const forbidden = (message: string) => new ApiError(403, message);
-export const notFound = (message: string) => new ApiError(404, message);
-export const serviceUnavailable = (message: string) => new ApiError(503, message);
+export const badRequest = (message: string) => new Failure('invalid_request', message);
+export const unauthorized = (message: string) => new Failure('unauthenticated', message);
+export const paymentRequired = (message: string) => new Failure('payment_required', message);
+export const forbidden = (message: string) => new Failure('forbidden', message);
+export const notFound = (message: string) => new Failure('not_found', message);
+export const serviceUnavailable = (message: string) => new Failure('unavailable', message);
 
 export const instanceNotFound = () => notFound('Instance not found');
 export const revokedApiKey = () => unauthorized('Invalid or revoked API key');
@@ -30,7 +45,7 @@ export const revokedApiKey = () => unauthorized('Invalid or revoked API key');
  * the explanation and `running_action` name it (a reboot leaves the status `active`, which alone would mislead).
  */
 export const lifecycleConflict = (status: string, action: string, runningAction?: string) =>
-  new ApiError(409, 'lifecycle conflict', {
+  new Failure('conflict', 'lifecycle conflict', {
     status,
     ...(runningAction
       ? { running_action: runningAction, message: `Cannot ${action} while ${runningAction.replace('_', ' ')} is in progress` }
@@ -38,7 +53,7 @@ export const lifecycleConflict = (status: string, action: string, runningAction?
   });
 
 export const rateLimitExceeded = (retryAfterSeconds: number) =>
-  new ApiError(429, 'Rate limit exceeded', { retry_after: retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
+  new Failure('rate_limited', 'Rate limit exceeded', { retry_after: retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
 
 /** A base for workflow errors: the class name is what Step Functions Retry and Catch match on. */
 export function namedError(name: string) {

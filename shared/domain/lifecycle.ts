@@ -16,7 +16,7 @@ import { upstreamForRequests } from '../upstream';
 import { UpstreamDeadlineError, UpstreamPermanentError, UpstreamTransientError, type UpstreamActionRequest } from '../upstream/driver';
 import { refusedUnprocessed, withTransientRetry } from '../upstream/retry';
 import {
-  ApiError,
+  Failure,
   namedError,
   forbidden,
   instanceNotFound,
@@ -40,10 +40,10 @@ const allowedFrom: Record<ActionType, readonly InstanceStatus[]> = {
   resize: ['active', 'stopped'],
 };
 
-const upstreamError = () => new ApiError(502, 'Upstream error');
+const upstreamError = () => new Failure('upstream_error', 'Upstream error');
 
 /** The 409 for `type` on the instance as it is now, naming the job it is busy with, if any. */
-async function conflictWith(instance: InstanceItem, type: ActionType): Promise<ApiError> {
+async function conflictWith(instance: InstanceItem, type: ActionType): Promise<Failure> {
   const running = instance.active_job_id === null ? undefined : await getJob(instance.active_job_id);
   return lifecycleConflict(instance.status, type.replace('_', ' '), running?.type);
 }
@@ -121,7 +121,7 @@ export async function powerOffForBilling(instance: InstanceItem): Promise<Job | 
   try {
     return await launchAction(instance, 'power_off', undefined, 'billing');
   } catch (error) {
-    if (error instanceof ApiError) return undefined;
+    if (error instanceof Failure) return undefined;
     throw error;
   }
 }
@@ -178,7 +178,7 @@ async function launchAction(
     const attempt = async () => (await assertRequestStillAuthorized(), driver.startAction(serverId, request));
     actionId = (await withTransientRetry(attempt, { retryable: refusedUnprocessed })).id;
   } catch (error) {
-    if (error instanceof ApiError) {
+    if (error instanceof Failure) {
       await runUnguarded(() => withdrawAction(instance, job, 'The request was no longer authorized'));
       throw error;
     }

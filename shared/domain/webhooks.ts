@@ -19,7 +19,7 @@ import {
   type WebhookSummary,
 } from '../store/webhooks';
 import { randomBase62 } from './crypto';
-import { ApiError, notFound } from './errors';
+import { Failure, notFound } from './errors';
 import { eventId } from './events';
 import { enqueueDelivery } from './webhook-delivery';
 import { sealWebhookSecret } from './webhook-secrets';
@@ -60,7 +60,8 @@ export async function createWebhook(accountId: string, body: CreateWebhookBody):
   try {
     await insertWebhookWithinLimit(item, WEBHOOKS_PER_ACCOUNT);
   } catch (error) {
-    if (error instanceof WebhookLimitError) throw new ApiError(409, `Webhook limit reached (at most ${WEBHOOKS_PER_ACCOUNT} per account)`);
+    if (error instanceof WebhookLimitError)
+      throw new Failure('conflict', `Webhook limit reached (at most ${WEBHOOKS_PER_ACCOUNT} per account)`);
     throw error;
   }
   return { ...toWebhookView(item), secret };

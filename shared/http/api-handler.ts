@@ -4,7 +4,8 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type * as z from 'zod';
 import { runWithDeadline } from '../deadline';
-import { ApiError } from '../domain/errors';
+import { Failure } from '../domain/errors';
+import { statusOf } from './failure-status';
 import { rateLimitHeaders, type RateLimitName, type WindowState } from '../domain/rate-limits';
 import { parseOrBadRequest } from '../schemas/validation';
 import { metricNames } from '../metric-names';
@@ -39,21 +40,21 @@ type StatefulContext = Context & { request: RequestState };
  * run more than once for one request (an idempotent route stores the answer), so it counts and logs nothing.
  */
 export function errorResponse(error: unknown, requestId: string): ApiResponse {
-  if (error instanceof ApiError) {
-    return json(error.status, { error: error.message, ...error.details, request_id: requestId }, { ...error.headers });
+  if (error instanceof Failure) {
+    return json(statusOf(error), { error: error.message, ...error.details, request_id: requestId }, { ...error.headers });
   }
   return json(500, { error: 'Internal server error', request_id: requestId });
 }
 
 /** What a failed request counts and logs, once per request. */
 function recordError(error: unknown): void {
-  if (!(error instanceof ApiError)) {
+  if (!(error instanceof Failure)) {
     logger.error('unhandled error', { error });
     return;
   }
-  if (error.status === 429) countMetric(metricNames.rateLimited);
-  if (error.status === 502) countMetric(metricNames.upstreamErrors);
-  if (error.status >= 500) logger.error('request failed', { error });
+  if (error.kind === 'rate_limited') countMetric(metricNames.rateLimited);
+  if (error.kind === 'upstream_error') countMetric(metricNames.upstreamErrors);
+  if (statusOf(error) >= 500) logger.error('request failed', { error });
 }
 
 /**
@@ -133,7 +134,7 @@ const bearerAuth = (
     if (context.request.idempotencyKey) await settleIdempotencyKey(context.request.idempotencyKey, response, credentials);
   },
   onError: async ({ event, context, error }) => {
-    await giveBackDeployOnRefusal(context.request, error instanceof ApiError ? error.status : 500);
+    await giveBackDeployOnRefusal(context.request, statusOf(error));
     const key = context.request.idempotencyKey;
     if (key) await settleIdempotencyKey(key, errorResponse(error, event.requestContext.requestId), false);
   },
@@ -147,7 +148,7 @@ async function authenticateOrLimit<T>(event: Event, state: RequestState, authent
   try {
     return await authenticate();
   } catch (error) {
-    if (!(error instanceof ApiError) || error.status !== 401) throw error;
+    if (!(error instanceof Failure) || error.kind !== 'unauthenticated') throw error;
     const answer = await limitFailedAuthentication(event, error);
     if (answer !== error) state.windows = [];
     throw answer;
@@ -165,13 +166,13 @@ const edgeOrigin = (): MiddlewareObj<Event, ApiResponse, Error, StatefulContext>
 const jsonBody = (schema: z.ZodType): MiddlewareObj<Event, ApiResponse, Error, StatefulContext> => ({
   before: ({ event, context }) => {
     const raw = event.body === undefined ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString() : event.body;
-    if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw new ApiError(413, 'Request body too large (limit 16 KiB)');
+    if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw new Failure('too_large', 'Request body too large (limit 16 KiB)');
     let parsed: unknown;
     if (raw.trim() !== '') {
       try {
         parsed = JSON.parse(raw);
       } catch {
-        throw new ApiError(400, 'Invalid JSON body');
+        throw new Failure('invalid_request', 'Invalid JSON body');
       }
     }
     context.request.body = parseOrBadRequest(schema, parsed);

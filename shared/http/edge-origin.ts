@@ -1,7 +1,8 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { config } from '../config';
 import { constantTimeEqual, sha256Hex } from '../domain/crypto';
-import { ApiError, forbidden } from '../domain/errors';
+import { Failure, forbidden } from '../domain/errors';
+import { statusOf } from './failure-status';
 import { json, type ApiResponse } from './responses';
 
 /**
@@ -41,8 +42,8 @@ export function publicHandler(handler: (event: APIGatewayProxyEventV2) => Promis
     try {
       assertCameThroughEdge(event);
     } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
-      return withRequestId(json(error.status, { error: error.message, request_id: requestId }));
+      if (!(error instanceof Failure)) throw error;
+      return withRequestId(json(statusOf(error), { error: error.message, request_id: requestId }));
     }
     return withRequestId(await handler(event));
   };

@@ -1,7 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { config } from '../config';
-import { ApiError } from '../domain/errors';
+import { Failure } from '../domain/errors';
 import { readSlidingWindow } from '../domain/rate-limits';
 import { logger } from '../observability';
 import { hitSlidingWindow } from '../store/counters';
@@ -106,9 +106,9 @@ export function sourceAddressOf(event: APIGatewayProxyEventV2): string {
 
 const failedAuthCounter = (address: string) => `rate#${FAILED_AUTH_POLICY}#${address}`;
 
-function tooManyFailures(limit: number, retryAfterSeconds: number): ApiError {
-  return new ApiError(
-    429,
+function tooManyFailures(limit: number, retryAfterSeconds: number): Failure {
+  return new Failure(
+    'rate_limited',
     'Rate limit exceeded',
     { retry_after: retryAfterSeconds },
     {
@@ -124,7 +124,7 @@ function tooManyFailures(limit: number, retryAfterSeconds: number): ApiError {
  * and returns the error to answer, the 401 itself or, past the address's limit, a 429. An address already known to
  * be over its limit gets the 429 without a database call.
  */
-export async function limitFailedAuthentication(event: APIGatewayProxyEventV2, failure: ApiError, now = Date.now()): Promise<ApiError> {
+export async function limitFailedAuthentication(event: APIGatewayProxyEventV2, failure: Failure, now = Date.now()): Promise<Failure> {
   const limit = Math.max(1, config().failedAuthLimit);
   const address = sourceAddressOf(event);
   const blockedUntil = blockedAddresses.expiresAt(address, now);

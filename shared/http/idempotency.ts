@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { sha256Hex } from '../domain/crypto';
-import { ApiError, badRequest, rateLimitExceeded } from '../domain/errors';
+import { Failure, badRequest, rateLimitExceeded } from '../domain/errors';
 import type { RateLimitName, WindowState } from '../domain/rate-limits';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, type StoredResponse } from '../store/idempotency';
 import { open, seal } from '../secrets';
@@ -46,10 +46,10 @@ export async function resolveIdempotencyKey(
   if (!claim.claimed) {
     const { existing } = claim;
     if (existing.request_hash !== requestHash) {
-      throw new ApiError(422, 'Idempotency-Key was already used with a different request');
+      throw new Failure('unprocessable', 'Idempotency-Key was already used with a different request');
     }
     if (existing.status === 'in_progress' || !existing.response) {
-      throw new ApiError(409, 'lifecycle conflict', { message: 'A request with this Idempotency-Key is still in progress' });
+      throw new Failure('conflict', 'lifecycle conflict', { message: 'A request with this Idempotency-Key is still in progress' });
     }
     const { statusCode, headers, body, sealed } = existing.response;
     const replayed = sealed ? await open(body, storedResponseContext(scopedKey)) : body;

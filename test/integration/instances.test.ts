@@ -97,15 +97,18 @@ describe('POST /api/v1/instances', () => {
 
   it('fails the instance, destroys the upstream server and releases capacity when creation is refused for good', async () => {
     const { apiKey } = await runtime.newAccount();
+    // Lifecycles of earlier tests (a delete still releasing its address) end before the pools are counted.
+    await runtime.stepFunctions.idle();
     const ipv4Before = await capacityUsed('capacity#ipv4');
     const tierBefore = await capacityUsed('capacity#tier#s-4vcpu-8gb');
-    await runtime.simulator.control.faults({ fail_creates: true });
+    // The refusal comes a moment late, so the reservation is seen before the failure gives it back.
+    await runtime.simulator.control.faults({ fail_creates: true, latency_ms: 1_000, latency_match: 'POST /v2/droplets' });
 
     const created = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'doomed', flavor: 's-4vcpu-8gb' } });
     expect(created.status).toBe(202);
     expect(await capacityUsed('capacity#tier#s-4vcpu-8gb')).toBe(tierBefore + 1);
     const failed = await runtime.waitForStatus(apiKey, created.body.instance_id, ['failed', 'active']);
-    await runtime.simulator.control.faults({ fail_creates: false });
+    await runtime.simulator.control.faults({ fail_creates: false, latency_ms: 0 });
 
     expect(failed.status).toBe('failed');
     expect(droplets(upstreamTagOf(created.body.instance_id))).toHaveLength(0);

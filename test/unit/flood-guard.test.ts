@@ -53,7 +53,7 @@ describe('the edge origin check', () => {
   ])('refuses %s with 403 "Forbidden" when a secret is configured', async (_, headers) => {
     const { assertCameThroughEdge } = await load('edge-secret-value');
 
-    expect(() => assertCameThroughEdge(event(headers))).toThrow(expect.objectContaining({ status: 403, message: 'Forbidden' }));
+    expect(() => assertCameThroughEdge(event(headers))).toThrow(expect.objectContaining({ kind: 'forbidden', message: 'Forbidden' }));
   });
 
   it('accepts the configured value and takes it out of the event', async () => {

@@ -62,7 +62,10 @@ describe('checkReceiverUrl', () => {
     { url: 'https://user:secret@example.com/hook', addresses: ['93.184.216.34'], error: 'url must not contain credentials' },
     { url: 'example.com/hook', addresses: ['93.184.216.34'], error: 'url must be an absolute https URL' },
   ])('refuses $url in production', async ({ url, addresses, error }) => {
-    await expect(checkReceiverUrl(url, production, resolvingTo(addresses))).rejects.toMatchObject({ status: 400, message: error });
+    await expect(checkReceiverUrl(url, production, resolvingTo(addresses))).rejects.toMatchObject({
+      kind: 'invalid_request',
+      message: error,
+    });
   });
 
   it('accepts an https URL whose every address is public', async () => {
@@ -72,7 +75,10 @@ describe('checkReceiverUrl', () => {
   });
 
   it('refuses a real DNS name that resolves to loopback (localhost) in production', async () => {
-    await expect(checkReceiverUrl('https://localhost:8443/hook', production)).rejects.toMatchObject({ status: 400, message: privateText });
+    await expect(checkReceiverUrl('https://localhost:8443/hook', production)).rejects.toMatchObject({
+      kind: 'invalid_request',
+      message: privateText,
+    });
   });
 
   it('accepts http on loopback only where loopback is allowed', async () => {
