@@ -66,6 +66,16 @@ export interface LocalStepFunctions {
 
 type AslState = { Type: string; Resource?: string; Seconds?: number };
 
+/**
+ * aws-local-stepfunctions keeps no per-state context: here `$$.State.EnteredTime` reads the clock when a state
+ * evaluates it, which for a Pass state (where the state machines read it) is the moment it was entered.
+ */
+export const localStateContext = {
+  get EnteredTime() {
+    return new Date().toISOString();
+  },
+};
+
 async function loadMachine(root: string, name: WorkflowName, options: LocalStepFunctionsOptions): Promise<LoadedMachine> {
   const workflow = workflows[name];
   const raw = readFileSync(resolve(root, workflow.definitionFile), 'utf8');
@@ -140,6 +150,7 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsOptions
       context: {
         Execution: { Id: executionArn, Name: name, Input: JSON.parse(input), StartTime: new Date(startDate).toISOString() },
         StateMachine: { Id: stateMachineArn, Name: stateMachineArn.split(':').pop() },
+        State: localStateContext,
       },
     });
     const events: EventLog[] = [];
