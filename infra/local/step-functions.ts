@@ -48,7 +48,10 @@ export interface LocalStepFunctionsOptions {
   readonly port?: number;
   /** Every Wait state lasts this long locally (ms). */
   readonly waitMs: number;
-  /** Instead of `waitMs`: each Wait state lasts its own time multiplied by this (0.01: 40 s become 400 ms). */
+  /**
+   * Instead of `waitMs`: each Wait state lasts its own `Seconds` multiplied by this (0.01: 40 s become 400 ms); a
+   * Wait that reads its length from the input (`SecondsPath`, as resize's one loop does) still lasts `waitMs`.
+   */
   readonly waitScale?: number;
   /** Every retry pause lasts this long locally (ms). */
   readonly retryMs: number;
