@@ -49,7 +49,10 @@ export interface LocalStepFunctionsOptions {
   readonly port?: number;
   /** Every Wait state lasts this long locally (ms). */
   readonly waitMs: number;
-  /** Instead of `waitMs`: each Wait state lasts its own time multiplied by this (0.01: 40 s become 400 ms). */
+  /**
+   * Instead of `waitMs`: each Wait state lasts its own `Seconds` multiplied by this (0.01: 40 s become 400 ms); a
+   * Wait that reads its length from the input (`SecondsPath`, as resize's one loop does) still lasts `waitMs`.
+   */
   readonly waitScale?: number;
   /** Every retry pause lasts this long locally (ms). */
   readonly retryMs: number;
@@ -66,6 +69,16 @@ export interface LocalStepFunctions {
 }
 
 type AslState = { Type: string; Resource?: string; Seconds?: number };
+
+/**
+ * aws-local-stepfunctions keeps no per-state context: here `$$.State.EnteredTime` reads the clock when a state
+ * evaluates it, which for a Pass state (where the state machines read it) is the moment it was entered.
+ */
+export const localStateContext = {
+  get EnteredTime() {
+    return new Date().toISOString();
+  },
+};
 
 async function loadMachine(root: string, name: WorkflowName, options: LocalStepFunctionsOptions): Promise<LoadedMachine> {
   const workflow = workflows[name];
@@ -141,6 +154,7 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsOptions
       context: {
         Execution: { Id: executionArn, Name: name, Input: JSON.parse(input), StartTime: new Date(startDate).toISOString() },
         StateMachine: { Id: stateMachineArn, Name: stateMachineArn.split(':').pop() },
+        State: localStateContext,
       },
     });
     const events: EventLog[] = [];

@@ -30,7 +30,10 @@ async function readInstanceAndJob(input: ActionStepInput): Promise<{ instance: I
   return { instance, job, serverId: instance.upstream_id };
 }
 
-/** Fails the step once the action's budget, counted from the execution's start, is spent. */
+/**
+ * Fails the step once the action's budget is spent, counted from `startedAt`: when the phase being waited for began
+ * (the execution's start for the action the API started, the moment the workflow started it for a later phase).
+ */
 function ensureWithinBudget(startedAt: string): void {
   const elapsedSeconds = (Date.now() - Date.parse(startedAt)) / 1000;
   if (elapsedSeconds > config().actionTimeoutSeconds) {

@@ -3,7 +3,7 @@ import { UpstreamDeadlineError, UpstreamTransientError } from './driver';
 
 export interface RetryOptions {
   readonly attempts?: number;
-  /** Which transient errors are safe to retry (default: all of them). */
+  /** Which transient errors are safe to send again (default: refusals only, see `refusedUnprocessed`). */
   readonly retryable?: (error: UpstreamTransientError) => boolean;
 }
 
@@ -11,12 +11,14 @@ export interface RetryOptions {
 export const refusedUnprocessed = (error: UpstreamTransientError) => error.status === 429;
 
 /**
- * Retries an upstream call on transient errors with capped, fully jittered exponential backoff. For calls made
- * while a client waits; workflow steps rely on the state machine's Retry instead.
+ * Retries an upstream call with capped, fully jittered exponential backoff, only while a client waits for it (an
+ * action's first upstream call): the one retry layer there is. Workflow steps never retry in process: their state
+ * machine's Retry owns transient errors across invocations; the AWS SDK owns a single AWS call's throttling and
+ * network errors (see the README's design notes). A call cut off by the deadline is never sent again here.
  */
 export async function withTransientRetry<T>(
   call: () => Promise<T>,
-  { attempts = 3, retryable = () => true }: RetryOptions = {},
+  { attempts = 3, retryable = refusedUnprocessed }: RetryOptions = {},
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
