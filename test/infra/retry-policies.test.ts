@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../../infra/constructs/api-function';
-import { workflowNames, workflows } from '../../infra/workflows';
+import { workflows } from '../../infra/workflows';
+import { workflowNames } from '../../shared/workflows/names';
 import { ActionOutcomeUnknownError } from '../../shared/domain/action-steps';
 import { UpstreamTransientError } from '../../shared/upstream/driver';
 
