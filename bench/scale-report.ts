@@ -49,6 +49,10 @@ const n = (value: number, digits = 0) => value.toLocaleString('en-US', { maximum
 const usd = (value: number) => `$${n(value, 2)}`;
 const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
 
+/** One line of the measured table: what was done, on how many items, and what it cost DynamoDB and the clock. */
+const measuredRow = (work: string, items: string | number, { tally, ms }: ScaleMeasure) =>
+  row([work, items, tally.calls, n(tally.readUnits, 1), n(tally.writeUnits, 1), n(ms)]);
+
 /** Runs per day of a job every five minutes; Lambda memory of the periodic functions (GB). */
 const RUNS_PER_DAY = 288;
 const LAMBDA_GB = 0.5;
@@ -102,54 +106,12 @@ export function scaleSection(r: ScaleResults): string {
     '',
     row(['work', 'items', 'DynamoDB calls', 'read units', 'write units', 'wall ms']),
     row(['---', '---', '---', '---', '---', '---']),
-    row([
-      'list: account with 5 live, 0 deleted',
-      r.lists.fresh.items,
-      r.lists.fresh.tally.calls,
-      n(r.lists.fresh.tally.readUnits, 1),
-      0,
-      n(r.lists.fresh.ms),
-    ]),
-    row([
-      `list: account with 5 live among ${n(r.lists.history.deleted)} of its own deleted`,
-      r.lists.history.items,
-      r.lists.history.tally.calls,
-      n(r.lists.history.tally.readUnits, 1),
-      0,
-      n(r.lists.history.ms),
-    ]),
-    row([
-      `list: account with ${n(r.lists.big.items)} live`,
-      r.lists.big.items,
-      r.lists.big.tally.calls,
-      n(r.lists.big.tally.readUnits, 1),
-      0,
-      n(r.lists.big.ms),
-    ]),
-    row([
-      `reconciler run (nothing in flight; sweep slice of ${r.reconciler.pages} pages)`,
-      `${n(checked)} checked`,
-      r.reconciler.tally.calls,
-      n(r.reconciler.tally.readUnits, 1),
-      n(r.reconciler.tally.writeUnits, 1),
-      n(r.reconciler.ms),
-    ]),
-    row([
-      'meter run (every live instance owed an hour)',
-      `${n(r.meter.items)} charged`,
-      r.meter.tally.calls,
-      n(r.meter.tally.readUnits, 1),
-      n(r.meter.tally.writeUnits, 1),
-      n(r.meter.ms),
-    ]),
-    row([
-      'before: one consistent Scan of the instances table',
-      n(r.scan.items),
-      r.scan.tally.calls,
-      n(r.scan.tally.readUnits, 1),
-      0,
-      n(r.scan.ms),
-    ]),
+    measuredRow('list: account with 5 live, 0 deleted', r.lists.fresh.items, r.lists.fresh),
+    measuredRow(`list: account with 5 live among ${n(r.lists.history.deleted)} of its own deleted`, r.lists.history.items, r.lists.history),
+    measuredRow(`list: account with ${n(r.lists.big.items)} live`, r.lists.big.items, r.lists.big),
+    measuredRow(`reconciler run (nothing in flight; sweep slice of ${r.reconciler.pages} pages)`, `${n(checked)} checked`, r.reconciler),
+    measuredRow('meter run (every live instance owed an hour)', `${n(r.meter.items)} charged`, r.meter),
+    measuredRow('before: one consistent Scan of the instances table', n(r.scan.items), r.scan),
     '',
     '### Targets',
     '',

@@ -183,25 +183,37 @@ export async function scanInstancesByStatus(statuses: readonly InstanceStatus[])
   );
 }
 
-/** Every instance with a lifecycle under way, from the sparse in-flight index, read by key, consistently. */
-export async function listInFlightInstances(): Promise<InstanceItem[]> {
-  const shards = Array.from({ length: IN_FLIGHT_SHARDS }, (_, n) => inFlightShardOf(n));
+/**
+ * The instances a sparse sharded index lists (`:shard` in the condition names each shard; its shards are queried at
+ * once), read by key, consistently: the index lags the table a moment, so callers judge the items, not the index.
+ */
+async function instancesInShards(
+  indexName: string,
+  shards: readonly string[],
+  keyCondition: string,
+  values: Record<string, unknown> = {},
+): Promise<InstanceItem[]> {
   const keys = await Promise.all(
     shards.map((shard) =>
       readAll(
         {
           kind: 'query',
           TableName: tableName('instances'),
-          IndexName: 'inflight_by_shard',
-          KeyConditionExpression: 'inflight_shard = :shard',
-          ExpressionAttributeValues: { ':shard': shard },
+          IndexName: indexName,
+          KeyConditionExpression: keyCondition,
+          ExpressionAttributeValues: { ':shard': shard, ...values },
         },
         liveKeySchema,
       ),
     ),
   );
-  // The index lags the table a moment: what has just settled is left out here.
-  return (await getInstanceItems(keys.flat().map(({ instance_id }) => instance_id))).filter(isInFlight);
+  return getInstanceItems(keys.flat().map(({ instance_id }) => instance_id));
+}
+
+/** Every instance with a lifecycle under way, from the sparse in-flight index. */
+export async function listInFlightInstances(): Promise<InstanceItem[]> {
+  const shards = Array.from({ length: IN_FLIGHT_SHARDS }, (_, n) => inFlightShardOf(n));
+  return (await instancesInShards('inflight_by_shard', shards, 'inflight_shard = :shard')).filter(isInFlight);
 }
 
 /**
@@ -261,26 +273,14 @@ export async function recordServerSeen(instanceId: number, at: string): Promise<
 }
 
 /**
- * Instances with a server that the fleet sweep has not seen since `since` (from its sparse index, by shard), read by
- * key, consistently: at the end of a pass, those whose server the listing did not show.
+ * Instances with a server that the fleet sweep has not seen since `since` (from its sparse index, by shard): at the
+ * end of a pass, those whose server the listing did not show.
  */
 export async function listUnseenSince(since: string): Promise<InstanceItem[]> {
   const shards = Array.from({ length: SWEEP_SHARDS }, (_, n) => sweepShardOf(n));
-  const keys = await Promise.all(
-    shards.map((shard) =>
-      readAll(
-        {
-          kind: 'query',
-          TableName: tableName('instances'),
-          IndexName: 'sweep_by_shard',
-          KeyConditionExpression: 'sweep_shard = :shard AND sweep_seen_at < :since',
-          ExpressionAttributeValues: { ':shard': shard, ':since': since },
-        },
-        liveKeySchema,
-      ),
-    ),
+  return (await instancesInShards('sweep_by_shard', shards, 'sweep_shard = :shard AND sweep_seen_at < :since', { ':since': since })).filter(
+    isSwept,
   );
-  return (await getInstanceItems(keys.flat().map(({ instance_id }) => instance_id))).filter(isSwept);
 }
 
 export type TransactionCheck = Required<Pick<NonNullable<TransactWriteCommandInput['TransactItems']>[number], 'ConditionCheck'>>;
