@@ -136,9 +136,11 @@ export async function sweepFleet(nowMs = Date.now(), pages = config().upstream.s
   const passStartedAt = cursor.pass_started_at ?? seenAt;
   let page = cursor.next_page;
   while (read < pages && !passCompleted && hasTimeFor(PASS_END_RESERVE_MS)) {
-    const listing = await driver.serverPageByTag(serviceTag(), page).catch((error: unknown) => {
+    const listing = await driver.serverPageByTag(serviceTag(), page).catch(async (error: unknown) => {
       // The budget left is the lifecycles' own: this run's slice ends here, and the next run resumes at this page.
       if (error instanceof UpstreamBudgetSpentError) return undefined;
+      // Any other failure fails the run, but the pages already swept stay swept.
+      await moveSweepCursor(cursor, { next_page: page, pass_started_at: passStartedAt });
       throw error;
     });
     if (!listing) break;
