@@ -4,6 +4,9 @@ import { sweepFleet } from '../../shared/domain/fleet-sweep';
 import { reconcile } from '../../shared/domain/reconciler';
 import { newJob } from '../../shared/domain/jobs';
 import { getInstanceItem, updateInstanceAtVersion } from '../../shared/store/instances';
+import { getSweepCursor } from '../../shared/store/sweeps';
+import { upstreamForSweeps } from '../../shared/upstream';
+import { UpstreamTransientError } from '../../shared/upstream/driver';
 import { useTestRuntime } from '../support/runtime';
 
 /** Listings of two servers a page, so that a handful of instances spans several pages. */
@@ -67,6 +70,26 @@ describe('fleet sweep', () => {
 
     for (const id of ids) expect((await getInstanceItem(id))?.seen_at).toBe(new Date(now).toISOString());
     expect(readByIdCalls() - readsBefore).toBe(0);
+  });
+});
+
+describe('fleet sweep under upstream failure', () => {
+  it('keeps the pages already swept when a later page cannot be read, and fails the run', async () => {
+    const { apiKey } = await runtime.newAccount();
+    for (let i = 0; i < 4; i++) await runtime.activeInstance(apiKey);
+    await sweepPassOnePageAtATime(later());
+    const driver = await upstreamForSweeps();
+    const readPage = driver.serverPageByTag.bind(driver);
+    const failing = vi.spyOn(driver, 'serverPageByTag').mockImplementation(async (tag, page) => {
+      if (page === 3) throw new UpstreamTransientError('DigitalOcean GET /v2/droplets answered 503', 503);
+      return readPage(tag, page);
+    });
+
+    const run = sweepFleet(later(), 10);
+
+    await expect(run).rejects.toThrow('answered 503');
+    failing.mockRestore();
+    expect((await getSweepCursor()).next_page).toBe(3);
   });
 });
 
