@@ -1,3 +1,4 @@
+import { DEFAULT_FAILED_AUTH_LIMIT } from './domain/rate-limits';
 import { tables, type TableName } from './tables';
 import { workflowEnvVars, type WorkflowName } from './workflows/names';
 
@@ -138,7 +139,7 @@ function load(): Config {
       .map((origin) => origin.trim())
       .filter(Boolean),
     edgeOriginSecret: process.env.EDGE_ORIGIN_SECRET || undefined,
-    failedAuthLimit: integer('FAILED_AUTH_LIMIT', 20),
+    failedAuthLimit: integer('FAILED_AUTH_LIMIT', DEFAULT_FAILED_AUTH_LIMIT),
     provisionTimeoutSeconds: integer('PROVISION_TIMEOUT_SECONDS', 600),
     actionTimeoutSeconds: integer('ACTION_TIMEOUT_SECONDS', 900),
     unknownOutcomeWindowSeconds: integer('UNKNOWN_OUTCOME_WINDOW_SECONDS', 60),

@@ -138,26 +138,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/openapi.json": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * This document
-         * @description This OpenAPI 3.1.0 document, generated from the schemas that validate requests. Public.
-         */
-        get: operations["getOpenApiDocument"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/webhooks": {
         parameters: {
             query?: never;
@@ -234,6 +214,26 @@ export interface paths {
          * @description Each attempt with its event, its number (1, then each retry), the outcome, the receiver’s status code and the time.
          */
         get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This document
+         * @description This OpenAPI 3.1.0 document, generated from the schemas that validate requests. Public.
+         */
+        get: operations["getOpenApiDocument"];
         put?: never;
         post?: never;
         delete?: never;
@@ -971,6 +971,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Content-Type must be application/json (none, or `application/x-www-form-urlencoded` as `curl -d` sends, is read as JSON too). */
+            415: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The Idempotency-Key was already used with a different request. */
             422: {
                 headers: {
@@ -1380,6 +1395,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Content-Type must be application/json (none, or `application/x-www-form-urlencoded` as `curl -d` sends, is read as JSON too). */
+            415: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The Idempotency-Key was already used with a different request. */
             422: {
                 headers: {
@@ -1710,6 +1740,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Content-Type must be application/json. */
+            415: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded: the source address failed authentication too often. */
             429: {
                 headers: {
@@ -1825,28 +1866,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    getOpenApiDocument: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The OpenAPI 3.1.0 document. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
                 };
             };
         };
@@ -2042,6 +2061,21 @@ export interface operations {
             };
             /** @description Request body too large (limit 16 KiB). */
             413: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content-Type must be application/json (none, or `application/x-www-form-urlencoded` as `curl -d` sends, is read as JSON too). */
+            415: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
@@ -2412,6 +2446,28 @@ export interface operations {
             };
         };
     };
+    getOpenApiDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI 3.1.0 document. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     signUp: {
         parameters: {
             query?: never;
@@ -2469,6 +2525,17 @@ export interface operations {
             };
             /** @description Request body too large (limit 16 KiB). */
             413: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content-Type must be application/json. */
+            415: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
@@ -2558,6 +2625,17 @@ export interface operations {
             };
             /** @description Request body too large (limit 16 KiB). */
             413: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content-Type must be application/json. */
+            415: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
@@ -2677,6 +2755,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Content-Type must be application/json. */
+            415: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many attempts from this address or for this e-mail address (sliding 15-minute windows). */
             429: {
                 headers: {
@@ -2728,7 +2817,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No valid session. */
+            /** @description No valid session (a Bearer key is never accepted here). */
             401: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -2810,7 +2899,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No valid session. */
+            /** @description No valid session (a Bearer key is never accepted here). */
             401: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -2926,6 +3015,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Content-Type must be application/json. */
+            415: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many attempts from this address or for this e-mail address (sliding 15-minute windows). */
             429: {
                 headers: {
@@ -3017,6 +3117,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Content-Type must be application/json. */
+            415: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many attempts from this address or for this e-mail address (sliding 15-minute windows). */
             429: {
                 headers: {
@@ -3076,7 +3187,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No valid session. */
+            /** @description No valid session (a Bearer key is never accepted here). */
             401: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -3167,7 +3278,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No valid session. */
+            /** @description No valid session (a Bearer key is never accepted here). */
             401: {
                 headers: {
                     /** @description Identifies the request in our logs. */

@@ -1,8 +1,6 @@
-import { publicRoute } from '../../shared/http/api-handler';
+import { route } from '../../shared/http/route';
+import { confirmRoute } from '../../shared/contracts/console';
 import { json } from '../../shared/http/responses';
 import { confirmEmail } from '../../shared/domain/console-auth';
-import { confirmBodySchema } from '../../shared/schemas/auth';
 
-export const handler = publicRoute({ body: confirmBodySchema }, async ({ body, sourceAddress }) =>
-  json(200, await confirmEmail(body.token, sourceAddress)),
-);
+export const handler = route(confirmRoute, async ({ body, sourceAddress }) => json(200, await confirmEmail(body.token, sourceAddress)));

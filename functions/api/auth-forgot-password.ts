@@ -1,8 +1,8 @@
-import { publicRoute } from '../../shared/http/api-handler';
+import { route } from '../../shared/http/route';
+import { forgotPasswordRoute } from '../../shared/contracts/console';
 import { json } from '../../shared/http/responses';
 import { requestPasswordReset } from '../../shared/domain/console-auth';
-import { forgotPasswordBodySchema } from '../../shared/schemas/auth';
 
-export const handler = publicRoute({ body: forgotPasswordBodySchema }, async ({ body, sourceAddress }) =>
+export const handler = route(forgotPasswordRoute, async ({ body, sourceAddress }) =>
   json(202, await requestPasswordReset(body, sourceAddress)),
 );

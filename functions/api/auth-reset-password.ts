@@ -1,8 +1,6 @@
-import { publicRoute } from '../../shared/http/api-handler';
+import { route } from '../../shared/http/route';
+import { resetPasswordRoute } from '../../shared/contracts/console';
 import { json } from '../../shared/http/responses';
 import { resetPassword } from '../../shared/domain/console-auth';
-import { resetPasswordBodySchema } from '../../shared/schemas/auth';
 
-export const handler = publicRoute({ body: resetPasswordBodySchema }, async ({ body, sourceAddress }) =>
-  json(200, await resetPassword(body, sourceAddress)),
-);
+export const handler = route(resetPasswordRoute, async ({ body, sourceAddress }) => json(200, await resetPassword(body, sourceAddress)));

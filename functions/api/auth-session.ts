@@ -1,8 +1,9 @@
-import { sessionRoute } from '../../shared/http/api-handler';
+import { route } from '../../shared/http/route';
+import { authSessionRoute } from '../../shared/contracts/console';
 import { json } from '../../shared/http/responses';
 
 /** The signed-in page's own session, with its CSRF token: readable only by a page of this origin. */
-export const handler = sessionRoute({ csrf: false }, async ({ principal }) =>
+export const handler = route(authSessionRoute, async ({ principal }) =>
   json(
     200,
     {

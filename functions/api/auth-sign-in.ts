@@ -1,10 +1,10 @@
-import { publicRoute } from '../../shared/http/api-handler';
+import { route } from '../../shared/http/route';
+import { signInRoute } from '../../shared/contracts/console';
 import { sessionCookie } from '../../shared/http/cookies';
 import { json } from '../../shared/http/responses';
 import { signIn } from '../../shared/domain/console-auth';
-import { signInBodySchema } from '../../shared/schemas/auth';
 
-export const handler = publicRoute({ body: signInBodySchema }, async ({ body, sourceAddress }) => {
+export const handler = route(signInRoute, async ({ body, sourceAddress }) => {
   const { session, csrfToken, expiresAt, account } = await signIn(body, sourceAddress);
   return {
     ...json(

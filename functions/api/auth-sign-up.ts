@@ -1,8 +1,6 @@
-import { publicRoute } from '../../shared/http/api-handler';
+import { route } from '../../shared/http/route';
+import { signUpRoute } from '../../shared/contracts/console';
 import { json } from '../../shared/http/responses';
 import { signUp } from '../../shared/domain/console-auth';
-import { signUpBodySchema } from '../../shared/schemas/auth';
 
-export const handler = publicRoute({ body: signUpBodySchema }, async ({ body, sourceAddress }) =>
-  json(202, await signUp(body, sourceAddress)),
-);
+export const handler = route(signUpRoute, async ({ body, sourceAddress }) => json(202, await signUp(body, sourceAddress)));

@@ -1,9 +1,6 @@
-import { bearerRoute } from '../../shared/http/api-handler';
+import { route } from '../../shared/http/route';
+import { createInstanceRoute } from '../../shared/contracts/instances';
 import { json } from '../../shared/http/responses';
 import { createInstance } from '../../shared/domain/instances';
-import { createInstanceBodySchema } from '../../shared/schemas/instances';
 
-export const handler = bearerRoute(
-  { limits: ['general', 'deploy'], body: createInstanceBodySchema, idempotent: true, credentials: true },
-  async ({ principal, body }) => json(202, await createInstance(principal.account, body)),
-);
+export const handler = route(createInstanceRoute, async ({ principal, body }) => json(202, await createInstance(principal.account, body)));

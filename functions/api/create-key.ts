@@ -1,8 +1,6 @@
-import { sessionRoute } from '../../shared/http/api-handler';
+import { route } from '../../shared/http/route';
+import { createKeyRoute } from '../../shared/contracts/keys';
 import { json } from '../../shared/http/responses';
 import { createKey } from '../../shared/domain/key-management';
-import { createKeyBodySchema } from '../../shared/schemas/keys';
 
-export const handler = sessionRoute({ csrf: true, body: createKeyBodySchema }, async ({ principal, body }) =>
-  json(201, await createKey(principal.account, body)),
-);
+export const handler = route(createKeyRoute, async ({ principal, body }) => json(201, await createKey(principal.account, body)));

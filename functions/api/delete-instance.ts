@@ -1,8 +1,9 @@
-import { bearerRoute } from '../../shared/http/api-handler';
+import { route } from '../../shared/http/route';
+import { deleteInstanceRoute } from '../../shared/contracts/instances';
 import { json } from '../../shared/http/responses';
 import { deleteInstance } from '../../shared/domain/lifecycle';
 import { instanceIdFrom } from '../../shared/schemas/instances';
 
-export const handler = bearerRoute({}, async ({ principal, pathParameters }) =>
+export const handler = route(deleteInstanceRoute, async ({ principal, pathParameters }) =>
   json(200, await deleteInstance(principal.account, instanceIdFrom(pathParameters))),
 );

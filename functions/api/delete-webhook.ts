@@ -1,8 +1,9 @@
-import { bearerRoute } from '../../shared/http/api-handler';
+import { route } from '../../shared/http/route';
+import { deleteWebhookRoute } from '../../shared/contracts/webhooks';
 import { json } from '../../shared/http/responses';
 import { deleteWebhook } from '../../shared/domain/webhooks';
 import { webhookIdFrom } from '../../shared/schemas/webhooks';
 
-export const handler = bearerRoute({}, async ({ principal, pathParameters }) =>
+export const handler = route(deleteWebhookRoute, async ({ principal, pathParameters }) =>
   json(200, await deleteWebhook(principal.account.account_id, webhookIdFrom(pathParameters))),
 );

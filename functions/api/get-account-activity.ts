@@ -1,7 +1,8 @@
-import { sessionRoute } from '../../shared/http/api-handler';
+import { route } from '../../shared/http/route';
+import { getAccountActivityRoute } from '../../shared/contracts/console';
 import { json } from '../../shared/http/responses';
 import { accountActivity } from '../../shared/domain/account-overview';
 
-export const handler = sessionRoute({ csrf: false }, async ({ principal }) =>
+export const handler = route(getAccountActivityRoute, async ({ principal }) =>
   json(200, await accountActivity(principal.account.account_id)),
 );

@@ -1,5 +1,6 @@
-import { sessionRoute } from '../../shared/http/api-handler';
+import { route } from '../../shared/http/route';
+import { getAccountRoute } from '../../shared/contracts/console';
 import { json } from '../../shared/http/responses';
 import { accountView } from '../../shared/domain/account-overview';
 
-export const handler = sessionRoute({ csrf: false }, async ({ principal }) => json(200, accountView(principal.account)));
+export const handler = route(getAccountRoute, async ({ principal }) => json(200, accountView(principal.account)));

@@ -1,8 +1,9 @@
-import { bearerRoute } from '../../shared/http/api-handler';
+import { route } from '../../shared/http/route';
+import { instanceActionRoute } from '../../shared/contracts/instances';
 import { json } from '../../shared/http/responses';
 import { performAction } from '../../shared/domain/lifecycle';
-import { actionBodySchema, instanceIdFrom } from '../../shared/schemas/instances';
+import { instanceIdFrom } from '../../shared/schemas/instances';
 
-export const handler = bearerRoute({ body: actionBodySchema, idempotent: true }, async ({ principal, pathParameters, body }) =>
+export const handler = route(instanceActionRoute, async ({ principal, pathParameters, body }) =>
   json(200, await performAction(principal.account, instanceIdFrom(pathParameters), body)),
 );

@@ -1,15 +1,13 @@
-import { bearerRoute } from '../../shared/http/api-handler';
+import { route } from '../../shared/http/route';
+import { listInstancesRoute } from '../../shared/contracts/instances';
 import { json } from '../../shared/http/responses';
 import { listInstanceSummaries } from '../../shared/domain/instances';
-import { listInstancesQuerySchema } from '../../shared/schemas/instances';
-import { parseOrBadRequest } from '../../shared/schemas/validation';
 
-export const handler = bearerRoute({}, async ({ principal, queryParameters }) => {
-  const query = parseOrBadRequest(listInstancesQuerySchema, queryParameters);
+export const handler = route(listInstancesRoute, async ({ principal, query }) => {
   const { instances, nextPageToken } = await listInstanceSummaries(principal.account.account_id, query);
   const next = new URLSearchParams({
     ...(query.per_page === undefined ? {} : { per_page: String(query.per_page) }),
     page_token: nextPageToken ?? '',
   });
-  return json(200, instances, nextPageToken ? { Link: `</api/v1/instances?${next}>; rel="next"` } : {});
+  return json(200, instances, nextPageToken ? { Link: `<${listInstancesRoute.path}?${next}>; rel="next"` } : {});
 });

@@ -1,5 +1,6 @@
-import { sessionRoute } from '../../shared/http/api-handler';
+import { route } from '../../shared/http/route';
+import { listKeysRoute } from '../../shared/contracts/keys';
 import { json } from '../../shared/http/responses';
 import { listKeys } from '../../shared/domain/key-management';
 
-export const handler = sessionRoute({ csrf: false }, async ({ principal }) => json(200, await listKeys(principal.account.account_id)));
+export const handler = route(listKeysRoute, async ({ principal }) => json(200, await listKeys(principal.account.account_id)));

@@ -1,8 +1,9 @@
-import { bearerRoute } from '../../shared/http/api-handler';
+import { route } from '../../shared/http/route';
+import { listWebhookDeliveriesRoute } from '../../shared/contracts/webhooks';
 import { json } from '../../shared/http/responses';
 import { listDeliveryAttempts } from '../../shared/domain/webhooks';
 import { webhookIdFrom } from '../../shared/schemas/webhooks';
 
-export const handler = bearerRoute({}, async ({ principal, pathParameters }) =>
+export const handler = route(listWebhookDeliveriesRoute, async ({ principal, pathParameters }) =>
   json(200, await listDeliveryAttempts(principal.account.account_id, webhookIdFrom(pathParameters))),
 );

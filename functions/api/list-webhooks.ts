@@ -1,5 +1,6 @@
-import { bearerRoute } from '../../shared/http/api-handler';
+import { route } from '../../shared/http/route';
+import { listWebhooksRoute } from '../../shared/contracts/webhooks';
 import { json } from '../../shared/http/responses';
 import { listWebhooks } from '../../shared/domain/webhooks';
 
-export const handler = bearerRoute({}, async ({ principal }) => json(200, await listWebhooks(principal.account.account_id)));
+export const handler = route(listWebhooksRoute, async ({ principal }) => json(200, await listWebhooks(principal.account.account_id)));

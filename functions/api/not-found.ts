@@ -1,9 +1,10 @@
+import { route } from '../../shared/http/route';
+import { notFoundRoute } from '../../shared/contracts/meta';
 import { json } from '../../shared/http/responses';
-import { publicHandler } from '../../shared/http/edge-origin';
 import { routesForPath } from '../../shared/http/route-match';
 
 /** The catch-all route: 405 with Allow when the path exists under other methods, 404 otherwise. */
-export const handler = publicHandler(async (event) => {
+export const handler = route(notFoundRoute, async ({ event }) => {
   const requestId = event.requestContext.requestId;
   const methods = routesForPath(event.rawPath).map(({ route }) => route.method);
   if (methods.length > 0) {

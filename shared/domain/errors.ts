@@ -11,6 +11,7 @@ export type FailureKind =
   | 'not_found'
   | 'conflict'
   | 'too_large'
+  | 'unsupported_media_type'
   | 'unprocessable'
   | 'rate_limited'
   | 'upstream_error'

@@ -5,6 +5,14 @@ export const rateLimits = {
 } as const;
 export type RateLimitName = keyof typeof rateLimits;
 
+/** Failed authentications per source address: past the limit (configurable) the answer is 429 instead of 401. */
+export const FAILED_AUTH_POLICY = 'failed-auth';
+export const FAILED_AUTH_WINDOW_SECONDS = 60;
+export const DEFAULT_FAILED_AUTH_LIMIT = 20;
+
+/** The RateLimit-Policy entry of a limit window. */
+export const policyOf = (name: string, limit: number, windowSeconds: number) => `"${name}";q=${limit};w=${windowSeconds}`;
+
 export interface WindowState {
   readonly name: RateLimitName;
   readonly remaining: number;
@@ -55,7 +63,7 @@ export function readSlidingWindow(
 export function rateLimitHeaders(states: readonly WindowState[]): Record<string, string> {
   if (states.length === 0) return {};
   return {
-    'RateLimit-Policy': states.map(({ name }) => `"${name}";q=${rateLimits[name].limit};w=${rateLimits[name].windowSeconds}`).join(', '),
+    'RateLimit-Policy': states.map(({ name }) => policyOf(name, rateLimits[name].limit, rateLimits[name].windowSeconds)).join(', '),
     RateLimit: states.map((s) => `"${s.name}";r=${s.remaining};t=${s.resetSeconds}`).join(', '),
   };
 }

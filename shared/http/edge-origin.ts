@@ -1,9 +1,7 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { config } from '../config';
 import { constantTimeEqual, sha256Hex } from '../domain/crypto';
-import { Failure, forbidden } from '../domain/errors';
-import { statusOf } from './failure-status';
-import { json, type ApiResponse } from './responses';
+import { forbidden } from '../domain/errors';
 
 /**
  * The header CloudFront adds to every request it forwards to the API (its value is a secret of the stack). CloudFront
@@ -25,26 +23,4 @@ export function assertCameThroughEdge(event: APIGatewayProxyEventV2): void {
   if (secret === undefined) return;
   // Compared as hashes, so that neither the length nor the value leaks through timing.
   if (presented === undefined || !constantTimeEqual(sha256Hex(presented), sha256Hex(secret))) throw forbidden('Forbidden');
-}
-
-/**
- * A public handler (no authentication, outside the route factory) with the same edge check. Kept apart from the
- * route factory so that these functions load nothing more than they did.
- */
-export function publicHandler(handler: (event: APIGatewayProxyEventV2) => Promise<ApiResponse>) {
-  return async (event: APIGatewayProxyEventV2): Promise<ApiResponse> => {
-    const requestId = event.requestContext.requestId;
-    // Like every other route's, each answer names its request, so that a caller can quote it.
-    const withRequestId = (response: ApiResponse): ApiResponse => ({
-      ...response,
-      headers: { ...response.headers, 'X-Request-Id': requestId },
-    });
-    try {
-      assertCameThroughEdge(event);
-    } catch (error) {
-      if (!(error instanceof Failure)) throw error;
-      return withRequestId(json(statusOf(error), { error: error.message, request_id: requestId }));
-    }
-    return withRequestId(await handler(event));
-  };
 }

@@ -9,6 +9,7 @@ export const failureStatus: Readonly<Record<FailureKind, number>> = {
   not_found: 404,
   conflict: 409,
   too_large: 413,
+  unsupported_media_type: 415,
   unprocessable: 422,
   rate_limited: 429,
   upstream_error: 502,

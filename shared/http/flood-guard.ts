@@ -2,7 +2,7 @@ import ipaddr from 'ipaddr.js';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { config } from '../config';
 import { Failure } from '../domain/errors';
-import { readSlidingWindow } from '../domain/rate-limits';
+import { FAILED_AUTH_POLICY, FAILED_AUTH_WINDOW_SECONDS, policyOf, readSlidingWindow } from '../domain/rate-limits';
 import { logger } from '../observability';
 import { hitSlidingWindow } from '../store/counters';
 
@@ -28,8 +28,6 @@ import { hitSlidingWindow } from '../store/counters';
 export const NEGATIVE_CACHE_TTL_MS = 5_000;
 /** Entries each cache holds at most (the oldest go first); 10,000 hashes are under 1 MB. */
 export const CACHE_MAX_ENTRIES = 10_000;
-export const FAILED_AUTH_WINDOW_SECONDS = 60;
-export const FAILED_AUTH_POLICY = 'failed-auth';
 
 /** Keys with an expiry, bounded in number; the oldest inserted go first when full. */
 export class ExpiringEntries {
@@ -113,7 +111,7 @@ function tooManyFailures(limit: number, retryAfterSeconds: number): Failure {
     { retry_after: retryAfterSeconds },
     {
       'Retry-After': String(retryAfterSeconds),
-      'RateLimit-Policy': `"${FAILED_AUTH_POLICY}";q=${limit};w=${FAILED_AUTH_WINDOW_SECONDS}`,
+      'RateLimit-Policy': policyOf(FAILED_AUTH_POLICY, limit, FAILED_AUTH_WINDOW_SECONDS),
       RateLimit: `"${FAILED_AUTH_POLICY}";r=0;t=${retryAfterSeconds}`,
     },
   );

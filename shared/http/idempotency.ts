@@ -4,17 +4,17 @@ import { Failure, badRequest, rateLimitExceeded } from '../domain/errors';
 import type { RateLimitName, WindowState } from '../domain/rate-limits';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, type StoredResponse } from '../store/idempotency';
 import { open, seal } from '../secrets';
-import { countRequest } from './bearer-auth';
+import { countRequest } from './rate-limit-windows';
 import type { ApiResponse } from './responses';
 
-const HEADER = 'idempotency-key';
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 const RETENTION_SECONDS = 24 * 3600;
 /** An in-progress claim older than this belongs to a request that died; a retry may take it over. */
 const LOCK_SECONDS = 60;
 
 export function idempotencyKeyOf(event: APIGatewayProxyEventV2): string | undefined {
-  const key = event.headers[HEADER];
+  const key = event.headers[IDEMPOTENCY_HEADER];
   if (key === undefined) return undefined;
   if (!KEY_PATTERN.test(key)) throw badRequest('Idempotency-Key must be 1 to 255 visible ASCII characters');
   return key;

@@ -8,6 +8,21 @@ async function load(secret: string | undefined) {
   return { ...(await import('../../shared/http/edge-origin')), ...(await import('../../shared/http/flood-guard')) };
 }
 
+const lambdaContext = {
+  callbackWaitsForEmptyEventLoop: false,
+  functionName: 'probe',
+  functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:eu-west-1:000000000000:function:probe',
+  memoryLimitInMB: '256',
+  awsRequestId: 'req-1',
+  logGroupName: 'probe',
+  logStreamName: 'probe',
+  getRemainingTimeInMillis: () => 10_000,
+  done: () => undefined,
+  fail: () => undefined,
+  succeed: () => undefined,
+};
+
 function event(headers: Record<string, string>, sourceIp = '198.51.100.7'): APIGatewayProxyEventV2 {
   return {
     version: '2.0',
@@ -65,15 +80,18 @@ describe('the edge origin check', () => {
   });
 
   it('answers a public route 403 with the request id before its handler runs', async () => {
-    const { publicHandler } = await load('edge-secret-value');
+    await load('edge-secret-value');
+    const { route } = await import('../../shared/http/route');
     const handler = vi.fn(async () => ({ statusCode: 200, headers: {}, body: '{}' }));
+    const probe = route({ name: 'Probe', method: 'GET', path: '/probe', entry: 'probe.ts', auth: 'none', access: {} }, handler);
+    const context = () => ({ ...lambdaContext, request: { windows: [] } });
 
-    const refused = await publicHandler(handler)(event({}));
-    const served = await publicHandler(handler)(event({ 'x-origin-verify': 'edge-secret-value' }));
+    const refused = await probe(event({}), context());
+    const served = await probe(event({ 'x-origin-verify': 'edge-secret-value' }), context());
 
     expect(refused.statusCode).toBe(403);
     expect(JSON.parse(refused.body!)).toEqual({ error: 'Forbidden', request_id: 'req-1' });
-    expect(refused.headers['Cache-Control']).toBe('no-store');
+    expect(refused.headers).toMatchObject({ 'Cache-Control': 'no-store', 'X-Request-Id': 'req-1' });
     expect(handler).toHaveBeenCalledTimes(1);
     expect(served.statusCode).toBe(200);
   });

@@ -1,0 +1,95 @@
+import type * as z from 'zod';
+import type { FunctionAccess } from '../access';
+import type { RateLimitName } from '../domain/rate-limits';
+
+/**
+ * A route's contract, declared once: the CDK stack builds its function and gateway route from it, the local gateway
+ * dispatches by it, the handler's middleware stack is chosen by it, and the OpenAPI document describes it.
+ */
+export type HttpMethod = 'GET' | 'POST' | 'DELETE';
+export type RouteAuth = 'bearer' | 'session' | 'none';
+
+/** An OpenAPI header description (the document's `headers` entries). */
+// A type, not an interface: the document's header objects carry an index signature that only a type satisfies.
+export type HeaderDoc = {
+  readonly description: string;
+  readonly required: boolean;
+  readonly schema: { type: 'string' | 'integer'; minimum?: number };
+};
+export type HeaderDocs = Readonly<Record<string, HeaderDoc>>;
+
+/** One response of a route, by status: what it means, its headers and its body. */
+export interface ResponseDoc {
+  readonly description: string;
+  readonly headers?: HeaderDocs;
+  readonly schema?: z.ZodType;
+}
+
+export interface RouteDoc {
+  readonly operationId: string;
+  readonly summary: string;
+  readonly description: string;
+  readonly tags: readonly string[];
+  /** Every answer the route can give, by status, errors with their texts included. */
+  readonly responses: Readonly<Record<number, ResponseDoc>>;
+}
+
+interface RouteBase {
+  /** Logical name; also the CDK construct id and the function name suffix. */
+  readonly name: string;
+  readonly method: HttpMethod | 'ANY';
+  /** API Gateway path template, or `$default` for the catch-all route. */
+  readonly path: string;
+  /** Handler module, relative to the repository root, exporting `handler`. */
+  readonly entry: string;
+  readonly access: FunctionAccess;
+  /** The function's timeout, sized from its worst case. @default DEFAULT_ROUTE_TIMEOUT_SECONDS */
+  readonly timeoutSeconds?: number;
+  /** The gateway's own limit for this route, requests per second and burst, when the stage's does not fit it. */
+  readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number };
+  /** The JSON body, validated before the handler runs; a route without one never reads its body. */
+  readonly body?: z.ZodType;
+  /** The query string, validated before the handler runs. */
+  readonly query?: z.ZodObject;
+  /** The path parameters, as the document describes them (the domain reads them: a malformed id is a 404). */
+  readonly params?: z.ZodObject;
+  /** Absent only on the catch-all route, which the document does not list. */
+  readonly doc?: RouteDoc;
+}
+
+/** An instance, job or webhook route: a Bearer API key, the account's rate limits, optionally idempotent. */
+export interface BearerRoute extends RouteBase {
+  readonly auth: 'bearer';
+  /** The account's windows the route counts against. @default ['general'] */
+  readonly limits?: readonly RateLimitName[];
+  /** Honour the Idempotency-Key header: the same key and request within 24 h replays the first response. */
+  readonly idempotent?: boolean;
+  /** Responses carry customers' credentials: a response kept for replay is stored sealed. */
+  readonly credentials?: boolean;
+}
+
+/** A key-management or console route: the session cookie, and for changes its CSRF token. */
+export interface SessionRoute extends RouteBase {
+  readonly auth: 'session';
+  readonly csrf: boolean;
+}
+
+/** A route anyone may call (sign-in, sign-up, the document, the catch-all). */
+export interface PublicRoute extends RouteBase {
+  readonly auth: 'none';
+}
+
+export type RouteContract = BearerRoute | SessionRoute | PublicRoute;
+
+export const DEFAULT_ROUTE = '$default';
+
+/**
+ * Routes that only touch DynamoDB (and Step Functions) finish in well under a second; 10 s leaves room for the
+ * SDK's own throttling retries, a cold start and, on GetInstance, a cold token read plus the 0.8 s live read.
+ */
+export const DEFAULT_ROUTE_TIMEOUT_SECONDS = 10;
+
+/** The body accepted per request, before parsing. */
+export const MAX_BODY_BYTES = 16 * 1024;
+export const BODY_TOO_LARGE = `Request body too large (limit ${MAX_BODY_BYTES / 1024} KiB)`;
+export const UNSUPPORTED_MEDIA_TYPE = 'Content-Type must be application/json';

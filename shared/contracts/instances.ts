@@ -1,0 +1,198 @@
+import * as z from 'zod';
+import { rateLimits } from '../domain/rate-limits';
+import {
+  actionBodySchema,
+  actionResultSchema,
+  createInstanceBodySchema,
+  deleteResultSchema,
+  instanceDetailSchema,
+  instanceSummarySchema,
+  LIST_PAGE_MAX,
+  listInstancesQuerySchema,
+  planSchema,
+  sshKeySchema,
+} from '../schemas/instances';
+import { jobViewSchema } from '../schemas/jobs';
+import type { BearerRoute } from './contract';
+import { bearerErrors, header, ok, rateLimitHeaders, replayedHeader } from './docs';
+
+/** A Bearer route that writes conditions each write on its key still being active and its account in standing. */
+const requestGuardTables = { apiKeys: ['ConditionCheckItem'], accounts: ['ConditionCheckItem'] } as const;
+
+/** Named components: the document emits each once and refers to it. */
+const Plan = planSchema.meta({ id: 'Plan' });
+const SshKey = sshKeySchema.meta({ id: 'SshKey' });
+const InstanceDetail = instanceDetailSchema.extend({ plan: Plan, ssh_key: SshKey }).meta({ id: 'InstanceDetail' });
+const InstanceSummary = instanceSummarySchema.extend({ plan: Plan }).meta({ id: 'InstanceSummary' });
+const Job = jobViewSchema.meta({ id: 'Job' });
+const ActionResult = actionResultSchema.meta({ id: 'ActionResult' });
+const DeleteResult = deleteResultSchema.meta({ id: 'DeleteResult' });
+
+const instancePath = z.object({ instance_id: z.number().int().meta({ description: 'The instance id.' }) });
+const tags = ['instances'];
+
+export const createInstanceRoute = {
+  name: 'CreateInstance',
+  method: 'POST',
+  path: '/api/v1/instances',
+  entry: 'functions/api/create-instance.ts',
+  auth: 'bearer',
+  limits: ['general', 'deploy'],
+  idempotent: true,
+  credentials: true,
+  body: createInstanceBodySchema,
+  access: {
+    tables: {
+      ...requestGuardTables,
+      instances: ['PutItem', 'UpdateItem'],
+      jobs: ['PutItem', 'UpdateItem'],
+      counters: ['UpdateItem'],
+      idempotency: ['PutItem', 'UpdateItem', 'DeleteItem'],
+    },
+    startsWorkflows: ['provision'],
+    // Seals the new credentials; opens a stored response to replay it.
+    secrets: ['seal', 'open'],
+  },
+  doc: {
+    operationId: 'createInstance',
+    summary: 'Deploy an Ubuntu 24.04 server; poll its detail until active or failed',
+    description: `Accepts the deploy at once with status \`pending\` and the connection credentials (the root password, and the generated key pair unless \`ssh_public_key\` is given). Needs a balance above $3.00 and counts against the deploy limit (${rateLimits.deploy.limit} an hour) as well as the general one. Send an \`Idempotency-Key\` so that a retry never deploys twice.`,
+    tags,
+    responses: {
+      202: ok('Accepted; status pending, with connection credentials.', InstanceDetail, { ...rateLimitHeaders(true), ...replayedHeader }),
+      ...bearerErrors([400, 401, 402, 403, 409, 413, 422, 503]),
+    },
+  },
+} as const satisfies BearerRoute;
+
+export const listInstancesRoute = {
+  name: 'ListInstances',
+  method: 'GET',
+  path: '/api/v1/instances',
+  entry: 'functions/api/list-instances.ts',
+  auth: 'bearer',
+  query: listInstancesQuerySchema,
+  access: { tables: { instances: ['Query', 'BatchGetItem'] }, secrets: ['open'] },
+  doc: {
+    operationId: 'listInstances',
+    summary: "The caller's instances, in summary form",
+    description: `The caller's live instances by id, in summary form: no \`ssh_key\` and no \`activated_at\`. Without parameters the list holds every live instance. A response is at most 6 MB (about 12,000 summaries) and opens every listed instance's credentials, so beyond 1,000 live instances a client must page: \`per_page\` (1–${LIST_PAGE_MAX}), then follow the \`Link: <…>; rel="next"\` header until a page comes without one. Deleted instances cost a list nothing.`,
+    tags,
+    responses: {
+      200: ok('The instances (one page of them when paging).', z.array(InstanceSummary), {
+        ...rateLimitHeaders(true),
+        Link: header('When paging and more instances may follow: `</api/v1/instances?per_page=N&page_token=T>; rel="next"`.', false),
+      }),
+      ...bearerErrors([400, 401, 403]),
+    },
+  },
+} as const satisfies BearerRoute;
+
+export const getInstanceRoute = {
+  name: 'GetInstance',
+  method: 'GET',
+  path: '/api/v1/instances/{instance_id}',
+  entry: 'functions/api/get-instance.ts',
+  auth: 'bearer',
+  params: instancePath,
+  // Writes only to record a live power change it observed upstream.
+  access: { tables: { ...requestGuardTables, instances: ['GetItem', 'UpdateItem'] }, upstream: true, secrets: ['open'] },
+  // Polled while a server boots, and each answer may read the live power state from the upstream, whose limit
+  // (5,000 requests an hour per token) is shared with the workflows: a fifth of the stage's rate.
+  throttle: { rateLimit: 100, burstLimit: 200 },
+  doc: {
+    operationId: 'getInstance',
+    summary: 'One instance, with its live power state, SSH credentials and plan',
+    description:
+      "The detail form, with the power state read from the upstream server when it answers in time. Another account's instance is 404, like a missing one.",
+    tags,
+    responses: { 200: ok('The instance.', InstanceDetail, rateLimitHeaders(true)), ...bearerErrors([401, 403, 404]) },
+  },
+} as const satisfies BearerRoute;
+
+export const deleteInstanceRoute = {
+  name: 'DeleteInstance',
+  method: 'DELETE',
+  path: getInstanceRoute.path,
+  entry: 'functions/api/delete-instance.ts',
+  auth: 'bearer',
+  params: instancePath,
+  access: {
+    tables: { ...requestGuardTables, instances: ['GetItem', 'UpdateItem'], jobs: ['PutItem', 'UpdateItem'] },
+    startsWorkflows: ['delete'],
+  },
+  doc: {
+    operationId: 'deleteInstance',
+    summary: 'Delete an instance: gone from the API at once, destroyed upstream asynchronously',
+    description:
+      'Removes the instance from the API at once (later reads are 404), releases its IPv4 address and destroys the upstream server asynchronously; follow `job_id` for progress.',
+    tags,
+    responses: { 200: ok('Deletion started.', DeleteResult, rateLimitHeaders(true)), ...bearerErrors([401, 403, 404]) },
+  },
+} as const satisfies BearerRoute;
+
+export const instanceActionRoute = {
+  name: 'InstanceAction',
+  method: 'POST',
+  path: `${getInstanceRoute.path}/actions`,
+  entry: 'functions/api/instance-action.ts',
+  auth: 'bearer',
+  idempotent: true,
+  body: actionBodySchema,
+  params: instancePath,
+  access: {
+    tables: {
+      ...requestGuardTables,
+      instances: ['GetItem', 'UpdateItem'],
+      jobs: ['GetItem', 'PutItem', 'UpdateItem'],
+      counters: ['UpdateItem'],
+      idempotency: ['PutItem', 'UpdateItem', 'DeleteItem'],
+    },
+    startsWorkflows: ['power', 'resize'],
+    upstream: true,
+  },
+  // Worst case about 19.6 s: auth, idempotency and the claim (1 s), a cold token read (1 s), one 4 s read of the
+  // server, three 4 s starts with up to 0.6 s of backoff, then the workflow start and settling (1 s). An attempt that would not end
+  // 1.5 s before the timeout is not sent, so the claim is always withdrawn or handed to the workflow.
+  timeoutSeconds: 20,
+  doc: {
+    operationId: 'instanceAction',
+    summary: 'power_on, power_off, reboot or resize',
+    description:
+      'Starts `power_on`, `power_off`, `reboot` or `resize` (with `flavor`; the disk can only grow). One action runs at a time per instance; follow `job_id` until it ends. Send an `Idempotency-Key` so that a retry never acts twice.',
+    tags,
+    responses: {
+      200: ok('Accepted; follow job_id.', ActionResult, { ...rateLimitHeaders(true), ...replayedHeader }),
+      ...bearerErrors([400, 401, 402, 403, 404, 409, 413, 422, 502, 503]),
+    },
+  },
+} as const satisfies BearerRoute;
+
+export const getJobRoute = {
+  name: 'GetJob',
+  method: 'GET',
+  path: '/api/v1/jobs/{job_id}',
+  entry: 'functions/api/get-job.ts',
+  auth: 'bearer',
+  params: z.object({ job_id: z.string().meta({ description: 'The job id, as returned by create, an action or delete.' }) }),
+  access: { tables: { jobs: ['GetItem'] } },
+  // Polled until a job ends; one GetItem after auth, so it may take most of the stage's rate on its own.
+  throttle: { rateLimit: 300, burstLimit: 600 },
+  doc: {
+    operationId: 'getJob',
+    summary: 'Progress of a provision, action or delete (the caller’s own jobs only)',
+    description:
+      "The status of a provision, action or delete: `running` until it ends `succeeded` or `failed` (with `error`). Only the caller's own jobs; anything else is 404.",
+    tags: ['jobs'],
+    responses: { 200: ok('The job.', Job, rateLimitHeaders(true)), ...bearerErrors([401, 403, 404]) },
+  },
+} as const satisfies BearerRoute;
+
+export const instanceRoutes = [
+  createInstanceRoute,
+  listInstancesRoute,
+  getInstanceRoute,
+  deleteInstanceRoute,
+  instanceActionRoute,
+  getJobRoute,
+] as const;

@@ -1,0 +1,9 @@
+import { assertCameThroughEdge } from '../edge-origin';
+import type { Middleware } from './state';
+
+/** Refuses, before anything else runs, a request that did not come through the edge (when one is configured). */
+export const edgeOrigin = (): Middleware => ({
+  before: ({ event }) => {
+    assertCameThroughEdge(event);
+  },
+});

@@ -1,0 +1,59 @@
+import { Failure } from '../../domain/errors';
+import { rateLimitHeaders } from '../../domain/rate-limits';
+import { metricNames } from '../../metric-names';
+import { countMetric, logger, publishMetrics } from '../../observability';
+import { statusOf } from '../failure-status';
+import { json, type ApiResponse } from '../responses';
+import type { Event, Middleware, StatefulContext } from './state';
+
+/**
+ * Maps any error to the response: domain failures with their status and text, anything else a bare 500. Pure: it
+ * may run more than once for one request (an idempotent route stores the answer), so it counts and logs nothing.
+ */
+export function errorResponse(error: unknown, requestId: string): ApiResponse {
+  if (error instanceof Failure) {
+    return json(statusOf(error), { error: error.message, ...error.details, request_id: requestId }, { ...error.headers });
+  }
+  return json(500, { error: 'Internal server error', request_id: requestId });
+}
+
+/** What a failed request counts and logs, once per request. */
+function recordError(error: unknown): void {
+  if (!(error instanceof Failure)) {
+    logger.error('unhandled error', { error });
+    return;
+  }
+  if (error.kind === 'rate_limited') countMetric(metricNames.rateLimited);
+  if (error.kind === 'upstream_error') countMetric(metricNames.upstreamErrors);
+  if (statusOf(error) >= 500) logger.error('request failed', { error });
+}
+
+/**
+ * Shapes every response: the error mapping on failure, and on every response the request id and the rate-limit
+ * headers; then publishes the invocation's metrics. Registered first, so that its onError runs after every other
+ * middleware's.
+ */
+export const httpResponse = (): Middleware => {
+  const finish = (request: { event: Event; context: StatefulContext; response: ApiResponse | null | undefined }) => {
+    const requestId = request.event.requestContext.requestId;
+    const response = request.response ?? json(500, { error: 'Internal server error', request_id: requestId });
+    if (logger.getLevelName() === 'DEBUG')
+      logger.debug('response', { status: response.statusCode, body: JSON.parse(response.body ?? 'null') });
+    // An answer's own limit headers (a source address over its failed authentications) win over the account's.
+    response.headers = { ...rateLimitHeaders(request.context.request.windows), ...response.headers, 'X-Request-Id': requestId };
+    request.response = response;
+    // Last of all, so that metrics counted while mapping an error are published with this invocation.
+    publishMetrics();
+  };
+  return {
+    before: (request) => {
+      request.context.request = { windows: [] };
+    },
+    after: finish,
+    onError: (request) => {
+      recordError(request.error);
+      request.response = errorResponse(request.error, request.event.requestContext.requestId);
+      finish(request);
+    },
+  };
+};

@@ -1,0 +1,47 @@
+import { rateLimitExceeded } from '../../domain/errors';
+import type { RateLimitName, WindowState } from '../../domain/rate-limits';
+import { statusOf } from '../failure-status';
+import { countRequest, giveBack } from '../rate-limit-windows';
+import { IDEMPOTENCY_HEADER } from '../idempotency';
+import type { Middleware, RequestState } from './state';
+
+/**
+ * Answers that deployed nothing: a create refused with one of them gives its deploy unit back, so that typos,
+ * missing funds or busy capacity never use up the deploy quota. A 500 is not among them: its outcome is unknown.
+ */
+const REFUSALS = new Set([400, 401, 402, 403, 404, 409, 413, 422, 429, 503]);
+
+async function giveBackDeployOnRefusal(state: RequestState, status: number): Promise<void> {
+  const accountId = state.apiKey?.account_id;
+  if (!REFUSALS.has(status) || accountId === undefined) return;
+  state.windows = await Promise.all(state.windows.map((window) => (window.name === 'deploy' ? giveBack(accountId, window) : window)));
+}
+
+const exceeded = (windows: readonly WindowState[]) => windows.filter((window) => window.exceeded);
+
+/**
+ * Counts a Bearer request against the account's windows, in the same round trip as the owner's read. Authentication
+ * answers first (401, 403), then the limits (429); every answer carries the windows. With an Idempotency-Key on an
+ * idempotent route the deploy quota is left to the idempotency middleware, which counts it only for a request that is
+ * not a replay.
+ */
+export const rateLimit = (limits: readonly RateLimitName[], idempotent: boolean): Middleware => ({
+  before: async ({ event, context }) => {
+    const state = context.request;
+    const { apiKey, bearer } = state;
+    if (!apiKey || !bearer) throw new Error('the rate limit needs the Bearer key: authentication did not run');
+    const deferDeploy = idempotent && event.headers[IDEMPOTENCY_HEADER] !== undefined;
+    const counted = limits.filter((name) => !(deferDeploy && name === 'deploy'));
+    const [windows] = await Promise.all([countRequest(apiKey.account_id, counted, Date.now()), bearer.catch(() => undefined)]);
+    state.windows = [...state.windows, ...windows];
+    await bearer;
+    const over = exceeded(windows);
+    if (over.length > 0) throw rateLimitExceeded(Math.max(...over.map((window) => window.resetSeconds)));
+  },
+  after: async ({ context, response }) => {
+    if (response) await giveBackDeployOnRefusal(context.request, response.statusCode);
+  },
+  onError: async ({ context, error }) => {
+    await giveBackDeployOnRefusal(context.request, statusOf(error));
+  },
+});

@@ -1,0 +1,126 @@
+import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import type * as z from 'zod';
+import type { RouteContract } from '../contracts/contract';
+import { runWithDeadline } from '../deadline';
+import { logger, tracer } from '../observability';
+import { runGuarded } from '../request-guard';
+import { parseOrBadRequest } from '../schemas/validation';
+import { assertRequestStillAuthorized } from '../store/request-guard';
+import type { BearerPrincipal } from './bearer-auth';
+import { sourceAddressOf } from './flood-guard';
+import { bearerAuth } from './middleware/bearer-auth';
+import { edgeOrigin } from './middleware/edge-origin';
+import { httpResponse } from './middleware/http-response';
+import { idempotency } from './middleware/idempotency';
+import { jsonBody } from './middleware/json-body';
+import { rateLimit } from './middleware/rate-limit';
+import { refuseCrossSite, sessionAuth } from './middleware/session-auth';
+import type { Event, Middleware, StatefulContext } from './middleware/state';
+import type { ApiResponse } from './responses';
+import type { SessionPrincipal } from './session-auth';
+
+export interface RouteInput<TPrincipal, TBody, TQuery> {
+  readonly principal: TPrincipal;
+  readonly body: TBody;
+  readonly query: TQuery;
+  readonly pathParameters: Record<string, string | undefined>;
+  /** The caller's address as API Gateway saw it (brute-force limits). */
+  readonly sourceAddress: string;
+  readonly event: Event;
+}
+
+type RawQuery = Record<string, string | undefined>;
+type BodyOf<C> = C extends { readonly body: infer S extends z.ZodType } ? z.output<S> : undefined;
+type QueryOf<C> = C extends { readonly query: infer S extends z.ZodType } ? z.output<S> : RawQuery;
+type RouteHandler = middy.MiddyfiedHandler<Event, ApiResponse, Error, StatefulContext>;
+
+/** The middlewares of a route's authentication, from its contract. */
+function authentication(contract: RouteContract): Middleware[] {
+  switch (contract.auth) {
+    case 'bearer': {
+      const limits = contract.limits ?? ['general'];
+      const idempotent = contract.idempotent ?? false;
+      return [bearerAuth(), rateLimit(limits, idempotent), ...(idempotent ? [idempotency(limits, contract.credentials ?? false)] : [])];
+    }
+    case 'session':
+      return [sessionAuth(contract.csrf)];
+    case 'none':
+      return contract.method === 'POST' ? [refuseCrossSite()] : [];
+  }
+}
+
+type PrincipalOf<C> = C extends { readonly auth: 'bearer' }
+  ? BearerPrincipal
+  : C extends { readonly auth: 'session' }
+    ? SessionPrincipal
+    : undefined;
+
+/**
+ * What the middlewares established, typed by the contract that chose them. Each is an overload whose signature the
+ * contract's type refines: the pipeline is built from the same contract, so the value is of that type.
+ */
+async function principalOf<C extends RouteContract>(contract: C, context: StatefulContext): Promise<PrincipalOf<C>>;
+async function principalOf(contract: RouteContract, context: StatefulContext): Promise<BearerPrincipal | SessionPrincipal | undefined> {
+  const { bearer, session } = context.request;
+  if (contract.auth === 'none') return undefined;
+  const principal = contract.auth === 'bearer' ? await bearer : session;
+  if (!principal) throw new Error('authentication did not run');
+  return principal;
+}
+
+function bodyOf<C extends RouteContract>(contract: C, event: Event): BodyOf<C>;
+function bodyOf(contract: RouteContract, event: Event): unknown {
+  // The body middleware left the parsed JSON in place of the raw text.
+  return contract.body ? parseOrBadRequest(contract.body, event.body) : undefined;
+}
+
+function queryOf<C extends RouteContract>(contract: C, event: Event): QueryOf<C>;
+function queryOf(contract: RouteContract, event: Event): unknown {
+  const raw = event.queryStringParameters ?? {};
+  return contract.query ? parseOrBadRequest(contract.query, raw) : raw;
+}
+
+/**
+ * The one pipeline every route runs, built from its contract: response shaping and error mapping (first, so that its
+ * onError runs last), tracing, logging context, the edge check, the route's authentication (with rate limits and
+ * idempotency on Bearer routes), then the JSON body. The handler gets the principal, and the body and query as the
+ * contract's schemas parse them; it only calls the domain.
+ */
+export function route<C extends RouteContract>(
+  contract: C,
+  handler: (input: RouteInput<PrincipalOf<C>, BodyOf<C>, QueryOf<C>>) => Promise<ApiResponse>,
+): RouteHandler {
+  const pipeline = middy<Event, ApiResponse, Error, StatefulContext>()
+    .use(httpResponse())
+    // Responses carry root passwords and private keys: never record them as trace metadata.
+    .use(captureLambdaHandler(tracer, { captureResponse: false }))
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(edgeOrigin())
+    .use(authentication(contract));
+  if (contract.body) pipeline.use(jsonBody(contract.auth === 'bearer'));
+  return pipeline.handler(async (event, context) => {
+    const principal = await principalOf(contract, context);
+    const { replay } = context.request;
+    if (replay) return replay;
+    if (principal) logger.appendKeys({ account_id: principal.account.account_id });
+    const input = {
+      principal,
+      body: bodyOf(contract, event),
+      query: queryOf(contract, event),
+      pathParameters: event.pathParameters ?? {},
+      sourceAddress: sourceAddressOf(event),
+      event,
+    };
+    const run = () => runWithDeadline(context, () => handler(input));
+    if (!principal || !('apiKey' in principal)) return run();
+    // A Bearer request's writes are conditioned on its key and account still holding; a read checks them again
+    // in the same round as its own read, so that a key revoked meanwhile gets no answer either.
+    return runGuarded({ keyHash: principal.apiKey.key_hash, accountId: principal.account.account_id }, async () => {
+      if (event.requestContext.http.method !== 'GET') return run();
+      const [response] = await Promise.all([run(), assertRequestStillAuthorized()]);
+      return response;
+    });
+  });
+}
