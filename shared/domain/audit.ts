@@ -1,9 +1,9 @@
 import { capacityCounterName, readCapacity, type CapacityPool } from '../store/counters';
 import { heldPools, scanInstancesByStatus } from '../store/instances';
-import { instanceStatusSchema } from '../schemas/instances';
 import { upstream } from '../upstream';
 import { driftOf, type DriftKind } from './convergence';
 import { catalog, flavorIds } from './flavors';
+import { instanceStatuses } from './instance-status';
 import { upstreamTagOf } from './instances';
 import { findLeakedServers } from './reconciler';
 
@@ -26,7 +26,7 @@ export async function capacityOverview() {
 
 /** Compares every live instance with its server and every counter with what instances hold; changes nothing. */
 export async function audit(): Promise<AuditReport> {
-  const everyInstance = await scanInstancesByStatus(instanceStatusSchema.options);
+  const everyInstance = await scanInstancesByStatus(instanceStatuses);
   const driver = await upstream();
   const instances: AuditReport['instances'] = [];
   for (const instance of everyInstance) {

@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod';
-import { instanceStatusSchema, planSchema } from '../schemas/instances';
-import { jobTypes } from '../schemas/jobs';
+import { planSchema } from '../schemas/instances';
+import { instanceStatusSchema } from './instance-status';
+import { jobStatusSchema, jobTypeSchema } from './job-states';
 import type { ServiceEvent } from '../schemas/events';
 
 /** The tables whose change streams events are derived from. */
@@ -33,8 +34,8 @@ const jobImage = z.object({
   job_id: z.string(),
   account_id: z.string(),
   instance_id: z.number().int(),
-  type: z.enum(jobTypes),
-  status: z.enum(['running', 'succeeded', 'failed']),
+  type: jobTypeSchema,
+  status: jobStatusSchema,
   finished_at: z.string().nullable(),
   error: z.string().nullable(),
 });

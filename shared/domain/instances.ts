@@ -28,36 +28,11 @@ import { generateSshKey, parsePublicKey } from './ssh-keys';
 import { openInstanceSecrets, sealInstanceSecrets, type InstanceSecrets } from './instance-secrets';
 import { upstreamForLiveReads } from '../upstream';
 import { workflowEngine } from '../workflows';
+import { toInstanceDetail, toInstanceSummary } from './views';
 
 /** Deploying needs a balance strictly above $3 (micro-dollars). */
 const DEPLOY_MIN_BALANCE_MICROS = 3_000_000;
 const ROOT_PASSWORD_LENGTH = 24;
-
-export function toDetail(item: InstanceItem, secrets: InstanceSecrets | null): InstanceDetail {
-  return {
-    ...toSummary(item, secrets),
-    ssh_key: { ...item.ssh_key, private_key: secrets?.private_key ?? null },
-    activated_at: item.activated_at,
-  };
-}
-
-/** The summary form; `secrets` are null once removed (a failed instance), and the password then shows as null. */
-export function toSummary(item: InstanceItem, secrets: InstanceSecrets | null): InstanceSummary {
-  return {
-    instance_id: item.instance_id,
-    vps_id: item.vps_id,
-    status: item.status,
-    ipv4: item.ipv4,
-    domain: item.domain,
-    custom_domain: item.custom_domain,
-    root_user: item.root_user,
-    root_password: secrets?.root_password ?? null,
-    ssh_port: item.ssh_port,
-    project_name: item.project_name,
-    plan: item.plan,
-    created_at: item.created_at,
-  };
-}
 
 /**
  * Every server we create carries the deployment's tag, so that servers left behind can be found and destroyed, and
@@ -131,7 +106,7 @@ export async function createInstance(account: Account, body: CreateInstanceBody)
   }
   await startProvisioning(instance, job);
   countMetric(metricNames.deploysAccepted);
-  return toDetail(instance, secrets);
+  return toInstanceDetail(instance, secrets);
 }
 
 /** Starts the provision workflow; if it cannot start, the instance fails at once and gives its capacity back. */
@@ -154,7 +129,7 @@ async function startProvisioning(instance: InstanceItem, job: Job): Promise<void
 export async function getInstanceDetail(accountId: string, instanceId: number | undefined): Promise<InstanceDetail> {
   const item = instanceId === undefined ? undefined : await getOwnedInstance(instanceId, accountId);
   if (!item) throw instanceNotFound();
-  return toDetail(await withLivePowerState(item), await openInstanceSecrets(item));
+  return toInstanceDetail(await withLivePowerState(item), await openInstanceSecrets(item));
 }
 
 /**
@@ -197,7 +172,8 @@ export interface InstanceListPage {
 
 /** The caller's live instances by id: all of them, or one page when `per_page` or `page_token` is given. */
 export async function listInstanceSummaries(accountId: string, query: ListInstancesQuery = {}): Promise<InstanceListPage> {
-  const summaries = (items: InstanceItem[]) => Promise.all(items.map(async (item) => toSummary(item, await openInstanceSecrets(item))));
+  const summaries = (items: InstanceItem[]) =>
+    Promise.all(items.map(async (item) => toInstanceSummary(item, await openInstanceSecrets(item))));
   if (query.per_page === undefined && query.page_token === undefined)
     return { instances: await summaries(await listOwnedInstances(accountId)) };
   const after = query.page_token === undefined ? undefined : decodePageToken(query.page_token);

@@ -3,6 +3,7 @@ import { getJob, type Job } from '../store/jobs';
 import type { InstanceItem } from '../store/instances';
 import type { JobView } from '../schemas/jobs';
 import { notFound } from './errors';
+import { toJobView } from './views';
 
 export function newJob(type: Job['type'], instance: Pick<InstanceItem, 'instance_id' | 'account_id'>): Job {
   return {
@@ -24,6 +25,5 @@ const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export async function getJobView(accountId: string, jobId: string | undefined): Promise<JobView> {
   const job = jobId && JOB_ID.test(jobId) ? await getJob(jobId) : undefined;
   if (!job || job.account_id !== accountId) throw notFound('Job not found');
-  const { account_id: _owner, ...view } = job;
-  return view;
+  return toJobView(job);
 }

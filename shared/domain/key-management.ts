@@ -1,31 +1,21 @@
 import type { Account } from '../store/accounts';
-import { getAccountApiKey, listAccountApiKeys, revokeApiKey, type ApiKey } from '../store/api-keys';
+import { getAccountApiKey, listAccountApiKeys, revokeApiKey } from '../store/api-keys';
 import { DEFAULT_KEY_NAME, type ApiKeyInfo, type CreateKeyBody, type CreatedApiKey } from '../schemas/keys';
 import { issueApiKey } from './accounts';
 import { notFound, paymentRequired } from './errors';
+import { toApiKeyInfo } from './views';
 
 /** Creating keys needs deposits of $1 or more in total, ever: sticky, whatever the balance is now. */
 export const KEY_DEPOSIT_MIN_MICROS = 1_000_000;
 
-export function toKeyInfo(key: ApiKey): ApiKeyInfo {
-  return {
-    id: key.id,
-    name: key.name,
-    key_prefix: key.key_prefix,
-    is_active: key.is_active,
-    created_at: key.created_at,
-    last_used_at: key.last_used_at,
-  };
-}
-
 export async function listKeys(accountId: string): Promise<ApiKeyInfo[]> {
-  return (await listAccountApiKeys(accountId)).map(toKeyInfo);
+  return (await listAccountApiKeys(accountId)).map(toApiKeyInfo);
 }
 
 export async function createKey(account: Account, body: CreateKeyBody): Promise<CreatedApiKey> {
   if (account.total_deposited < KEY_DEPOSIT_MIN_MICROS) throw paymentRequired('Deposit required');
   const { record, fullKey } = await issueApiKey(account.account_id, body?.name ?? DEFAULT_KEY_NAME);
-  return { ...toKeyInfo(record), full_key: fullKey };
+  return { ...toApiKeyInfo(record), full_key: fullKey };
 }
 
 /** Revokes for good; the very next request with the key is refused. Revoking a revoked key is still ok. */

@@ -16,7 +16,6 @@ import {
   listAccountWebhooks,
   WebhookLimitError,
   type WebhookItem,
-  type WebhookSummary,
 } from '../store/webhooks';
 import { randomBase62 } from './crypto';
 import { Failure, notFound } from './errors';
@@ -25,22 +24,12 @@ import { enqueueDelivery } from './webhook-delivery';
 import { sealWebhookSecret } from './webhook-secrets';
 import { newSigningSecret } from './webhook-signing';
 import { checkReceiverUrl } from './webhook-urls';
+import { toDeliveryAttemptView, toWebhookView } from './views';
 
 /** GET …/deliveries shows this many of the latest attempts. */
 const RECENT_ATTEMPTS = 50;
 
 const webhookNotFound = () => notFound('Webhook not found');
-
-export function toWebhookView(item: WebhookSummary): WebhookView {
-  return {
-    id: item.webhook_id,
-    url: item.url,
-    events: item.events,
-    enabled: item.disabled_at === null,
-    disabled_at: item.disabled_at,
-    created_at: item.created_at,
-  };
-}
 
 /** Registers an endpoint; its signing secret is returned this once and kept only sealed. */
 export async function createWebhook(accountId: string, body: CreateWebhookBody): Promise<CreatedWebhook> {
@@ -101,5 +90,5 @@ export async function sendTestEvent(accountId: string, webhookId: string | undef
 
 export async function listDeliveryAttempts(accountId: string, webhookId: string | undefined): Promise<DeliveryAttempt[]> {
   const item = await ownedWebhook(accountId, webhookId);
-  return listRecentDeliveryAttempts(item.webhook_id, RECENT_ATTEMPTS);
+  return (await listRecentDeliveryAttempts(item.webhook_id, RECENT_ATTEMPTS)).map(toDeliveryAttemptView);
 }

@@ -2,18 +2,9 @@ import * as z from 'zod';
 import { instanceStatusSchema, planSchema } from './instances';
 import { jobTypes } from './jobs';
 import { timestampSchema } from './timestamps';
+import { eventTypes, eventTypeSchema, type EventType } from '../domain/webhook-events';
 
-/** Every kind of event the service publishes; webhooks subscribe to a subset. */
-export const eventTypes = [
-  'instance.created',
-  'instance.status_changed',
-  'instance.deleted',
-  'job.succeeded',
-  'job.failed',
-  'webhook.disabled',
-] as const;
-export const eventTypeSchema = z.enum(eventTypes);
-export type EventType = z.infer<typeof eventTypeSchema>;
+export { eventTypes, eventTypeSchema, type EventType };
 
 /** Sent only by POST /api/v1/webhooks/{id}/test, to that endpoint alone. */
 export const TEST_EVENT_TYPE = 'webhook.test';

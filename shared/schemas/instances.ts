@@ -2,20 +2,9 @@ import * as z from 'zod';
 import { displayName } from './validation';
 import { catalog, flavorIds, flavorRefusal } from '../domain/flavors';
 import { timestampSchema } from './timestamps';
+import { instanceStatuses, instanceStatusSchema, type InstanceStatus } from '../domain/instance-status';
 
-export const instanceStatuses = [
-  'pending',
-  'provisioning',
-  'active',
-  'stopped',
-  'failed',
-  'resizing',
-  'deleting',
-  'destroyed',
-  'quarantined',
-] as const;
-export const instanceStatusSchema = z.enum(instanceStatuses);
-export type InstanceStatus = z.infer<typeof instanceStatusSchema>;
+export { instanceStatuses, instanceStatusSchema, type InstanceStatus };
 
 export const planSchema = z.strictObject({
   flavor: z.string(),

@@ -1,14 +1,14 @@
 import * as z from 'zod';
+import { jobStatusSchema, jobTypes, jobTypeSchema } from '../domain/job-states';
 import { timestampSchema } from './timestamps';
 
-/** `reconcile`: a repair the service made on its own (the server vanished or is not ours); it is recorded ended. */
-export const jobTypes = ['provision', 'delete', 'power_on', 'power_off', 'reboot', 'resize', 'reconcile'] as const;
+export { jobTypes };
 
 export const jobViewSchema = z.strictObject({
   job_id: z.string(),
-  type: z.enum(jobTypes),
+  type: jobTypeSchema,
   instance_id: z.number().int(),
-  status: z.enum(['running', 'succeeded', 'failed']),
+  status: jobStatusSchema,
   started_at: timestampSchema,
   finished_at: timestampSchema.nullable(),
   error: z.string().nullable(),

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { eventTypeSchema } from './events';
 import { timestampSchema } from './timestamps';
+import { deliveryStatusSchema } from '../domain/webhook-events';
 
 export const WEBHOOK_URL_MAX = 2_048;
 export const WEBHOOKS_PER_ACCOUNT = 10;
@@ -34,7 +35,7 @@ export const deliveryAttemptSchema = z.strictObject({
   event_id: z.string(),
   event_type: z.string(),
   attempt: z.number().int().meta({ description: '1 for the first attempt of an event, then each retry.' }),
-  status: z.enum(['succeeded', 'failed']),
+  status: deliveryStatusSchema,
   response_code: z.number().int().nullable().meta({ description: 'The receiver’s HTTP status; null when none came back.' }),
   error: z.string().nullable(),
   time: timestampSchema,

@@ -2,14 +2,20 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
-import { apiKeyInfoSchema } from '../schemas/keys';
+import { KEY_PREFIX_PATTERN } from '../domain/api-keys';
+import { isoInstant } from './attributes';
 import { readAll, whenConditionHolds } from './dynamo-helpers';
 
+/** The stored key: its hash (never the key itself) and its owner; what the API shows is made by `toApiKeyInfo`. */
 export const apiKeySchema = z.object({
-  ...apiKeyInfoSchema.shape,
+  id: z.number().int(),
+  name: z.string(),
+  key_prefix: z.string().regex(KEY_PREFIX_PATTERN),
+  is_active: z.boolean(),
+  created_at: z.string(),
+  last_used_at: isoInstant.nullable(),
   key_hash: z.string(),
   account_id: z.string(),
-  created_at: z.string(),
   revoked_at: z.string().nullable(),
 });
 export type ApiKey = z.infer<typeof apiKeySchema>;

@@ -3,21 +3,54 @@ import { GetCommand, QueryCommand, UpdateCommand, type TransactWriteCommandInput
 import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
+import { isoInstant } from './attributes';
 import { batchGetAll, readAll, transactWrite, whenConditionHolds } from './dynamo-helpers';
-import { instanceDetailSchema, instanceStatusSchema, planSchema, sshKeySchema, type InstanceStatus } from '../schemas/instances';
 import { finishJobUpdate, newJobPut, type Job, type JobFinish } from './jobs';
 import { releaseCapacityItem, reserveCapacityItem, type CapacityPool } from './counters';
 import { requestGuardItems, throwIfGuardFailed } from './request-guard';
 import { billingSegmentSchema, meterShardOf, segmentsAfterChange } from '../domain/billing-segments';
+import { instanceStatusSchema, type InstanceStatus } from '../domain/instance-status';
 import { IN_FLIGHT_SHARDS, inFlightShardOf, isInFlight, isSwept, SWEEP_SHARDS, sweepShardOf } from '../domain/convergence';
 
+/** A plan as stored on an instance (its own and a resize's target): the flavor and what it gave when chosen. */
+export const storedPlanSchema = z.strictObject({
+  flavor: z.string(),
+  vcpu: z.number().int().nullable(),
+  ram_mb: z.number().int().nullable(),
+  disk_gb: z.number().int().nullable(),
+  /** USD per hour, as published when the plan was chosen. */
+  hourly_price: z.number().nullable(),
+});
+export type StoredPlan = z.infer<typeof storedPlanSchema>;
+
+/** The instance's SSH key as stored: the public half only; a generated private key lives sealed in `sealed_secrets`. */
+export const storedSshKeySchema = z.strictObject({
+  name: z.string(),
+  fingerprint: z.string().nullable(),
+  public_key: z.string(),
+  private_key: z.null(),
+});
+
 /**
- * The stored item: the API's detail fields plus what only the service sees (extra attributes are ignored). The
- * root password and a generated private key are never stored in clear: they live sealed in `sealed_secrets`.
+ * The stored instance (extra attributes, such as the sparse index keys, are ignored). The root password and a
+ * generated private key are never stored in clear: they live sealed in `sealed_secrets`. What the API shows of it is
+ * made by the mappers in shared/domain/views.ts.
  */
 export const instanceItemSchema = z.object({
-  ...instanceDetailSchema.omit({ root_password: true }).shape,
-  ssh_key: sshKeySchema.extend({ private_key: z.null() }),
+  instance_id: z.number().int(),
+  /** The upstream server's id as text; empty until the server exists. */
+  vps_id: z.string(),
+  status: instanceStatusSchema,
+  ipv4: z.string().nullable(),
+  domain: z.string().nullable(),
+  custom_domain: z.string().nullable(),
+  root_user: z.string(),
+  ssh_port: z.number().int(),
+  project_name: z.string(),
+  plan: storedPlanSchema,
+  created_at: isoInstant.nullable(),
+  ssh_key: storedSshKeySchema,
+  activated_at: isoInstant.nullable(),
   /** The root password and generated private key, encrypted (see shared/domain/instance-secrets.ts); null once gone. */
   sealed_secrets: z.string().nullable(),
   account_id: z.string(),
@@ -26,7 +59,7 @@ export const instanceItemSchema = z.object({
   /** True while the instance holds an IPv4 address and a unit of its plan's tier. */
   capacity_held: z.boolean(),
   /** The target of a resize in progress; its tier unit is held from acceptance until the resize ends. */
-  pending_plan: planSchema.nullable().default(null),
+  pending_plan: storedPlanSchema.nullable().default(null),
   /** The job of the lifecycle action in progress; at most one runs at a time. */
   active_job_id: z.string().nullable().default(null),
   /** The status to return to when an operator releases a quarantined instance. */

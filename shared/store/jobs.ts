@@ -2,10 +2,21 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
-import { jobViewSchema } from '../schemas/jobs';
+import { jobStatusSchema, jobTypeSchema } from '../domain/job-states';
+import { isoInstant } from './attributes';
 import { batchGetAll, readAll, whenConditionHolds } from './dynamo-helpers';
 
-export const jobSchema = z.object({ ...jobViewSchema.shape, account_id: z.string() });
+/** The stored job; what the API shows of it is made by `toJobView` (shared/domain/views.ts). */
+export const jobSchema = z.object({
+  job_id: z.string(),
+  type: jobTypeSchema,
+  instance_id: z.number().int(),
+  status: jobStatusSchema,
+  started_at: isoInstant,
+  finished_at: isoInstant.nullable(),
+  error: z.string().nullable(),
+  account_id: z.string(),
+});
 export type Job = z.infer<typeof jobSchema>;
 
 /** The running-jobs index is spread over this many shards. */

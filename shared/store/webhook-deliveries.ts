@@ -3,20 +3,40 @@ import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
 import { TTL_ATTRIBUTE } from '../tables';
-import { deliveryAttemptSchema, type DeliveryAttempt } from '../schemas/webhooks';
+import { deliveryStatusSchema } from '../domain/webhook-events';
+import { isoInstant } from './attributes';
 
 /** Attempts are kept this long for GET …/deliveries, then expire. */
 const KEEP_SECONDS = 7 * 24 * 3_600;
 
-const attemptItemSchema = z.object({ ...deliveryAttemptSchema.shape, webhook_id: z.string(), attempt_id: z.string() });
+/** One stored delivery attempt; what the API shows of it is made by `toDeliveryAttemptView` (shared/domain/views.ts). */
+export const deliveryAttemptItemSchema = z.object({
+  id: z.string(),
+  event_id: z.string(),
+  event_type: z.string(),
+  /** 1 for the first attempt of an event, then each retry. */
+  attempt: z.number().int(),
+  status: deliveryStatusSchema,
+  /** The receiver's HTTP status; null when none came back. */
+  response_code: z.number().int().nullable(),
+  error: z.string().nullable(),
+  time: isoInstant,
+  webhook_id: z.string(),
+  /** The sort key: the attempt's time, then its id. */
+  attempt_id: z.string(),
+});
+export type DeliveryAttemptItem = z.infer<typeof deliveryAttemptItemSchema>;
+
+/** An attempt to record: the keys are derived from the endpoint and the attempt. */
+export type NewDeliveryAttempt = Omit<DeliveryAttemptItem, 'webhook_id' | 'attempt_id'>;
 
 /** Records one attempt; the sort key orders attempts by time. */
-export async function recordDeliveryAttempt(webhookId: string, attempt: DeliveryAttempt): Promise<void> {
+export async function recordDeliveryAttempt(webhookId: string, attempt: NewDeliveryAttempt): Promise<void> {
   await dynamo().send(
     new PutCommand({
       TableName: tableName('webhookDeliveries'),
       Item: {
-        ...attemptItemSchema.parse({ ...attempt, webhook_id: webhookId, attempt_id: `${attempt.time}#${attempt.id}` }),
+        ...deliveryAttemptItemSchema.parse({ ...attempt, webhook_id: webhookId, attempt_id: `${attempt.time}#${attempt.id}` }),
         [TTL_ATTRIBUTE]: Math.floor(Date.parse(attempt.time) / 1000) + KEEP_SECONDS,
       },
     }),
@@ -24,7 +44,7 @@ export async function recordDeliveryAttempt(webhookId: string, attempt: Delivery
 }
 
 /** The endpoint's most recent attempts, newest first. */
-export async function listRecentDeliveryAttempts(webhookId: string, limit: number): Promise<DeliveryAttempt[]> {
+export async function listRecentDeliveryAttempts(webhookId: string, limit: number): Promise<DeliveryAttemptItem[]> {
   const { Items } = await dynamo().send(
     new QueryCommand({
       TableName: tableName('webhookDeliveries'),
@@ -34,8 +54,5 @@ export async function listRecentDeliveryAttempts(webhookId: string, limit: numbe
       Limit: limit,
     }),
   );
-  return (Items ?? []).map((item) => {
-    const { webhook_id: _webhook, attempt_id: _key, ...attempt } = attemptItemSchema.parse(item);
-    return attempt;
-  });
+  return (Items ?? []).map((item) => deliveryAttemptItemSchema.parse(item));
 }

@@ -3,7 +3,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
-import { eventTypeSchema } from '../schemas/events';
+import { eventTypeSchema } from '../domain/webhook-events';
 import { readAll, transactWrite, whenConditionHolds } from './dynamo-helpers';
 
 export const webhookItemSchema = z.object({

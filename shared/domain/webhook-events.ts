@@ -1,0 +1,18 @@
+import * as z from 'zod';
+
+/** Every kind of event the service publishes; webhooks subscribe to a subset (stored with the webhook). */
+export const eventTypes = [
+  'instance.created',
+  'instance.status_changed',
+  'instance.deleted',
+  'job.succeeded',
+  'job.failed',
+  'webhook.disabled',
+] as const;
+export const eventTypeSchema = z.enum(eventTypes);
+export type EventType = z.infer<typeof eventTypeSchema>;
+
+/** How one delivery attempt ended: a 2xx answer, or anything else. */
+export const deliveryStatuses = ['succeeded', 'failed'] as const;
+export const deliveryStatusSchema = z.enum(deliveryStatuses);
+export type DeliveryStatus = z.infer<typeof deliveryStatusSchema>;
