@@ -142,7 +142,7 @@ export function scaleSection(r: ScaleResults): string {
     row([
       'upstream calls an hour at 1M live and 30,000 provisions a day ≤ 80 % of the tokens’ limit',
       `${n(upstreamPerHour)} an hour: ${n(upstreamPerHour / TOKEN_LIMIT_PER_HOUR, 1)} tokens’ worth`,
-      `needs ${tokensNeeded} tokens; one is configured today`,
+      `met with ${tokensNeeded} tokens configured: ${n((100 * upstreamPerHour) / (tokensNeeded * TOKEN_LIMIT_PER_HOUR))} % of their combined limit (the secret holds several, README: "The upstream token")`,
     ]),
     '',
     `### Projected to ${n(r.target.live)} live and ${n(r.target.deleted)} deleted`,

@@ -35,6 +35,8 @@ export interface LocalRuntimeOptions {
   readonly retryMs?: number;
   /** Extra environment for the handlers (for example a shorter provisioning budget). */
   readonly env?: Record<string, string>;
+  /** How many upstream tokens of the one simulated account the service is given. @default 1 */
+  readonly upstreamTokens?: number;
   readonly onRequest?: GatewayOptions['onRequest'];
   readonly routes?: GatewayOptions['routes'];
   readonly aroundInvocation?: GatewayOptions['aroundInvocation'];
@@ -54,7 +56,7 @@ export interface LocalRuntime {
   readonly simulator: Simulator;
   readonly stepFunctions: LocalStepFunctions;
   readonly tableNames: Record<TableName, string>;
-  /** The simulator's token, for tools that drive the upstream as the service does. */
+  /** The simulator's tokens as the service reads them (comma-separated), for tools that drive the upstream as it does. */
   readonly upstreamToken: string;
   /** The local event bus: every event the change streams yield, as EventBridge receives them on AWS. */
   readonly events: LocalEventBus;
@@ -89,9 +91,10 @@ async function startScheduleTimers(): Promise<NodeJS.Timeout[]> {
 }
 
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
-  const upstreamToken = randomBytes(24).toString('hex');
+  const upstreamTokens = Array.from({ length: options.upstreamTokens ?? 1 }, () => randomBytes(24).toString('hex'));
+  const upstreamToken = upstreamTokens.join(',');
   const mailDir = options.mailDir ?? resolve(repositoryRoot, '.local/mail');
-  const simulator = await startSimulator({ bootMs: options.bootMs, actionMs: options.actionMs, token: upstreamToken });
+  const simulator = await startSimulator({ bootMs: options.bootMs, actionMs: options.actionMs, token: upstreamTokens });
   const names = localTableNames(options.tablePrefix);
   const temporaryKey = options.secretsKeyFile === undefined ? temporarySecretsKeyFile() : undefined;
   const secretsKeyFile = options.secretsKeyFile ?? temporaryKey?.path ?? '';

@@ -41,8 +41,8 @@ export interface SimulatorOptions {
   readonly bootMs?: number;
   /** How long an action stays `in-progress`. Default bootMs / 4. */
   readonly actionMs?: number;
-  /** When set, /v2 calls must carry it as a Bearer token. */
-  readonly token?: string;
+  /** When set, /v2 calls must carry it (or one of them: several tokens of one account) as a Bearer token. */
+  readonly token?: string | readonly string[];
   /** First three octets of the public addresses handed out. Default 203.0.113 (a documentation range). */
   readonly ipv4Base?: string;
   /**
@@ -68,6 +68,8 @@ export interface SimulatorState {
   readonly droplets: SimulatedDroplet[];
   /** Calls received per "METHOD /path/template", e.g. "GET /v2/droplets/{id}"; faulted and refused ones included. */
   readonly calls: Record<string, number>;
+  /** Calls that got past authentication, per configured token, in the order the tokens were given. */
+  readonly callsByToken: number[];
 }
 
 export type FaultSettings = z.input<typeof faultsSchema>;
@@ -684,7 +686,7 @@ export function simulatorControl(url: string): SimulatorControl {
   };
 }
 
-function snapshot(cloud: Cloud, calls: ReadonlyMap<string, number>): SimulatorState {
+function snapshot(cloud: Cloud, calls: ReadonlyMap<string, number>, callsByToken: readonly number[]): SimulatorState {
   cloud.settle(Date.now());
   const droplets = cloud.list(null).map((droplet) => ({
     id: droplet.id,
@@ -695,7 +697,7 @@ function snapshot(cloud: Cloud, calls: ReadonlyMap<string, number>): SimulatorSt
     ipv4: droplet.booted ? droplet.ipv4 : null,
     tags: droplet.tags,
   }));
-  return { droplets, calls: Object.fromEntries(calls) };
+  return { droplets, calls: Object.fromEntries(calls), callsByToken: [...callsByToken] };
 }
 
 /** Listens and answers the server's base URL. */
@@ -723,9 +725,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const closing = new AbortController();
   const server = createServer();
   const url = await listen(server, options.port ?? 0, options.host ?? '127.0.0.1');
-  const state = () => snapshot(cloud, calls);
+  const tokens = options.token === undefined ? [] : typeof options.token === 'string' ? [options.token] : [...options.token];
+  const callsByToken = tokens.map(() => 0);
+  const state = () => snapshot(cloud, calls, callsByToken);
   const apiTable = apiRoutes(cloud, faults, url);
-  const controlTable = controlRoutes(cloud, faults, state, () => calls.clear());
+  const controlTable = controlRoutes(cloud, faults, state, () => {
+    calls.clear();
+    callsByToken.fill(0);
+  });
 
   /** Faults, authentication and routing for a /v2 call, in the order DigitalOcean's edge would meet them. */
   const answerApi = async (request: IncomingMessage, requestUrl: URL, body: unknown): Promise<Reply> => {
@@ -738,8 +745,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     }
     const failure = injectedFailure(faults, method, requestUrl.pathname);
     if (failure) return failure;
-    if (options.token !== undefined && request.headers.authorization !== `Bearer ${options.token}`) {
-      return errorReply(new ApiError(401, 'unauthorized', 'Unable to authenticate you.'));
+    if (tokens.length > 0) {
+      const slot = tokens.findIndex((token) => request.headers.authorization === `Bearer ${token}`);
+      if (slot < 0) return errorReply(new ApiError(401, 'unauthorized', 'Unable to authenticate you.'));
+      callsByToken[slot] = (callsByToken[slot] ?? 0) + 1;
     }
     if (!found) throw notFound();
     const now = Date.now();

@@ -5,24 +5,24 @@ import { tableName } from '../config';
 import { takeToken, type BucketState, type BudgetSettings, type UpstreamPriority } from '../domain/upstream-budget';
 import { whenConditionHolds } from './dynamo-helpers';
 
-/** The bucket of the upstream token, one item in the counters table. */
-const BUCKET_KEY = { name: 'upstream-budget#0' };
+/** The bucket of each upstream token (numbered in the order configured), one item each in the counters table. */
+const bucketKey = (slot: number) => ({ name: `upstream-budget#${slot}` });
 const bucketSchema = z.object({ tokens: z.number(), at: z.number(), hold_until: z.number().default(0) });
 
-async function readBucket(): Promise<BucketState | undefined> {
-  const { Item } = await dynamo().send(new GetCommand({ TableName: tableName('counters'), Key: BUCKET_KEY, ConsistentRead: true }));
+async function readBucket(slot: number): Promise<BucketState | undefined> {
+  const { Item } = await dynamo().send(new GetCommand({ TableName: tableName('counters'), Key: bucketKey(slot), ConsistentRead: true }));
   if (!Item) return undefined;
   const { tokens, at, hold_until } = bucketSchema.parse(Item);
   return { tokens, at, holdUntil: hold_until };
 }
 
 /** Writes the bucket on condition that it is still as read, so two callers never take the same token. */
-async function writeBucket(read: BucketState | undefined, next: BucketState): Promise<boolean> {
+async function writeBucket(slot: number, read: BucketState | undefined, next: BucketState): Promise<boolean> {
   return whenConditionHolds(
     dynamo().send(
       new UpdateCommand({
         TableName: tableName('counters'),
-        Key: BUCKET_KEY,
+        Key: bucketKey(slot),
         UpdateExpression: 'SET tokens = :tokens, #at = :at, hold_until = :hold',
         // The hold too: a take decided before a 429 was recorded must not write the hold away.
         ConditionExpression: read
@@ -41,23 +41,31 @@ async function writeBucket(read: BucketState | undefined, next: BucketState): Pr
 }
 
 /**
- * The bucket as this container last read or wrote it. A take is tried against it first: the write is conditioned on
+ * Each bucket as this container last read or wrote it. A take is tried against it first: the write is conditioned on
  * exactly these values, so a stale copy only costs the failed write and a fresh read, and a container that has the
  * bucket to itself takes a token in one round trip instead of two.
  */
-let lastSeen: BucketState | undefined;
+const lastSeen = new Map<number, BucketState | undefined>();
 
-/** Takes a token for one upstream call; false when this priority may not send now. */
-export async function takeUpstreamToken(priority: UpstreamPriority, settings: BudgetSettings, nowMs = Date.now()): Promise<boolean> {
-  let known = lastSeen;
+/** Takes a token of upstream token `slot`'s budget for one call; false when this priority may not send on it now. */
+export async function takeUpstreamToken(
+  slot: number,
+  priority: UpstreamPriority,
+  settings: BudgetSettings,
+  nowMs = Date.now(),
+): Promise<boolean> {
+  let known = lastSeen.get(slot);
   let fresh = known === undefined;
   for (let attempt = 0; attempt < 8; attempt++) {
-    if (fresh) known = lastSeen = await readBucket();
+    if (fresh) {
+      known = await readBucket(slot);
+      lastSeen.set(slot, known);
+    }
     const { granted, next } = takeToken(known, nowMs, priority, settings);
     // A refusal is decided on a fresh read only, and changes nothing worth writing.
     if (!granted && fresh) return false;
-    if (granted && (await writeBucket(known, next))) {
-      lastSeen = next;
+    if (granted && (await writeBucket(slot, known, next))) {
+      lastSeen.set(slot, next);
       return true;
     }
     fresh = true;
@@ -66,13 +74,13 @@ export async function takeUpstreamToken(priority: UpstreamPriority, settings: Bu
   return false;
 }
 
-/** After a 429: nothing but workflow steps is sent until `untilMs` (a later hold already set stands). */
-export async function holdUpstream(untilMs: number): Promise<void> {
+/** After a 429 on token `slot`: nothing but workflow steps is sent on it until `untilMs` (a later hold stands). */
+export async function holdUpstream(slot: number, untilMs: number): Promise<void> {
   await whenConditionHolds(
     dynamo().send(
       new UpdateCommand({
         TableName: tableName('counters'),
-        Key: BUCKET_KEY,
+        Key: bucketKey(slot),
         // A bucket not written yet starts empty: a 429 says the upstream's own count is spent.
         UpdateExpression: 'SET hold_until = :until, tokens = if_not_exists(tokens, :zero), #at = if_not_exists(#at, :now)',
         ConditionExpression: 'attribute_not_exists(hold_until) OR hold_until < :until',

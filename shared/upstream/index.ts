@@ -1,12 +1,16 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { config } from '../config';
 import { DigitalOceanDriver } from './digitalocean';
+import { TokenPoolDriver } from './token-pool';
 import type { UpstreamDriver } from './driver';
 import type { UpstreamPriority } from '../domain/upstream-budget';
 import { holdUpstream, takeUpstreamToken } from '../store/upstream-budget';
 
-/** The upstream token: given directly in the local runtime, read from Secrets Manager on AWS. */
-async function readToken(): Promise<string> {
+/**
+ * The upstream tokens: given directly in the local runtime, read from Secrets Manager on AWS. Several tokens of one
+ * account (for more calls than one token's limit) are written one per line, or separated by commas.
+ */
+async function readTokens(): Promise<string> {
   const { token: literal, tokenSecretArn } = config().upstream;
   if (literal) return literal;
   if (!tokenSecretArn) throw new Error('neither UPSTREAM_TOKEN nor UPSTREAM_TOKEN_SECRET_ARN is set');
@@ -15,6 +19,8 @@ async function readToken(): Promise<string> {
   if (!SecretString) throw new Error('the upstream token secret is empty');
   return SecretString;
 }
+
+export const tokensOf = (secret: string): string[] => secret.split(/[\s,]+/).filter(Boolean);
 
 export interface TokenCache {
   /** The cached token, read on first use (and again after a failed read). */
@@ -46,28 +52,46 @@ export function tokenCache(read: () => Promise<string>): TokenCache {
   };
 }
 
-const token = tokenCache(readToken);
+const secret = tokenCache(readTokens);
 const drivers = new Map<string, Promise<UpstreamDriver>>();
+
+/**
+ * After the upstream refused token number `slot`: that token as the secret holds it now, read anew unless another
+ * caller already has (an operator may have replaced it).
+ */
+async function rereadToken(slot: number, stale: string): Promise<string> {
+  const held = await secret.current();
+  const current = tokensOf(held)[slot] ?? '';
+  if (current !== stale) return current;
+  return tokensOf(await secret.reread(held))[slot] ?? '';
+}
+
+/** One driver over the configured tokens, its calls taking from each token's request budget at `priority`. */
+export function tokenPool(tokens: readonly string[], timeoutMs: number, priority: UpstreamPriority): UpstreamDriver {
+  const { baseUrl, pageSize, budgetPerHour, budgetBurst } = config().upstream;
+  const budget = { capacity: budgetBurst, refillPerSecond: budgetPerHour / 3600 };
+  return new TokenPoolDriver(
+    tokens.map(
+      (token, slot) =>
+        new DigitalOceanDriver({
+          baseUrl,
+          token,
+          rereadToken: (stale) => rereadToken(slot, stale),
+          timeoutMs,
+          perPage: pageSize,
+          admit: () => takeUpstreamToken(slot, priority, budget),
+          onThrottled: (untilMs) => holdUpstream(slot, untilMs),
+        }),
+    ),
+  );
+}
 
 /** A driver whose calls take from the shared request budget at `priority`, each bounded by `timeoutMs`. */
 function driverFor(timeoutMs: number, priority: UpstreamPriority): Promise<UpstreamDriver> {
   const key = `${timeoutMs}:${priority}`;
   let driver = drivers.get(key);
   if (!driver) {
-    const { baseUrl, pageSize, budgetPerHour, budgetBurst } = config().upstream;
-    const budget = { capacity: budgetBurst, refillPerSecond: budgetPerHour / 3600 };
-    driver = token.current().then(
-      (value) =>
-        new DigitalOceanDriver({
-          baseUrl,
-          token: value,
-          rereadToken: token.reread,
-          timeoutMs,
-          perPage: pageSize,
-          admit: () => takeUpstreamToken(priority, budget),
-          onThrottled: holdUpstream,
-        }),
-    );
+    driver = secret.current().then((held) => tokenPool(tokensOf(held), timeoutMs, priority));
     driver.catch(() => drivers.delete(key));
     drivers.set(key, driver);
   }
