@@ -1,5 +1,5 @@
-import { capacityCounterName, readCapacity, type CapacityPool } from '../store/counters';
-import { heldPools, scanInstancesByStatus } from '../store/instances';
+import { capacityShardName, readCapacity, readCapacityShards, type CapacityPool } from '../store/counters';
+import { heldUnits, scanInstancesByStatus } from '../store/instances';
 import { upstream } from '../upstream';
 import { driftOf, type DriftKind } from './convergence';
 import { catalog, flavorIds } from './flavors';
@@ -12,13 +12,13 @@ export interface AuditReport {
   readonly instances: { instance_id: number; kinds: DriftKind[] }[];
   /** Our servers that are not a live instance's server. */
   readonly leaked_servers: { server_id: number; instance_id: number | null }[];
-  /** Counters whose units in use differ from what the instances on record hold. */
+  /** Counter items (each shard of a pool, and its old single item) whose units in use differ from what the instances on record hold from them. */
   readonly counters: { counter: string; used: number; held: number }[];
 }
 
 const pools = (): CapacityPool[] => [{ kind: 'ipv4' }, ...flavorIds.map((flavor) => ({ kind: 'tier', flavor }) as const)];
 
-/** The capacity of every pool: `{ipv4: {limit, used}, tiers: {<flavor>: {limit, used}}}`. */
+/** The capacity of every pool, summed over its shards: `{ipv4: {limit, used}, tiers: {<flavor>: {limit, used}}}`. */
 export async function capacityOverview() {
   const [ipv4, ...tiers] = await Promise.all(pools().map(readCapacity));
   return { ipv4: ipv4!, tiers: Object.fromEntries(flavorIds.map((flavor, i) => [flavor, tiers[i]!])) };
@@ -38,12 +38,15 @@ export async function audit(): Promise<AuditReport> {
   }
   const leaked = (await findLeakedServers()).map(({ server, instanceId }) => ({ server_id: server.id, instance_id: instanceId }));
   const held = new Map<string, number>();
-  for (const pool of everyInstance.flatMap(heldPools)) held.set(capacityCounterName(pool), (held.get(capacityCounterName(pool)) ?? 0) + 1);
+  for (const { pool, shard } of everyInstance.flatMap(heldUnits)) {
+    const counter = capacityShardName(pool, shard);
+    held.set(counter, (held.get(counter) ?? 0) + 1);
+  }
   const counters: AuditReport['counters'] = [];
   for (const pool of pools()) {
-    const counter = capacityCounterName(pool);
-    const { used } = await readCapacity(pool);
-    if (used !== (held.get(counter) ?? 0)) counters.push({ counter, used, held: held.get(counter) ?? 0 });
+    for (const { counter, used } of await readCapacityShards(pool)) {
+      if (used !== (held.get(counter) ?? 0)) counters.push({ counter, used, held: held.get(counter) ?? 0 });
+    }
   }
   return { instances, leaked_servers: leaked, counters };
 }

@@ -74,6 +74,10 @@ export async function createInstance(account: Account, body: CreateInstanceBody)
     created_at: now,
     capacity_held: true,
     pending_plan: null,
+    // The shards of its units are picked when the create's transaction takes them.
+    ipv4_shard: null,
+    tier_shard: null,
+    pending_tier_shard: null,
     active_job_id: null,
     quarantined_from: null,
     deleted_at: null,

@@ -6,7 +6,7 @@ import * as z from 'zod';
 import { dynamo } from '../aws';
 import { config, tableName } from '../config';
 import { TTL_ATTRIBUTE } from '../tables';
-import { whenConditionHolds } from './dynamo-helpers';
+import { batchGetAll, transactWrite, whenConditionHolds } from './dynamo-helpers';
 
 /** Ids are reserved this many at a time, so that most creates pay no round trip for their id. */
 const SEQUENCE_BLOCK = 20;
@@ -131,37 +131,76 @@ export async function giveBackSlidingWindow(name: string, entry: number): Promis
 
 export type CapacityPool = { kind: 'ipv4' } | { kind: 'tier'; flavor: string };
 
+/**
+ * Each pool is spread over this many counter items (shards), each with its share of the pool's limit, so that
+ * concurrent creates take units from different items instead of colliding on one.
+ */
+export const CAPACITY_SHARDS = 8;
+
+/** Where one held unit came from: a shard, or null for the pool's single item of before sharding (see README). */
+export type CapacityShard = number | null;
+
+/** One unit of a pool, as an instance holds it: the pool and the shard it was taken from. */
+export interface CapacityUnit {
+  readonly pool: CapacityPool;
+  readonly shard: CapacityShard;
+}
+
+/** The pool's single counter item of before sharding: it only takes units back (from instances that hold one of it). */
 export function capacityCounterName(pool: CapacityPool): string {
   return pool.kind === 'ipv4' ? 'capacity#ipv4' : `capacity#tier#${pool.flavor}`;
+}
+
+/** The counter item a unit lives on: `capacity#ipv4#3`, `capacity#tier#s-1vcpu-2gb#0`, or the old single item. */
+export function capacityShardName(pool: CapacityPool, shard: CapacityShard): string {
+  return shard === null ? capacityCounterName(pool) : `${capacityCounterName(pool)}#${shard}`;
+}
+
+/**
+ * Splits a pool's limit into the shards' shares: they differ by at most one and add up to the limit (the first
+ * `limit mod shards` shards take one more).
+ */
+export function capacityShares(limit: number, shards = CAPACITY_SHARDS): number[] {
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new Error('a capacity limit is a non-negative integer');
+  if (!Number.isSafeInteger(shards) || shards < 1) throw new Error('a pool has at least one shard');
+  const base = Math.floor(limit / shards);
+  return Array.from({ length: shards }, (_, shard) => base + (shard < limit % shards ? 1 : 0));
 }
 
 function defaultLimit(pool: CapacityPool): number {
   return pool.kind === 'ipv4' ? config().defaultIpv4PoolSize : config().defaultTierCapacity;
 }
 
+/** A shard's share of the configured default limit, for shards no operator has sized. */
+function defaultShare(pool: CapacityPool, shard: number): number {
+  return capacityShares(defaultLimit(pool))[shard]!;
+}
+
 /**
- * Transaction items that take one unit from a pool (refused when the pool is full) or give one back. The limit
- * lives on the counter item when an operator set one, and falls back to the configured default otherwise.
+ * A transaction item that takes one unit from one shard of a pool, refused (ConditionalCheckFailed) when that shard
+ * is full. The shard's limit lives on its item when an operator set one, and is its share of the configured default
+ * otherwise.
  */
-export function reserveCapacityItem(pool: CapacityPool) {
+export function reserveCapacityItem(pool: CapacityPool, shard: number) {
   return {
     Update: {
       TableName: tableName('counters'),
-      Key: { name: capacityCounterName(pool) },
+      Key: { name: capacityShardName(pool, shard) },
       UpdateExpression: 'ADD #used :one',
       ConditionExpression:
         '(attribute_not_exists(#limit) AND (attribute_not_exists(#used) OR #used < :default)) OR (attribute_exists(#limit) AND ((attribute_not_exists(#used) AND #limit > :zero) OR #used < #limit))',
       ExpressionAttributeNames: { '#used': 'used', '#limit': 'limit' },
-      ExpressionAttributeValues: { ':one': 1, ':zero': 0, ':default': defaultLimit(pool) },
+      ExpressionAttributeValues: { ':one': 1, ':zero': 0, ':default': defaultShare(pool, shard) },
     },
   };
 }
 
-export function releaseCapacityItem(pool: CapacityPool) {
+/** A transaction item that gives one unit back to the item it was taken from (a shard, or the old single item). */
+export function releaseCapacityItem(unit: CapacityUnit) {
   return {
     Update: {
       TableName: tableName('counters'),
-      Key: { name: capacityCounterName(pool) },
+      Key: { name: capacityShardName(unit.pool, unit.shard) },
       UpdateExpression: 'ADD #used :minusOne',
       ConditionExpression: '#used > :zero',
       ExpressionAttributeNames: { '#used': 'used' },
@@ -170,24 +209,65 @@ export function releaseCapacityItem(pool: CapacityPool) {
   };
 }
 
-/** Sets a pool's size (operators); units already in use stay in use. */
+/**
+ * Sets a pool's size (operators): every shard's share, in one transaction, so no reader sees a pool half resized.
+ * Units already in use stay in use (a shard holding more than its new share takes none until it is below it).
+ */
 export async function setCapacityLimit(pool: CapacityPool, limit: number): Promise<void> {
-  if (!Number.isSafeInteger(limit) || limit < 0) throw new Error('a capacity limit is a non-negative integer');
-  await dynamo().send(
-    new UpdateCommand({
-      TableName: tableName('counters'),
-      Key: { name: capacityCounterName(pool) },
-      UpdateExpression: 'SET #limit = :limit',
-      ExpressionAttributeNames: { '#limit': 'limit' },
-      ExpressionAttributeValues: { ':limit': limit },
-    }),
-  );
+  const shares = capacityShares(limit);
+  await transactWrite({
+    TransactItems: shares.map((share, shard) => ({
+      Update: {
+        TableName: tableName('counters'),
+        Key: { name: capacityShardName(pool, shard) },
+        UpdateExpression: 'SET #limit = :limit',
+        ExpressionAttributeNames: { '#limit': 'limit' },
+        ExpressionAttributeValues: { ':limit': share },
+      },
+    })),
+  });
 }
 
-/** A pool's size and the units in use, as the counter holds them (the configured default when no limit was set). */
-export async function readCapacity(pool: CapacityPool): Promise<{ limit: number; used: number }> {
-  const { Item } = await dynamo().send(
-    new GetCommand({ TableName: tableName('counters'), Key: { name: capacityCounterName(pool) }, ConsistentRead: true }),
+export interface ShardCapacity {
+  readonly shard: CapacityShard;
+  /** The item's name in the counters table. */
+  readonly counter: string;
+  /** The shard's share of the limit (null for the old single item, which takes no new units). */
+  readonly limit: number | null;
+  readonly used: number;
+}
+
+const counterItemSchema = z.object({ name: z.string(), limit: z.number().optional(), used: z.number().optional() });
+
+/** Every counter item of a pool as stored: its shards, then the old single item. */
+export async function readCapacityShards(pool: CapacityPool): Promise<ShardCapacity[]> {
+  const shards: CapacityShard[] = [...Array.from({ length: CAPACITY_SHARDS }, (_, shard) => shard), null];
+  const items = await batchGetAll(
+    tableName('counters'),
+    shards.map((shard) => ({ name: capacityShardName(pool, shard) })),
+    counterItemSchema,
   );
-  return { limit: typeof Item?.limit === 'number' ? Item.limit : defaultLimit(pool), used: typeof Item?.used === 'number' ? Item.used : 0 };
+  const byName = new Map(items.map((item) => [item.name, item]));
+  return shards.map((shard) => {
+    const counter = capacityShardName(pool, shard);
+    const item = byName.get(counter);
+    return {
+      shard,
+      counter,
+      limit: shard === null ? null : (item?.limit ?? defaultShare(pool, shard)),
+      used: item?.used ?? 0,
+    };
+  });
+}
+
+/**
+ * A pool's size and the units in use, summed over its shards (each shard's share of the configured default when no
+ * limit was set); units still held on the old single item count as in use.
+ */
+export async function readCapacity(pool: CapacityPool): Promise<{ limit: number; used: number }> {
+  const shards = await readCapacityShards(pool);
+  return {
+    limit: shards.reduce((sum, shard) => sum + (shard.limit ?? 0), 0),
+    used: shards.reduce((sum, shard) => sum + shard.used, 0),
+  };
 }

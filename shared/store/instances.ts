@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, QueryCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
@@ -6,7 +7,14 @@ import { tableName } from '../config';
 import { isoInstant } from './attributes';
 import { batchGetAll, readAll, transactWrite, whenConditionHolds } from './dynamo-helpers';
 import { finishJobUpdate, newJobPut, type Job, type JobFinish } from './jobs';
-import { releaseCapacityItem, reserveCapacityItem, type CapacityPool } from './counters';
+import {
+  CAPACITY_SHARDS,
+  releaseCapacityItem,
+  reserveCapacityItem,
+  type CapacityPool,
+  type CapacityShard,
+  type CapacityUnit,
+} from './counters';
 import { requestGuardItems, throwIfGuardFailed } from './request-guard';
 import { billingSegmentSchema, meterShardOf, segmentsAfterChange } from '../domain/billing-segments';
 import { instanceStatusSchema, type InstanceStatus } from '../domain/instance-status';
@@ -60,6 +68,14 @@ export const instanceItemSchema = z.object({
   capacity_held: z.boolean(),
   /** The target of a resize in progress; its tier unit is held from acceptance until the resize ends. */
   pending_plan: storedPlanSchema.nullable().default(null),
+  /**
+   * The counter shard each held unit was taken from (see `heldUnits`): the IPv4 address's, the plan's tier unit's and
+   * the pending plan's. Null while no such unit is held, and for a unit of a pool's old single item (items written
+   * before the pools were sharded).
+   */
+  ipv4_shard: z.number().int().nullable().default(null),
+  tier_shard: z.number().int().nullable().default(null),
+  pending_tier_shard: z.number().int().nullable().default(null),
   /** The job of the lifecycle action in progress; at most one runs at a time. */
   active_job_id: z.string().nullable().default(null),
   /** The status to return to when an operator releases a quarantined instance. */
@@ -89,46 +105,141 @@ export class CapacityExhaustedError extends Error {
 
 /** The pools an instance holds a unit of right now; releasing exactly these leaves no counter drifting. */
 export function heldPools(instance: InstanceItem): CapacityPool[] {
+  return heldUnits(instance).map((unit) => unit.pool);
+}
+
+/** The units an instance holds right now, each with the counter shard it came from (null: the old single item). */
+export function heldUnits(
+  instance: Pick<InstanceItem, 'capacity_held' | 'plan' | 'pending_plan' | 'ipv4_shard' | 'tier_shard' | 'pending_tier_shard'>,
+): CapacityUnit[] {
   return [
-    ...(instance.capacity_held ? [{ kind: 'ipv4' } as const, { kind: 'tier', flavor: instance.plan.flavor } as const] : []),
-    ...(instance.pending_plan ? [{ kind: 'tier', flavor: instance.pending_plan.flavor } as const] : []),
+    ...(instance.capacity_held
+      ? [
+          { pool: { kind: 'ipv4' }, shard: instance.ipv4_shard } as const,
+          { pool: { kind: 'tier', flavor: instance.plan.flavor }, shard: instance.tier_shard } as const,
+        ]
+      : []),
+    ...(instance.pending_plan
+      ? [{ pool: { kind: 'tier', flavor: instance.pending_plan.flavor }, shard: instance.pending_tier_shard } as const]
+      : []),
   ];
 }
 
-/** Cancellation reasons name the item that failed; map a failed reservation back to its pool. */
-function exhaustedPool(error: unknown, reserve: readonly CapacityPool[]): CapacityPool | undefined {
-  if (!(error instanceof TransactionCanceledException)) return undefined;
-  return reserve.find((_, index) => error.CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed');
+type ShardFields = Pick<InstanceItem, 'ipv4_shard' | 'tier_shard' | 'pending_tier_shard'>;
+
+const samePool = (a: CapacityPool, b: CapacityPool) => (a.kind === 'tier' && b.kind === 'tier' ? a.flavor === b.flavor : a.kind === b.kind);
+
+const poolName = (pool: CapacityPool) => (pool.kind === 'ipv4' ? 'ipv4' : `tier ${pool.flavor}`);
+
+/**
+ * The bookkeeping of a change that moves capacity: which held units the released pools are (each goes back to the
+ * shard it came from), and the instance's shard attributes afterwards, from the units it keeps and the ones just
+ * taken (`reserved`, each with its shard). Throws when the change releases a unit the instance does not hold, or
+ * leaves it holding units it does not account for: a counter would drift.
+ */
+export function capacityBookkeeping(
+  instance: InstanceItem,
+  changes: InstanceChanges,
+  release: readonly CapacityPool[],
+  reserved: readonly CapacityUnit[],
+): { release: CapacityUnit[]; shards: ShardFields } {
+  const units = heldUnits(instance);
+  const take = (pool: CapacityPool, what: string): CapacityShard => {
+    const index = units.findIndex((unit) => samePool(unit.pool, pool));
+    if (index < 0) throw new Error(`instance ${instance.instance_id} ${what} a ${poolName(pool)} unit it does not hold`);
+    return units.splice(index, 1)[0]!.shard;
+  };
+  const released = release.map((pool) => ({ pool, shard: take(pool, 'gives back') }));
+  units.push(...reserved);
+  const after = { ...instance, ...changes };
+  const shards: ShardFields = {
+    ipv4_shard: after.capacity_held ? take({ kind: 'ipv4' }, 'would keep') : null,
+    tier_shard: after.capacity_held ? take({ kind: 'tier', flavor: after.plan.flavor }, 'would keep') : null,
+    pending_tier_shard: after.pending_plan ? take({ kind: 'tier', flavor: after.pending_plan.flavor }, 'would keep') : null,
+  };
+  if (units.length > 0) {
+    throw new Error(`instance ${instance.instance_id} would hold ${units.map((unit) => poolName(unit.pool)).join(', ')} unaccounted for`);
+  }
+  return { release: released, shards };
+}
+
+/**
+ * Picks the shards of a reservation: for each pool one shard at random among those not yet found full. Undefined
+ * (with the pool) when every shard of a pool was found full.
+ */
+class ShardPicker {
+  private readonly full: Set<number>[];
+
+  constructor(readonly pools: readonly CapacityPool[]) {
+    this.full = pools.map(() => new Set<number>());
+  }
+
+  /** Random shards, one per pool, avoiding those found full. */
+  pick(): CapacityUnit[] {
+    return this.pools.map((pool, index) => {
+      const open = Array.from({ length: CAPACITY_SHARDS }, (_, shard) => shard).filter((shard) => !this.full[index]!.has(shard));
+      return { pool, shard: open[randomInt(open.length)]! };
+    });
+  }
+
+  /**
+   * Notes the shards a cancelled transaction found full (its first items are the reservations, in pool order):
+   * whether any was, and the first pool with every shard found full, if any.
+   */
+  noteFull(error: unknown, picked: readonly CapacityUnit[]): { anyFull: boolean; exhausted?: CapacityPool } {
+    if (!(error instanceof TransactionCanceledException)) return { anyFull: false };
+    let anyFull = false;
+    picked.forEach((unit, index) => {
+      if (error.CancellationReasons?.[index]?.Code !== 'ConditionalCheckFailed') return;
+      anyFull = true;
+      this.full[index]!.add(unit.shard!);
+    });
+    const exhausted = this.pools.find((_, index) => this.full[index]!.size >= CAPACITY_SHARDS);
+    return { anyFull, ...(exhausted ? { exhausted } : {}) };
+  }
+}
+
+/** The shard attributes that differ from what the instance has (nothing is written for a change that moves nothing). */
+function changedShards(instance: InstanceItem, shards: ShardFields): Partial<ShardFields> {
+  return Object.fromEntries(Object.entries(shards).filter(([key, value]) => instance[key as keyof ShardFields] !== value));
 }
 
 /**
  * Writes a new instance and its provision job, reserving an IPv4 address and a unit of the flavor's tier, all in
- * one transaction: either everything is recorded or nothing is.
+ * one transaction: either everything is recorded or nothing is. Each unit comes from a shard of its pool picked at
+ * random; a full shard cancels the transaction, which is made again with another, until every shard of a pool was
+ * found full (CapacityExhaustedError).
  */
 export async function insertInstanceReservingCapacity(instance: InstanceItem, job: Job): Promise<void> {
-  const reserve = heldPools(instance);
-  const items = [
-    ...reserve.map(reserveCapacityItem),
-    {
-      Put: {
-        TableName: tableName('instances'),
-        Item: {
-          ...instanceItemSchema.parse({ ...instance, updated_at: instance.created_at }),
-          live_account_id: instance.account_id,
-          ...(isInFlight(instance) ? { inflight_shard: inFlightShardOf(instance.instance_id) } : {}),
+  const picker = new ShardPicker(heldPools(instance));
+  for (;;) {
+    const picked = picker.pick();
+    const { shards } = capacityBookkeeping({ ...instance, capacity_held: false, pending_plan: null }, instance, [], picked);
+    const recorded = { ...instance, ...shards };
+    const items = [
+      ...picked.map((unit) => reserveCapacityItem(unit.pool, unit.shard!)),
+      {
+        Put: {
+          TableName: tableName('instances'),
+          Item: {
+            ...instanceItemSchema.parse({ ...recorded, updated_at: recorded.created_at }),
+            live_account_id: recorded.account_id,
+            ...(isInFlight(recorded) ? { inflight_shard: inFlightShardOf(recorded.instance_id) } : {}),
+          },
+          ConditionExpression: 'attribute_not_exists(instance_id)',
         },
-        ConditionExpression: 'attribute_not_exists(instance_id)',
       },
-    },
-    newJobPut(job),
-  ];
-  try {
-    await transactWrite({ TransactItems: [...items, ...requestGuardItems()] });
-  } catch (error) {
-    throwIfGuardFailed(error, items.length);
-    const pool = exhaustedPool(error, reserve);
-    if (pool) throw new CapacityExhaustedError(pool.kind);
-    throw error;
+      newJobPut(job),
+    ];
+    try {
+      await transactWrite({ TransactItems: [...items, ...requestGuardItems()] });
+      return;
+    } catch (error) {
+      throwIfGuardFailed(error, items.length);
+      const { anyFull, exhausted } = picker.noteFull(error, picked);
+      if (exhausted) throw new CapacityExhaustedError(exhausted.kind);
+      if (!anyFull) throw error;
+    }
   }
 }
 
@@ -432,48 +543,59 @@ export interface VersionedUpdate {
 /**
  * Applies changes, capacity moves and a new job in one transaction, on condition that the instance is still at
  * the version it was read at: whatever was decided from that read still holds, or nothing is written and the
- * answer is false (read again and decide again).
+ * answer is false (read again and decide again). Each released unit goes back to the shard it was taken from; each
+ * reserved one comes from a shard picked at random, and another is tried while the picked one is full.
  */
 export async function updateInstanceAtVersion(instance: InstanceItem, update: VersionedUpdate): Promise<boolean> {
-  const reserve = update.reserve ?? [];
-  const now = new Date().toISOString();
-  // A change of rate closes the open billing segment and opens the next in this same write.
-  const billing_segments = segmentsAfterChange(instance, { ...instance, ...update.changes }, now);
-  const changes = { ...update.changes, ...(billing_segments ? { billing_segments } : {}) };
-  const expression = setExpression(changes, now, indexKeys(instance, changes, now));
-  const items = [
-    ...reserve.map(reserveCapacityItem),
-    ...(update.release ?? []).map(releaseCapacityItem),
-    {
-      Update: {
-        TableName: tableName('instances'),
-        Key: { instance_id: instance.instance_id },
-        ...expression,
-        ConditionExpression: 'version = :version',
-        ExpressionAttributeValues: { ...expression.ExpressionAttributeValues, ':version': instance.version },
+  return (await applyAtVersion(instance, update)) !== undefined;
+}
+
+/** updateInstanceAtVersion, answering with the changes written (the shard attributes included), or undefined. */
+async function applyAtVersion(instance: InstanceItem, update: VersionedUpdate): Promise<InstanceChanges | undefined> {
+  const picker = new ShardPicker(update.reserve ?? []);
+  for (;;) {
+    const picked = picker.pick();
+    const now = new Date().toISOString();
+    const moves = capacityBookkeeping(instance, update.changes, update.release ?? [], picked);
+    // A change of rate closes the open billing segment and opens the next in this same write.
+    const billing_segments = segmentsAfterChange(instance, { ...instance, ...update.changes }, now);
+    const changes = { ...update.changes, ...changedShards(instance, moves.shards), ...(billing_segments ? { billing_segments } : {}) };
+    const expression = setExpression(changes, now, indexKeys(instance, changes, now));
+    const items = [
+      ...picked.map((unit) => reserveCapacityItem(unit.pool, unit.shard!)),
+      ...moves.release.map(releaseCapacityItem),
+      {
+        Update: {
+          TableName: tableName('instances'),
+          Key: { instance_id: instance.instance_id },
+          ...expression,
+          ConditionExpression: 'version = :version',
+          ExpressionAttributeValues: { ...expression.ExpressionAttributeValues, ':version': instance.version },
+        },
       },
-    },
-    ...(update.checks ?? []),
-    ...(update.job ? [newJobPut(update.job)] : []),
-    ...(update.finish ? [finishJobUpdate(update.finish)] : []),
-  ];
-  try {
-    await transactWrite({ TransactItems: [...items, ...requestGuardItems()] });
-    return true;
-  } catch (error) {
-    throwIfGuardFailed(error, items.length);
-    const pool = exhaustedPool(error, reserve);
-    if (pool) throw new CapacityExhaustedError(pool.kind);
-    if (error instanceof TransactionCanceledException) {
-      const reasons = error.CancellationReasons ?? [];
-      const instanceIndex = reserve.length + (update.release?.length ?? 0);
-      const checked = reasons.slice(instanceIndex, instanceIndex + 1 + (update.checks?.length ?? 0));
-      if (checked.some((reason) => reason.Code === 'ConditionalCheckFailed')) return false;
-      // The job had already ended (a delete cancelled it): the state change stands on its own.
-      if (update.finish && reasons[items.length - 1]?.Code === 'ConditionalCheckFailed')
-        return updateInstanceAtVersion(instance, { ...update, finish: undefined });
+      ...(update.checks ?? []),
+      ...(update.job ? [newJobPut(update.job)] : []),
+      ...(update.finish ? [finishJobUpdate(update.finish)] : []),
+    ];
+    try {
+      await transactWrite({ TransactItems: [...items, ...requestGuardItems()] });
+      return changes;
+    } catch (error) {
+      throwIfGuardFailed(error, items.length);
+      const { anyFull, exhausted } = picker.noteFull(error, picked);
+      if (exhausted) throw new CapacityExhaustedError(exhausted.kind);
+      if (anyFull) continue;
+      if (error instanceof TransactionCanceledException) {
+        const reasons = error.CancellationReasons ?? [];
+        const instanceIndex = picked.length + moves.release.length;
+        const checked = reasons.slice(instanceIndex, instanceIndex + 1 + (update.checks?.length ?? 0));
+        if (checked.some((reason) => reason.Code === 'ConditionalCheckFailed')) return undefined;
+        // The job had already ended (a delete cancelled it): the state change stands on its own.
+        if (update.finish && reasons[items.length - 1]?.Code === 'ConditionalCheckFailed')
+          return applyAtVersion(instance, { ...update, finish: undefined });
+      }
+      throw error;
     }
-    throw error;
   }
 }
 
@@ -490,7 +612,8 @@ export async function updateInstanceWithRetry(
     if (!instance) return undefined;
     const update = decide(instance);
     if (!update) return instance;
-    if (await updateInstanceAtVersion(instance, update)) return { ...instance, ...update.changes, version: instance.version + 1 };
+    const applied = await applyAtVersion(instance, update);
+    if (applied) return { ...instance, ...applied, version: instance.version + 1 };
   }
   throw new Error(`instance ${instanceId} kept changing; giving up this attempt`);
 }

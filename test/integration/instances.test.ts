@@ -2,19 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { upstreamTagOf } from '../../shared/domain/instances';
-import { dynamo } from '../../shared/aws';
 import { setCapacityLimit } from '../../shared/store/counters';
 import { ED25519_FINGERPRINT, ED25519_PUBLIC_KEY } from '../fixtures/ssh-keys';
+import { capacityUsed } from '../support/capacity';
 import { useTestRuntime } from '../support/runtime';
 
 const runtime = useTestRuntime();
-
-async function capacityUsed(name: string): Promise<number> {
-  const { Item } = await dynamo().send(new GetCommand({ TableName: runtime.tableNames.counters, Key: { name }, ConsistentRead: true }));
-  return (Item?.used as number | undefined) ?? 0;
-}
 
 const droplets = (tag: string) => runtime.simulator.state().droplets.filter((d) => d.tags.includes(tag));
 

@@ -1,19 +1,13 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { upstreamTagOf } from '../../shared/domain/instances';
-import { dynamo } from '../../shared/aws';
 import { transitionInstance } from '../../shared/store/instances';
 import { setCapacityLimit } from '../../shared/store/counters';
 import { setBillingState } from '../support/accounts';
+import { capacityUsed } from '../support/capacity';
 import { useTestRuntime } from '../support/runtime';
 
 const runtime = useTestRuntime();
 
 const action = (apiKey: string, id: number, body: unknown) => runtime.call('POST', `/api/v1/instances/${id}/actions`, { apiKey, body });
-
-async function capacityUsed(name: string): Promise<number> {
-  const { Item } = await dynamo().send(new GetCommand({ TableName: runtime.tableNames.counters, Key: { name }, ConsistentRead: true }));
-  return (Item?.used as number | undefined) ?? 0;
-}
 
 describe('POST /api/v1/instances/{instance_id}/actions', () => {
   it('powers off, then on, then reboots, with the status following each job', async () => {

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { repositoryRoot } from '../../infra/local/runtime';
 import { stackEnv } from '../../infra/ops/target';
 import { dynamo } from '../../shared/aws';
@@ -9,6 +9,7 @@ import { sha256Hex } from '../../shared/domain/crypto';
 import { issueApiKey } from '../../shared/domain/accounts';
 import { getAccount, updateAccountFlags } from '../../shared/store/accounts';
 import { getSession } from '../../shared/store/sessions';
+import { capacityShardItems } from '../support/capacity';
 import { runNode, type ProcessRun } from '../support/child-process';
 import { useTestRuntime, writeRuntimeFile } from '../support/runtime';
 
@@ -270,11 +271,14 @@ describe.concurrent('commands', () => {
   it('capacity set --ipv4 sizes the address pool', async ({ expect }) => {
     const output = await opsJson('capacity', 'set', '--ipv4', '900');
 
-    const { Item } = await dynamo().send(
-      new GetCommand({ TableName: runtime.tableNames.counters, Key: { name: 'capacity#ipv4' }, ConsistentRead: true }),
-    );
+    const shards = await capacityShardItems('capacity#ipv4');
+    const shown = await opsJson('capacity', 'show');
+    await opsJson('capacity', 'set', '--ipv4', '1000');
+
     expect(output).toEqual({ pool: 'ipv4', limit: 900 });
-    expect(Item?.limit).toBe(900);
+    // 900 over 8 shards: four of 113 and four of 112.
+    expect(shards.map((shard) => shard.limit)).toEqual([113, 113, 113, 113, 112, 112, 112, 112]);
+    expect(shown.ipv4).toMatchObject({ limit: 900 });
   });
 
   it('billing meter runs the meter and prints what it charged', async ({ expect }) => {

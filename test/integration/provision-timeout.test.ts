@@ -1,5 +1,4 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../../shared/aws';
+import { capacityUsed } from '../support/capacity';
 import { useTestRuntime } from '../support/runtime';
 
 // Servers never finish booting within the one-second provisioning budget.
@@ -15,10 +14,7 @@ describe('provision workflow', () => {
 
     expect(settled.status).toBe('failed');
     expect(runtime.simulator.state().droplets).toEqual([]);
-    const tier = await dynamo().send(
-      new GetCommand({ TableName: runtime.tableNames.counters, Key: { name: 'capacity#tier#s-8vcpu-16gb' }, ConsistentRead: true }),
-    );
-    expect(tier.Item?.used).toBe(0);
+    expect(await capacityUsed('capacity#tier#s-8vcpu-16gb')).toBe(0);
     const execution = [...runtime.stepFunctions.executions.values()][0];
     expect(execution?.status).toBe('FAILED');
     expect(execution?.error).toBe('ProvisionFailed');

@@ -1,10 +1,10 @@
-import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../../shared/aws';
 import { tableName } from '../../shared/config';
-import { capacityCounterName } from '../../shared/store/counters';
-import { heldPools, instanceItemSchema } from '../../shared/store/instances';
+import { CAPACITY_SHARDS, capacityShardName } from '../../shared/store/counters';
+import { heldUnits, instanceItemSchema } from '../../shared/store/instances';
 
-/** Every capacity counter with a unit in use. */
+/** Every capacity counter item (each shard, and a pool's old single item) with a unit in use. */
 export async function capacityCounters(): Promise<Record<string, number>> {
   const { Items = [] } = await dynamo().send(new ScanCommand({ TableName: tableName('counters'), ConsistentRead: true }));
   return Object.fromEntries(
@@ -15,21 +15,40 @@ export async function capacityCounters(): Promise<Record<string, number>> {
   );
 }
 
-/** What the counters must say if nothing drifted: the units the instances on record hold, counted from them. */
+/** What the counter items must say if nothing drifted: the units the instances on record hold from each, counted from them. */
 export async function capacityHeldByInstances(): Promise<Record<string, number>> {
   const { Items = [] } = await dynamo().send(new ScanCommand({ TableName: tableName('instances'), ConsistentRead: true }));
   const held: Record<string, number> = {};
   for (const item of Items) {
-    for (const pool of heldPools(instanceItemSchema.parse(item))) {
-      const name = capacityCounterName(pool);
+    for (const { pool, shard } of heldUnits(instanceItemSchema.parse(item))) {
+      const name = capacityShardName(pool, shard);
       held[name] = (held[name] ?? 0) + 1;
     }
   }
   return held;
 }
 
-/** The units in use on one capacity counter, e.g. `capacity#tier#s-1vcpu-2gb`. */
+/**
+ * The units in use in one pool, named by its old single item (e.g. `capacity#tier#s-1vcpu-2gb`): the sum over its
+ * shards and that item.
+ */
 export async function capacityUsed(name: string): Promise<number> {
-  const { Item } = await dynamo().send(new GetCommand({ TableName: tableName('counters'), Key: { name }, ConsistentRead: true }));
-  return (Item?.used as number | undefined) ?? 0;
+  const names = [name, ...Array.from({ length: CAPACITY_SHARDS }, (_, shard) => `${name}#${shard}`)];
+  const { Responses = {} } = await dynamo().send(
+    new BatchGetCommand({ RequestItems: { [tableName('counters')]: { Keys: names.map((n) => ({ name: n })), ConsistentRead: true } } }),
+  );
+  return (Responses[tableName('counters')] ?? []).reduce((sum, item) => sum + Number(item.used ?? 0), 0);
+}
+
+/** The stored `used` and `limit` of each shard of a pool, shard 0 first (null where the item has none). */
+export async function capacityShardItems(name: string): Promise<{ used: number | null; limit: number | null }[]> {
+  const names = Array.from({ length: CAPACITY_SHARDS }, (_, shard) => `${name}#${shard}`);
+  const { Responses = {} } = await dynamo().send(
+    new BatchGetCommand({ RequestItems: { [tableName('counters')]: { Keys: names.map((n) => ({ name: n })), ConsistentRead: true } } }),
+  );
+  const byName = new Map((Responses[tableName('counters')] ?? []).map((item) => [String(item.name), item]));
+  return names.map((n) => {
+    const item = byName.get(n);
+    return { used: typeof item?.used === 'number' ? item.used : null, limit: typeof item?.limit === 'number' ? item.limit : null };
+  });
 }
