@@ -4,7 +4,7 @@ import { microsToUsd, openAccount, openSession, usdToMicros } from '../../shared
 import { charge, deposit, runMeter } from '../../shared/domain/billing';
 import { catalog, flavorIds } from '../../shared/domain/flavors';
 import { quarantineInstance, releaseInstance } from '../../shared/domain/lifecycle';
-import { audit, capacityOverview } from '../../shared/domain/audit';
+import { audit, capacityOverview, moveCapacityToShards } from '../../shared/domain/audit';
 import { reconcile } from '../../shared/domain/reconciler';
 import { getAccount, updateAccountFlags, type Account, type AccountFlags } from '../../shared/store/accounts';
 import { listAccountApiKeys } from '../../shared/store/api-keys';
@@ -352,6 +352,17 @@ const commands = new Map<string, Command>([
           ...Object.entries(capacity.tiers).map(([flavor, tier]) => ({ pool: `tier ${flavor}`, ...tier })),
         ];
         return { json: capacity, text: table('capacity', rows) };
+      },
+    }),
+  ],
+  [
+    'capacity migrate',
+    command({
+      args: [],
+      summary: 'move the limits and units of the counters of before sharding onto the shards (safe to run again)',
+      prepare: () => async () => {
+        const json = { ...(await moveCapacityToShards()) };
+        return { json, text: fields(json) };
       },
     }),
   ],

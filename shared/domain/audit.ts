@@ -1,5 +1,5 @@
-import { capacityShardName, readCapacity, readCapacityShards, type CapacityPool } from '../store/counters';
-import { heldUnits, scanInstancesByStatus } from '../store/instances';
+import { capacityShardName, moveLimitToShards, readCapacity, readCapacityShards, type CapacityPool } from '../store/counters';
+import { getInstanceItem, heldUnits, moveUnitsToShards, scanInstancesByStatus } from '../store/instances';
 import { upstream } from '../upstream';
 import { driftOf, type DriftKind } from './convergence';
 import { catalog, flavorIds } from './flavors';
@@ -49,4 +49,59 @@ export async function audit(): Promise<AuditReport> {
     }
   }
   return { instances, leaked_servers: leaked, counters };
+}
+
+export interface CapacityMigration {
+  /** Pools whose operator-set limit moved from the old single item onto the shards. */
+  readonly limits_moved: number;
+  /** Pools whose old limit was dropped because the shards had been sized since. */
+  readonly limits_dropped: number;
+  readonly instances_moved: number;
+  /** Units moved from the old single items onto shards. */
+  readonly units_moved: number;
+  /** Units left on the old single items because their pool had no shard with room (still given back there). */
+  readonly units_left: number;
+}
+
+/**
+ * Moves what the pools' old single items hold (before sharding) onto the shards: first each operator-set limit, as
+ * shares, then every unit an instance on record holds of an old item, one conditional transaction per instance.
+ * Safe to run again, and while the service runs: a moved unit never moves twice, and an instance that changed
+ * meanwhile is read again.
+ */
+export async function moveCapacityToShards(): Promise<CapacityMigration> {
+  let limitsMoved = 0;
+  let limitsDropped = 0;
+  for (const pool of pools()) {
+    const outcome = await moveLimitToShards(pool);
+    if (outcome === 'moved') limitsMoved += 1;
+    if (outcome === 'dropped') limitsDropped += 1;
+  }
+  let instancesMoved = 0;
+  let unitsMoved = 0;
+  let unitsLeft = 0;
+  const holding = (await scanInstancesByStatus(instanceStatuses)).filter((instance) =>
+    heldUnits(instance).some((unit) => unit.shard === null),
+  );
+  for (const read of holding) {
+    let instance: typeof read | undefined = read;
+    for (let attempt = 0; instance && attempt < 10; attempt++) {
+      const outcome = await moveUnitsToShards(instance);
+      if (outcome) {
+        if (outcome.moved > 0) instancesMoved += 1;
+        unitsMoved += outcome.moved;
+        unitsLeft += outcome.left;
+        break;
+      }
+      instance = await getInstanceItem(read.instance_id);
+      if (attempt === 9) throw new Error(`instance ${read.instance_id} kept changing; run the migration again`);
+    }
+  }
+  return {
+    limits_moved: limitsMoved,
+    limits_dropped: limitsDropped,
+    instances_moved: instancesMoved,
+    units_moved: unitsMoved,
+    units_left: unitsLeft,
+  };
 }

@@ -271,3 +271,44 @@ export async function readCapacity(pool: CapacityPool): Promise<{ limit: number;
     used: shards.reduce((sum, shard) => sum + shard.used, 0),
   };
 }
+
+/**
+ * Moves a limit an operator set on a pool's old single item (before sharding) onto its shards, as their shares,
+ * in one transaction that also removes it from the old item: `moved`. When an operator has sized the shards since,
+ * theirs stands and the old limit is only removed: `dropped`. `none` when the old item has no limit.
+ */
+export async function moveLimitToShards(pool: CapacityPool): Promise<'moved' | 'dropped' | 'none'> {
+  const names = [capacityCounterName(pool), ...Array.from({ length: CAPACITY_SHARDS }, (_, shard) => capacityShardName(pool, shard))];
+  const items = await batchGetAll(
+    tableName('counters'),
+    names.map((name) => ({ name })),
+    counterItemSchema,
+  );
+  const old = items.find((item) => item.name === capacityCounterName(pool));
+  if (old?.limit === undefined) return 'none';
+  const sized = items.some((item) => item.name !== old.name && item.limit !== undefined);
+  const dropOld = {
+    Update: {
+      TableName: tableName('counters'),
+      Key: { name: old.name },
+      UpdateExpression: 'REMOVE #limit',
+      ConditionExpression: '#limit = :old',
+      ExpressionAttributeNames: { '#limit': 'limit' },
+      ExpressionAttributeValues: { ':old': old.limit },
+    },
+  };
+  const shares = sized
+    ? []
+    : capacityShares(old.limit).map((share, shard) => ({
+        Update: {
+          TableName: tableName('counters'),
+          Key: { name: capacityShardName(pool, shard) },
+          UpdateExpression: 'SET #limit = :limit',
+          ConditionExpression: 'attribute_not_exists(#limit)',
+          ExpressionAttributeNames: { '#limit': 'limit' },
+          ExpressionAttributeValues: { ':limit': share },
+        },
+      }));
+  await transactWrite({ TransactItems: [...shares, dropOld] });
+  return sized ? 'dropped' : 'moved';
+}

@@ -540,6 +540,78 @@ export interface VersionedUpdate {
   readonly checks?: readonly TransactionCheck[];
 }
 
+type ShardField = keyof ShardFields;
+
+/** The units an instance holds of the pools' old single items, by the attribute that would record their shard. */
+function unitsOfOldItems(instance: InstanceItem): { field: ShardField; pool: CapacityPool }[] {
+  const slots: { field: ShardField; pool: CapacityPool | undefined }[] = [
+    { field: 'ipv4_shard', pool: instance.capacity_held ? { kind: 'ipv4' } : undefined },
+    { field: 'tier_shard', pool: instance.capacity_held ? { kind: 'tier', flavor: instance.plan.flavor } : undefined },
+    { field: 'pending_tier_shard', pool: instance.pending_plan ? { kind: 'tier', flavor: instance.pending_plan.flavor } : undefined },
+  ];
+  return slots.flatMap(({ field, pool }) => (pool && instance[field] === null ? [{ field, pool }] : []));
+}
+
+/**
+ * Moves the units an instance holds of the pools' old single items (recorded before sharding) onto shards, in one
+ * transaction per instance: each goes back to its old item and a unit of a shard with room is taken in its place,
+ * and the instance records the shard, at the version it was read at (raised, so that a change decided from the
+ * older read is refused and decided again). A unit whose pool has no shard with room stays on its old item, where it
+ * is still given back. Undefined when the instance changed since it was read (read it again).
+ */
+export async function moveUnitsToShards(instance: InstanceItem): Promise<{ moved: number; left: number } | undefined> {
+  let units = unitsOfOldItems(instance);
+  let left = 0;
+  let picker = new ShardPicker(units.map((unit) => unit.pool));
+  while (units.length > 0) {
+    const picked = picker.pick();
+    const fields = Object.fromEntries(units.map((unit, i) => [unit.field, picked[i]!.shard]));
+    const items = [
+      ...picked.map((unit) => reserveCapacityItem(unit.pool, unit.shard!)),
+      ...units.map((unit) => releaseCapacityItem({ pool: unit.pool, shard: null })),
+      {
+        Update: {
+          TableName: tableName('instances'),
+          Key: { instance_id: instance.instance_id },
+          UpdateExpression: `SET ${Object.keys(fields)
+            .map((_, i) => `#f${i} = :v${i}`)
+            .join(', ')}, version = version + :one`,
+          ConditionExpression: 'version = :version',
+          ExpressionAttributeNames: Object.fromEntries(Object.keys(fields).map((field, i) => [`#f${i}`, field])),
+          ExpressionAttributeValues: {
+            ...Object.fromEntries(Object.values(fields).map((shard, i) => [`:v${i}`, shard])),
+            ':one': 1,
+            ':version': instance.version,
+          },
+        },
+      },
+    ];
+    try {
+      await transactWrite({ TransactItems: items });
+      return { moved: units.length, left };
+    } catch (error) {
+      const { anyFull, exhausted } = picker.noteFull(error, picked);
+      if (exhausted) {
+        // No shard of this pool has room: its unit stays where it is.
+        units = units.filter((unit) => unit.pool !== exhausted);
+        left += 1;
+        picker = new ShardPicker(units.map((unit) => unit.pool));
+        continue;
+      }
+      if (anyFull) continue;
+      const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
+      if (reasons[items.length - 1]?.Code === 'ConditionalCheckFailed') return undefined;
+      if (reasons.some((reason) => reason.Code === 'ConditionalCheckFailed')) {
+        throw new Error(`instance ${instance.instance_id} holds a unit of an old counter item that has none in use: run the audit`, {
+          cause: error,
+        });
+      }
+      throw error;
+    }
+  }
+  return { moved: 0, left };
+}
+
 /**
  * Applies changes, capacity moves and a new job in one transaction, on condition that the instance is still at
  * the version it was read at: whatever was decided from that read still holds, or nothing is written and the

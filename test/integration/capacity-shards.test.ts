@@ -1,6 +1,6 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../../shared/aws';
-import { audit } from '../../shared/domain/audit';
+import { audit, moveCapacityToShards } from '../../shared/domain/audit';
 import { newJob } from '../../shared/domain/jobs';
 import { CAPACITY_SHARDS, capacityShardName, setCapacityLimit, type CapacityPool } from '../../shared/store/counters';
 import {
@@ -33,6 +33,38 @@ async function addUsed(name: string, delta: number): Promise<void> {
     }),
   );
 }
+
+/** Lays an instance and the counters out as they were before sharding: no shard recorded, its units on the old items. */
+async function asBeforeSharding(instanceId: number): Promise<void> {
+  const item = (await getInstanceItem(instanceId))!;
+  await addUsed(capacityShardName({ kind: 'ipv4' }, item.ipv4_shard), -1);
+  await addUsed(capacityShardName({ kind: 'tier', flavor: item.plan.flavor }, item.tier_shard), -1);
+  await addUsed('capacity#ipv4', 1);
+  await addUsed(`capacity#tier#${item.plan.flavor}`, 1);
+  await dynamo().send(
+    new UpdateCommand({
+      TableName: runtime.tableNames.instances,
+      Key: { instance_id: instanceId },
+      UpdateExpression: 'REMOVE ipv4_shard, tier_shard, pending_tier_shard',
+    }),
+  );
+}
+
+/** Sets the limit attribute of a counter item, as an operator's `capacity set` did before sharding. */
+async function setOldLimit(name: string, limit: number): Promise<void> {
+  await dynamo().send(
+    new UpdateCommand({
+      TableName: runtime.tableNames.counters,
+      Key: { name },
+      UpdateExpression: 'SET #limit = :limit',
+      ExpressionAttributeNames: { '#limit': 'limit' },
+      ExpressionAttributeValues: { ':limit': limit },
+    }),
+  );
+}
+
+const counterItem = async (name: string) =>
+  (await dynamo().send(new GetCommand({ TableName: runtime.tableNames.counters, Key: { name }, ConsistentRead: true }))).Item;
 
 describe('sharded capacity pools', () => {
   // First in the file: the IPv4 pool is empty, so its limit alone decides how many creates fit.
@@ -171,18 +203,7 @@ describe('sharded capacity pools', () => {
     const { apiKey, accountId } = await runtime.newAccount();
     const created = await runtime.activeInstance(apiKey, 's-2vcpu-2gb');
     // Lay the instance and the counters out as they were before sharding: no shard recorded, the units on the old items.
-    const item = (await getInstanceItem(created.instance_id))!;
-    await addUsed(capacityShardName({ kind: 'ipv4' }, item.ipv4_shard), -1);
-    await addUsed(capacityShardName({ kind: 'tier', flavor: 's-2vcpu-2gb' }, item.tier_shard), -1);
-    await addUsed('capacity#ipv4', 1);
-    await addUsed('capacity#tier#s-2vcpu-2gb', 1);
-    await dynamo().send(
-      new UpdateCommand({
-        TableName: runtime.tableNames.instances,
-        Key: { instance_id: created.instance_id },
-        UpdateExpression: 'REMOVE ipv4_shard, tier_shard, pending_tier_shard',
-      }),
-    );
+    await asBeforeSharding(created.instance_id);
     expect(await getInstanceItem(created.instance_id)).toMatchObject({ account_id: accountId, ipv4_shard: null, tier_shard: null });
     expect((await audit()).counters).toEqual([]);
 
@@ -233,5 +254,30 @@ describe('sharded capacity pools', () => {
       await addUsed(name(shard), 1);
       await addUsed(name(other), -1);
     }
+  });
+
+  it('moves the limits and units of the counters of before sharding onto the shards, once', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const created = await runtime.activeInstance(apiKey, 's-1vcpu-2gb');
+    await asBeforeSharding(created.instance_id);
+    const before = (await getInstanceItem(created.instance_id))!;
+    // The tier's limit set on its old item, before sharding; the IPv4 pool's shards were sized since.
+    await setOldLimit('capacity#tier#s-1vcpu-2gb', 40);
+    await setOldLimit('capacity#ipv4', 700);
+
+    const first = await moveCapacityToShards();
+    const again = await moveCapacityToShards();
+
+    expect(first).toEqual({ limits_moved: 1, limits_dropped: 1, instances_moved: 1, units_moved: 2, units_left: 0 });
+    expect(again).toEqual({ limits_moved: 0, limits_dropped: 0, instances_moved: 0, units_moved: 0, units_left: 0 });
+    expect((await capacityShardItems('capacity#tier#s-1vcpu-2gb')).map((shard) => shard.limit)).toEqual([5, 5, 5, 5, 5, 5, 5, 5]);
+    expect((await capacityShardItems('capacity#ipv4')).map((shard) => shard.limit)).toEqual([125, 125, 125, 125, 125, 125, 125, 125]);
+    expect(await counterItem('capacity#tier#s-1vcpu-2gb')).toEqual({ name: 'capacity#tier#s-1vcpu-2gb', used: 0 });
+    expect(await counterItem('capacity#ipv4')).toEqual({ name: 'capacity#ipv4', used: 0 });
+    const after = (await getInstanceItem(created.instance_id))!;
+    expect(after.version).toBe(before.version + 1);
+    expect([after.ipv4_shard, after.tier_shard].every((shard) => Number.isInteger(shard))).toBe(true);
+    expect(await capacityCounters()).toEqual(await capacityHeldByInstances());
+    expect((await audit()).counters).toEqual([]);
   });
 });

@@ -281,6 +281,16 @@ describe.concurrent('commands', () => {
     expect(shown.ipv4).toMatchObject({ limit: 900 });
   });
 
+  it('capacity migrate finds nothing to move where everything was written sharded', async ({ expect }) => {
+    expect(await opsJson('capacity', 'migrate')).toEqual({
+      limits_moved: 0,
+      limits_dropped: 0,
+      instances_moved: 0,
+      units_moved: 0,
+      units_left: 0,
+    });
+  });
+
   it('billing meter runs the meter and prints what it charged', async ({ expect }) => {
     const { apiKey, accountId } = await runtime.newAccount();
     // Not the flavor whose capacity a concurrent test closes for a moment.
