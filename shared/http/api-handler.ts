@@ -1,6 +1,6 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import { traceHandler } from '../tracing';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type * as z from 'zod';
 import { runWithDeadline } from '../deadline';
@@ -205,7 +205,7 @@ function composeRoute<TPrincipal extends Principal, TSchema extends z.ZodType | 
   const composed = middy<Event, ApiResponse, Error, StatefulContext>()
     .use(httpResponse())
     // Responses carry root passwords and private keys: never record them as trace metadata.
-    .use(captureLambdaHandler(tracer, { captureResponse: false }))
+    .use(traceHandler(tracer))
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(edgeOrigin())
     .use(authentication ?? refuseCrossSite);
