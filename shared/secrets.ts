@@ -41,6 +41,14 @@ function crypto(): Promise<Crypto> {
   return loaded;
 }
 
+/**
+ * Starts loading the Encryption SDK without waiting for it, for a caller that will seal or open soon: its loading
+ * then overlaps the caller's I/O instead of following it. Does nothing once it is loaded.
+ */
+export function prepareSecrets(): void {
+  crypto().catch(() => undefined);
+}
+
 function secretsKeyring({ KmsKeyringNode, RawAesKeyringNode, RawAesWrappingSuiteIdentifier }: EncryptionSdk): KeyringNode {
   const { kmsKeyArn, localKeyFile } = config().secrets;
   if (kmsKeyArn) return new KmsKeyringNode({ generatorKeyId: kmsKeyArn });

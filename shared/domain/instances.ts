@@ -27,6 +27,7 @@ import { orderablePlan } from './flavors';
 import { generateSshKey, parsePublicKey } from './ssh-keys';
 import { openInstanceSecrets, sealInstanceSecrets, type InstanceSecrets } from './instance-secrets';
 import { upstreamForLiveReads } from '../upstream';
+import { prepareSecrets } from '../secrets';
 import { workflowEngine } from '../workflows';
 
 /** Deploying needs a balance strictly above $3 (micro-dollars). */
@@ -152,9 +153,12 @@ async function startProvisioning(instance: InstanceItem, job: Job): Promise<void
 }
 
 export async function getInstanceDetail(accountId: string, instanceId: number | undefined): Promise<InstanceDetail> {
+  prepareSecrets();
   const item = instanceId === undefined ? undefined : await getOwnedInstance(instanceId, accountId);
   if (!item) throw instanceNotFound();
-  return toDetail(await withLivePowerState(item), await openInstanceSecrets(item));
+  // The secrets open (a KMS call on AWS) while the live state is read upstream, not after it.
+  const [current, secrets] = await Promise.all([withLivePowerState(item), openInstanceSecrets(item)]);
+  return toDetail(current, secrets);
 }
 
 /**
@@ -197,6 +201,7 @@ export interface InstanceListPage {
 
 /** The caller's live instances by id: all of them, or one page when `per_page` or `page_token` is given. */
 export async function listInstanceSummaries(accountId: string, query: ListInstancesQuery = {}): Promise<InstanceListPage> {
+  prepareSecrets();
   const summaries = (items: InstanceItem[]) => Promise.all(items.map(async (item) => toSummary(item, await openInstanceSecrets(item))));
   if (query.per_page === undefined && query.page_token === undefined)
     return { instances: await summaries(await listOwnedInstances(accountId)) };
