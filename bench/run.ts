@@ -63,6 +63,8 @@ async function instancesFor(server: BenchServer, owners: BenchAccount[], stopped
       return created.body.instance_id as number;
     }),
   );
+  // Waiting for the provisions to finish first, rather than polling, keeps the owners' rate windows for the load.
+  await server.ask({ kind: 'idle' });
   await Promise.all(
     ids.map((id, i) =>
       until(
@@ -72,7 +74,7 @@ async function instancesFor(server: BenchServer, owners: BenchAccount[], stopped
         },
         `instance ${id} to be active`,
         60_000,
-        1_000,
+        2_000,
       ),
     ),
   );
