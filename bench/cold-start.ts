@@ -17,6 +17,26 @@ export interface ColdStart {
   /** Median time from process start to the first response (or to the import, without an event). */
   readonly servedAtMs: number;
   readonly status: number | null;
+  /**
+   * Against the floor it was measured next to (each sample right before or after one of the floor's): ratios of
+   * `servedAtMs`, and the floor's own medians over those samples.
+   */
+  readonly paired?: {
+    readonly floor: string;
+    /** The fastest of this function's samples ÷ the fastest of the floor's. */
+    readonly ratio: number;
+    /** The median of the per-pair ratios (noisier where other work shares the machine). */
+    readonly medianPairRatio?: number;
+    readonly floorServedAtMs: number;
+    readonly floorImportMs: number;
+  };
+}
+
+/** A bundle and how to call it: the event for each sample (undefined: import only). */
+export interface ColdStartTarget {
+  readonly name: string;
+  readonly bundlePath: string;
+  readonly event: (sample: number) => unknown;
 }
 
 /** Bundles an entry exactly as the CDK construct does (same settings, same esbuild). */
@@ -42,33 +62,70 @@ export async function bundle(name: string, entry: string): Promise<string> {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 
+interface Sample {
+  readonly importMs: number;
+  readonly servedAtMs: number;
+  readonly status: number | null;
+}
+
+/** One cold start: a fresh Node process that imports the bundle and serves the event once. */
+async function coldStartOnce(target: ColdStartTarget, env: Record<string, string>, sample: number): Promise<Sample> {
+  const eventArgument = target.event(sample);
+  const { stdout } = await run(
+    process.execPath,
+    [
+      resolve(repositoryRoot, 'bench/cold-start-runner.mjs'),
+      target.bundlePath,
+      ...(eventArgument === undefined ? [] : [JSON.stringify(eventArgument)]),
+    ],
+    { env: { ...process.env, ...env, POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true' }, timeout: 30_000 },
+  );
+  return JSON.parse(stdout) as Sample;
+}
+
+function summary(target: ColdStartTarget, samples: Sample[]): ColdStart {
+  return {
+    name: target.name,
+    bundleKb: Math.round(statSync(target.bundlePath).size / 1024),
+    importMs: median(samples.map((r) => r.importMs)),
+    servedAtMs: median(samples.map((r) => r.servedAtMs)),
+    status: samples.at(-1)?.status ?? null,
+  };
+}
+
 /** Cold-starts the bundle `samples` times in fresh Node processes with the handlers' environment. */
-export async function measureColdStart(
-  name: string,
-  bundlePath: string,
+export async function measureColdStart(target: ColdStartTarget, env: Record<string, string>, samples = 5): Promise<ColdStart> {
+  const results: Sample[] = [];
+  for (let sample = 0; sample < samples; sample++) results.push(await coldStartOnce(target, env, sample));
+  return summary(target, results);
+}
+
+/**
+ * Cold-starts the bundle and a floor in turns (floor first on even samples, last on odd ones), so that both see
+ * the machine in the same state, rather than minutes apart on a busy machine.
+ */
+export async function measureColdStartAgainst(
+  target: ColdStartTarget,
+  floor: ColdStartTarget,
   env: Record<string, string>,
-  event: (sample: number) => unknown,
-  samples = 5,
+  samples = 7,
 ): Promise<ColdStart> {
-  const results: { importMs: number; servedAtMs: number; status: number | null }[] = [];
+  const ours: Sample[] = [];
+  const floors: Sample[] = [];
   for (let sample = 0; sample < samples; sample++) {
-    const eventArgument = event(sample);
-    const { stdout } = await run(
-      process.execPath,
-      [
-        resolve(repositoryRoot, 'bench/cold-start-runner.mjs'),
-        bundlePath,
-        ...(eventArgument === undefined ? [] : [JSON.stringify(eventArgument)]),
-      ],
-      { env: { ...process.env, ...env, POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true' }, timeout: 30_000 },
-    );
-    results.push(JSON.parse(stdout));
+    if (sample % 2 === 0) floors.push(await coldStartOnce(floor, env, sample));
+    ours.push(await coldStartOnce(target, env, sample));
+    if (sample % 2 === 1) floors.push(await coldStartOnce(floor, env, sample));
   }
   return {
-    name,
-    bundleKb: Math.round(statSync(bundlePath).size / 1024),
-    importMs: median(results.map((r) => r.importMs)),
-    servedAtMs: median(results.map((r) => r.servedAtMs)),
-    status: results.at(-1)?.status ?? null,
+    ...summary(target, ours),
+    paired: {
+      floor: floor.name,
+      // Contention on a shared machine only ever adds time: the fastest of each is the least disturbed.
+      ratio: Math.min(...ours.map((s) => s.servedAtMs)) / Math.min(...floors.map((s) => s.servedAtMs)),
+      medianPairRatio: median(ours.map((s, i) => s.servedAtMs / floors[i]!.servedAtMs)),
+      floorServedAtMs: median(floors.map((s) => s.servedAtMs)),
+      floorImportMs: median(floors.map((s) => s.importMs)),
+    },
   };
 }

@@ -59,3 +59,64 @@ export async function runLoad(server: BenchServer, scenario: Scenario, requests:
     tooMany: stats['429']?.count ?? 0,
   };
 }
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
+
+/**
+ * Runs scenarios side by side under one load: each of `connections` clients sends one request of each scenario in
+ * turn (which one goes first alternates), `requestsEach` of each in all, so that every scenario meets the same
+ * concurrency at the same moments and any drift of the machine falls on all of them alike. Latency is timed per
+ * request, from sending to the last byte of the answer.
+ */
+export async function runSideBySide(
+  server: BenchServer,
+  scenarios: readonly Scenario[],
+  requestsEach: number,
+  connections: number,
+): Promise<LoadResult[]> {
+  const latencies = scenarios.map((): number[] => []);
+  const statuses = scenarios.map(() => new Map<number, number>());
+  let nextRound = 0;
+  const started = performance.now();
+  const client = async () => {
+    for (let round = nextRound++; round < requestsEach; round = nextRound++) {
+      const order = scenarios.map((_, i) => i);
+      if (round % 2 === 1) order.reverse();
+      for (const index of order) {
+        const scenario = scenarios[index]!;
+        const { path, headers = {}, body } = scenario.request(round);
+        const sent = performance.now();
+        const response = await fetch(`${server.baseUrl}${path}`, {
+          method: scenario.method,
+          headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: AbortSignal.timeout(10_000),
+        }).then(
+          async (answer) => {
+            await answer.arrayBuffer();
+            return answer.status;
+          },
+          () => 0,
+        );
+        latencies[index]!.push(performance.now() - sent);
+        statuses[index]!.set(response, (statuses[index]!.get(response) ?? 0) + 1);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, client));
+  const seconds = (performance.now() - started) / 1000;
+  return scenarios.map((scenario, i) => {
+    const sorted = latencies[i]!.sort((a, b) => a - b);
+    const counts = statuses[i]!;
+    return {
+      scenario: scenario.name,
+      requests: sorted.length,
+      connections,
+      p50Ms: percentile(sorted, 50),
+      p99Ms: percentile(sorted, 99),
+      requestsPerSecond: sorted.length / seconds,
+      unexpected: sorted.length - (counts.get(scenario.expectedStatus) ?? 0),
+      tooMany: counts.get(429) ?? 0,
+    };
+  });
+}

@@ -63,6 +63,13 @@ export interface ExecutionSummary {
 
 export const NOOP_ROUTE = { name: 'BenchNoop', path: '/bench/noop', entry: 'bench/noop-handler.ts' } as const;
 
+/** The request floor: GetInstance's DynamoDB calls and upstream read made with the AWS SDK alone, by the same gateway. */
+export const SDK_FLOOR_ROUTE = {
+  name: 'BenchSdkFloor',
+  path: '/bench/sdk-floor/instances/{instance_id}',
+  entry: 'bench/sdk-floor-handler.ts',
+} as const;
+
 /** A request the general rate limit accepted: its window's counter and the entry's time on the server's clock. */
 export interface AcceptedEntry {
   readonly counter: string;

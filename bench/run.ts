@@ -7,13 +7,21 @@ import { startDynamoDbLocal } from '../infra/local/dynamodb-local';
 import { repositoryRoot } from '../infra/local/runtime';
 import { rateLimits } from '../shared/domain/rate-limits';
 import { startBenchServer, type BenchServer } from './client';
-import { bundle, measureColdStart, type ColdStart } from './cold-start';
+import { bundle, measureColdStart, measureColdStartAgainst, type ColdStart, type ColdStartTarget } from './cold-start';
 import { costOf } from './cost';
 import { apiEvent } from './events';
-import { runLoad, type LoadResult, type Scenario } from './load';
+import { runLoad, runSideBySide, type LoadResult, type Scenario } from './load';
 import { busiestWindow } from './windows';
-import { NOOP_ROUTE, type AcceptedEntry, type BenchAccount, type ExecutionSummary, type RequestCalls, type TaskStats } from './protocol';
-import { writeReport, type BenchResults } from './report';
+import {
+  NOOP_ROUTE,
+  SDK_FLOOR_ROUTE,
+  type AcceptedEntry,
+  type BenchAccount,
+  type ExecutionSummary,
+  type RequestCalls,
+  type TaskStats,
+} from './protocol';
+import { SAME_CALLS_FLOOR, writeReport, type BenchResults, type RequestFloor } from './report';
 import { currentScaleSection } from './scale-report';
 
 /**
@@ -24,6 +32,10 @@ const LOAD_REQUESTS = 400;
 const LOAD_CONNECTIONS = 8;
 /** Each account takes at most this many of a scenario's requests, safely under the 60-a-minute limit. */
 const REQUESTS_PER_ACCOUNT = 50;
+/** GetInstance requests (and as many of the floor's) whose DynamoDB calls are recorded after the request floor's run. */
+const RECORDED_FLOOR_REQUESTS = 100;
+/** Cold starts of each function (and as many of the floor's next to them). */
+const COLD_START_SAMPLES = 7;
 
 const started = Date.now();
 const log = (message: string) => process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0)}s] ${message}\n`);
@@ -51,6 +63,8 @@ async function instancesFor(server: BenchServer, owners: BenchAccount[], stopped
       return created.body.instance_id as number;
     }),
   );
+  // Waiting for the provisions to finish first, rather than polling, keeps the owners' rate windows for the load.
+  await server.ask({ kind: 'idle' });
   await Promise.all(
     ids.map((id, i) =>
       until(
@@ -60,7 +74,7 @@ async function instancesFor(server: BenchServer, owners: BenchAccount[], stopped
         },
         `instance ${id} to be active`,
         60_000,
-        1_000,
+        2_000,
       ),
     ),
   );
@@ -141,6 +155,50 @@ async function requestOverhead(server: BenchServer): Promise<LoadResult[]> {
   return results;
 }
 
+/**
+ * 1b. The request floor: GetInstance next to a handler that makes its DynamoDB calls and its upstream read with the
+ * AWS SDK alone, served by the same gateway, side by side under one load (fresh accounts, so that both stay within
+ * the rate limit their calls count against). Then a shorter side-by-side pass with GetInstance's DynamoDB calls
+ * recorded, to show what it did under that load.
+ */
+async function requestFloor(server: BenchServer): Promise<RequestFloor> {
+  const owners = await accounts(server, Math.ceil((2 * (LOAD_REQUESTS + RECORDED_FLOOR_REQUESTS)) / REQUESTS_PER_ACCOUNT));
+  // In batches of the other scenarios' size, so that provisioning keeps the pace it has there.
+  const ids: number[] = [];
+  for (let i = 0; i < owners.length; i += 8) ids.push(...(await instancesFor(server, owners.slice(i, i + 8))));
+  const path = (id: number, floor: boolean) =>
+    floor ? SDK_FLOOR_ROUTE.path.replace('{instance_id}', String(id)) : `/api/v1/instances/${id}`;
+  const scenario = (name: string, floor: boolean, offset: number): Scenario => ({
+    name,
+    method: 'GET',
+    expectedStatus: 200,
+    request: (i) => ({ path: path(rotate(ids, i + offset), floor), headers: bearer(rotate(owners, i + offset)) }),
+  });
+  const pair = (offset: number) => [
+    scenario(`raw-SDK floor: GetInstance's calls`, true, offset),
+    scenario('GET /api/v1/instances/{id} (GetInstance)', false, offset),
+  ];
+  const [floor, ours] = await runSideBySide(server, pair(0), LOAD_REQUESTS, LOAD_CONNECTIONS);
+  log('request floor: side by side');
+  await server.ask({ kind: 'recordCalls', on: true });
+  await runSideBySide(server, pair(LOAD_REQUESTS), RECORDED_FLOOR_REQUESTS, LOAD_CONNECTIONS);
+  await server.ask({ kind: 'recordCalls', on: false });
+  const recorded = (await server.ask<RequestCalls[]>({ kind: 'takeCalls' })).filter((c) => c.route === 'GetInstance');
+  const mean = (pick: (c: RequestCalls) => number) => recorded.reduce((sum, c) => sum + pick(c), 0) / Math.max(1, recorded.length);
+  const budgetCalls = (c: RequestCalls) => c.shapes.slice(6).length;
+  if (!floor || !ours) throw new Error('the side-by-side run returned no results');
+  return {
+    floor,
+    ours,
+    oursUnderLoad: {
+      requests: recorded.length,
+      meanCalls: mean((c) => c.calls),
+      meanRounds: mean((c) => c.rounds),
+      collided: recorded.filter((c) => budgetCalls(c) > 1).length,
+    },
+  };
+}
+
 /** 2. DynamoDB round trips per request, recorded on the real client, one request at a time. */
 async function roundTrips(server: BenchServer): Promise<RequestCalls[]> {
   const [owner] = await accounts(server, 1);
@@ -168,11 +226,12 @@ async function roundTrips(server: BenchServer): Promise<RequestCalls[]> {
 
 /** 3. Cold start: each API function bundled as deployed, started in a fresh Node 24 process, next to hello-world. */
 async function coldStarts(server: BenchServer): Promise<ColdStart[]> {
-  const owners = await accounts(server, 2);
-  const [owner, creator] = owners as [BenchAccount, BenchAccount];
+  const [owner] = (await accounts(server, 1)) as [BenchAccount];
+  // Each cold create takes from its account's deploy quota: enough accounts that no sample is refused.
+  const creators = await accounts(server, Math.ceil(COLD_START_SAMPLES / rateLimits.deploy.limit));
   const [instanceId] = await instancesFor(server, [owner], true);
   const session = await server.ask<{ session: string }>({ kind: 'session', accountId: owner.accountId });
-  const events: Record<string, (sample: number) => unknown> = {
+  const events: Partial<Record<string, (sample: number) => unknown>> = {
     ListInstances: () => apiEvent({ method: 'GET', routePath: '/api/v1/instances', path: '/api/v1/instances', headers: bearer(owner) }),
     GetInstance: () =>
       apiEvent({
@@ -187,7 +246,7 @@ async function coldStarts(server: BenchServer): Promise<ColdStart[]> {
         method: 'POST',
         routePath: '/api/v1/instances',
         path: '/api/v1/instances',
-        headers: bearer(creator),
+        headers: bearer(rotate(creators, sample)),
         body: { project_name: `cold-${sample}`, flavor: 's-1vcpu-2gb' },
       }),
     InstanceAction: () =>
@@ -203,15 +262,31 @@ async function coldStarts(server: BenchServer): Promise<ColdStart[]> {
     OpenApiDocument: () => apiEvent({ method: 'GET', routePath: '/api/v1/openapi.json', path: '/api/v1/openapi.json' }),
     NotFound: () => apiEvent({ method: 'GET', routePath: '$default', path: '/nowhere' }),
   };
+  const hello: ColdStartTarget = {
+    name: 'hello-world',
+    bundlePath: await bundle('hello-world', 'bench/hello-handler.ts'),
+    event: () => ({}),
+  };
+  const floorBundle = await bundle('sdk-floor', 'bench/sdk-floor-handler.ts');
+  const floor: ColdStartTarget = { name: 'sdk-floor', bundlePath: floorBundle, event: () => ({}) };
   const results = [
-    await measureColdStart('hello-world', await bundle('hello-world', 'bench/hello-handler.ts'), {}, () => ({})),
-    await measureColdStart('sdk-floor', await bundle('sdk-floor', 'bench/sdk-floor-handler.ts'), server.handlerEnv, () => ({})),
+    await measureColdStart(hello, {}, COLD_START_SAMPLES),
+    await measureColdStart(floor, server.handlerEnv, COLD_START_SAMPLES),
   ];
   for (const route of routes) {
     const event = events[route.name];
-    const bundlePath = await bundle(route.name, route.entry);
-    results.push(await measureColdStart(route.name, bundlePath, server.handlerEnv, event ?? (() => undefined)));
+    const target = { name: route.name, bundlePath: await bundle(route.name, route.entry), event: event ?? (() => undefined) };
+    // A function measured without a request is measured against the floor's import alone.
+    const against = event ? floor : { ...floor, event: () => undefined };
+    results.push(await measureColdStartAgainst(target, against, server.handlerEnv, COLD_START_SAMPLES));
     log(`cold start: ${route.name}`);
+  }
+  // GetInstance once more, next to a floor that makes its calls (the request floor of section 1, cold).
+  const getInstance = routes.find((route) => route.name === 'GetInstance');
+  if (getInstance && events.GetInstance) {
+    const sameCalls: ColdStartTarget = { name: SAME_CALLS_FLOOR, bundlePath: floorBundle, event: events.GetInstance };
+    const target = { name: 'GetInstance', bundlePath: await bundle('GetInstance', getInstance.entry), event: events.GetInstance };
+    results.push(await measureColdStartAgainst(target, sameCalls, server.handlerEnv, COLD_START_SAMPLES));
   }
   return results;
 }
@@ -383,6 +458,9 @@ try {
   log('service up');
   // `npm run bench -- --sliding-window`: only the proof (about two minutes), printed; the result files stay as they are.
   if (process.argv.includes('--sliding-window')) process.stdout.write(`${JSON.stringify(await slidingWindowProof(server), null, 2)}\n`);
+  // `--cold-start` and `--request-floor`: only that measurement, printed; the result files stay as they are.
+  else if (process.argv.includes('--cold-start')) process.stdout.write(`${JSON.stringify(await coldStarts(server), null, 2)}\n`);
+  else if (process.argv.includes('--request-floor')) process.stdout.write(`${JSON.stringify(await requestFloor(server), null, 2)}\n`);
   else await fullRun();
 } finally {
   await server.stop();
@@ -391,6 +469,7 @@ try {
 
 async function fullRun(): Promise<void> {
   const overhead = await requestOverhead(server);
+  const floorSideBySide = await requestFloor(server);
   const calls = await roundTrips(server);
   log('round trips recorded');
   const cold = await coldStarts(server);
@@ -411,6 +490,7 @@ async function fullRun(): Promise<void> {
     durationSeconds: Math.round((Date.now() - started) / 1000),
     machine: { node: process.version, cpus: (await import('node:os')).cpus().length },
     overhead,
+    requestFloor: floorSideBySide,
     roundTrips: calls,
     coldStarts: cold,
     orchestration: orchestrated,
@@ -425,8 +505,14 @@ async function fullRun(): Promise<void> {
   writeFileSync(resolve(repositoryRoot, 'bench/results.json'), `${JSON.stringify(results, null, 2)}\n`);
   const baselineFile = resolve(repositoryRoot, 'bench/baseline.json');
   const baseline = existsSync(baselineFile) ? (JSON.parse(readFileSync(baselineFile, 'utf8')) as BenchResults) : undefined;
+  // Cold starts of the code before the tracing and loading changes, recorded once with `npm run bench -- --cold-start`.
+  const beforeFile = resolve(repositoryRoot, 'bench/cold-start-before.json');
+  const coldStartBefore = existsSync(beforeFile) ? (JSON.parse(readFileSync(beforeFile, 'utf8')) as ColdStart[]) : undefined;
   // The scale section comes from `npm run bench:scale`, which runs on its own; it is kept as it is.
   const scale = currentScaleSection();
-  writeFileSync(resolve(repositoryRoot, 'bench/results.md'), `${writeReport(results, baseline)}${scale ? `\n\n${scale}\n` : ''}`);
+  writeFileSync(
+    resolve(repositoryRoot, 'bench/results.md'),
+    `${writeReport(results, baseline, coldStartBefore)}${scale ? `\n\n${scale}\n` : ''}`,
+  );
   log('wrote bench/results.md and bench/results.json');
 }

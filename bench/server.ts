@@ -8,6 +8,7 @@ import { issueApiKey, openAccount, openSession, usdToMicros } from '../shared/do
 import { deposit } from '../shared/domain/billing';
 import {
   NOOP_ROUTE,
+  SDK_FLOOR_ROUTE,
   type AcceptedEntry,
   type CallShape,
   type ExecutionSummary,
@@ -19,7 +20,7 @@ import {
 
 /**
  * The service under measurement, in its own process so that the load generator does not share its event loop:
- * the local runtime plus a no-op route (the floor), driven over IPC by bench/run.ts.
+ * the local runtime plus a no-op route and the raw-SDK request floor, driven over IPC by bench/run.ts.
  */
 const settings = JSON.parse(process.argv[2] ?? '{}') as ServerSettings;
 const tablePrefix = `bench${randomBytes(4).toString('hex')}`;
@@ -104,7 +105,11 @@ const runtime = await startLocalRuntime({
   schedules: false,
   // Load tests create many instances; the default pools are sized for a small deployment.
   env: { DEFAULT_TIER_CAPACITY: '100000', DEFAULT_IPV4_POOL_SIZE: '100000' },
-  routes: [...routes, { ...NOOP_ROUTE, method: 'GET', auth: 'none', access: {} }],
+  routes: [
+    ...routes,
+    { ...NOOP_ROUTE, method: 'GET', auth: 'none', access: {} },
+    { ...SDK_FLOOR_ROUTE, method: 'GET', auth: 'none', access: {} },
+  ],
   aroundInvocation: (route, invoke) =>
     recording ? recorded(invoke, (calls) => recordedRequests.push(summarize(route.name, calls))) : windowsRecorded(invoke),
   aroundTask: (workflow, _state, invoke) =>

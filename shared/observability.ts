@@ -1,7 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { Tracer } from '@aws-lambda-powertools/tracer';
 import { METRICS_NAMESPACE, type MetricName } from './metric-names';
+import { Tracer } from './tracing';
 
 /** Log fields whose values are secrets, whatever object they appear in (compared lower-case). */
 const SECRET_FIELDS = new Set([
@@ -62,8 +62,8 @@ export function redactingReplacer(key: string, value: unknown): unknown {
 /** One structured JSON logger for every function; level from POWERTOOLS_LOG_LEVEL. */
 export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'vps-service', jsonReplacerFn: redactingReplacer });
 
-/** X-Ray tracing of handlers and AWS SDK calls; inactive outside Lambda. */
-export const tracer = new Tracer({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'vps-service' });
+/** X-Ray subsegments for handlers, AWS SDK calls and fetches (see tracing.ts); inactive outside Lambda. */
+export const tracer = new Tracer({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'vps-service', redact: redactText });
 
 /** CloudWatch EMF metrics, named in metric-names.ts, which the dashboard and alarms in infra/ read too. */
 export const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'vps-service' });

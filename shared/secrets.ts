@@ -1,13 +1,5 @@
 import { readFileSync } from 'node:fs';
-import {
-  AlgorithmSuiteIdentifier,
-  buildClient,
-  CommitmentPolicy,
-  KmsKeyringNode,
-  RawAesKeyringNode,
-  RawAesWrappingSuiteIdentifier,
-  type KeyringNode,
-} from '@aws-crypto/client-node';
+import type { KeyringNode } from '@aws-crypto/client-node';
 import { config } from './config';
 
 /**
@@ -19,47 +11,75 @@ import { config } from './config';
  */
 export type SecretContext = Readonly<Record<string, string>>;
 
-const { encrypt, decrypt } = buildClient({
-  commitmentPolicy: CommitmentPolicy.REQUIRE_ENCRYPT_REQUIRE_DECRYPT,
-  // One keyring wraps each message's data key once; refusing more bounds the work a forged message can cause.
-  maxEncryptedDataKeys: 1,
-});
+type EncryptionSdk = typeof import('@aws-crypto/client-node');
 
-let keyring: KeyringNode | undefined;
+interface Crypto {
+  readonly sdk: EncryptionSdk;
+  readonly client: ReturnType<EncryptionSdk['buildClient']>;
+  readonly keyring: KeyringNode;
+}
 
-function secretsKeyring(): KeyringNode {
-  if (keyring) return keyring;
+let loaded: Promise<Crypto> | undefined;
+
+/**
+ * The Encryption SDK is loaded on the first seal or open, not with the function: most requests of most functions
+ * never touch a sealed secret, and it is the heaviest module a function bundles (the bundle still holds it).
+ */
+function crypto(): Promise<Crypto> {
+  loaded ??= import('@aws-crypto/client-node').then((sdk) => ({
+    sdk,
+    client: sdk.buildClient({
+      commitmentPolicy: sdk.CommitmentPolicy.REQUIRE_ENCRYPT_REQUIRE_DECRYPT,
+      // One keyring wraps each message's data key once; refusing more bounds the work a forged message can cause.
+      maxEncryptedDataKeys: 1,
+    }),
+    keyring: secretsKeyring(sdk),
+  }));
+  loaded.catch(() => {
+    loaded = undefined;
+  });
+  return loaded;
+}
+
+/**
+ * Starts loading the Encryption SDK without waiting for it, for a caller that will seal or open soon: its loading
+ * then overlaps the caller's I/O instead of following it. Does nothing once it is loaded.
+ */
+export function prepareSecrets(): void {
+  crypto().catch(() => undefined);
+}
+
+function secretsKeyring({ KmsKeyringNode, RawAesKeyringNode, RawAesWrappingSuiteIdentifier }: EncryptionSdk): KeyringNode {
   const { kmsKeyArn, localKeyFile } = config().secrets;
-  if (kmsKeyArn) {
-    keyring = new KmsKeyringNode({ generatorKeyId: kmsKeyArn });
-  } else if (localKeyFile) {
+  if (kmsKeyArn) return new KmsKeyringNode({ generatorKeyId: kmsKeyArn });
+  if (localKeyFile) {
     const key = readFileSync(localKeyFile);
     if (key.length !== 32) throw new Error('the local secrets key file must hold exactly 32 bytes');
-    keyring = new RawAesKeyringNode({
+    return new RawAesKeyringNode({
       keyNamespace: 'vps-provisioning-local',
       keyName: 'secrets',
       unencryptedMasterKey: new Uint8Array(key),
       wrappingSuite: RawAesWrappingSuiteIdentifier.AES256_GCM_IV12_TAG16_NO_PADDING,
     });
-  } else {
-    throw new Error('SECRETS_KMS_KEY_ARN or SECRETS_KEY_FILE must be set');
   }
-  return keyring;
+  throw new Error('SECRETS_KMS_KEY_ARN or SECRETS_KEY_FILE must be set');
 }
 
 /** Encrypts `plaintext` under the context; the result is a base64 Encryption SDK message. */
 export async function seal(plaintext: string, context: SecretContext): Promise<string> {
   // Committing and unsigned: only this service encrypts and decrypts, so a signature would add cost, not trust.
-  const { result } = await encrypt(secretsKeyring(), plaintext, {
+  const { sdk, client, keyring } = await crypto();
+  const { result } = await client.encrypt(keyring, plaintext, {
     encryptionContext: { ...context },
-    suiteId: AlgorithmSuiteIdentifier.ALG_AES256_GCM_IV12_TAG16_HKDF_SHA512_COMMIT_KEY,
+    suiteId: sdk.AlgorithmSuiteIdentifier.ALG_AES256_GCM_IV12_TAG16_HKDF_SHA512_COMMIT_KEY,
   });
   return result.toString('base64');
 }
 
 /** Decrypts a sealed message, refusing it unless it was sealed under exactly this context. */
 export async function open(sealed: string, context: SecretContext): Promise<string> {
-  const { plaintext, messageHeader } = await decrypt(secretsKeyring(), Buffer.from(sealed, 'base64'));
+  const { client, keyring } = await crypto();
+  const { plaintext, messageHeader } = await client.decrypt(keyring, Buffer.from(sealed, 'base64'));
   const stored = messageHeader.encryptionContext;
   const expected = Object.entries(context);
   if (Object.keys(stored).length !== expected.length || expected.some(([name, value]) => stored[name] !== value)) {

@@ -119,8 +119,6 @@ export class ApiFunction extends Construct {
       environment: {
         ...service.environment,
         POWERTOOLS_SERVICE_NAME,
-        // Defence in depth for any traced method: bodies and results hold customers' credentials.
-        POWERTOOLS_TRACER_CAPTURE_RESPONSE: 'false',
         STAGE: service.stage,
         NODE_OPTIONS: '--enable-source-maps',
       },

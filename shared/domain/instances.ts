@@ -27,6 +27,7 @@ import { orderablePlan } from './flavors';
 import { generateSshKey, parsePublicKey } from './ssh-keys';
 import { openInstanceSecrets, sealInstanceSecrets, type InstanceSecrets } from './instance-secrets';
 import { upstreamForLiveReads } from '../upstream';
+import { prepareSecrets } from '../secrets';
 import { workflowEngine } from '../workflows';
 import { toInstanceDetail, toInstanceSummary } from './views';
 
@@ -131,9 +132,12 @@ async function startProvisioning(instance: InstanceItem, job: Job): Promise<void
 }
 
 export async function getInstanceDetail(accountId: string, instanceId: number | undefined): Promise<InstanceDetail> {
+  prepareSecrets();
   const item = instanceId === undefined ? undefined : await getOwnedInstance(instanceId, accountId);
   if (!item) throw instanceNotFound();
-  return toInstanceDetail(await withLivePowerState(item), await openInstanceSecrets(item));
+  // The secrets open (a KMS call on AWS) while the live state is read upstream, not after it.
+  const [current, secrets] = await Promise.all([withLivePowerState(item), openInstanceSecrets(item)]);
+  return toInstanceDetail(current, secrets);
 }
 
 /**
@@ -176,6 +180,7 @@ export interface InstanceListPage {
 
 /** The caller's live instances by id: all of them, or one page when `per_page` or `page_token` is given. */
 export async function listInstanceSummaries(accountId: string, query: ListInstancesQuery = {}): Promise<InstanceListPage> {
+  prepareSecrets();
   const summaries = (items: InstanceItem[]) =>
     Promise.all(items.map(async (item) => toInstanceSummary(item, await openInstanceSecrets(item))));
   if (query.per_page === undefined && query.page_token === undefined)

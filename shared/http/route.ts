@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import { traceHandler } from '../tracing';
 import type * as z from 'zod';
 import type { RouteContract } from '../contracts/contract';
 import { runWithDeadline } from '../deadline';
@@ -95,7 +95,7 @@ export function route<C extends RouteContract>(
   const pipeline = middy<Event, ApiResponse, Error, StatefulContext>()
     .use(httpResponse())
     // Responses carry root passwords and private keys: never record them as trace metadata.
-    .use(captureLambdaHandler(tracer, { captureResponse: false }))
+    .use(traceHandler(tracer))
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(edgeOrigin())
     .use(authentication(contract));

@@ -1,4 +1,3 @@
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { config } from '../config';
 import { DigitalOceanDriver } from './digitalocean';
 import { TokenPoolDriver } from './token-pool';
@@ -14,6 +13,8 @@ async function readTokens(): Promise<string> {
   const { token: literal, tokenSecretArn } = config().upstream;
   if (literal) return literal;
   if (!tokenSecretArn) throw new Error('neither UPSTREAM_TOKEN nor UPSTREAM_TOKEN_SECRET_ARN is set');
+  // Loaded here, once per container: only this read on AWS needs the client.
+  const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
   const secrets = new SecretsManagerClient({ region: config().region });
   const { SecretString } = await secrets.send(new GetSecretValueCommand({ SecretId: tokenSecretArn }));
   if (!SecretString) throw new Error('the upstream token secret is empty');

@@ -155,7 +155,6 @@ describe('ServiceStack (dev)', () => {
       expect(fn.Properties.Environment.Variables).toMatchObject({
         NODE_OPTIONS: '--enable-source-maps',
         STAGE: 'dev',
-        POWERTOOLS_TRACER_CAPTURE_RESPONSE: 'false',
       });
       expect(fn.Properties.Environment.Variables).not.toHaveProperty('DYNAMODB_ENDPOINT');
       expect(fn.Properties.Environment.Variables).not.toHaveProperty('SFN_ENDPOINT');

@@ -82,6 +82,8 @@ describe('X-Ray tracing', () => {
     // Some of the invocations above were traced (locally a few are lost to overlap), so a silent tracer cannot pass.
     expect(handlerSegments()).toBeGreaterThanOrEqual(4);
     const traced = datagrams.join('\n');
+    // The requests' DynamoDB calls were traced too, under the table they read.
+    expect(traced).toMatch(/"name":"DynamoDB","[^\n]*"namespace":"aws"/);
     for (const secret of secrets) {
       expect(secret.length).toBeGreaterThan(10);
       expect(traced).not.toContain(secret);
