@@ -187,9 +187,10 @@ async function meterAccount(accountId: string, owned: readonly InstanceItem[], n
 }
 
 /**
- * Charges every instance of one index shard, a page at a time (the next page is read while this one is charged),
- * `accountsAtOnce` accounts of a page side by side, under the shard's lease: false, having done nothing, when
- * another run holds it.
+ * Charges every instance of one index shard under the shard's lease (false, having done nothing, when another run
+ * holds it). `accountsAtOnce` workers each take the next account of the pages read so far and charge its instances of
+ * that page; the next page is read while they charge, as soon as fewer accounts than workers are waiting, so that no
+ * worker waits on a read or idles at the end of a page.
  */
 async function meterShardUnderLease(
   shard: number,
@@ -202,22 +203,35 @@ async function meterShardUnderLease(
   if (!(await takeMeterLease(key, holder, Date.now(), Date.now() + METER_LEASE_MS))) return false;
   try {
     const pages = listInstancesToMeter(key)[Symbol.asyncIterator]();
-    let next = pages.next();
-    for (;;) {
-      const page = await next;
-      if (page.done) break;
-      next = pages.next();
-      next.catch(() => undefined);
-      const accounts = [...Map.groupBy(page.value, (instance) => instance.account_id)];
-      const workers = Array.from({ length: accountsAtOnce }, async () => {
-        for (let each = accounts.shift(); each !== undefined; each = accounts.shift()) await meterAccount(...each, nowMs, tally);
-      });
-      await Promise.all(workers);
-    }
-  } catch (error) {
-    // A shard that cannot be read now is metered on the next run (or the next attempt).
-    logger.error('could not read a meter shard', { shard: key, error });
-    tally.failures.push(error);
+    const waiting: [string, InstanceItem[]][] = [];
+    let allRead = false;
+    let reading: Promise<void> | undefined;
+    const readAhead = () =>
+      (reading ??= pages
+        .next()
+        .then(
+          (page) => {
+            if (page.done) allRead = true;
+            else waiting.push(...Map.groupBy(page.value, (instance) => instance.account_id));
+          },
+          (error: unknown) => {
+            // A shard that cannot be read now is metered on the next run (or the next attempt); what was read is charged.
+            allRead = true;
+            logger.error('could not read a meter shard', { shard: key, error });
+            tally.failures.push(error);
+          },
+        )
+        .finally(() => (reading = undefined)));
+    const worker = async () => {
+      for (;;) {
+        if (!allRead && waiting.length <= accountsAtOnce) void readAhead();
+        const next = waiting.shift();
+        if (next) await meterAccount(...next, nowMs, tally);
+        else if (allRead) return;
+        else await readAhead();
+      }
+    };
+    await Promise.all(Array.from({ length: accountsAtOnce }, worker));
   } finally {
     await releaseMeterLease(key, holder).catch((error: unknown) => logger.error('could not release a meter lease', { shard: key, error }));
   }

@@ -1,11 +1,12 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../../shared/aws';
 import { tableName } from '../../shared/config';
-import { METER_PERIOD_MS } from '../../shared/domain/billing';
-import { METER_SHARDS } from '../../shared/domain/billing-segments';
+import { METER_LEASE_MS, METER_PERIOD_MS, meterShard } from '../../shared/domain/billing';
+import { METER_SHARDS, meterShardOf } from '../../shared/domain/billing-segments';
 import { getAccount } from '../../shared/store/accounts';
 import { getInstanceItem } from '../../shared/store/instances';
 import { listLedgerEntries } from '../../shared/store/ledger';
+import { releaseMeterLease, takeMeterLease } from '../../shared/store/meter-leases';
 import { setBillingState } from '../support/accounts';
 import { useTestRuntime } from '../support/runtime';
 
@@ -158,5 +159,47 @@ describe('meter state machine', () => {
     expect((await getInstanceItem(failing!))!.metered_until).toBe(new Date(from).toISOString());
     expect((await meterEntries(accountId, healthy!)).map((entry) => entry.amount)).toEqual([-runningCost(from, boundary)]);
     expect((await getAccount(accountId))!.balance).toBe(50_000_000 - runningCost(from, boundary));
+  });
+});
+
+describe('meter shard lease', () => {
+  it('goes to exactly one of several holders asking at once, and to another only once released or expired', async () => {
+    const key = meterShardOf(METER_SHARDS - 1);
+    const now = Date.now();
+    const holders = Array.from({ length: 6 }, (_, i) => `execution-${i}`);
+    const taken = await Promise.all(holders.map((holder) => takeMeterLease(key, holder, now, now + 1_000)));
+    expect(taken.filter(Boolean)).toHaveLength(1);
+    const holder = holders[taken.indexOf(true)]!;
+    const other = holders.find((candidate) => candidate !== holder)!;
+
+    expect(await takeMeterLease(key, other, now + 999, now + 2_000)).toBe(false);
+    // Its holder takes it over (a retry of the same execution), and gives it back.
+    expect(await takeMeterLease(key, holder, now + 999, now + 2_000)).toBe(true);
+    await releaseMeterLease(key, other);
+    expect(await takeMeterLease(key, other, now + 1_500, now + 3_000)).toBe(false);
+    await releaseMeterLease(key, holder);
+    expect(await takeMeterLease(key, other, now + 1_500, now + 3_000)).toBe(true);
+    // Expired: anyone takes it.
+    expect(await takeMeterLease(key, holder, now + 3_000, now + 4_000)).toBe(true);
+    await releaseMeterLease(key, holder);
+  });
+
+  it('leaves a shard alone while another execution holds it; a retry of the holder charges it', async () => {
+    const from = Date.now() - (Date.now() % METER_PERIOD_MS) - 2 * HOUR;
+    const { accountId, apiKey } = await runtime.newAccount();
+    const [id] = await owedInstances(apiKey, 1, from);
+    const shard = shardOf(id!);
+    const now = Date.now();
+    const boundary = now - (now % METER_PERIOD_MS);
+    expect(await takeMeterLease(meterShardOf(shard), 'execution-a', now, now + METER_LEASE_MS)).toBe(true);
+
+    expect(await meterShard(shard, now, 'execution-b')).toMatchObject({ shard, skipped: true, periodsCharged: 0 });
+    expect(await meterEntries(accountId, id!)).toEqual([]);
+
+    expect(await meterShard(shard, now, 'execution-a')).toMatchObject({ shard, skipped: false });
+    expect((await meterEntries(accountId, id!)).map((entry) => entry.amount)).toEqual([-runningCost(from, boundary)]);
+    // Given back at the end: the next execution takes it.
+    expect(await takeMeterLease(meterShardOf(shard), 'execution-c', Date.now(), Date.now() + 1_000)).toBe(true);
+    await releaseMeterLease(meterShardOf(shard), 'execution-c');
   });
 });
