@@ -3,8 +3,8 @@ import { parseArgs } from 'node:util';
 import { BatchWriteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../shared/aws';
 import { tableName } from '../shared/config';
-import { runMeter } from '../shared/domain/billing';
-import { meterShardOf } from '../shared/domain/billing-segments';
+import { meterShard } from '../shared/domain/billing';
+import { METER_SHARDS, meterShardOf } from '../shared/domain/billing-segments';
 import { sweepShardOf } from '../shared/domain/convergence';
 import { catalog } from '../shared/domain/flavors';
 import { serviceTag, upstreamTagOf } from '../shared/domain/instances';
@@ -19,10 +19,11 @@ import { createLocalTables } from '../infra/local/tables';
 import { measure, type CapacityTally } from './capacity';
 import { measureCreateRate } from './hot-items';
 import { prices } from './cost';
-import { writeScaleSection, type ScaleResults } from './scale-report';
+import { writeScaleSection, type MeterShardMeasure, type ScaleResults } from './scale-report';
 
 /**
- * `npm run bench:scale`: seeds instances straight into DynamoDB Local (sizes from the command line), then measures a meter run, a reconciler run and two lists with the units DynamoDB reports
+ * `npm run bench:scale`: seeds instances straight into DynamoDB Local (sizes from the command line), then measures the meter (each
+ * shard as its worker charges it), a reconciler run and two lists with the units DynamoDB reports
  * (`ReturnConsumedCapacity`), projects them to 1M live and 10M deleted instances, and writes the figures into
  * bench/results.md next to those of the design that scanned the instances table.
  */
@@ -224,8 +225,14 @@ async function main() {
     const listedBefore = listCalls();
     const reconcilerRun = await measure(() => reconcile(now));
     const pages = listCalls() - listedBefore;
-    log('meter run');
-    const meterRun = await measure(() => runMeter(now));
+    log('meter: each shard as its worker in the meter state machine charges it');
+    const meterShards: MeterShardMeasure[] = [];
+    for (let shard = 0; shard < METER_SHARDS; shard++) {
+      const run = await measure(() => meterShard(shard, now, 'bench:scale'));
+      meterShards.push({ shard, ...pick(run), items: run.result.periodsCharged });
+    }
+    const meterRun = { ms: sum(meterShards.map((m) => m.ms)), tally: mergeTallies(meterShards.map((m) => m.tally)) };
+    const meterCharged = sum(meterShards.map((m) => m.items));
 
     log('the scanning design: one consistent Scan of the instances table');
     const scan = await measure(async () => {
@@ -241,7 +248,7 @@ async function main() {
       return items;
     });
 
-    log('hot items: creates against the single capacity counters');
+    log('hot items: creates against the sharded capacity counters');
     const template = instanceItemSchema.parse({
       ...instanceItem(0, who.fresh, true, null),
       status: 'pending',
@@ -266,7 +273,8 @@ async function main() {
         fresh: { ...pick(freshList), items: freshList.result.length },
       },
       reconciler: { ...pick(reconcilerRun), items: pages * 200, pages, pageSize: 200 },
-      meter: { ...pick(meterRun), items: meterRun.result.periodsCharged },
+      meter: { ...meterRun, items: meterCharged },
+      meterShards,
       scan: { ...pick(scan), items: scan.result },
       creates,
     };
@@ -280,5 +288,19 @@ async function main() {
 }
 
 const pick = ({ ms, tally }: { ms: number; tally: CapacityTally }) => ({ ms, tally });
+const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0);
+
+/** The sum of several tallies. */
+function mergeTallies(tallies: readonly CapacityTally[]): CapacityTally {
+  const merged: CapacityTally = { calls: 0, readUnits: 0, writeUnits: 0, operations: {} };
+  for (const tally of tallies) {
+    merged.calls += tally.calls;
+    merged.readUnits += tally.readUnits;
+    merged.writeUnits += tally.writeUnits;
+    for (const [operation, count] of Object.entries(tally.operations))
+      merged.operations[operation] = (merged.operations[operation] ?? 0) + count;
+  }
+  return merged;
+}
 
 await main();

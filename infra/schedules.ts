@@ -1,19 +1,34 @@
 import type { FunctionAccess } from '../shared/access';
-import { workflowNames } from '../shared/workflows/names';
+import { lifecycleWorkflowNames, type WorkflowName } from '../shared/workflows/names';
 
 /**
  * Scheduled jobs, shared by the CDK stack (EventBridge Scheduler) and the local runtime (timers): what runs, how
- * often, and what it may touch.
+ * often, and what it may touch. A job is a function, or a workflow whose executions the schedule starts.
  */
-export interface ScheduleDefinition {
-  readonly entry: string;
+export type ScheduleDefinition = ScheduledFunctionDefinition | ScheduledWorkflowDefinition;
+
+interface ScheduleTiming {
   readonly everyMinutes: number;
   /** Whether the local runtime also runs it once at start. */
   readonly runAtLocalStart: boolean;
+}
+
+export interface ScheduledFunctionDefinition extends ScheduleTiming {
+  readonly entry: string;
   /** At most one run at a time (reserved concurrency 1): a run still going when the next is due makes it skip. */
   readonly exclusive?: boolean;
   readonly access: FunctionAccess;
 }
+
+/**
+ * EventBridge Scheduler starts an execution of the state machine itself (no function in between), with an empty
+ * input; the workflow's steps declare their own access (infra/workflows.ts).
+ */
+export interface ScheduledWorkflowDefinition extends ScheduleTiming {
+  readonly workflow: WorkflowName;
+}
+
+export const isScheduledWorkflow = (definition: ScheduleDefinition): definition is ScheduledWorkflowDefinition => 'workflow' in definition;
 
 export const schedules = {
   reconciler: {
@@ -28,29 +43,28 @@ export const schedules = {
         jobs: ['Query', 'BatchGetItem', 'GetItem', 'PutItem', 'UpdateItem'],
         counters: ['GetItem', 'PutItem', 'UpdateItem'],
       },
-      startsWorkflows: workflowNames,
+      startsWorkflows: lifecycleWorkflowNames,
       upstream: true,
     },
   },
   meter: {
-    entry: 'functions/scheduled/meter.ts',
+    // Fans the meter's shards out to parallel workers (statemachines/meter.asl.json). Executions may overlap when one
+    // runs past its period: each shard's lease keeps a shard to one execution at a time.
+    workflow: 'meter',
     everyMinutes: 5,
     runAtLocalStart: false,
-    // Two runs at once charge nothing twice (each charge is conditional), but they would race to pause accounts.
-    exclusive: true,
-    access: {
-      tables: {
-        // The sparse meter index, by shard, then the instances by key: no Scan.
-        instances: ['Query', 'BatchGetItem', 'GetItem', 'UpdateItem'],
-        accounts: ['GetItem', 'UpdateItem'],
-        ledger: ['PutItem'],
-        jobs: ['GetItem', 'PutItem', 'UpdateItem'],
-        counters: ['UpdateItem'],
-      },
-      startsWorkflows: ['power'],
-      upstream: true,
-    },
   },
 } as const satisfies Record<string, ScheduleDefinition>;
 
 export type ScheduleName = keyof typeof schedules;
+/** The jobs that are a function, and those that are a workflow. */
+export type FunctionScheduleName = {
+  [K in ScheduleName]: (typeof schedules)[K] extends ScheduledFunctionDefinition ? K : never;
+}[ScheduleName];
+export type WorkflowScheduleName = Exclude<ScheduleName, FunctionScheduleName>;
+export const functionScheduleNames = (Object.keys(schedules) as ScheduleName[]).filter(
+  (name): name is FunctionScheduleName => !isScheduledWorkflow(schedules[name]),
+);
+export const workflowScheduleNames = (Object.keys(schedules) as ScheduleName[]).filter((name): name is WorkflowScheduleName =>
+  isScheduledWorkflow(schedules[name]),
+);

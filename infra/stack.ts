@@ -21,8 +21,9 @@ import { ServiceTable } from './constructs/table';
 import { SecretsKey } from './constructs/secrets-key';
 import { Workflow } from './constructs/workflow';
 import { ScheduledFunction } from './constructs/scheduled-function';
+import { ScheduledWorkflow } from './constructs/scheduled-workflow';
 import { ServiceEvents } from './constructs/events';
-import { schedules, type ScheduleName } from './schedules';
+import { functionScheduleNames, schedules, workflowScheduleNames, type FunctionScheduleName, type WorkflowScheduleName } from './schedules';
 
 export const STAGES = ['dev', 'prod'] as const;
 export type Stage = (typeof STAGES)[number];
@@ -120,7 +121,10 @@ export class ServiceStack extends Stack {
   readonly workflows: Readonly<Record<WorkflowName, Workflow>>;
   readonly upstreamToken: secretsmanager.Secret;
   readonly secretsKey: SecretsKey;
-  readonly scheduled: Readonly<Record<ScheduleName, ScheduledFunction>>;
+  /** The scheduled jobs that are functions. */
+  readonly scheduled: Readonly<Record<FunctionScheduleName, ScheduledFunction>>;
+  /** The scheduled jobs that are workflows: a schedule starting the state machine. */
+  readonly scheduledWorkflows: Readonly<Record<WorkflowScheduleName, ScheduledWorkflow>>;
   readonly events: ServiceEvents;
   readonly backups: Backups;
   readonly alarmTopic: AlarmTopic;
@@ -198,14 +202,23 @@ export class ServiceStack extends Stack {
 
     const allStateMachines = Object.fromEntries(workflowNames.map((name) => [name, this.workflows[name].stateMachine]));
     this.scheduled = Object.fromEntries(
-      (Object.keys(schedules) as ScheduleName[]).map((name) => [
+      functionScheduleNames.map((name) => [
         name,
         new ScheduledFunction(this, `${pascal(name)}Schedule`, {
           definition: schedules[name],
           service: { ...service, stateMachines: allStateMachines },
         }),
       ]),
-    ) as Record<ScheduleName, ScheduledFunction>;
+    ) as Record<FunctionScheduleName, ScheduledFunction>;
+    this.scheduledWorkflows = Object.fromEntries(
+      workflowScheduleNames.map((name) => [
+        name,
+        new ScheduledWorkflow(this, `${pascal(name)}Schedule`, {
+          definition: schedules[name],
+          stateMachine: this.workflows[schedules[name].workflow].stateMachine,
+        }),
+      ]),
+    ) as Record<WorkflowScheduleName, ScheduledWorkflow>;
 
     this.events = new ServiceEvents(this, 'Events', {
       stage: config.stage,
@@ -256,13 +269,20 @@ export class ServiceStack extends Stack {
         Events: Object.values(this.events.functions).map((fn) => fn.function),
       },
       stateMachines: Object.fromEntries(workflowNames.map((name) => [pascal(name), this.workflows[name].stateMachine])),
-      meter: this.scheduled.meter.function.function,
-      scheduledJobs: Object.fromEntries(
-        (Object.keys(schedules) as ScheduleName[]).map((name) => [
-          name,
-          { function: this.scheduled[name].function.function, everyMinutes: schedules[name].everyMinutes },
-        ]),
-      ),
+      scheduledJobs: {
+        ...Object.fromEntries(
+          functionScheduleNames.map((name) => [
+            name,
+            { function: this.scheduled[name].function.function, everyMinutes: schedules[name].everyMinutes },
+          ]),
+        ),
+        ...Object.fromEntries(
+          workflowScheduleNames.map((name) => [
+            name,
+            { stateMachine: this.workflows[schedules[name].workflow].stateMachine, everyMinutes: schedules[name].everyMinutes },
+          ]),
+        ),
+      },
       tables: this.tables,
       accessLogs: this.api.accessLogs,
       alarmTopic: this.alarmTopic.topic,

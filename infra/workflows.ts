@@ -39,6 +39,30 @@ const actionStepAccess: FunctionAccess = {
   tables: { ...lifecycleStepAccess.tables, jobs: ['GetItem', 'UpdateItem'] },
 };
 
+/**
+ * One shard of the meter: its sparse index by shard, then the instances by key (no Scan); each charge a transaction
+ * of a ledger Put, an accounts Update and an instances Update; the shard's lease, an Update of one counters item; and
+ * the billing pause: the account (read, flag), its live instances (index Query, BatchGet), and a power-off of each
+ * running one (a job and its workflow, the instance's update, the upstream's power call).
+ */
+const meterShardAccess: FunctionAccess = {
+  tables: {
+    instances: ['Query', 'BatchGetItem', 'GetItem', 'UpdateItem'],
+    accounts: ['GetItem', 'UpdateItem'],
+    ledger: ['PutItem'],
+    jobs: ['GetItem', 'PutItem', 'UpdateItem'],
+    counters: ['UpdateItem'],
+  },
+  startsWorkflows: ['power'],
+  upstream: true,
+};
+
+/**
+ * A shard worker at 1M live instances charges 62,500 of them, 32 accounts at once: about 29 s at 15 ms a transaction.
+ * Twice that, with room; a worker cut off is retried by the Map and carries on where the charges stopped.
+ */
+export const METER_SHARD_TIMEOUT_SECONDS = 120;
+
 const step = (entry: string, access: FunctionAccess = lifecycleStepAccess, timeoutSeconds?: number): WorkflowStep => ({
   entry: `functions/workflow/${entry}.ts`,
   access,
@@ -92,6 +116,18 @@ export const workflows = {
       DestroyServersFunctionArn: step('delete-destroy-servers', { upstream: true }, 60),
       FinishDeleteFunctionArn: step('delete-finish'),
       FailDeleteFunctionArn: step('delete-fail', { tables: { jobs: ['UpdateItem'] } }),
+    },
+  },
+  meter: {
+    definitionFile: 'statemachines/meter.asl.json',
+    // Three periods: a run whose shards keep failing and retrying that long is stuck, and alarms as timed out.
+    timeoutSeconds: 900,
+    steps: {
+      MeterShardFunctionArn: {
+        entry: 'functions/scheduled/meter-shard.ts',
+        access: meterShardAccess,
+        timeoutSeconds: METER_SHARD_TIMEOUT_SECONDS,
+      },
     },
   },
 } as const satisfies Record<WorkflowName, WorkflowDefinition>;

@@ -59,9 +59,7 @@ export interface OperationsProps {
   readonly functionGroups: Readonly<Record<string, readonly lambda.Function[]>>;
   /** Every state machine, by the name its alarms and graph carry. */
   readonly stateMachines: Readonly<Record<string, sfn.IStateMachine>>;
-  /** The meter job: its failures leave usage unbilled, so they alarm on their own. */
-  readonly meter: lambda.IFunction;
-  /** Every scheduled job, by name, with its function and rate: each has a heartbeat. */
+  /** Every scheduled job, by name, with what it runs and its rate: each has a heartbeat. */
   readonly scheduledJobs: Readonly<Record<string, ScheduledJob>>;
   /** Every table, by name: throttles and system errors alarm. */
   readonly tables: Readonly<Record<string, dynamodb.ITableV2>>;
@@ -73,10 +71,27 @@ export interface OperationsProps {
   readonly otherAlarms?: readonly cloudwatch.Alarm[];
 }
 
-export interface ScheduledJob {
-  readonly function: lambda.IFunction;
-  readonly everyMinutes: number;
-}
+/** A scheduled job: a function the schedule invokes, or a state machine it starts. */
+export type ScheduledJob =
+  | { readonly function: lambda.IFunction; readonly everyMinutes: number }
+  | { readonly stateMachine: sfn.IStateMachine; readonly everyMinutes: number };
+
+/**
+ * What to say when executions of a state machine fail or time out, by the name its alarms carry: the lifecycles' by
+ * default (each execution runs a job on one instance), the meter's here.
+ */
+const executionAlarmNotes: Readonly<Record<string, { readonly failed: string; readonly timedOut: string }>> = {
+  Meter: {
+    failed:
+      'A meter execution failed: at least one shard could not be charged after its retries (the others were), so its ' +
+      'usage is unbilled and accounts that ran out in it are not paused until a run succeeds (that run charges the ' +
+      "missed periods). Check first: the execution's event history (which shard, which error; its output lists the " +
+      "outcomes by shard), then the meter shard function's ERROR lines and the ledger and accounts tables for throttling.",
+    timedOut:
+      'A meter execution ran past 15 minutes (three periods): its shards keep failing and retrying. Check first: ' +
+      "the execution's event history (which shard), then the MeterSteps LambdaErrors and DurationNearTimeout alarms.",
+  },
+};
 
 /** One line of a graph: the sum of a metric over a group of functions. */
 interface GroupSum {
@@ -117,7 +132,7 @@ export class Operations extends Construct {
     this.addStateMachineAlarms(stateMachines);
     this.addScheduledJobAlarms(props.scheduledJobs);
     this.addTableAlarms(props.tables);
-    this.addServiceAlarms(props.meter);
+    this.addServiceAlarms();
 
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
       dashboardName: alarmNamePrefix(props.stage),
@@ -132,7 +147,10 @@ export class Operations extends Construct {
           }),
           graph('Async events dropped', sums(dropped), 12),
         ],
-        stateMachines.map(([name, machine]) => executionsGraph(name, machine)),
+        // Four to a row (the lifecycles, then the meter's own row).
+        ...Array.from({ length: Math.ceil(stateMachines.length / 4) }, (_, row) =>
+          stateMachines.slice(row * 4, row * 4 + 4).map(([name, machine]) => executionsGraph(name, machine)),
+        ),
         ...serviceWidgets(),
       ],
     });
@@ -229,24 +247,35 @@ export class Operations extends Construct {
       const period = Duration.minutes(job.everyMinutes);
       const label = pascalCase(name);
       this.addAlarm(`Heartbeat-${label}`, {
-        // Runs that returned; no data at all (the job stopped being invoked) is as bad as none succeeding.
-        metric: new cloudwatch.MathExpression({
-          expression: 'FILL(invocations, 0) - FILL(errors, 0)',
-          usingMetrics: {
-            invocations: job.function.metricInvocations({ statistic: cloudwatch.Stats.SUM, period }),
-            errors: job.function.metricErrors({ statistic: cloudwatch.Stats.SUM, period }),
-          },
-          label: `${label} successful runs`,
-          period,
-        }),
+        // Runs that returned (executions that succeeded); no data at all (the job stopped being invoked or started) is
+        // as bad as none succeeding.
+        metric:
+          'function' in job
+            ? new cloudwatch.MathExpression({
+                expression: 'FILL(invocations, 0) - FILL(errors, 0)',
+                usingMetrics: {
+                  invocations: job.function.metricInvocations({ statistic: cloudwatch.Stats.SUM, period }),
+                  errors: job.function.metricErrors({ statistic: cloudwatch.Stats.SUM, period }),
+                },
+                label: `${label} successful runs`,
+                period,
+              })
+            : new cloudwatch.MathExpression({
+                expression: 'FILL(succeeded, 0)',
+                usingMetrics: { succeeded: job.stateMachine.metricSucceeded({ statistic: cloudwatch.Stats.SUM, period }) },
+                label: `${label} successful runs`,
+                period,
+              }),
         threshold: 1,
         below: true,
         periods: HEARTBEAT_PERIODS,
         missingDataBreaches: true,
         description:
           `The ${name} job has not once succeeded in ${HEARTBEAT_PERIODS} runs (${HEARTBEAT_PERIODS * job.everyMinutes} ` +
-          `minutes). Check first: SchedulerTargetErrors, then the ${name} function's ERROR lines and its Duration ` +
-          'against its timeout.',
+          `minutes). Check first: SchedulerTargetErrors, then ` +
+          ('function' in job
+            ? `the ${name} function's ERROR lines and its Duration against its timeout.`
+            : `ExecutionsFailed-${label} and ExecutionsTimedOut-${label}, and the executions' event history.`),
       });
     }
     this.addAlarm('SchedulerTargetErrors', {
@@ -262,7 +291,8 @@ export class Operations extends Construct {
       threshold: 0,
       description:
         'EventBridge Scheduler could not invoke a scheduled job (target errors, or invocations dropped after its ' +
-        "retries). Check first: the schedule role's lambda:InvokeFunction grant and the job function's throttles.",
+        "retries). Check first: the schedule role's lambda:InvokeFunction or states:StartExecution grant, the job " +
+        "function's throttles, and the schedule's failed-starts queue.",
     });
   }
 
@@ -297,25 +327,28 @@ export class Operations extends Construct {
 
   private addStateMachineAlarms(stateMachines: readonly [string, sfn.IStateMachine][]): void {
     for (const [name, machine] of stateMachines) {
+      const notes = executionAlarmNotes[name];
       this.addAlarm(`ExecutionsFailed-${name}`, {
         metric: machine.metricFailed({ period: PERIOD }),
         threshold: 0,
         description:
+          notes?.failed ??
           `A ${name} execution failed: its job ended in error and its instance may be left half-way for the ` +
-          "reconciler. Check first: the execution's event history (which step failed, with which error), then that " +
-          "step function's log group.",
+            "reconciler. Check first: the execution's event history (which step failed, with which error), then that " +
+            "step function's log group.",
       });
       this.addAlarm(`ExecutionsTimedOut-${name}`, {
         metric: machine.metricTimedOut({ period: PERIOD }),
         threshold: 0,
         description:
+          notes?.timedOut ??
           `A ${name} execution timed out. Check first: the state it was waiting in (event history), then whether ` +
-          'the upstream API still answers for that server.',
+            'the upstream API still answers for that server.',
       });
     }
   }
 
-  private addServiceAlarms(meter: lambda.IFunction): void {
+  private addServiceAlarms(): void {
     this.addAlarm('ProvisionSlow', {
       metric: serviceMetric(metricNames.provisionDuration, 'p99'),
       threshold: PROVISION_BUDGET_MS,
@@ -323,14 +356,6 @@ export class Operations extends Construct {
         `Provisioning p99 (deploy accepted to instance active) above its ${PROVISION_BUDGET_MS / 60_000}-minute ` +
         "budget. Check first: UpstreamErrors and the upstream provider's status, then the provision executions' " +
         'CheckServer polling.',
-    });
-    this.addAlarm('MeterErrors', {
-      metric: meter.metricErrors({ period: PERIOD }),
-      threshold: 0,
-      description:
-        'The meter failed: usage is not being charged and accounts that ran out are not being billing-paused (the ' +
-        "next good run charges the missed periods). Check first: ERROR lines in the meter function's log group, " +
-        'then the ledger and accounts tables for throttling.',
     });
     this.addAlarm('LeakedServers', {
       metric: serviceMetric(metricNames.leakedServersDestroyed),

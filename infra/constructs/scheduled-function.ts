@@ -5,7 +5,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { deadLetterQueue } from './dead-letter-queue';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import { Construct } from 'constructs';
-import type { ScheduleDefinition } from '../schedules';
+import type { ScheduledFunctionDefinition } from '../schedules';
 import { ApiFunction, type ServiceContext } from './api-function';
 
 /**
@@ -15,7 +15,7 @@ import { ApiFunction, type ServiceContext } from './api-function';
 const SCHEDULED_TIMEOUT = Duration.minutes(5);
 
 export interface ScheduledFunctionProps {
-  readonly definition: ScheduleDefinition;
+  readonly definition: ScheduledFunctionDefinition;
   readonly service: ServiceContext;
 }
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { TableName } from '../../shared/tables';
-import { schedules, type ScheduleDefinition, type ScheduleName } from '../schedules';
+import { isScheduledWorkflow, schedules, type ScheduleDefinition, type ScheduleName } from '../schedules';
 import { createLocalTables } from './tables';
 import { startGateway, type GatewayOptions } from './gateway';
 import { startSimulator, type Simulator } from './simulator';
@@ -77,13 +77,28 @@ export interface LocalRuntime {
  * The whole service on this machine: the upstream simulator, the local Step Functions endpoint running the ASL
  * files, and the local gateway, with the handlers configured, as on AWS, purely through environment variables.
  */
-/** Runs every scheduled job at its rate (and once now where it asks to); a failed run is logged, not fatal. */
-async function startScheduleTimers(): Promise<NodeJS.Timeout[]> {
+/**
+ * Runs every scheduled job at its rate (and once now where it asks to): a function's handler, or a new execution of a
+ * workflow on the local Step Functions endpoint (as EventBridge Scheduler starts it on AWS). A failed run is logged,
+ * not fatal.
+ */
+async function startScheduleTimers(stepFunctions: () => LocalStepFunctions): Promise<NodeJS.Timeout[]> {
   return Promise.all(
     (Object.keys(schedules) as ScheduleName[]).map(async (name) => {
       const definition: ScheduleDefinition = schedules[name];
-      const module = (await import(pathToFileURL(resolve(repositoryRoot, definition.entry)).href)) as { handler: () => Promise<unknown> };
-      const run = () => void module.handler().catch((error: unknown) => console.error(`${name} failed:`, error));
+      let job: () => Promise<unknown>;
+      if (isScheduledWorkflow(definition)) {
+        job = async () => {
+          const arn = stepFunctions().start(definition.workflow);
+          const execution = stepFunctions().executions.get(arn)!;
+          await execution.done;
+          if (execution.status === 'FAILED') throw new Error(`${execution.error}: ${execution.cause}`);
+        };
+      } else {
+        const module = (await import(pathToFileURL(resolve(repositoryRoot, definition.entry)).href)) as { handler: () => Promise<unknown> };
+        job = () => module.handler();
+      }
+      const run = () => void job().catch((error: unknown) => console.error(`${name} failed:`, error));
       if (definition.runAtLocalStart) run();
       return setInterval(run, definition.everyMinutes * 60_000).unref();
     }),
@@ -156,7 +171,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   const consoleUrl = `${gateway.url}/console/`;
   // Known once the gateway has its port, and before any handler has read its configuration.
   process.env.CONSOLE_URL = consoleUrl;
-  const timers = options.schedules === false ? [] : await startScheduleTimers();
+  const timers = options.schedules === false ? [] : await startScheduleTimers(() => stepFunctions);
 
   return {
     baseUrl: gateway.url,

@@ -56,19 +56,39 @@ export interface LocalStepFunctionsOptions {
   readonly waitScale?: number;
   /** Every retry pause lasts this long locally (ms). */
   readonly retryMs: number;
-  /** Runs around each Task invocation (the benchmarks record DynamoDB calls and durations per step this way). */
-  readonly aroundTask?: <T>(workflow: WorkflowName, stateName: string, invoke: () => Promise<T>) => Promise<T>;
+  /**
+   * Runs around each Task invocation, given the task's input (the benchmarks record DynamoDB calls and durations per
+   * step this way; tests inject failures).
+   */
+  readonly aroundTask?: <T>(workflow: WorkflowName, stateName: string, invoke: () => Promise<T>, input: unknown) => Promise<T>;
 }
 
 export interface LocalStepFunctions {
   readonly endpoint: string;
+  /** Starts an execution, as StartExecution does (what EventBridge Scheduler calls on AWS); its ARN. */
+  start(workflow: WorkflowName, input?: Record<string, unknown>, name?: string): string;
   readonly executions: ReadonlyMap<string, Execution>;
   /** Resolves when no execution is running. */
   idle(): Promise<void>;
   close(): Promise<void>;
 }
 
-type AslState = { Type: string; Resource?: string; Seconds?: number };
+type AslState = {
+  Type: string;
+  Resource?: string;
+  Seconds?: number;
+  ItemProcessor?: { States: Record<string, AslState> };
+  Iterator?: { States: Record<string, AslState> };
+  Branches?: { States: Record<string, AslState> }[];
+};
+
+/** Every state of a definition by name, those inside Map item processors and Parallel branches included. */
+export function everyState(states: Record<string, AslState>): [string, AslState][] {
+  return Object.entries(states).flatMap(([name, state]) => [
+    [name, state] as [string, AslState],
+    ...[state.ItemProcessor, state.Iterator, ...(state.Branches ?? [])].flatMap((inner) => (inner ? everyState(inner.States) : [])),
+  ]);
+}
 
 /**
  * aws-local-stepfunctions keeps no per-state context: here `$$.State.EnteredTime` reads the clock when a state
@@ -87,7 +107,8 @@ async function loadMachine(root: string, name: WorkflowName, options: LocalStepF
   const taskHandlers: TaskHandlers = {};
   const waitOverrides: Record<string, number> = {};
   const retryOverrides: Record<string, number> = {};
-  for (const [stateName, state] of Object.entries(states)) {
+  // aws-local-stepfunctions looks its overrides up by state name, nested states too: names are unique per definition.
+  for (const [stateName, state] of everyState(states)) {
     if (state.Type === 'Wait') {
       waitOverrides[stateName] =
         options.waitScale !== undefined && state.Seconds !== undefined
@@ -101,7 +122,7 @@ async function loadMachine(root: string, name: WorkflowName, options: LocalStepF
     if (!step) throw new Error(`${workflow.definitionFile}: state ${stateName} has no step for ${state.Resource}`);
     const module = (await import(pathToFileURL(resolve(root, step.entry)).href)) as { handler: TaskHandler };
     const around = options.aroundTask;
-    taskHandlers[stateName] = around ? (input) => around(name, stateName, async () => module.handler(input)) : module.handler;
+    taskHandlers[stateName] = around ? (input) => around(name, stateName, async () => module.handler(input), input) : module.handler;
   }
   const definition = JSON.parse(raw.replace(/\$\{(\w+)\}/g, (_, key: string) => localFunctionArn(key)));
   return { machine: new StateMachine(definition), taskHandlers, waitOverrides, retryOverrides };
@@ -252,6 +273,8 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsOptions
 
   return {
     endpoint: `http://127.0.0.1:${port}`,
+    start: (workflow, input = {}, name) =>
+      start({ stateMachineArn: localStateMachineArn(workflow), input: JSON.stringify(input), ...(name ? { name } : {}) }).executionArn,
     executions,
     async idle() {
       await Promise.all([...executions.values()].map((e) => e.done));

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod';
 import { tableNames, tables } from '../../shared/tables';
-import { workflowEnvVars, workflowNames } from '../../shared/workflows/names';
+import { lifecycleWorkflowNames, workflowEnvVars } from '../../shared/workflows/names';
 import { localHandlerEnv } from '../local/handler-env';
 import { outputNames } from '../outputs';
 
@@ -65,7 +65,8 @@ export function stackEnv(stackName: string, region: string, outputs: Readonly<Re
     UPSTREAM_TOKEN_SECRET_ARN: outputNames.upstreamTokenSecretArn,
     UPSTREAM_BASE_URL: outputNames.upstreamBaseUrl,
     ...Object.fromEntries(tableNames.map((t) => [tables[t].envVar, outputNames.table(t)])),
-    ...Object.fromEntries(workflowNames.map((w) => [workflowEnvVars[w], outputNames.stateMachine(w)])),
+    // The lifecycles the operator's commands start (the meter runs in process: `billing meter`).
+    ...Object.fromEntries(lifecycleWorkflowNames.map((w) => [workflowEnvVars[w], outputNames.stateMachine(w)])),
   };
   const missing = Object.values(wanted).filter((output) => !outputs[output]);
   if (missing.length > 0) throw new Error(`stack ${stackName} has no output ${missing.join(', ')}: is it this service's stack?`);

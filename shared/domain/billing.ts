@@ -3,7 +3,8 @@ import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
 import { getAccount, setBillingPaused, type Account } from '../store/accounts';
 import { getInstanceItem, leaveMeterIndex, listInstancesToMeter, listOwnedInstances, type InstanceItem } from '../store/instances';
-import { recordLedgerEntry, recordMeteredPeriod } from '../store/ledger';
+import { recordLedgerEntry, recordMeteredPeriod, recordMeteredPeriodKeepingCredit } from '../store/ledger';
+import { releaseMeterLease, takeMeterLease } from '../store/meter-leases';
 import { chargedPieces, hasUnbilledTime, METER_SHARDS, meterShardOf, segmentsOf, type BillingSegment } from './billing-segments';
 import { powerOffForBilling } from './lifecycle';
 
@@ -79,9 +80,20 @@ function chargeableUntil(segments: readonly BillingSegment[], nowMs: number): nu
   return Math.min(Date.parse(last.end), nowMs);
 }
 
-/** Charges one instance up to now, each segment at its own rate; the amount, or undefined when nothing was due. */
-async function meterInstance(read: InstanceItem, nowMs: number): Promise<number | undefined> {
+/** A charge booked: its amount, and whether it (or one before it) took the account's balance to zero or below. */
+interface Charged {
+  readonly amount: number;
+  readonly exhausted: boolean;
+}
+
+/**
+ * Charges one instance up to now, each segment at its own rate; undefined when nothing was due. The charge is booked
+ * on condition that the balance stays above zero; when that alone refuses it, it is booked anyway and reported as
+ * exhausting the balance (`outOfCredit`: the account is known to be out already, so book it at once).
+ */
+async function meterInstance(read: InstanceItem, nowMs: number, outOfCredit: boolean): Promise<Charged | undefined> {
   let instance: InstanceItem | undefined = read;
+  let exhausted = outOfCredit;
   for (let attempt = 0; attempt < 3; attempt++) {
     if (attempt > 0) instance = await getInstanceItem(read.instance_id);
     if (!instance || instance.metered_until === null) return undefined;
@@ -93,107 +105,198 @@ async function meterInstance(read: InstanceItem, nowMs: number): Promise<number 
     }
     const pieces = chargedPieces(segments, instance.metered_until, until);
     const amount = pieces.reduce((sum, piece) => sum + piece.amount, 0);
-    const charged = await recordMeteredPeriod(
-      {
-        account_id: instance.account_id,
-        entry_id: `meter#${instance.instance_id}#${instance.metered_until}`,
-        kind: 'meter',
-        amount: -amount,
-        instance_id: instance.instance_id,
-        period_start: instance.metered_until,
-        period_end: new Date(until).toISOString(),
-        pieces,
-        created_at: new Date(nowMs).toISOString(),
-      },
-      instance.version,
-      !hasUnbilledTime(segments, new Date(until).toISOString()),
-    );
-    if (charged) return amount;
+    const entry = {
+      account_id: instance.account_id,
+      entry_id: `meter#${instance.instance_id}#${instance.metered_until}`,
+      kind: 'meter' as const,
+      amount: -amount,
+      instance_id: instance.instance_id,
+      period_start: instance.metered_until,
+      period_end: new Date(until).toISOString(),
+      pieces,
+      created_at: new Date(nowMs).toISOString(),
+    };
+    const last = !hasUnbilledTime(segments, entry.period_end);
+    const book = async (keepCredit: boolean) =>
+      keepCredit
+        ? recordMeteredPeriodKeepingCredit(entry, instance!.version, last)
+        : (await recordMeteredPeriod(entry, instance!.version, last))
+          ? 'charged'
+          : 'refused';
+    let outcome = await book(!exhausted);
+    if (outcome === 'exhausts-balance') {
+      exhausted = true;
+      outcome = await book(false);
+    }
+    if (outcome === 'charged') return { amount, exhausted };
     // Refused: another run charged it (the next read finds nothing due), or a change of rate landed between the read
     // and the charge (the version moved): read again and price it afresh.
   }
   throw new Error(`instance ${read.instance_id} kept changing while it was metered`);
 }
 
-/** How many of the meter's index shards are read at once, and how many accounts of a page are charged at once. */
+/** How many of the meter's index shards runMeter reads at once (the meter state machine fans them out instead). */
 const SHARD_CONCURRENCY = 4;
-const ACCOUNT_CONCURRENCY = 8;
+/** Accounts of a page charged at once by runMeter, per shard (4 shards: 32 charges at once). */
+const RUN_ACCOUNT_CONCURRENCY = 8;
+/**
+ * Accounts of a page charged at once by one shard worker of the meter state machine. With its 16 shards at once that
+ * is 512 charges in flight: at about 15 ms a transaction on AWS, 1M instances take about 29 s (see the README).
+ */
+export const SHARD_ACCOUNT_CONCURRENCY = 32;
+/**
+ * How long a shard's lease lasts: longer than a shard worker may run (its timeout, 120 s), shorter than the meter's
+ * period (5 minutes), so a worker that died never keeps the next run off its shard.
+ */
+export const METER_LEASE_MS = 150_000;
+
+/** What one pass over a shard did; failures are kept, not thrown, so that one instance never stops the others. */
+interface ShardTally {
+  periodsCharged: number;
+  amountCharged: number;
+  readonly accountsBilled: Set<string>;
+  readonly failures: unknown[];
+}
+
+const emptyTally = (): ShardTally => ({ periodsCharged: 0, amountCharged: 0, accountsBilled: new Set(), failures: [] });
+
+/** Charges one account's instances of a page, then applies its billing pause if a charge took its balance to zero. */
+async function meterAccount(accountId: string, owned: readonly InstanceItem[], nowMs: number, tally: ShardTally): Promise<void> {
+  let exhausted = false;
+  let billed = 0;
+  for (const instance of owned) {
+    try {
+      const charged = await meterInstance(instance, nowMs, exhausted);
+      if (charged === undefined) continue;
+      tally.periodsCharged += 1;
+      tally.amountCharged += charged.amount;
+      billed += charged.amount;
+      exhausted ||= charged.exhausted;
+    } catch (error) {
+      // One instance that cannot be charged now (it is charged on a later run) must not stop the others.
+      logger.error('could not meter an instance', { instance_id: instance.instance_id, error });
+      tally.failures.push(error);
+    }
+  }
+  if (billed > 0) tally.accountsBilled.add(accountId);
+  if (!exhausted) return;
+  await enforceBillingPause(accountId).catch((error: unknown) => {
+    logger.error('could not apply the billing pause', { account_id: accountId, error });
+    tally.failures.push(error);
+  });
+}
 
 /**
- * Charges every instance with time left to bill, from where it was last charged until now (or its deletion), one
- * transaction per instance: ledger entry with a deterministic id, balance, and `metered_until`, conditioned on
- * `metered_until` not having moved (a re-run or a retry never charges a period twice) and on the instance's
- * version (no rate changed unseen). It reads the sparse meter index shard by shard, a page at a time, and applies
- * each account's billing pause as soon as that page's charges for it are booked. Each account's balance is read once
- * a run and lowered by what the run charges it: only an account whose balance may have reached zero is checked for
- * the pause (deposits only raise a balance, and other debits apply the pause themselves).
+ * Charges every instance of one index shard under the shard's lease (false, having done nothing, when another run
+ * holds it). `accountsAtOnce` workers each take the next account of the pages read so far and charge its instances of
+ * that page; the next page is read while they charge, as soon as fewer accounts than workers are waiting, so that no
+ * worker waits on a read or idles at the end of a page.
+ */
+async function meterShardUnderLease(
+  shard: number,
+  nowMs: number,
+  holder: string,
+  accountsAtOnce: number,
+  tally: ShardTally,
+): Promise<boolean> {
+  const key = meterShardOf(shard);
+  if (!(await takeMeterLease(key, holder, Date.now(), Date.now() + METER_LEASE_MS))) return false;
+  try {
+    const pages = listInstancesToMeter(key)[Symbol.asyncIterator]();
+    const waiting: [string, InstanceItem[]][] = [];
+    let allRead = false;
+    let reading: Promise<void> | undefined;
+    const readAhead = () =>
+      (reading ??= pages
+        .next()
+        .then(
+          (page) => {
+            if (page.done) allRead = true;
+            else waiting.push(...Map.groupBy(page.value, (instance) => instance.account_id));
+          },
+          (error: unknown) => {
+            // A shard that cannot be read now is metered on the next run (or the next attempt); what was read is charged.
+            allRead = true;
+            logger.error('could not read a meter shard', { shard: key, error });
+            tally.failures.push(error);
+          },
+        )
+        .finally(() => (reading = undefined)));
+    const worker = async () => {
+      for (;;) {
+        if (!allRead && waiting.length <= accountsAtOnce) void readAhead();
+        const next = waiting.shift();
+        if (next) await meterAccount(...next, nowMs, tally);
+        else if (allRead) return;
+        else await readAhead();
+      }
+    };
+    await Promise.all(Array.from({ length: accountsAtOnce }, worker));
+  } finally {
+    await releaseMeterLease(key, holder).catch((error: unknown) => logger.error('could not release a meter lease', { shard: key, error }));
+  }
+  return true;
+}
+
+/**
+ * The failures of a run as one error, named after the first, so that a workflow's Retry matches the transient ones
+ * (a DynamoDB throttle the SDK gave up on, a transaction conflict) by name.
+ */
+function meterFailure(failures: readonly unknown[], what: string): AggregateError {
+  const error = new AggregateError(failures, `${failures.length} instance(s), account(s) or shard(s) of ${what} could not be metered`);
+  const first = failures[0];
+  if (first instanceof Error && first.name !== 'AggregateError') error.name = first.name;
+  return error;
+}
+
+export interface ShardMeterReport extends MeterReport {
+  readonly shard: number;
+  /** Another run held the shard's lease: this one left it alone. */
+  readonly skipped: boolean;
+}
+
+/**
+ * One shard of the meter (the meter state machine runs one per shard): charges each of its instances up to `nowMs`,
+ * which every shard of one execution shares, one transaction per instance (ledger entry with a deterministic id,
+ * balance, and `metered_until`, conditioned on `metered_until` not having moved, so a re-run or a retry never charges
+ * a period twice, and on the instance's version, so no rate changed unseen). Each account whose balance a charge took
+ * to zero or below is billing-paused as soon as its charges on the page are booked. `holder` (the execution) holds
+ * the shard's lease meanwhile: another execution skips the shard, a retry of this one takes it over.
+ */
+export async function meterShard(shard: number, nowMs: number, holder: string): Promise<ShardMeterReport> {
+  if (!Number.isInteger(shard) || shard < 0 || shard >= METER_SHARDS) throw new Error(`no meter shard ${shard}`);
+  const tally = emptyTally();
+  const metered = await meterShardUnderLease(shard, nowMs, holder, SHARD_ACCOUNT_CONCURRENCY, tally);
+  const report = { shard, skipped: !metered, ...reportOf(tally) };
+  logger.info(metered ? 'meter shard' : 'meter shard held by another run', report);
+  countMetric(metricNames.meteredPeriods, report.periodsCharged);
+  if (tally.failures.length > 0) throw meterFailure(tally.failures, `shard ${shard}`);
+  return report;
+}
+
+const reportOf = (tally: ShardTally): MeterReport => ({
+  periodsCharged: tally.periodsCharged,
+  amountCharged: tally.amountCharged,
+  accountsBilled: tally.accountsBilled.size,
+});
+
+/**
+ * The whole meter in one process (the operations CLI, tests): every shard as meterShard charges it, four at once,
+ * up to the same instant. Shards another run holds are left to it.
  */
 export async function runMeter(nowMs = Date.now()): Promise<MeterReport> {
-  const report = { periodsCharged: 0, amountCharged: 0, accountsBilled: new Set<string>() };
-  const failures: unknown[] = [];
-  // Each account's balance before this run's charges, less what they took; read once, before the first charge.
-  const balances = new Map<string, number>();
-  const balanceReads = new Map<string, Promise<void>>();
-  const readBalance = (accountId: string) => {
-    const read = balanceReads.get(accountId) ?? requireAccount(accountId).then((account) => void balances.set(accountId, account.balance));
-    balanceReads.set(accountId, read);
-    return read;
-  };
-  const meterAccount = async (accountId: string, owned: InstanceItem[]) => {
-    const known = await readBalance(accountId).then(
-      () => true,
-      () => (balanceReads.delete(accountId), false),
-    );
-    let billed = 0;
-    for (const instance of owned) {
-      try {
-        const charged = await meterInstance(instance, nowMs);
-        if (charged === undefined) continue;
-        report.periodsCharged += 1;
-        report.amountCharged += charged;
-        billed += charged;
-      } catch (error) {
-        // One instance that cannot be charged now (it is charged on a later run) must not stop the others.
-        logger.error('could not meter an instance', { instance_id: instance.instance_id, error });
-        failures.push(error);
-      }
-    }
-    if (billed === 0) return;
-    report.accountsBilled.add(accountId);
-    // No await between reading and lowering the balance: charges of one account in other shards subtract too.
-    const balance = known ? (balances.get(accountId) ?? 0) - billed : 0;
-    if (known) balances.set(accountId, balance);
-    if (balance > 0) return;
-    await enforceBillingPause(accountId).catch((error: unknown) => {
-      logger.error('could not apply the billing pause', { account_id: accountId, error });
-      failures.push(error);
-    });
-  };
-  const meterPage = async (instances: InstanceItem[]) => {
-    const accounts = [...Map.groupBy(instances, (instance) => instance.account_id)];
-    const workers = Array.from({ length: ACCOUNT_CONCURRENCY }, async () => {
-      for (let next = accounts.shift(); next !== undefined; next = accounts.shift()) await meterAccount(...next);
-    });
-    await Promise.all(workers);
-  };
-  const shards = Array.from({ length: METER_SHARDS }, (_, i) => meterShardOf(i));
+  const tally = emptyTally();
+  const holder = `run#${randomUUID()}`;
+  const shards = Array.from({ length: METER_SHARDS }, (_, i) => i);
   const workers = Array.from({ length: SHARD_CONCURRENCY }, async () => {
     for (let shard = shards.shift(); shard !== undefined; shard = shards.shift()) {
-      try {
-        for await (const page of listInstancesToMeter(shard)) await meterPage(page);
-      } catch (error) {
-        // A shard that cannot be read now is metered on the next run; the others go on.
-        logger.error('could not read a meter shard', { shard, error });
-        failures.push(error);
-      }
+      await meterShardUnderLease(shard, nowMs, holder, RUN_ACCOUNT_CONCURRENCY, tally);
     }
   });
   await Promise.all(workers);
-  const { periodsCharged, amountCharged } = report;
-  const accountsBilled = report.accountsBilled.size;
-  logger.info('meter run', { periodsCharged, amountCharged, accountsBilled });
-  countMetric(metricNames.meteredPeriods, periodsCharged);
-  if (failures.length > 0)
-    throw new AggregateError(failures, `${failures.length} instance(s), account(s) or shard(s) could not be metered`);
-  return { periodsCharged, amountCharged, accountsBilled };
+  const report = reportOf(tally);
+  logger.info('meter run', { ...report });
+  countMetric(metricNames.meteredPeriods, report.periodsCharged);
+  if (tally.failures.length > 0) throw meterFailure(tally.failures, 'the run');
+  return report;
 }

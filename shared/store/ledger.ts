@@ -75,6 +75,37 @@ export async function recordLedgerEntry(entry: LedgerEntry): Promise<boolean> {
   }
 }
 
+/** The transaction of one metered period: entry, balance (optionally on condition it stays above zero) and instance. */
+function meteredPeriodItems(
+  entry: LedgerEntry & { instance_id: number; period_start: string; period_end: string },
+  instanceVersion: number,
+  last: boolean,
+  keepCredit: boolean,
+) {
+  const balance = balanceUpdate(entry.account_id, entry.amount, false);
+  return [
+    entryPut(entry),
+    keepCredit
+      ? {
+          Update: {
+            ...balance.Update,
+            ConditionExpression: 'attribute_exists(account_id) AND balance > :cost',
+            ExpressionAttributeValues: { ...balance.Update.ExpressionAttributeValues, ':cost': -entry.amount },
+          },
+        }
+      : balance,
+    {
+      Update: {
+        TableName: tableName('instances'),
+        Key: { instance_id: entry.instance_id },
+        UpdateExpression: `SET metered_until = :end${last ? ' REMOVE meter_shard' : ''}`,
+        ConditionExpression: 'metered_until = :start AND version = :version',
+        ExpressionAttributeValues: { ':start': entry.period_start, ':end': entry.period_end, ':version': instanceVersion },
+      },
+    },
+  ];
+}
+
 /**
  * Books one metered period of an instance: the entry, the balance and the instance's `metered_until` move together,
  * on condition that `metered_until` is still the period's start and the instance is still at the version the period
@@ -87,27 +118,35 @@ export async function recordMeteredPeriod(
   last = false,
 ): Promise<boolean> {
   try {
-    await transactWrite({
-      TransactItems: [
-        entryPut(entry),
-        balanceUpdate(entry.account_id, entry.amount, false),
-        {
-          Update: {
-            TableName: tableName('instances'),
-            Key: { instance_id: entry.instance_id },
-            UpdateExpression: `SET metered_until = :end${last ? ' REMOVE meter_shard' : ''}`,
-            ConditionExpression: 'metered_until = :start AND version = :version',
-            ExpressionAttributeValues: { ':start': entry.period_start, ':end': entry.period_end, ':version': instanceVersion },
-          },
-        },
-      ],
-    });
+    await transactWrite({ TransactItems: meteredPeriodItems(entry, instanceVersion, last, false) });
     return true;
   } catch (error) {
     if (error instanceof TransactionCanceledException && error.CancellationReasons?.some((r) => r.Code === 'ConditionalCheckFailed')) {
       return false;
     }
     throw error;
+  }
+}
+
+/**
+ * As recordMeteredPeriod, and on condition too that the account's balance stays above zero after the charge:
+ * `exhausts-balance` when that alone refused it (nothing was written; book it with recordMeteredPeriod, then apply
+ * the billing pause). Charges of one account from several writers at once are ordered by DynamoDB, so the one that
+ * takes the balance to zero or below is always the one told.
+ */
+export async function recordMeteredPeriodKeepingCredit(
+  entry: LedgerEntry & { instance_id: number; period_start: string; period_end: string },
+  instanceVersion: number,
+  last = false,
+): Promise<'charged' | 'refused' | 'exhausts-balance'> {
+  try {
+    await transactWrite({ TransactItems: meteredPeriodItems(entry, instanceVersion, last, true) });
+    return 'charged';
+  } catch (error) {
+    const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
+    if (!reasons.some((r) => r.Code === 'ConditionalCheckFailed')) throw error;
+    // Entry or instance refused: charged already, or changed meanwhile. Only the balance refused: out of credit.
+    return reasons[0]?.Code === 'ConditionalCheckFailed' || reasons[2]?.Code === 'ConditionalCheckFailed' ? 'refused' : 'exhausts-balance';
   }
 }
 

@@ -1,10 +1,10 @@
-import type { WorkflowName } from './names';
+import type { LifecycleWorkflowName } from './names';
 import type { Job } from '../store/jobs';
 
 /** Jobs that run a workflow (a `reconcile` job is recorded already ended). */
 export type WorkflowJobType = Exclude<Job['type'], 'reconcile'>;
 
-export const workflowOfJob: Record<WorkflowJobType, WorkflowName> = {
+export const workflowOfJob: Record<WorkflowJobType, LifecycleWorkflowName> = {
   provision: 'provision',
   delete: 'delete',
   power_on: 'power',

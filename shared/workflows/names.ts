@@ -1,9 +1,13 @@
 /**
- * The lifecycle workflows, and the environment variable through which functions learn each state machine's ARN:
- * all the runtime knows of them. What each one runs (its ASL file and steps) is the deployment's, in
- * infra/workflows.ts.
+ * The workflows, and the environment variable through which functions learn each state machine's ARN: all the
+ * runtime knows of them. What each one runs (its ASL file and steps) is the deployment's, in infra/workflows.ts.
  */
-export const workflowNames = ['provision', 'power', 'resize', 'delete'] as const;
+/** The lifecycles of an instance: each execution runs one job. */
+export const lifecycleWorkflowNames = ['provision', 'power', 'resize', 'delete'] as const;
+export type LifecycleWorkflowName = (typeof lifecycleWorkflowNames)[number];
+
+/** Every workflow: the lifecycles, then the meter, which fans its shards out (and starts power workflows). */
+export const workflowNames = [...lifecycleWorkflowNames, 'meter'] as const;
 export type WorkflowName = (typeof workflowNames)[number];
 
 export const workflowEnvVars = {
@@ -11,4 +15,5 @@ export const workflowEnvVars = {
   power: 'POWER_STATE_MACHINE_ARN',
   resize: 'RESIZE_STATE_MACHINE_ARN',
   delete: 'DELETE_STATE_MACHINE_ARN',
+  meter: 'METER_STATE_MACHINE_ARN',
 } as const satisfies Record<WorkflowName, string>;

@@ -2,6 +2,7 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import type { ServiceStack } from '../../infra/stack';
 import { logicalId, PROD_CONTEXT, referencedIds, synthesize, type Resource } from './synth';
+import { workflowNames } from '../../shared/workflows/names';
 
 const COPY_VAULT = 'arn:aws:backup:eu-central-1:222222222222:backup-vault:vps-copies';
 
@@ -75,7 +76,7 @@ describe('backups', () => {
     const stateMachineLogs = Object.values(resources('AWS::Logs::LogGroup')).filter((group) =>
       JSON.stringify(group.Properties.LogGroupName ?? '').includes('/aws/vendedlogs/states/'),
     );
-    expect(stateMachineLogs).toHaveLength(4);
+    expect(stateMachineLogs).toHaveLength(workflowNames.length);
   });
 
   it('warns at synth when prod has no second vault to copy to', () => {

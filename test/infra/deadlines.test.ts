@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { App } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import type { ServiceStack } from '../../infra/stack';
-import { schedules, type ScheduleName } from '../../infra/schedules';
+import { functionScheduleNames } from '../../infra/schedules';
 import { workflowNames, type WorkflowName } from '../../shared/workflows/names';
 import { workflows } from '../../infra/workflows';
 import { logicalId, synthesize } from './synth';
@@ -30,6 +30,7 @@ describe('deadlines', () => {
     ['power', 3600],
     ['resize', 3600],
     ['delete', 3600],
+    ['meter', 900],
   ])('gives every %s execution a timeout of %i seconds, so ExecutionsTimedOut can fire', (name, seconds) => {
     expect(definitionOf(stack, template, logicalId(stack.workflows[name].stateMachine)).TimeoutSeconds).toBe(seconds);
   });
@@ -48,16 +49,17 @@ describe('deadlines', () => {
     expect(timeoutOf(stack.api.functions[route]!)).toBe(seconds);
   });
 
-  it('gives DestroyServers 60 seconds and every other workflow step 30', () => {
+  it('gives DestroyServers 60 seconds, a meter shard 120, and every other workflow step 30', () => {
+    const special: Record<string, number> = { DestroyServersFunctionArn: 60, MeterShardFunctionArn: 120 };
     for (const name of workflowNames) {
       for (const key of Object.keys(workflows[name].steps)) {
-        expect(timeoutOf(stack.workflows[name].steps[key]!), `${name}.${key}`).toBe(key === 'DestroyServersFunctionArn' ? 60 : 30);
+        expect(timeoutOf(stack.workflows[name].steps[key]!), `${name}.${key}`).toBe(special[key] ?? 30);
       }
     }
   });
 
-  it('gives each scheduled job one period of its schedule', () => {
-    for (const name of Object.keys(schedules) as ScheduleName[]) {
+  it('gives each scheduled function one period of its schedule', () => {
+    for (const name of functionScheduleNames) {
       expect(timeoutOf(stack.scheduled[name].function)).toBe(300);
     }
   });

@@ -3,6 +3,7 @@ import { routes } from '../../shared/routes';
 import type { ServiceStack } from '../../infra/stack';
 import { tableNames } from '../../shared/tables';
 import { PROD_CONTEXT, logicalId, synthesize } from './synth';
+import { schedules } from '../../infra/schedules';
 
 /** CloudFormation's limits per template. */
 const MAX_RESOURCES = 500;
@@ -86,7 +87,7 @@ describe.each([
     expect(idsOfType(parent, 'AWS::DynamoDB::GlobalTable')).toHaveLength(tableNames.length);
     expect(idsOfType(parent, 'AWS::StepFunctions::StateMachine')).toHaveLength(Object.keys(stack.workflows).length);
     expect(idsOfType(parent, 'AWS::SecretsManager::Secret')).toEqual([logicalId(stack.upstreamToken)]);
-    expect(idsOfType(parent, 'AWS::Scheduler::Schedule')).toHaveLength(Object.keys(stack.scheduled).length);
+    expect(idsOfType(parent, 'AWS::Scheduler::Schedule')).toHaveLength(Object.keys(schedules).length);
     expect(idsOfType(parent, 'AWS::Events::EventBus')).toEqual([logicalId(stack.events.bus)]);
     expect(idsOfType(parent, 'AWS::SNS::Topic')).toEqual([logicalId(stack.alarmTopic.topic)]);
     expect(idsOfType(parent, 'AWS::CloudWatch::Alarm')).toEqual([]);

@@ -169,14 +169,22 @@ describe('Operations', () => {
       });
     });
 
-    it('alarm on any meter error', () => {
-      expect(alarm('MeterErrors')).toMatchObject({
-        Namespace: 'AWS/Lambda',
-        MetricName: 'Errors',
-        Dimensions: [{ Name: 'FunctionName', Value: { Ref: logicalId(stack.scheduled.meter.function.function) } }],
-        Statistic: 'Sum',
-        Threshold: 0,
-      });
+    it('alarm on any failed or timed-out meter execution, with what to check for the meter', () => {
+      const machine = [{ Name: 'StateMachineArn', Value: { Ref: logicalId(stack.workflows.meter.stateMachine) } }];
+      for (const [name, metric] of [
+        ['ExecutionsFailed-Meter', 'ExecutionsFailed'],
+        ['ExecutionsTimedOut-Meter', 'ExecutionsTimedOut'],
+      ]) {
+        expect(alarm(name!)).toMatchObject({ Namespace: 'AWS/States', MetricName: metric, Dimensions: machine, Threshold: 0 });
+        expect(alarm(name!).AlarmDescription).toContain('shard');
+      }
+    });
+
+    it('alarm on any error of a meter shard worker, retried or not', () => {
+      const read = readMetrics(alarm('LambdaErrors-MeterSteps'));
+      expect(read.map((m) => [m.MetricName, dimension(m, 'FunctionName')])).toEqual([
+        ['Errors', { Ref: logicalId(stack.workflows.meter.steps.MeterShardFunctionArn!.function) }],
+      ]);
     });
 
     it('alarm on any leaked upstream server', () => {
@@ -202,7 +210,25 @@ describe('Operations', () => {
       }
     });
 
-    it.each(['reconciler', 'meter'] as const)('alarm when the %s job has not succeeded in three periods, missing data breaching', (job) => {
+    it('alarm when the meter has not once succeeded in three periods, missing data breaching', () => {
+      const properties = alarm('Heartbeat-Meter');
+      expect(properties).toMatchObject({
+        ComparisonOperator: 'LessThanThreshold',
+        Threshold: 1,
+        EvaluationPeriods: 3,
+        DatapointsToAlarm: 3,
+        TreatMissingData: 'breaching',
+      });
+      const watched = (properties.Metrics as MetricQuery[]).find((query) => query.ReturnData !== false);
+      expect(watched?.Expression).toBe('FILL(succeeded, 0)');
+      const machine = { Ref: logicalId(stack.workflows.meter.stateMachine) };
+      const read = (properties.Metrics as MetricQuery[]).flatMap((query) => (query.MetricStat ? [query.MetricStat] : []));
+      expect(read.map((stat) => [stat.Metric.MetricName, stat.Stat, stat.Period, dimension(stat.Metric, 'StateMachineArn')])).toEqual([
+        ['ExecutionsSucceeded', 'Sum', 300, machine],
+      ]);
+    });
+
+    it.each(['reconciler'] as const)('alarm when the %s job has not succeeded in three periods, missing data breaching', (job) => {
       const properties = alarm(`Heartbeat-${job.charAt(0).toUpperCase()}${job.slice(1)}`);
       expect(properties).toMatchObject({
         ComparisonOperator: 'LessThanThreshold',

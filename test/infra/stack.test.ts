@@ -13,7 +13,7 @@ import type { ServiceStack } from '../../infra/stack';
 import { tableNames, tables } from '../../shared/tables';
 import { workflowNames } from '../../shared/workflows/names';
 import { workflows } from '../../infra/workflows';
-import { schedules, type ScheduleName } from '../../infra/schedules';
+import { functionScheduleNames, schedules, workflowScheduleNames } from '../../infra/schedules';
 import { eventFunctions, type EventFunctionName } from '../../infra/event-functions';
 import {
   asList,
@@ -61,7 +61,7 @@ function declaredFunctions(stack: ServiceStack): DeclaredFunction[] {
         access: grantedAccess(step.access),
       })),
     ),
-    ...(Object.keys(schedules) as ScheduleName[]).map((name) => ({
+    ...functionScheduleNames.map((name) => ({
       name,
       fn: stack.scheduled[name].function,
       access: grantedAccess(schedules[name].access),
@@ -140,7 +140,7 @@ describe('ServiceStack (dev)', () => {
   it('runs every function on nodejs24.x, arm64, with active tracing and its own log group with retention', () => {
     const stepCount = Object.values(workflows).reduce((sum, workflow) => sum + Object.keys(workflow.steps).length, 0);
     expect(Object.keys(functions)).toHaveLength(
-      routes.length + stepCount + Object.keys(schedules).length + Object.keys(eventFunctions).length,
+      routes.length + stepCount + functionScheduleNames.length + Object.keys(eventFunctions).length,
     );
     for (const fn of Object.values(functions)) {
       expect(fn.Properties).toMatchObject({
@@ -364,17 +364,21 @@ describe('ServiceStack (dev)', () => {
         ),
       );
       const declaredStarters = declared.filter(({ access }) => access.startsWorkflows?.length);
+      // And the schedules that start a workflow, each with a role of its own.
+      const scheduleRoles = workflowScheduleNames.map((name) =>
+        logicalId(stack.scheduledWorkflows[name].node.findChild('SchedulerRole') as never),
+      );
       expect(starters.flatMap((policy) => referencedIds(policy.Properties.Roles)).sort()).toEqual(
-        declaredStarters.map(({ fn }) => logicalId(fn.role)).sort(),
+        [...declaredStarters.map(({ fn }) => logicalId(fn.role)), ...scheduleRoles].sort(),
       );
     });
   });
 
   it('invokes each scheduled function at its rate through a role limited to that function', () => {
-    for (const [name, definition] of Object.entries(schedules)) {
-      const scheduled = stack.scheduled[name as keyof typeof schedules];
+    for (const name of functionScheduleNames) {
+      const scheduled = stack.scheduled[name];
       template.hasResourceProperties('AWS::Scheduler::Schedule', {
-        ScheduleExpression: `rate(${definition.everyMinutes} minutes)`,
+        ScheduleExpression: `rate(${schedules[name].everyMinutes} minutes)`,
         Target: Match.objectLike({ Arn: { Ref: logicalId(scheduled.function.alias) } }),
       });
     }

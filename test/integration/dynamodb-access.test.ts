@@ -7,7 +7,8 @@ import { grantedAccess, mergeAccess } from '../../infra/constructs/api-function'
 import type { FunctionAccess } from '../../shared/access';
 import { authAccess, routes } from '../../shared/routes';
 import { repositoryRoot } from '../../infra/local/runtime';
-import { schedules, type ScheduleName } from '../../infra/schedules';
+import { functionScheduleNames, schedules, workflowScheduleNames } from '../../infra/schedules';
+import { everyState } from '../../infra/local/step-functions';
 import { tableNames, type TableName } from '../../shared/tables';
 import type { WorkflowName } from '../../shared/workflows/names';
 import { workflows } from '../../infra/workflows';
@@ -33,8 +34,8 @@ async function recorded<T>(functionName: string, invoke: () => Promise<T>): Prom
 
 /** Each workflow state's step key, from the ASL files, so that a task is recorded under its function. */
 const stepKeyOf = (workflow: WorkflowName, stateName: string): string => {
-  const states = JSON.parse(readFileSync(resolve(repositoryRoot, workflows[workflow].definitionFile), 'utf8')).States;
-  return /^\$\{(\w+)\}$/.exec(states[stateName].Resource)?.[1] ?? stateName;
+  const states = new Map(everyState(JSON.parse(readFileSync(resolve(repositoryRoot, workflows[workflow].definitionFile), 'utf8')).States));
+  return /^\$\{(\w+)\}$/.exec(states.get(stateName)?.Resource ?? '')?.[1] ?? stateName;
 };
 
 const runtime = useTestRuntime({
@@ -55,7 +56,7 @@ function declaredOperations(): Map<string, Set<string>> {
     ...(Object.keys(workflows) as WorkflowName[]).flatMap((workflow) =>
       Object.entries(workflows[workflow].steps).map(([key, step]) => [`${workflow}.${key}`, flatten(step.access)] as const),
     ),
-    ...(Object.keys(schedules) as ScheduleName[]).map((name) => [name, flatten(schedules[name].access)] as const),
+    ...functionScheduleNames.map((name) => [name, flatten(schedules[name].access)] as const),
   ]);
 }
 
@@ -84,10 +85,12 @@ describe('declared DynamoDB access', () => {
     await runtime.call('GET', '/api/v1/keys', { headers: { cookie: 'session=forged' } });
     await runtime.call('GET', '/api/v1/openapi.json');
     await runtime.call('GET', '/api/v1/nowhere');
-    for (const name of Object.keys(schedules) as ScheduleName[]) {
+    for (const name of functionScheduleNames) {
       const module = (await import(resolve(repositoryRoot, schedules[name].entry))) as { handler: () => Promise<unknown> };
       await recorded(name, () => module.handler());
     }
+    // Workflow jobs run as their schedule starts them: their steps are recorded as workflow steps.
+    for (const name of workflowScheduleNames) runtime.stepFunctions.start(schedules[name].workflow);
     await runtime.call('DELETE', `/api/v1/keys/${created.body.id}`, { headers: page });
     await runtime.call('DELETE', `/api/v1/keys/${keyId}`, { headers: page });
     await runtime.stepFunctions.idle();
@@ -98,6 +101,7 @@ describe('declared DynamoDB access', () => {
     );
 
     expect(observed.size).toBeGreaterThan(15);
+    expect(observed.get('meter.MeterShardFunctionArn')?.size).toBeGreaterThan(0);
     expect(undeclared).toEqual([]);
     // A whole walk of the service: more than the default minute on a busy machine.
   }, 240_000);

@@ -1,0 +1,22 @@
+import * as z from 'zod';
+import { meterShard } from '../../shared/domain/billing';
+import { runWithDeadline, type InvocationClock } from '../../shared/deadline';
+import { logger, publishMetrics } from '../../shared/observability';
+
+/** One iteration of the meter state machine's Map: the shard, the execution's start, and the execution (the lease holder). */
+const inputSchema = z.object({
+  shard: z.number().int().min(0),
+  now: z.iso.datetime({ offset: true }),
+  holder: z.string().min(1),
+});
+
+export const handler = async (event: unknown, context?: InvocationClock) => {
+  const input = inputSchema.parse(event);
+  logger.resetKeys();
+  logger.appendKeys({ meter_shard: input.shard });
+  try {
+    return await runWithDeadline(context, () => meterShard(input.shard, Date.parse(input.now), input.holder));
+  } finally {
+    publishMetrics();
+  }
+};
