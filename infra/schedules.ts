@@ -15,8 +15,6 @@ interface ScheduleTiming {
 
 export interface ScheduledFunctionDefinition extends ScheduleTiming {
   readonly entry: string;
-  /** At most one run at a time (reserved concurrency 1): a run still going when the next is due makes it skip. */
-  readonly exclusive?: boolean;
   readonly access: FunctionAccess;
 }
 

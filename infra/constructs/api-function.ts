@@ -73,8 +73,6 @@ export interface ApiFunctionProps {
   readonly memorySize?: number;
   /** Sized from the function's worst case where it is declared. @default DEFAULT_ROUTE_TIMEOUT_SECONDS */
   readonly timeout?: Duration;
-  /** Reserved concurrency; 1 for a job that must never run twice at once. @default unreserved */
-  readonly reservedConcurrency?: number;
   /** Keeps the events of asynchronous invocations that failed every attempt (for functions invoked that way). */
   readonly deadLetterQueue?: sqs.IQueue;
 }
@@ -109,7 +107,6 @@ export class ApiFunction extends Construct {
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memorySize ?? 512,
       timeout: props.timeout ?? Duration.seconds(DEFAULT_ROUTE_TIMEOUT_SECONDS),
-      reservedConcurrentExecutions: props.reservedConcurrency,
       tracing: lambda.Tracing.ACTIVE,
       logGroup: this.logGroup,
       role: this.role,

@@ -36,11 +36,10 @@ export class ScheduledFunction extends Construct {
       access: definition.access,
       service,
       timeout: SCHEDULED_TIMEOUT,
-      reservedConcurrency: definition.exclusive ? 1 : undefined,
     });
     this.failedRuns = deadLetterQueue(this, 'FailedRuns');
     // No asynchronous retries: a failed run is made up by the next one, and a retry would overlap it. A run that
-    // cannot start within a period (an exclusive job still running) is dropped to the queue, not delayed.
+    // cannot start within a period is dropped to the queue, not delayed.
     this.function.alias.configureAsyncInvoke({
       retryAttempts: 0,
       maxEventAge: Duration.seconds(Math.max(60, definition.everyMinutes * 60)),
