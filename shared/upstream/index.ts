@@ -24,13 +24,13 @@ async function readTokens(): Promise<string> {
 export const tokensOf = (secret: string): string[] => secret.split(/[\s,]+/).filter(Boolean);
 
 export interface TokenCache {
-  /** The cached token, read on first use (and again after a failed read). */
+  /** The cached secret (the upstream tokens), read on first use (and again after a failed read). */
   current(): Promise<string>;
-  /** After the upstream refused `stale`: the token read anew, one read for all callers that saw the same one. */
+  /** After the upstream refused what `stale` held: the secret read anew, one read for all callers that saw the same. */
   reread(stale: string): Promise<string>;
 }
 
-/** Keeps the token for the container's life, until the upstream refuses it. */
+/** Keeps the secret for the container's life, until the upstream refuses a token it holds. */
 export function tokenCache(read: () => Promise<string>): TokenCache {
   let cached: Promise<string> | undefined;
   const current = () => {
