@@ -26,7 +26,8 @@ let loaded: Promise<Crypto> | undefined;
  * never touch a sealed secret, and it is the heaviest module a function bundles (the bundle still holds it).
  */
 function crypto(): Promise<Crypto> {
-  loaded ??= import('@aws-crypto/client-node').then((sdk) => ({
+  if (loaded) return loaded;
+  loaded = import('@aws-crypto/client-node').then((sdk) => ({
     sdk,
     client: sdk.buildClient({
       commitmentPolicy: sdk.CommitmentPolicy.REQUIRE_ENCRYPT_REQUIRE_DECRYPT,

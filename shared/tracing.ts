@@ -152,6 +152,8 @@ export class Tracer {
   private current: Subsegment | undefined;
   private coldStart = true;
   private socket: Socket | undefined;
+  /** Where the daemon listens: set by Lambda for the process's life, so read once. */
+  private daemon: { host: string; port: number } | undefined;
   private fetchInstrumented = false;
 
   constructor(options: TracerOptions) {
@@ -292,7 +294,8 @@ export class Tracer {
   /** Sends one finished (sub)segment to the daemon; tracing never fails a request. */
   send(document: object): void {
     try {
-      const { host, port } = daemonAddress(process.env.AWS_XRAY_DAEMON_ADDRESS);
+      this.daemon ??= daemonAddress(process.env.AWS_XRAY_DAEMON_ADDRESS);
+      const { host, port } = this.daemon;
       if (!this.socket) {
         this.socket = createSocket('udp4');
         this.socket.on('error', () => undefined);

@@ -13,7 +13,7 @@ import type { Middleware } from './state';
 const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
 const LENIENT_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i;
 
-export function acceptsContentType(contentType: string | undefined, lenient: boolean): boolean {
+function acceptsContentType(contentType: string | undefined, lenient: boolean): boolean {
   if (contentType !== undefined && JSON_TYPE.test(contentType)) return true;
   return lenient && (contentType === undefined || LENIENT_TYPE.test(contentType));
 }
