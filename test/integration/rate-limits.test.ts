@@ -1,6 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../../shared/aws';
 import { issueApiKey } from '../../shared/domain/accounts';
+import { updateAccountFlags } from '../../shared/store/accounts';
 import { useTestRuntime } from '../support/runtime';
 
 const runtime = useTestRuntime();
@@ -100,6 +101,18 @@ describe('rate limits', () => {
     expect(sixth.body.retry_after).toBe(Number(sixth.headers.get('retry-after')));
     expect(list.status).toBe(200);
     expect(list.body).toHaveLength(5);
+  });
+
+  it('answers with the standing before the limits: a suspended account over its limit gets 403, with the window in the headers', async () => {
+    const { accountId, apiKey } = await runtime.newAccount();
+    const spent = await Promise.all(Array.from({ length: 60 }, () => runtime.call('GET', '/api/v1/instances', { apiKey })));
+    await updateAccountFlags(accountId, { suspended: true });
+
+    const refused = await runtime.call('GET', '/api/v1/instances', { apiKey });
+
+    expect(spent.filter((r) => r.status === 200)).toHaveLength(60);
+    expect([refused.status, refused.body.error]).toEqual([403, 'Account suspended']);
+    expect(refused.headers.get('ratelimit')).toMatch(/^"general";r=0;t=\d+$/);
   });
 
   it('holds 60 over any 60 s at a clock edge: 60 at :59.7 leave nothing for :01.0, and come back exactly 60 s later', async () => {
