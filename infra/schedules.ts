@@ -35,7 +35,7 @@ export const schedules = {
     runAtLocalStart: true,
     access: {
       // The sparse in-flight, running-job and sweep indexes, by shard, then the items by key: no Scan. The sweep's
-      // cursor is an item of the counters table.
+      // cursor, and its book of orphaned servers waiting (with its guard), are items of the counters table.
       tables: {
         instances: ['Query', 'GetItem', 'BatchGetItem', 'UpdateItem'],
         jobs: ['Query', 'BatchGetItem', 'GetItem', 'PutItem', 'UpdateItem'],

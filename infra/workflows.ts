@@ -33,6 +33,16 @@ const lifecycleStepAccess: FunctionAccess = {
   upstream: true,
 };
 
+/**
+ * Steps that make an instance running hold the billing pause: they read the account and, when it is paused, power
+ * the instance off (a job and its workflow, a transaction checking the account is still paused, the upstream call).
+ */
+const runningStepAccess: FunctionAccess = {
+  ...lifecycleStepAccess,
+  tables: { ...lifecycleStepAccess.tables, accounts: ['GetItem', 'ConditionCheckItem'], jobs: ['GetItem', 'PutItem', 'UpdateItem'] },
+  startsWorkflows: ['power'],
+};
+
 /** Action steps also read their job: when it began bounds which upstream actions are the job's. */
 const actionStepAccess: FunctionAccess = {
   ...lifecycleStepAccess,
@@ -48,7 +58,7 @@ const actionStepAccess: FunctionAccess = {
 const meterShardAccess: FunctionAccess = {
   tables: {
     instances: ['Query', 'BatchGetItem', 'GetItem', 'UpdateItem'],
-    accounts: ['GetItem', 'UpdateItem'],
+    accounts: ['GetItem', 'UpdateItem', 'ConditionCheckItem'],
     ledger: ['PutItem'],
     jobs: ['GetItem', 'PutItem', 'UpdateItem'],
     counters: ['UpdateItem'],
@@ -77,7 +87,7 @@ export const workflows = {
     steps: {
       // Opens the root password to write it into the server's user data.
       CreateServerFunctionArn: step('provision-create-server', { ...lifecycleStepAccess, secrets: ['open'] }),
-      CheckServerFunctionArn: step('provision-check-server'),
+      CheckServerFunctionArn: step('provision-check-server', runningStepAccess),
       CompensateFunctionArn: step('provision-compensate'),
     },
   },
@@ -88,7 +98,11 @@ export const workflows = {
     steps: {
       FindActionFunctionArn: step('action-find', actionStepAccess),
       CheckActionFunctionArn: step('action-check'),
-      FinishPowerFunctionArn: step('power-finish'),
+      // A power-on finishing on a paused account starts the power-off in the same execution (no new workflow).
+      FinishPowerFunctionArn: step('power-finish', {
+        ...actionStepAccess,
+        tables: { ...actionStepAccess.tables, accounts: ['GetItem'] },
+      }),
       FailActionFunctionArn: step('action-fail', actionStepAccess),
     },
   },
@@ -99,7 +113,7 @@ export const workflows = {
       FindActionFunctionArn: step('action-find', actionStepAccess),
       CheckActionFunctionArn: step('action-check'),
       StartActionFunctionArn: step('action-start', actionStepAccess),
-      FinishResizeFunctionArn: step('resize-finish'),
+      FinishResizeFunctionArn: step('resize-finish', runningStepAccess),
       FailActionFunctionArn: step('action-fail', actionStepAccess),
     },
   },

@@ -59,6 +59,22 @@ export interface Config {
    * service looks again for this long before it takes the call as not done.
    */
   readonly unknownOutcomeWindowSeconds: number;
+  /**
+   * When a server the upstream answers 404 for is concluded gone: after this many reads by id, the first and the
+   * last this many seconds apart, and a listing by the instance's tag that does not show it either.
+   */
+  readonly absence: { readonly reads: number; readonly windowSeconds: number };
+  /**
+   * Our servers that no instance owns: powered off when found, destroyed only after the grace period (unless an
+   * operator spares them), and never more in one reconciler run than the guard allows.
+   */
+  readonly orphans: {
+    readonly graceSeconds: number;
+    /** More destructions than this in one run stop the sweep's destroying and alarm instead. */
+    readonly maxDestroyedPerRun: number;
+    /** More servers newly found orphaned than this in one run stop the sweep's power-offs and alarm instead. */
+    readonly maxFoundPerRun: number;
+  };
   readonly defaultIpv4PoolSize: number;
   readonly defaultTierCapacity: number;
   readonly events: {
@@ -143,6 +159,12 @@ function load(): Config {
     provisionTimeoutSeconds: integer('PROVISION_TIMEOUT_SECONDS', 600),
     actionTimeoutSeconds: integer('ACTION_TIMEOUT_SECONDS', 900),
     unknownOutcomeWindowSeconds: integer('UNKNOWN_OUTCOME_WINDOW_SECONDS', 60),
+    absence: { reads: integer('ABSENCE_READS', 3), windowSeconds: integer('ABSENCE_WINDOW_SECONDS', 600) },
+    orphans: {
+      graceSeconds: integer('ORPHAN_GRACE_SECONDS', 6 * 3600),
+      maxDestroyedPerRun: integer('SWEEP_MAX_DESTROYED_PER_RUN', 5),
+      maxFoundPerRun: integer('SWEEP_MAX_ORPHANS_FOUND_PER_RUN', 10),
+    },
     defaultIpv4PoolSize: integer('DEFAULT_IPV4_POOL_SIZE', 1000),
     defaultTierCapacity: integer('DEFAULT_TIER_CAPACITY', 200),
     events: {

@@ -22,6 +22,14 @@ export const metricNames = {
   driftServerVanished: 'DriftServerVanished',
   driftPowerChanged: 'DriftPowerChanged',
   driftSizeChanged: 'DriftSizeChanged',
+  /** A read by id that did not find an instance's server: evidence of absence, not yet a conclusion. */
+  serverAbsenceSuspected: 'ServerAbsenceSuspected',
+  /** An instance lost by inference whose server was found again and restored. */
+  serversReadopted: 'ServersReadopted',
+  /** Servers no instance owns, found by the sweep and powered off; destroyed after a grace period. */
+  orphanServersFound: 'OrphanServersFound',
+  /** The sweep's blast-radius guard stopped its power-offs and destructions. */
+  sweepGuardTripped: 'SweepGuardTripped',
   /** A stored server id that names a server without the instance's tag: never acted on. */
   foreignServerRefused: 'ForeignServerRefused',
   webhookDeliveries: 'WebhookDeliveries',

@@ -361,9 +361,25 @@ export class Operations extends Construct {
       metric: serviceMetric(metricNames.leakedServersDestroyed),
       threshold: 0,
       description:
-        'The reconciler destroyed upstream servers that belonged to no live instance: something cost money upstream ' +
-        "without an instance. Check first: the reconciler's 'destroying a leaked upstream server' log lines " +
-        '(server_id, instance_id), then provision and delete executions of those instances.',
+        'The reconciler destroyed orphaned upstream servers (no live instance owned them; each was powered off when ' +
+        "found and waited out its grace period). Check first: the reconciler's 'destroying an orphaned upstream " +
+        "server' log lines (server_id, instance_id), then provision and delete executions of those instances.",
+    });
+    this.addAlarm('OrphanedServers', {
+      metric: serviceMetric(metricNames.orphanServersFound),
+      threshold: 0,
+      description:
+        'The sweep found upstream servers of ours that no instance owns and powered them off; they are destroyed after ' +
+        'the grace period. Check first: npm run ops -- orphans list (spare any that must stay with orphans spare ' +
+        "SERVER_ID), then the 'a server of ours that no instance owns' log lines.",
+    });
+    this.addAlarm('SweepGuardTripped', {
+      metric: serviceMetric(metricNames.sweepGuardTripped),
+      threshold: 0,
+      description:
+        'The sweep would have powered off or destroyed more servers in one run than its blast-radius guard allows, and ' +
+        'stopped doing either. Check first: npm run ops -- orphans list (is the upstream token the right account’s? did ' +
+        'instances go missing from the table?); once the cause is understood, npm run ops -- orphans resume.',
     });
     this.addAlarm('UpstreamUnauthorized', {
       metric: serviceMetric(metricNames.upstreamUnauthorized),
@@ -601,7 +617,12 @@ function serviceWidgets(): cloudwatch.IWidget[][] {
     ],
     [
       graph('Billing', counts(metricNames.meteredPeriods, metricNames.billingPauses), 8),
-      graph('Reconciler', counts(metricNames.reconcilerRepairs, metricNames.leakedServersDestroyed), 8),
+      graph('Reconciler', counts(metricNames.reconcilerRepairs, metricNames.serversReadopted, metricNames.serverAbsenceSuspected), 8),
+      graph(
+        'Orphaned servers',
+        counts(metricNames.orphanServersFound, metricNames.leakedServersDestroyed, metricNames.sweepGuardTripped),
+        8,
+      ),
       graph(
         'Drift repaired',
         counts(

@@ -6,6 +6,8 @@ import { catalog, flavorIds } from '../../shared/domain/flavors';
 import { quarantineInstance, releaseInstance } from '../../shared/domain/lifecycle';
 import { audit, capacityOverview, moveCapacityToShards } from '../../shared/domain/audit';
 import { reconcile } from '../../shared/domain/reconciler';
+import { orphanOverview } from '../../shared/domain/fleet-sweep';
+import { setOrphanGuard, spareOrphan } from '../../shared/store/orphans';
 import { getAccount, updateAccountFlags, type Account, type AccountFlags } from '../../shared/store/accounts';
 import { listAccountApiKeys } from '../../shared/store/api-keys';
 import { setCapacityLimit, type CapacityPool } from '../../shared/store/counters';
@@ -206,6 +208,22 @@ function instanceCommand(summary: string, apply: (instanceId: number) => Promise
   });
 }
 
+/** Spare or unspare: prints the orphan afterwards. */
+function orphanCommand(summary: string, spared: boolean): Command {
+  return command({
+    args: ['server_id'],
+    summary,
+    prepare: ({ server_id: serverIdText }) => {
+      const serverId = nonNegativeInteger(serverIdText ?? '', 'SERVER_ID');
+      return async () => {
+        const orphan = await spareOrphan(serverId, spared);
+        if (!orphan) throw new UsageError(`no orphaned server ${serverId} is waiting`);
+        return { json: orphan, text: `server ${serverId}: ${spared ? 'spared' : 'destroyed after its grace period'}` };
+      };
+    },
+  });
+}
+
 function capacityPool(options: Options): { pool: CapacityPool; limit: number } {
   const { ipv4, flavor, limit } = options;
   if (ipv4 !== undefined && flavor === undefined && limit === undefined) {
@@ -384,6 +402,10 @@ const commands = new Map<string, Command>([
             actions_settled: repairs.actionsSettled,
             jobs_ended: repairs.jobsEnded,
             leaked_servers_destroyed: repairs.leakedServersDestroyed,
+            orphans_found: repairs.orphansFound,
+            servers_readopted: repairs.serversReadopted,
+            absences_suspected: repairs.absencesSuspected,
+            sweep_guard_halted: repairs.sweepGuardHalted,
             drift,
           };
           const { drift: _, ...counts } = json;
@@ -435,6 +457,36 @@ const commands = new Map<string, Command>([
           table('counters off', report.counters),
         ].join('\n\n');
         return { json: { ...report, drift_count: drifts }, text, exitCode: drifts > 0 ? 1 : 0 };
+      },
+    }),
+  ],
+  [
+    'orphans list',
+    command({
+      args: [],
+      summary: 'servers no instance owns, waiting for destruction (powered off), and whether the sweep’s guard holds',
+      prepare: () => async () => {
+        const { guard, orphans } = await orphanOverview();
+        const text = [
+          guard.halted_at
+            ? `sweep guard: halted at ${guard.halted_at} (${guard.reason ?? ''}); resume with: orphans resume`
+            : 'sweep guard: clear',
+          table('orphaned servers', orphans),
+        ].join('\n\n');
+        return { json: { guard, orphans }, text };
+      },
+    }),
+  ],
+  ['orphans spare', orphanCommand('never destroy this orphaned server (until unspared)', true)],
+  ['orphans unspare', orphanCommand('let a spared orphaned server be destroyed after its grace period', false)],
+  [
+    'orphans resume',
+    command({
+      args: [],
+      summary: 'let the sweep power off and destroy orphaned servers again after its guard tripped',
+      prepare: () => async () => {
+        await setOrphanGuard({ halted_at: null, reason: null });
+        return { json: { halted_at: null }, text: 'sweep guard: clear' };
       },
     }),
   ],

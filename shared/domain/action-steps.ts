@@ -2,12 +2,14 @@ import { config } from '../config';
 import { namedError } from './errors';
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
+import { getAccount } from '../store/accounts';
 import { getInstanceItem, updateInstanceWithRetry, type InstanceChanges, type InstanceItem } from '../store/instances';
 import { finishJob, getJob, type Job } from '../store/jobs';
 import type { ActionType, InstanceStatus } from '../schemas/instances';
 import { upstream } from '../upstream';
+import { holdBillingPause } from './billing';
 import { lookForStartedAction, settleFromUpstream, startedAction } from './convergence';
-import { lostTexts, ownServer } from './server-guard';
+import { lostTexts, ownServer, readInstanceServer } from './server-guard';
 
 export interface ActionStepInput {
   readonly instance_id: number;
@@ -56,10 +58,13 @@ export async function findActionStep(input: ActionStepInput & { action_type: str
 }
 
 /**
- * Starts the resize itself (to the plan reserved at acceptance), or the power-on that follows it. A retry after a
+ * Starts the resize itself (to the plan reserved at acceptance), the power-on that follows it, or the power-off that
+ * holds a billing pause. A retry after a
  * lost answer first looks for the action in the server's list, so it is never started twice.
  */
-export async function startActionStep(input: ActionStepInput & { type: 'resize' | 'power_on' }): Promise<{ action_id: number }> {
+export async function startActionStep(
+  input: ActionStepInput & { type: 'resize' | 'power_on' | 'power_off' },
+): Promise<{ action_id: number }> {
   const { instance, job, serverId } = await readInstanceAndJob(input);
   const target = instance.pending_plan;
   if (input.type === 'resize' && !target) throw new Error('no resize target is reserved');
@@ -68,7 +73,7 @@ export async function startActionStep(input: ActionStepInput & { type: 'resize' 
   if (already) return { action_id: already.id };
   await ownServer(driver, instance);
   const request =
-    input.type === 'resize' ? { type: 'resize' as const, size: target?.flavor ?? '', disk: true as const } : { type: 'power_on' as const };
+    input.type === 'resize' ? { type: 'resize' as const, size: target?.flavor ?? '', disk: true as const } : { type: input.type };
   const action = await driver.startAction(serverId, request);
   return { action_id: action.id };
 }
@@ -91,16 +96,30 @@ function poweredState(type: Exclude<ActionType, 'resize'>, pausedBy: 'user' | 'b
 
 const succeeded = (jobId: string) => ({ job_id: jobId, outcome: { status: 'succeeded' as const }, at: new Date().toISOString() });
 
-/** Records the completed power action, frees the instance's action slot and ends the job, in one transaction. */
+/**
+ * Records the completed power action, frees the instance's action slot and ends the job, in one transaction. A
+ * power-on or reboot that finds its account billing-paused does not finish: it starts the system's power-off, which
+ * the same job then waits for (`held`), so the pause holds for work that finishes during it.
+ */
 export async function finishPowerStep(
   input: ActionStepInput & { type: Exclude<ActionType, 'resize'>; paused_by: 'user' | 'billing' },
-): Promise<void> {
+): Promise<{ held: false } | { held: true; action_id: number }> {
+  if (input.type !== 'power_off' && (await accountBillingPaused(input.instance_id))) {
+    logger.warn('the account was billing-paused while the server came up; powering it off', { type: input.type });
+    return { held: true, ...(await startActionStep({ ...input, type: 'power_off' })) };
+  }
   await updateInstanceWithRetry(input.instance_id, (instance) =>
     instance.active_job_id === input.job_id && instance.deleted_at === null
       ? { changes: { ...poweredState(input.type, input.paused_by), active_job_id: null }, finish: succeeded(input.job_id) }
       : undefined,
   );
   await finishJob(input.job_id, { status: 'succeeded' }, new Date().toISOString());
+  return { held: false };
+}
+
+async function accountBillingPaused(instanceId: number): Promise<boolean> {
+  const instance = await getInstanceItem(instanceId);
+  return instance !== undefined && (await getAccount(instance.account_id))?.billing_paused === true;
 }
 
 /** Swaps plan and capacity at the end of a resize: the new tier was held since acceptance; the old one goes back. */
@@ -115,6 +134,7 @@ export async function finishResizeStep(input: ActionStepInput & { previous_statu
       : undefined,
   );
   await finishJob(input.job_id, { status: 'succeeded' }, new Date().toISOString());
+  await holdBillingPause(input.instance_id);
 }
 
 const failureTexts: Record<string, string> = {
@@ -128,17 +148,19 @@ const failureTexts: Record<string, string> = {
  * Settles an action that failed or was abandoned, from finished upstream facts only: while an upstream action of
  * the job is still in progress nothing is written (false; the reconciler comes back). Otherwise the instance takes
  * the state the upstream reports, its slot is freed, capacity follows the plan it really has, and the job fails
- * with a text safe to show, all in one transaction. A vanished server makes the instance failed.
+ * with a text safe to show, all in one transaction. A server concluded gone (never one that a single read did not find) makes the instance failed.
  */
 export async function settleAction(instanceId: number, jobId: string, errorName: string | undefined): Promise<boolean> {
   const [instance, job] = await Promise.all([getInstanceItem(instanceId), getJob(jobId)]);
   const at = new Date().toISOString();
   if (instance && job && instance.active_job_id === jobId && instance.deleted_at === null && instance.upstream_id !== null) {
     const driver = await upstream();
-    const server = await driver.getServer(instance.upstream_id);
+    const reading = await readInstanceServer(driver, instance);
+    // A server not found now is not a lost one: the job waits for the reconciler, which reads it again later.
+    const server = reading.kind === 'found' ? reading.server : null;
     const actions = server ? await driver.listActions(server.id) : [];
-    if (settleFromUpstream(instance, job.started_at, server, actions).kind === 'wait') {
-      logger.warn('action outcome not final yet; left for the reconciler', { cause: errorName });
+    if (reading.kind === 'unconfirmed' || settleFromUpstream(instance, job.started_at, server, actions).kind === 'wait') {
+      logger.warn('action outcome not final yet; left for the reconciler', { cause: errorName, server: reading.kind });
       return false;
     }
     await updateInstanceWithRetry(instanceId, (current) => {

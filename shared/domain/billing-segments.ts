@@ -70,7 +70,8 @@ export function segmentsAfterChange(
     .filter((segment) => segment.end !== null && (chargedUntil === null || segment.end > chargedUntil))
     .concat(open ? [{ ...open, end: closesAt }] : []);
   // Billing starts at activation, whose time is `metered_until`; later segments start where the last one closed.
-  const opensAt = open ? closesAt : (after.metered_until ?? nowIso);
+  // Billing that had ended and resumes (a server taken for lost, found again) starts now: the time between is not billed.
+  const opensAt = open ? closesAt : before.billing_ends_at !== null ? nowIso : (after.metered_until ?? nowIso);
   return newRate ? [...kept, { start: opensAt, end: null, ...newRate }] : kept;
 }
 

@@ -63,6 +63,20 @@ export async function enforceBillingPause(accountId: string): Promise<Account> {
   return account;
 }
 
+/**
+ * The billing pause holds for work that finishes during it: a step that has just made an instance running (a
+ * provision, a resize or a power-on finishing) calls this, and a running instance of a paused account is powered
+ * off by the system there and then. Safe to repeat; the power-off is recorded only while the account is still paused.
+ */
+export async function holdBillingPause(instanceId: number): Promise<void> {
+  const instance = await getInstanceItem(instanceId);
+  if (!instance || instance.deleted_at !== null || instance.status !== 'active' || instance.active_job_id !== null) return;
+  const account = await getAccount(instance.account_id);
+  if (!account?.billing_paused) return;
+  logger.warn('the instance became running on a billing-paused account; powering it off', { instance_id: instanceId });
+  await powerOffForBilling(instance);
+}
+
 export interface MeterReport {
   readonly periodsCharged: number;
   readonly amountCharged: number;

@@ -13,6 +13,68 @@ type Instance = Pick<
   'status' | 'plan' | 'pending_plan' | 'paused_by' | 'capacity_held' | 'active_job_id' | 'upstream_id' | 'seen_at' | 'metered_until'
 >;
 
+/**
+ * Whether the evidence kept on an instance concludes that its server is gone: enough reads by id that did not find
+ * it, the first and the last at least the window apart. One 404 is an observation (the upstream answers 404 for
+ * existing servers for short periods, and a token of another team answers it for all of ours); absence is concluded
+ * only from several observations over time, and the caller still checks a listing by tag before acting on it.
+ */
+export function absenceConcluded(
+  evidence: Pick<InstanceItem, 'absent_since' | 'absent_last_at' | 'absent_reads'>,
+  rule: { readonly reads: number; readonly windowSeconds: number },
+): boolean {
+  const { absent_since: since, absent_last_at: last, absent_reads: reads } = evidence;
+  if (since === undefined || last === undefined || reads === undefined) return false;
+  return reads >= rule.reads && Date.parse(last) - Date.parse(since) >= rule.windowSeconds * 1000;
+}
+
+/**
+ * What a server carrying our tags is to the service, from the instance its tag names:
+ * - `owned`: a live instance's recorded server, or one being created or deleted by its own workflow;
+ * - `readopt`: the recorded server of an instance that was lost by inference (it had been running, then failed
+ *   because its server was taken for gone): the server is there after all, so the instance is restored from it;
+ * - `orphan`: no instance owns it (deleted by the customer, never committed, a failed create's, or a second server
+ *   of a live instance): powered off, then destroyed after a grace period.
+ */
+export type ServerClaim = 'owned' | 'readopt' | 'orphan';
+
+export function claimOf(
+  server: Pick<UpstreamServer, 'id'>,
+  instance: Pick<InstanceItem, 'status' | 'upstream_id' | 'deleted_at' | 'activated_at'> | undefined,
+): ServerClaim {
+  if (!instance) return 'orphan';
+  if (instance.status === 'failed')
+    return instance.deleted_at === null && instance.activated_at !== null && instance.upstream_id === server.id ? 'readopt' : 'orphan';
+  if (instance.status === 'destroyed') return 'orphan';
+  if (instance.status === 'deleting' || instance.upstream_id === null || instance.upstream_id === server.id) return 'owned';
+  return 'orphan';
+}
+
+/**
+ * An instance lost by inference whose server is found again: it takes the server's power state and size (a size we
+ * do not sell keeps the plan), holds capacity again and is billed again from now.
+ */
+export function readoptionOf(
+  instance: Instance,
+  server: UpstreamServer,
+  planOf: (flavor: string) => InstanceItem['plan'] | undefined,
+): Change {
+  const plan = server.sizeSlug === instance.plan.flavor ? instance.plan : (planOf(server.sizeSlug) ?? instance.plan);
+  return {
+    changes: {
+      ...poweredChanges(instance, server),
+      plan,
+      pending_plan: null,
+      active_job_id: null,
+      capacity_held: true,
+      billing_ends_at: null,
+      ...(server.ipv4 ? { ipv4: server.ipv4 } : {}),
+    },
+    reserve: [{ kind: 'ipv4' }, { kind: 'tier', flavor: plan.flavor }],
+    release: [],
+  };
+}
+
 /** Statuses in which a lifecycle is under way whatever the instance's job says. */
 const IN_FLIGHT_STATUSES: readonly InstanceItem['status'][] = ['pending', 'provisioning', 'resizing', 'deleting'];
 
@@ -122,7 +184,7 @@ function poweredChanges(instance: Instance, server: UpstreamServer): InstanceCha
 
 /**
  * What an interrupted action settles to, from finished facts only: while any upstream action since the job began is
- * still in progress, nothing (wait); with the server gone, the instance is lost; otherwise the record takes the
+ * still in progress, nothing (wait); with the server concluded gone (null: never from one read), the instance is lost; otherwise the record takes the
  * server's power state and, for a resize, the plan the server really has (tiers swap, or the reserved one goes back).
  */
 export type Settlement = { readonly kind: 'wait' } | ({ readonly kind: 'settle' | 'lost' } & Change);
@@ -178,7 +240,7 @@ export interface Drift extends Change {
 
 /**
  * How a settled instance (active or stopped, no action running) differs from its server, and the change that makes
- * the record follow: a server gone or not ours loses the instance; power and size changed out of band are adopted
+ * the record follow: a server concluded gone (null) or not ours loses the instance; power and size changed out of band are adopted
  * (capacity moves to the new tier). `planOf` knows the plans of the sizes we sell. Undefined when nothing drifted.
  */
 export function driftOf(

@@ -10,21 +10,31 @@ import {
   updateInstanceAtVersion,
   type InstanceItem,
 } from '../store/instances';
+import { markOrphanSeen, readOrphanBook, recordOrphan, removeOrphan, setOrphanGuard, type Orphan } from '../store/orphans';
 import { getSweepCursor, moveSweepCursor } from '../store/sweeps';
 import { upstreamForSweeps } from '../upstream';
 import { UpstreamBudgetSpentError, type UpstreamDriver, type UpstreamServer } from '../upstream/driver';
-import { driftOf, isSwept, type DriftKind } from './convergence';
+import { claimOf, driftOf, isSwept, readoptionOf, type DriftKind } from './convergence';
 import { catalog } from './flavors';
 import { serviceTag, upstreamTagOf } from './instances';
-import { loseInstance } from './server-guard';
+import { newJob } from './jobs';
+import { loseInstance, readInstanceServer } from './server-guard';
 
 export type DriftReport = Record<DriftKind, number>;
 
 export interface SweepReport {
   /** Live instances whose record was made to follow their server, by kind. */
   readonly drift: DriftReport;
-  /** Upstream servers of ours that are not a live instance's server (none, or a second one), destroyed. */
+  /** Orphaned servers (no instance owns them) destroyed, each after its grace period. */
   readonly leakedServersDestroyed: number;
+  /** Servers newly found orphaned: recorded and powered off, destroyed only after the grace period. */
+  readonly orphansFound: number;
+  /** Instances lost by inference whose server was found again, restored from it. */
+  readonly readopted: number;
+  /** Instances whose server a read by id did not find, recorded as evidence (not yet concluded gone). */
+  readonly absencesSuspected: number;
+  /** Whether the blast-radius guard stops this sweep's power-offs and destructions (until an operator resumes them). */
+  readonly guardHalted: boolean;
   /** Listing pages read in this run. */
   readonly pages: number;
   /** Whether this run read the listing's last page and checked the instances whose server it did not show. */
@@ -44,13 +54,9 @@ function instanceIdOf(server: UpstreamServer, tag = instanceTag()): number | nul
   return Number.isSafeInteger(id) && id > 0 ? id : null;
 }
 
-/**
- * Whether a tagged server of ours is a leak: not a live instance's recorded server. A deleting instance's own
- * workflow destroys its server, and one still being created has none recorded yet; anything else is a leak.
- */
+/** Whether a tagged server of ours is a leak: no live instance owns it, or it must be restored to its instance. */
 export function isLeaked(server: UpstreamServer, instance: InstanceItem | undefined): boolean {
-  const live = instance && !['destroyed', 'failed'].includes(instance.status);
-  return !(live && (instance.status === 'deleting' || instance.upstream_id === null || instance.upstream_id === server.id));
+  return claimOf(server, instance) !== 'owned';
 }
 
 /** Each page's servers with the instances their tags name, read in batches: the leak and drift sweeps' unit of work. */
@@ -69,7 +75,7 @@ const settled = (instance: InstanceItem) =>
   ['active', 'stopped'].includes(instance.status) && instance.deleted_at === null && instance.active_job_id === null;
 
 /**
- * Makes a settled instance's record follow its server (null: the upstream knows no such server): a vanished server
+ * Makes a settled instance's record follow its server (null: concluded gone, never from one read): a vanished server
  * (or one that is not the instance's) fails the instance and releases its capacity, billing ending when it was last
  * seen; power and size changed out of band are adopted, capacity moving to the new tier. Each repair is conditioned
  * on the version read, so an action that starts meanwhile is never overwritten from an older picture.
@@ -99,41 +105,155 @@ async function inGroups<T>(items: readonly T[], work: (item: T) => Promise<void>
   for (let i = 0; i < items.length; i += CHECKS_AT_ONCE) await Promise.all(items.slice(i, i + CHECKS_AT_ONCE).map(work));
 }
 
-/** One listing page: leaks destroyed, each instance's server marked seen, settled instances made to follow it. */
-async function sweepPage(driver: UpstreamDriver, servers: readonly UpstreamServer[], seenAt: string, drift: DriftReport): Promise<number> {
-  let leaked = 0;
+/** What one reconciler run's sweep has done so far, and whether its guard stops it from doing more. */
+interface SweepRun {
+  readonly at: string;
+  readonly nowMs: number;
+  readonly drift: DriftReport;
+  /** The orphans waiting when the run began, by server id. */
+  readonly orphans: ReadonlyMap<number, Orphan>;
+  /** Server ids the run listed. */
+  readonly listed: Set<number>;
+  destroyed: number;
+  found: number;
+  readopted: number;
+  suspected: number;
+  halted: boolean;
+}
+
+/** Stops the sweep's power-offs and destructions, in this run and the next ones, until an operator resumes them. */
+async function tripGuard(run: SweepRun, reason: string): Promise<void> {
+  if (run.halted) return;
+  run.halted = true;
+  await setOrphanGuard({ halted_at: run.at, reason });
+  countMetric(metricNames.sweepGuardTripped);
+  logger.error('the sweep stopped powering off and destroying servers: its blast-radius guard tripped', { reason });
+}
+
+async function powerOffOrphan(driver: UpstreamDriver, server: UpstreamServer): Promise<void> {
+  if (server.status !== 'active') return;
+  await driver
+    .startAction(server.id, { type: 'power_off' })
+    .catch((error: unknown) => logger.error('could not power off an orphaned server', { server_id: server.id, error }));
+}
+
+/**
+ * A server no instance owns takes a slow, reversible path: found, it is recorded and powered off; it is destroyed
+ * only once the grace period has passed since, unless an operator spared it, and never beyond the guard's limits.
+ */
+async function handleOrphan(driver: UpstreamDriver, server: UpstreamServer, instanceId: number | null, run: SweepRun): Promise<void> {
+  const limits = config().orphans;
+  const orphan = run.orphans.get(server.id);
+  if (!orphan) {
+    if (run.halted) return;
+    if (run.found >= limits.maxFoundPerRun) return tripGuard(run, `more than ${limits.maxFoundPerRun} servers found orphaned in one run`);
+    if (!(await recordOrphan({ server_id: server.id, instance_id: instanceId, found_at: run.at, seen_at: run.at }))) return;
+    run.found += 1;
+    countMetric(metricNames.orphanServersFound);
+    logger.warn('a server of ours that no instance owns: powered off, destroyed after the grace period', {
+      server_id: server.id,
+      instance_id: instanceId,
+    });
+    return powerOffOrphan(driver, server);
+  }
+  await markOrphanSeen(server.id, run.at);
+  if (orphan.spared || run.halted) return;
+  if (run.nowMs - Date.parse(orphan.found_at) < limits.graceSeconds * 1000) return powerOffOrphan(driver, server);
+  if (run.destroyed >= limits.maxDestroyedPerRun)
+    return tripGuard(run, `more than ${limits.maxDestroyedPerRun} orphaned servers due for destruction in one run`);
+  run.destroyed += 1;
+  logger.warn('destroying an orphaned upstream server after its grace period', {
+    server_id: server.id,
+    instance_id: instanceId,
+    found_at: orphan.found_at,
+  });
+  try {
+    await driver.deleteServer(server.id);
+    await removeOrphan(server.id, true);
+    countMetric(metricNames.leakedServersDestroyed);
+  } catch (error) {
+    run.destroyed -= 1;
+    logger.error('could not destroy an orphaned server', { server_id: server.id, error });
+  }
+}
+
+/**
+ * An instance lost by inference whose server the listing shows after all: restored from the server (its power and
+ * size, capacity held again, billed again from now), with a `reconcile` job saying so, at the version read.
+ */
+async function readopt(instance: InstanceItem, server: UpstreamServer, run: SweepRun): Promise<void> {
+  if (server.status !== 'active' && server.status !== 'off') return;
+  const change = readoptionOf(instance, server, (flavor) => catalog.get(flavor));
+  try {
+    const job = { ...newJob('reconcile', instance), status: 'succeeded' as const, finished_at: run.at };
+    if (!(await updateInstanceAtVersion(instance, { ...change, job }))) return;
+  } catch (error) {
+    if (error instanceof CapacityExhaustedError)
+      return logger.error('a lost instance’s server was found again, but its capacity is spent', { instance_id: instance.instance_id });
+    throw error;
+  }
+  await recordServerSeen(instance.instance_id, run.at);
+  run.readopted += 1;
+  countMetric(metricNames.serversReadopted);
+  logger.warn('an instance taken for lost has its server after all: restored from it', {
+    instance_id: instance.instance_id,
+    server_id: server.id,
+    status: change.changes.status,
+  });
+}
+
+/** One listing page: each server's claim settled (orphans on their way out, lost instances restored, owned ones checked). */
+async function sweepPage(driver: UpstreamDriver, servers: readonly UpstreamServer[], run: SweepRun): Promise<void> {
   await inGroups(await withInstances(servers), async ({ server, instanceId, instance }) => {
-    if (isLeaked(server, instance)) {
-      logger.warn('destroying a leaked upstream server', { server_id: server.id, instance_id: instanceId });
-      await driver.deleteServer(server.id).then(
-        () => (leaked += 1),
-        (error: unknown) => logger.error('could not destroy a leaked server', { server_id: server.id, error }),
-      );
-    } else if (instance && instance.upstream_id === server.id && isSwept(instance)) {
-      if (settled(instance)) await followServer(instance, server, seenAt, drift);
-      else await recordServerSeen(instance.instance_id, seenAt);
+    run.listed.add(server.id);
+    const claim = claimOf(server, instance);
+    if (claim === 'orphan') await handleOrphan(driver, server, instanceId, run);
+    else if (claim === 'readopt' && instance) await readopt(instance, server, run);
+    else if (instance && instance.upstream_id === server.id && isSwept(instance)) {
+      if (settled(instance)) await followServer(instance, server, run.at, run.drift);
+      else await recordServerSeen(instance.instance_id, run.at);
     }
   });
-  return leaked;
+}
+
+/**
+ * At the end of a pass: orphans the whole pass did not list (gone, or owned after all) are forgotten; one that shows up
+ * again starts its grace period anew.
+ */
+async function forgetUnlistedOrphans(run: SweepRun, passStartedAt: string): Promise<void> {
+  for (const orphan of run.orphans.values())
+    if (!run.listed.has(orphan.server_id) && orphan.seen_at < passStartedAt && !orphan.spared) await removeOrphan(orphan.server_id);
 }
 
 /**
  * The fleet sweep: one reconciler run reads the next pages of the upstream's listing of our servers (at most
  * `pages`, and only while the invocation has time), so a pass over any fleet is spread over runs and resumes where the
- * last one stopped. Each page destroys leaked servers and checks the instances it shows. When a pass reads the last
- * page, the instances whose server it did not show (their mark is older than the pass) are read from the sweep's
- * index and their server read by id: a server that lost our tags is told from one that is gone, and a server that a
- * change of the listing moved across a page boundary is simply seen there.
+ * last one stopped. Each page settles the servers it shows: orphans go the slow way out, lost instances whose server
+ * is there are restored, and owned ones are checked. When a pass reads the last page, the instances whose server it
+ * did not show (their mark is older than the pass) are read from the sweep's index and their server read by id: a
+ * server that lost our tags is told from one that is not found, a server not found adds to the evidence of its
+ * absence (lost only once that concludes it), and one that a change of the listing moved across a page boundary is
+ * simply seen there.
  */
 export async function sweepFleet(nowMs = Date.now(), pages = config().upstream.sweepPagesPerRun): Promise<SweepReport> {
-  const drift: DriftReport = { vanished: 0, foreign: 0, power: 0, size: 0 };
-  let leakedServersDestroyed = 0;
   let read = 0;
   let passCompleted = false;
   const driver = await upstreamForSweeps();
-  const cursor = await getSweepCursor();
-  const seenAt = new Date(nowMs).toISOString();
-  const passStartedAt = cursor.pass_started_at ?? seenAt;
+  const [cursor, { guard, orphans }] = await Promise.all([getSweepCursor(), readOrphanBook()]);
+  const at = new Date(nowMs).toISOString();
+  const run: SweepRun = {
+    at,
+    nowMs,
+    drift: { vanished: 0, foreign: 0, power: 0, size: 0 },
+    orphans,
+    listed: new Set(),
+    destroyed: 0,
+    found: 0,
+    readopted: 0,
+    suspected: 0,
+    halted: guard.halted_at !== null,
+  };
+  const passStartedAt = cursor.pass_started_at ?? at;
   let page = cursor.next_page;
   while (read < pages && !passCompleted && hasTimeFor(PASS_END_RESERVE_MS)) {
     const listing = await driver.serverPageByTag(serviceTag(), page).catch(async (error: unknown) => {
@@ -144,26 +264,51 @@ export async function sweepFleet(nowMs = Date.now(), pages = config().upstream.s
       throw error;
     });
     if (!listing) break;
-    const { servers, more } = listing;
-    leakedServersDestroyed += await sweepPage(driver, servers, seenAt, drift);
+    await sweepPage(driver, listing.servers, run);
     read += 1;
     page += 1;
-    passCompleted = !more;
+    passCompleted = !listing.more;
   }
   if (passCompleted) {
     const unseen = (await listUnseenSince(passStartedAt)).filter(settled);
     await inGroups(unseen, async (instance) => {
-      // Absent from the listing: read by id, so a server that lost our tags is told from one that is gone.
-      const server = await driver.getServer(instance.upstream_id ?? 0).catch((error: unknown) => {
+      // Absent from the listing: read by id, so a server that lost our tags is told from one that is not found.
+      const reading = await readInstanceServer(driver, instance, at).catch((error: unknown) => {
         logger.error('could not read an unseen instance’s server', { instance_id: instance.instance_id, error });
         return undefined;
       });
-      if (server !== undefined) await followServer(instance, server, seenAt, drift);
+      if (reading?.kind === 'unconfirmed') run.suspected += 1;
+      else if (reading) await followServer(instance, reading.kind === 'found' ? reading.server : null, at, run.drift);
     });
+    await forgetUnlistedOrphans(run, passStartedAt);
   }
   await moveSweepCursor(
     cursor,
     passCompleted ? { next_page: 1, pass_started_at: null } : { next_page: page, pass_started_at: passStartedAt },
   );
-  return { drift, leakedServersDestroyed, pages: read, passCompleted };
+  return {
+    drift: run.drift,
+    leakedServersDestroyed: run.destroyed,
+    orphansFound: run.found,
+    readopted: run.readopted,
+    absencesSuspected: run.suspected,
+    guardHalted: run.halted,
+    pages: read,
+    passCompleted,
+  };
+}
+
+/** The orphans waiting, each with when it may be destroyed, and the sweep's guard: for operators. */
+export async function orphanOverview() {
+  const { guard, orphans } = await readOrphanBook();
+  const graceMs = config().orphans.graceSeconds * 1000;
+  return {
+    guard,
+    orphans: [...orphans.values()]
+      .sort((a, b) => a.found_at.localeCompare(b.found_at) || a.server_id - b.server_id)
+      .map((orphan) => ({
+        ...orphan,
+        destroy_after: orphan.spared ? null : new Date(Date.parse(orphan.found_at) + graceMs).toISOString(),
+      })),
+  };
 }

@@ -7,6 +7,7 @@ import { finishJob } from '../store/jobs';
 import { upstream } from '../upstream';
 import type { InstanceStatus } from '../schemas/instances';
 import { serviceTag, upstreamTagOf } from './instances';
+import { holdBillingPause } from './billing';
 import { openInstanceSecrets } from './instance-secrets';
 import { isPrintableAscii } from './ssh-keys';
 
@@ -21,9 +22,6 @@ export interface ProvisionInput {
 
 /** Thrown when the server does not become active within the budget; the workflow compensates. */
 export class ProvisionTimeoutError extends namedError('ProvisionTimeoutError') {}
-
-/** Thrown when the upstream server we created has vanished; the workflow compensates. */
-export class UpstreamServerLostError extends namedError('UpstreamServerLostError') {}
 
 /**
  * cloud-init user data: the root password and the authorized key the create response promised, each one YAML
@@ -108,10 +106,13 @@ export interface CheckServerResult {
   readonly abandoned: boolean;
 }
 
+/**
+ * One poll of the new server. A server the upstream does not find now is not taken as lost (it answers 404 for
+ * existing servers for short periods, new ones most of all): the workflow polls again, within the provisioning budget.
+ */
 export async function checkServerStep(input: CheckServerInput): Promise<CheckServerResult> {
   const server = await (await upstream()).getServer(input.upstream_id);
-  if (!server) throw new UpstreamServerLostError(`upstream server ${input.upstream_id} disappeared`);
-  if (server.status === 'active' && server.ipv4) {
+  if (server?.status === 'active' && server.ipv4) {
     const now = new Date().toISOString();
     const ipv4 = server.ipv4;
     // The instance write and the job's end are one transaction: no crash can leave the job running.
@@ -123,6 +124,8 @@ export async function checkServerStep(input: CheckServerInput): Promise<CheckSer
           }
         : undefined,
     );
+    // Also after a retry that finds it already active: the step that made it running applies the billing pause.
+    if (activated?.status === 'active') await holdBillingPause(input.instance_id);
     if (activated?.activated_at !== now) return { ready: false, abandoned: true };
     countMetric(metricNames.provisionSucceeded);
     durationMetric(metricNames.provisionDuration, Date.parse(now) - Date.parse(activated.created_at ?? now));
@@ -140,7 +143,6 @@ const failureTexts: Record<string, string> = {
   UpstreamPermanentError: 'The upstream refused to create the server',
   UpstreamTransientError: 'The upstream kept failing',
   ProvisionTimeoutError: 'The server did not become active in time',
-  UpstreamServerLostError: 'The upstream server disappeared during provisioning',
 };
 
 export interface CompensateInput extends ProvisionInput {

@@ -21,8 +21,16 @@ export interface ReconcileReport {
   readonly actionsSettled: number;
   /** Running jobs with no execution whose instance had moved on, ended. */
   readonly jobsEnded: number;
-  /** Upstream servers of ours that are not a live instance's server (none, or a second one), destroyed. */
+  /** Orphaned servers of ours (no live instance owns them) destroyed, each after its grace period. */
   readonly leakedServersDestroyed: number;
+  /** Servers newly found orphaned: powered off, destroyed only after the grace period. */
+  readonly orphansFound: number;
+  /** Instances lost by inference whose server was found again, restored from it. */
+  readonly serversReadopted: number;
+  /** Servers a read by id did not find, recorded as evidence of absence (a suspicion, not a loss). */
+  readonly absencesSuspected: number;
+  /** Whether the sweep's blast-radius guard holds its power-offs and destructions until an operator resumes them. */
+  readonly sweepGuardHalted: boolean;
   /** Live instances whose record was made to follow their server, by kind. */
   readonly drift: DriftReport;
 }
@@ -90,7 +98,7 @@ async function endOrphanJobs(now: number, graceMs: number): Promise<number> {
   return ended;
 }
 
-/** Our tagged servers that are not a live instance's recorded server, over the whole listing (for an audit). */
+/** Our tagged servers that no live instance owns (orphans, and lost instances' servers to restore), for an audit. */
 export async function findLeakedServers(): Promise<{ server: UpstreamServer; instanceId: number | null }[]> {
   const leaked = [];
   for await (const servers of (await upstream()).serverPagesByTag(serviceTag()))
@@ -101,7 +109,8 @@ export async function findLeakedServers(): Promise<{ server: UpstreamServer; ins
 
 /**
  * Finds lifecycles that stopped half-way (their workflow died or was never started) and finishes them safely,
- * then destroys upstream servers that belong to no live instance, so that a leak never costs anyone silently.
+ * then sweeps the fleet: servers that belong to no live instance are powered off and, after a grace period, destroyed,
+ * so that a leak never costs anyone silently and nothing a customer may own is destroyed on one observation.
  */
 export async function reconcile(now = Date.now(), graceMs = GRACE_MS): Promise<ReconcileReport> {
   const report = {
@@ -110,6 +119,10 @@ export async function reconcile(now = Date.now(), graceMs = GRACE_MS): Promise<R
     actionsSettled: 0,
     jobsEnded: 0,
     leakedServersDestroyed: 0,
+    orphansFound: 0,
+    serversReadopted: 0,
+    absencesSuspected: 0,
+    sweepGuardHalted: false,
     drift: { vanished: 0, foreign: 0, power: 0, size: 0 },
   };
   for (const instance of await listInFlightInstances()) {
@@ -125,8 +138,11 @@ export async function reconcile(now = Date.now(), graceMs = GRACE_MS): Promise<R
   const sweep = await sweepFleet(now);
   report.drift = sweep.drift;
   report.leakedServersDestroyed = sweep.leakedServersDestroyed;
+  report.orphansFound = sweep.orphansFound;
+  report.serversReadopted = sweep.readopted;
+  report.absencesSuspected = sweep.absencesSuspected;
+  report.sweepGuardHalted = sweep.guardHalted;
   logger.info('reconciled', { ...report, sweep_pages: sweep.pages, sweep_pass_completed: sweep.passCompleted });
   countMetric(metricNames.reconcilerRepairs, report.deletesRestarted + report.provisionsFailed + report.actionsSettled + report.jobsEnded);
-  countMetric(metricNames.leakedServersDestroyed, report.leakedServersDestroyed);
   return report;
 }

@@ -1,9 +1,10 @@
+import { config } from '../config';
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
-import { updateInstanceWithRetry, type InstanceItem } from '../store/instances';
-import type { UpstreamDriver, UpstreamServer } from '../upstream/driver';
+import { clearServerAbsence, recordServerAbsent, updateInstanceWithRetry, type InstanceItem } from '../store/instances';
+import { UpstreamTransientError, type UpstreamDriver, type UpstreamServer } from '../upstream/driver';
 import { namedError } from './errors';
-import { HAS_SERVER, lostServerChange, ownershipOf, type Ownership } from './convergence';
+import { absenceConcluded, HAS_SERVER, lostServerChange, ownershipOf, type Ownership } from './convergence';
 import { upstreamTagOf } from './instances';
 import { newJob } from './jobs';
 
@@ -34,12 +35,54 @@ export async function loseInstance(instanceId: number, why: Exclude<Ownership, '
 }
 
 /**
- * The instance's own server, read before any call that acts on it: a server that is gone or does not carry the
- * instance's tag is never acted on; that is logged and counted, and the instance is treated as lost.
+ * One read of the instance's server by id: `found`; `unconfirmed` when the upstream does not know it now (an
+ * observation, recorded on the instance as evidence: it changes nothing else); `gone` only once the evidence
+ * concludes it (several such reads over the window) and a listing by the instance's tag does not show it either.
+ */
+export type ServerReading =
+  { readonly kind: 'found'; readonly server: UpstreamServer } | { readonly kind: 'unconfirmed' } | { readonly kind: 'gone' };
+
+export async function readInstanceServer(
+  driver: UpstreamDriver,
+  instance: Pick<InstanceItem, 'instance_id' | 'upstream_id' | 'absent_since'>,
+  at = new Date().toISOString(),
+): Promise<ServerReading> {
+  const serverId = instance.upstream_id ?? 0;
+  const server = await driver.getServer(serverId);
+  if (server) {
+    if (instance.absent_since !== undefined) await clearServerAbsence(instance.instance_id);
+    return { kind: 'found', server };
+  }
+  const evidence = await recordServerAbsent(instance.instance_id, at);
+  if (evidence && absenceConcluded(evidence, config().absence)) {
+    const listed = (await driver.listServersByTag(upstreamTagOf(instance.instance_id))).find((candidate) => candidate.id === serverId);
+    if (!listed) return { kind: 'gone' };
+    await clearServerAbsence(instance.instance_id);
+    return { kind: 'found', server: listed };
+  }
+  logger.warn('the upstream does not know the server now; recorded as evidence, not taken as gone', {
+    instance_id: instance.instance_id,
+    server_id: serverId,
+    reads: evidence?.absent_reads,
+    since: evidence?.absent_since,
+  });
+  countMetric(metricNames.serverAbsenceSuspected);
+  return { kind: 'unconfirmed' };
+}
+
+/** The upstream did not find the server this time, but its absence is not concluded: nothing was done, try later. */
+export class ServerAbsenceUnconfirmedError extends UpstreamTransientError {}
+
+/**
+ * The instance's own server, read before any call that acts on it: a server that does not carry the instance's tag
+ * is never acted on, nor is one the upstream does not find now (ServerAbsenceUnconfirmedError, a transient error:
+ * nothing changes); that is logged and counted. Only a server concluded gone, or foreign, loses the instance.
  */
 export async function ownServer(driver: UpstreamDriver, instance: InstanceItem): Promise<UpstreamServer> {
   if (instance.upstream_id === null) throw new ServerNotOursError(`instance ${instance.instance_id} has no server`);
-  const server = await driver.getServer(instance.upstream_id);
+  const reading = await readInstanceServer(driver, instance);
+  if (reading.kind === 'unconfirmed') throw new ServerAbsenceUnconfirmedError(`server ${instance.upstream_id} not found upstream now`);
+  const server = reading.kind === 'found' ? reading.server : null;
   const ownership = ownershipOf(server, upstreamTagOf(instance.instance_id));
   if (ownership === 'ours' && server) return server;
   logger.error('the stored server is not this instance’s; not acting on it', {

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, QueryCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
@@ -87,6 +87,14 @@ export const instanceItemSchema = z.object({
   create_requested_at: z.string().nullable().default(null),
   /** When the drift sweep last saw the server upstream; billing of an instance whose server vanished ends here. */
   seen_at: z.string().nullable().default(null),
+  /**
+   * Evidence that the server may be gone, kept until it is seen again: the first and the last read by id that did not
+   * find it, and how many such reads there were. Absent while there is none (never written as null: the reads are
+   * added up in place). The version does not move with it (it changes no state).
+   */
+  absent_since: z.string().optional(),
+  absent_last_at: z.string().optional(),
+  absent_reads: z.number().int().optional(),
   /** Set when the instance lost its server: nothing after this is charged. */
   billing_ends_at: z.string().nullable().default(null),
   /** The segments not yet charged in full, the open one last (see shared/domain/billing-segments.ts). */
@@ -408,9 +416,52 @@ export async function recordServerSeen(instanceId: number, at: string): Promise<
       new UpdateCommand({
         TableName: tableName('instances'),
         Key: { instance_id: instanceId },
-        UpdateExpression: 'SET seen_at = :at, sweep_seen_at = :at',
+        UpdateExpression: `SET seen_at = :at, sweep_seen_at = :at REMOVE ${ABSENCE_ATTRIBUTES}`,
         ConditionExpression: 'attribute_exists(sweep_shard)',
         ExpressionAttributeValues: { ':at': at },
+      }),
+    ),
+  );
+}
+
+const ABSENCE_ATTRIBUTES = 'absent_since, absent_last_at, absent_reads';
+
+const absenceEvidenceSchema = instanceItemSchema.pick({ absent_since: true, absent_last_at: true, absent_reads: true });
+export type AbsenceEvidence = z.infer<typeof absenceEvidenceSchema>;
+
+/**
+ * Adds one read by id that did not find the instance's server to the evidence kept on it, and answers with the
+ * evidence as it now stands (undefined when the instance no longer exists). The version stays: an observation is
+ * not a change of state, so no action in flight is refused for it.
+ */
+export async function recordServerAbsent(instanceId: number, at: string): Promise<AbsenceEvidence | undefined> {
+  try {
+    const { Attributes } = await dynamo().send(
+      new UpdateCommand({
+        TableName: tableName('instances'),
+        Key: { instance_id: instanceId },
+        UpdateExpression: 'SET absent_since = if_not_exists(absent_since, :at), absent_last_at = :at ADD absent_reads :one',
+        ConditionExpression: 'attribute_exists(instance_id)',
+        ExpressionAttributeValues: { ':at': at, ':one': 1 },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return absenceEvidenceSchema.parse(Attributes);
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
+}
+
+/** The server was seen: the evidence of its absence goes. */
+export async function clearServerAbsence(instanceId: number): Promise<void> {
+  await whenConditionHolds(
+    dynamo().send(
+      new UpdateCommand({
+        TableName: tableName('instances'),
+        Key: { instance_id: instanceId },
+        UpdateExpression: `REMOVE ${ABSENCE_ATTRIBUTES}`,
+        ConditionExpression: 'attribute_exists(absent_since)',
       }),
     ),
   );
