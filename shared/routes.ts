@@ -7,8 +7,10 @@ import { notFoundRoute, openApiDocumentRoute } from './contracts/meta';
 import { webhookRoutes } from './contracts/webhooks';
 
 export {
+  ANSWER_RESERVE_SECONDS,
   DEFAULT_ROUTE,
   DEFAULT_ROUTE_TIMEOUT_SECONDS,
+  functionTimeoutSeconds,
   type HttpMethod,
   type RouteAuth,
   type RouteContract as RouteDefinition,

@@ -639,7 +639,7 @@ export interface components {
             request_id: string;
             /** @description 409 lifecycle conflicts: the instance status now. */
             status?: string;
-            /** @description 409 lifecycle conflicts: a readable explanation. */
+            /** @description 409 lifecycle conflicts and 504 Outcome unknown: a readable explanation. */
             message?: string;
             /** @description 409 lifecycle conflicts: the action (or job type) in progress, if any. */
             running_action?: string;
@@ -1038,6 +1038,23 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Outcome unknown`: the request ran out of time but may still complete. Retry after `Retry-After` with the same Idempotency-Key: 409 while it is still in progress, then its result. */
+            504: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1477,6 +1494,23 @@ export interface operations {
                     RateLimit?: string;
                     /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Outcome unknown`: the request ran out of time but may still complete. Retry after `Retry-After` with the same Idempotency-Key: 409 while it is still in progress, then its result. */
+            504: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -4,7 +4,7 @@ import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { DEFAULT_ROUTE, type RouteAuth, type RouteDefinition } from '../../shared/routes';
+import { DEFAULT_ROUTE, functionTimeoutSeconds, type RouteAuth, type RouteDefinition } from '../../shared/routes';
 import { ApiFunction, type ServiceContext } from './api-function';
 import { STAGE_BURST_LIMIT, STAGE_RATE_LIMIT } from './sizing';
 
@@ -103,7 +103,7 @@ export class HttpApi extends Construct {
       entry: route.entry,
       access: route.access,
       service,
-      timeout: route.timeoutSeconds === undefined ? undefined : Duration.seconds(route.timeoutSeconds),
+      timeout: Duration.seconds(functionTimeoutSeconds(route)),
     });
     const httpRoute = new apigwv2.HttpRoute(this, `${route.name}Route`, {
       httpApi: this.api,

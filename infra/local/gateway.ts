@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { DEFAULT_ROUTE, DEFAULT_ROUTE_TIMEOUT_SECONDS, routes, type RouteDefinition } from '../../shared/routes';
+import { DEFAULT_ROUTE, functionTimeoutSeconds, routes, type RouteDefinition } from '../../shared/routes';
 import { routesForPath } from '../../shared/http/route-match';
 import { isConsolePath, serveConsoleFile } from './console-files';
 
@@ -96,7 +96,7 @@ function toEvent(
 /** The context Lambda would pass, with the route's deployed timeout. */
 function lambdaContext(route: RouteDefinition, requestId: string): Context {
   const { name } = route;
-  const deadline = Date.now() + (route.timeoutSeconds ?? DEFAULT_ROUTE_TIMEOUT_SECONDS) * 1000;
+  const deadline = Date.now() + functionTimeoutSeconds(route) * 1000;
   return {
     callbackWaitsForEmptyEventLoop: true,
     functionName: name,

@@ -43,7 +43,10 @@ interface RouteBase {
   /** Handler module, relative to the repository root, exporting `handler`. */
   readonly entry: string;
   readonly access: FunctionAccess;
-  /** The function's timeout, sized from its worst case. @default DEFAULT_ROUTE_TIMEOUT_SECONDS */
+  /**
+   * The route's budget, sized from its worst case: its work's deadline, and when it answers if its work has not
+   * ended. The function's timeout is longer (`functionTimeoutSeconds`). @default DEFAULT_ROUTE_TIMEOUT_SECONDS
+   */
   readonly timeoutSeconds?: number;
   /** The gateway's own limit for this route, requests per second and burst, when the stage's does not fit it. */
   readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number };
@@ -88,6 +91,17 @@ export const DEFAULT_ROUTE = '$default';
  * SDK's own throttling retries, a cold start and, on GetInstance, a cold token read plus the 0.8 s live read.
  */
 export const DEFAULT_ROUTE_TIMEOUT_SECONDS = 10;
+
+/**
+ * Between a route's budget and its function's timeout: to answer when the work has not ended by its budget, and for
+ * work that commits just before it to record its outcome, so that no invocation is cut off between a commit and the
+ * answer that would record it.
+ */
+export const ANSWER_RESERVE_SECONDS = 1;
+
+/** The Lambda timeout of a route's function: its budget and the answer's reserve. */
+export const functionTimeoutSeconds = (route: Pick<RouteBase, 'timeoutSeconds'>): number =>
+  (route.timeoutSeconds ?? DEFAULT_ROUTE_TIMEOUT_SECONDS) + ANSWER_RESERVE_SECONDS;
 
 /** The body accepted per request, before parsing. */
 export const MAX_BODY_BYTES = 16 * 1024;

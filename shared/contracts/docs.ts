@@ -55,6 +55,12 @@ export const ok = (description: string, schema: z.ZodType, headers: HeaderDocs =
 });
 
 export const internalError = error('Internal server error (no details).');
+
+/** 504 on an idempotent route whose budget ran out while its work may still complete. */
+export const outcomeUnknown = error(
+  '`Outcome unknown`: the request ran out of time but may still complete. Retry after `Retry-After` with the same Idempotency-Key: 409 while it is still in progress, then its result.',
+  { ...rateLimitHeaders(false), ...retryAfter },
+);
 export const tooLarge = `${BODY_TOO_LARGE}.`;
 
 /** The texts of a Bearer route's errors, by status; each route lists the statuses it can give. */

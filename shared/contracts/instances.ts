@@ -14,7 +14,7 @@ import {
 } from '../schemas/instances';
 import { jobViewSchema } from '../schemas/jobs';
 import type { BearerRoute } from './contract';
-import { bearerErrors, header, ok, rateLimitHeaders, replayedHeader } from './docs';
+import { bearerErrors, header, ok, outcomeUnknown, rateLimitHeaders, replayedHeader } from './docs';
 
 /** A Bearer route that writes conditions each write on its key still being active and its account in standing. */
 const requestGuardTables = { apiKeys: ['ConditionCheckItem'], accounts: ['ConditionCheckItem'] } as const;
@@ -44,13 +44,14 @@ export const createInstanceRoute = {
   access: {
     tables: {
       ...requestGuardTables,
-      instances: ['PutItem', 'UpdateItem'],
+      // Reads what a create whose claim lapsed committed: the key's marker and its instance.
+      instances: ['GetItem', 'PutItem', 'UpdateItem'],
       jobs: ['PutItem', 'UpdateItem'],
       counters: ['UpdateItem'],
-      idempotency: ['PutItem', 'UpdateItem', 'DeleteItem'],
+      idempotency: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
     },
     startsWorkflows: ['provision'],
-    // Seals the new credentials; opens a stored response to replay it.
+    // Seals the new credentials; opens a stored response, or a committed instance's credentials, to replay them.
     secrets: ['seal', 'open'],
   },
   doc: {
@@ -61,6 +62,7 @@ export const createInstanceRoute = {
     responses: {
       202: ok('Accepted; status pending, with connection credentials.', InstanceDetail, { ...rateLimitHeaders(true), ...replayedHeader }),
       ...bearerErrors([400, 401, 402, 403, 409, 413, 422, 503]),
+      504: outcomeUnknown,
     },
   },
 } as const satisfies BearerRoute;
@@ -153,7 +155,7 @@ export const instanceActionRoute = {
   },
   // Worst case about 19.6 s: auth, idempotency and the claim (1 s), a cold token read (1 s), one 4 s read of the
   // server, three 4 s starts with up to 0.6 s of backoff, then the workflow start and settling (1 s). An attempt that would not end
-  // 1.5 s before the timeout is not sent, so the claim is always withdrawn or handed to the workflow.
+  // 1.5 s before the budget is not sent, so the claim is always withdrawn or handed to the workflow.
   timeoutSeconds: 20,
   doc: {
     operationId: 'instanceAction',
@@ -164,6 +166,7 @@ export const instanceActionRoute = {
     responses: {
       200: ok('Accepted; follow job_id.', ActionResult, { ...rateLimitHeaders(true), ...replayedHeader }),
       ...bearerErrors([400, 401, 402, 403, 404, 409, 413, 422, 502, 503]),
+      504: outcomeUnknown,
     },
   },
 } as const satisfies BearerRoute;

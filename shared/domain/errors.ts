@@ -15,7 +15,8 @@ export type FailureKind =
   | 'unprocessable'
   | 'rate_limited'
   | 'upstream_error'
-  | 'unavailable';
+  | 'unavailable'
+  | 'outcome_unknown';
 
 export class Failure extends Error {
   override readonly name = 'Failure';
@@ -55,6 +56,18 @@ export const lifecycleConflict = (status: string, action: string, runningAction?
 
 export const rateLimitExceeded = (retryAfterSeconds: number) =>
   new Failure('rate_limited', 'Rate limit exceeded', { retry_after: retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
+
+/**
+ * A request whose budget ran out while its work may still complete: not a failure, since it may yet succeed. Its
+ * Idempotency-Key stays claimed until the outcome is known, and a retry with it then gets that outcome.
+ */
+export const outcomeUnknown = (retryAfterSeconds: number) =>
+  new Failure(
+    'outcome_unknown',
+    'Outcome unknown',
+    { message: 'The request ran out of time but may still complete: retry it with the same Idempotency-Key to get its result' },
+    { 'Retry-After': String(retryAfterSeconds) },
+  );
 
 /** A base for workflow errors: the class name is what Step Functions Retry and Catch match on. */
 export function namedError(name: string) {

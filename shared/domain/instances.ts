@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { config } from '../config';
+import { budgetSignal } from '../deadline';
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
 import type { Account } from '../store/accounts';
 import { nextSequenceValue } from '../store/counters';
 import {
   CapacityExhaustedError,
+  getInstanceItem,
   getOwnedInstance,
   insertInstanceReservingCapacity,
   heldPools,
@@ -13,6 +15,7 @@ import {
   updateInstanceAtVersion,
   type InstanceItem,
 } from '../store/instances';
+import { committedInstanceOf } from '../store/idempotency';
 import { finishJob, type Job } from '../store/jobs';
 import {
   LIST_PAGE_MAX,
@@ -43,8 +46,11 @@ const ROOT_PASSWORD_LENGTH = 24;
 export const serviceTag = () => `vps-${config().stage}`;
 export const upstreamTagOf = (instanceId: number) => `${serviceTag()}-instance-${instanceId}`;
 
-/** Accepts a deploy: validates, reserves capacity, records the instance and its job, and starts provisioning. */
-export async function createInstance(account: Account, body: CreateInstanceBody): Promise<InstanceDetail> {
+/**
+ * Accepts a deploy: validates, reserves capacity, records the instance and its job, and starts provisioning. A keyed
+ * create records its Idempotency-Key (scoped) with the instance, in the same transaction, for `committedCreate`.
+ */
+export async function createInstance(account: Account, body: CreateInstanceBody, idempotencyKey?: string): Promise<InstanceDetail> {
   const plan = orderablePlan(body.flavor);
   const keyName = `${body.project_name}-key`;
   const sshKey = body.ssh_public_key === undefined ? null : parsePublicKey(body.ssh_public_key, keyName);
@@ -52,7 +58,8 @@ export async function createInstance(account: Account, body: CreateInstanceBody)
     throw paymentRequired('Insufficient balance to deploy: the balance must be above $3.00');
   }
 
-  const instanceId = await nextSequenceValue('instance_id');
+  const budget = budgetSignal();
+  const instanceId = await nextSequenceValue('instance_id', budget);
   const now = new Date().toISOString();
   const { private_key: generatedPrivateKey, ...publicKey } = sshKey ?? generateSshKey(keyName, `root@vps-${instanceId}`);
   const secrets: InstanceSecrets = { root_password: randomBase62(ROOT_PASSWORD_LENGTH), private_key: generatedPrivateKey };
@@ -89,6 +96,7 @@ export async function createInstance(account: Account, body: CreateInstanceBody)
     billing_ends_at: null,
     billing_segments: [],
     version: 1,
+    ...(idempotencyKey === undefined ? {} : { idempotency_key: idempotencyKey }),
   };
   const job: Job = {
     job_id: randomUUID(),
@@ -101,6 +109,8 @@ export async function createInstance(account: Account, body: CreateInstanceBody)
     error: null,
   };
 
+  // The request was answered without waiting: it stops here, before it commits anything.
+  budget?.throwIfAborted();
   try {
     await insertInstanceReservingCapacity(instance, job);
   } catch (error) {
@@ -112,6 +122,17 @@ export async function createInstance(account: Account, body: CreateInstanceBody)
   await startProvisioning(instance, job);
   countMetric(metricNames.deploysAccepted);
   return toInstanceDetail(instance, secrets);
+}
+
+/**
+ * The instance a create committed under this Idempotency-Key (scoped), as its create answers it, with its current
+ * state and credentials; undefined when no create committed under it.
+ */
+export async function committedCreate(idempotencyKey: string): Promise<InstanceDetail | undefined> {
+  const instanceId = await committedInstanceOf(idempotencyKey, Math.floor(Date.now() / 1000));
+  const item = instanceId === undefined ? undefined : await getInstanceItem(instanceId);
+  if (!item || item.idempotency_key !== idempotencyKey) return undefined;
+  return toInstanceDetail(item, await openInstanceSecrets(item));
 }
 
 /** Starts the provision workflow; if it cannot start, the instance fails at once and gives its capacity back. */

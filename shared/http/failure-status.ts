@@ -14,6 +14,7 @@ export const failureStatus: Readonly<Record<FailureKind, number>> = {
   rate_limited: 429,
   upstream_error: 502,
   unavailable: 503,
+  outcome_unknown: 504,
 };
 
 /** The status a thrown error answers with: its kind's, or 500 for anything that is not a failure of the domain. */

@@ -2,16 +2,22 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { sha256Hex } from '../domain/crypto';
 import { Failure, badRequest, rateLimitExceeded } from '../domain/errors';
 import type { RateLimitName, WindowState } from '../domain/rate-limits';
-import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, type StoredResponse } from '../store/idempotency';
+import {
+  IDEMPOTENCY_LOCK_SECONDS,
+  IDEMPOTENCY_RETENTION_SECONDS,
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  lapseIdempotencyKey,
+  releaseIdempotencyKey,
+  type StoredResponse,
+} from '../store/idempotency';
 import { open, seal } from '../secrets';
+import { errorResponse } from './middleware/http-response';
 import { countRequest } from './rate-limit-windows';
 import type { ApiResponse } from './responses';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
-const RETENTION_SECONDS = 24 * 3600;
-/** An in-progress claim older than this belongs to a request that died; a retry may take it over. */
-const LOCK_SECONDS = 60;
 
 export function idempotencyKeyOf(event: APIGatewayProxyEventV2): string | undefined {
   const key = event.headers[IDEMPOTENCY_HEADER];
@@ -25,35 +31,55 @@ function requestHashOf(event: APIGatewayProxyEventV2): string {
   return sha256Hex(`${event.requestContext.http.method} ${event.rawPath}\n${event.body ?? ''}`);
 }
 
+/** What the request that held a lapsed claim committed before it died, as it would have answered; undefined if nothing. */
+export type ResumeClaim = (scopedKey: string) => Promise<ApiResponse | undefined>;
+
+export interface IdempotencyOptions {
+  /** Limits counted only once the key is claimed, so that a replay uses none of them. */
+  readonly deferredLimits: readonly RateLimitName[];
+  readonly onWindows: (states: WindowState[]) => void;
+  /** Looks for what an abandoned claim's request committed; without it, a lapsed claim is processed afresh. */
+  readonly resume?: ResumeClaim;
+  /** Answers carry credentials: they are kept sealed. */
+  readonly sealBody: boolean;
+}
+
 export type IdempotencyOutcome =
   { readonly kind: 'replay'; readonly response: ApiResponse } | { readonly kind: 'claimed'; readonly key: string };
 
 /**
  * Resolves an Idempotency-Key (scoped to the account): a completed first request is replayed without counting
  * against the deferred limits (the deploy quota), a different request under the same key is 422, one still in
- * flight is 409; otherwise the key is claimed and the deferred limits are counted now.
+ * flight is 409. A claim whose request died is resumed: what that request committed is answered, not done again.
+ * Otherwise the key is claimed and the deferred limits are counted now.
  */
 export async function resolveIdempotencyKey(
   event: APIGatewayProxyEventV2,
   accountId: string,
   key: string,
-  deferredLimits: readonly RateLimitName[],
-  onWindows: (states: WindowState[]) => void,
+  { deferredLimits, onWindows, resume, sealBody }: IdempotencyOptions,
 ): Promise<IdempotencyOutcome> {
   const scopedKey = `${accountId}#${key}`;
   const requestHash = requestHashOf(event);
-  const claim = await claimIdempotencyKey(scopedKey, requestHash, Math.floor(Date.now() / 1000), RETENTION_SECONDS, LOCK_SECONDS);
+  const nowSeconds = Math.floor(Date.now() / 1000);
+  const claim = await claimIdempotencyKey(scopedKey, requestHash, nowSeconds, IDEMPOTENCY_RETENTION_SECONDS, IDEMPOTENCY_LOCK_SECONDS);
   if (!claim.claimed) {
     const { existing } = claim;
-    if (existing.request_hash !== requestHash) {
-      throw new Failure('unprocessable', 'Idempotency-Key was already used with a different request');
-    }
+    if (existing.request_hash !== requestHash) throw differentRequest();
     if (existing.status === 'in_progress' || !existing.response) {
       throw new Failure('conflict', 'lifecycle conflict', { message: 'A request with this Idempotency-Key is still in progress' });
     }
     const { statusCode, headers, body, sealed } = existing.response;
     const replayed = sealed ? await open(body, storedResponseContext(scopedKey)) : body;
-    return { kind: 'replay', response: { statusCode, headers: { ...headers, 'Idempotent-Replayed': 'true' }, body: replayed } };
+    return replay({ statusCode, headers, body: replayed });
+  }
+  const committed = claim.lapsed && resume ? await resume(scopedKey) : undefined;
+  if (claim.lapsed && committed) {
+    // The key goes back to the request that committed, with its answer, whichever request took the claim over.
+    const firstHash = claim.lapsed.request_hash;
+    await completeIdempotencyKey(scopedKey, await storedResponseOf(scopedKey, committed, sealBody), firstHash);
+    if (firstHash !== requestHash) throw differentRequest();
+    return replay(committed);
   }
   const windows = await countRequest(accountId, deferredLimits, Date.now());
   onWindows(windows);
@@ -65,8 +91,29 @@ export async function resolveIdempotencyKey(
   return { kind: 'claimed', key: scopedKey };
 }
 
+const differentRequest = () => new Failure('unprocessable', 'Idempotency-Key was already used with a different request');
+
+const replay = (response: ApiResponse): IdempotencyOutcome => ({
+  kind: 'replay',
+  response: { ...response, headers: { ...response.headers, 'Idempotent-Replayed': 'true' } },
+});
+
 /** A stored body opens only for the same account and key it was answered to. */
 const storedResponseContext = (scopedKey: string) => ({ purpose: 'stored-response', idempotency_key: scopedKey });
+
+/** The response as kept for replay: without the per-request headers, the body sealed when it carries credentials. */
+async function storedResponseOf(scopedKey: string, response: ApiResponse, sealBody: boolean): Promise<StoredResponse> {
+  const headers = Object.fromEntries(
+    Object.entries(response.headers).filter(([name]) => !/^(ratelimit|ratelimit-policy|x-request-id|idempotent-replayed)$/i.test(name)),
+  );
+  const body = String(response.body ?? '');
+  return {
+    statusCode: response.statusCode,
+    headers,
+    body: sealBody ? await seal(body, storedResponseContext(scopedKey)) : body,
+    sealed: sealBody,
+  };
+}
 
 /**
  * Keeps what the first request answered for replay: successes and refusals that a retry would meet again (bad
@@ -78,15 +125,16 @@ export async function settleIdempotencyKey(scopedKey: string, response: ApiRespo
     await releaseIdempotencyKey(scopedKey);
     return;
   }
-  const headers = Object.fromEntries(
-    Object.entries(response.headers).filter(([name]) => !/^(ratelimit|ratelimit-policy|x-request-id)$/i.test(name)),
-  );
-  const body = String(response.body ?? '');
-  const stored: StoredResponse = {
-    statusCode: response.statusCode,
-    headers,
-    body: sealBody ? await seal(body, storedResponseContext(scopedKey)) : body,
-    sealed: sealBody,
-  };
-  await completeIdempotencyKey(scopedKey, stored);
+  await completeIdempotencyKey(scopedKey, await storedResponseOf(scopedKey, response, sealBody));
+}
+
+/**
+ * Settles the key of a request that failed. A refusal of the domain is a known outcome, settled as its answer; work
+ * stopped by its spent budget did nothing (its budget's signal is never given to a commit), and gives the key up.
+ * Anything else may have come after a commit: the claim lapses at once, so that a retry resumes it.
+ */
+export async function settleIdempotencyKeyOnError(scopedKey: string, error: unknown, requestId: string): Promise<void> {
+  if (error instanceof Failure) return settleIdempotencyKey(scopedKey, errorResponse(error, requestId), false);
+  if (error instanceof Error && error.name === 'AbortError') return releaseIdempotencyKey(scopedKey);
+  return lapseIdempotencyKey(scopedKey);
 }

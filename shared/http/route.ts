@@ -2,8 +2,9 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { traceHandler } from '../tracing';
 import type * as z from 'zod';
-import type { RouteContract } from '../contracts/contract';
+import { ANSWER_RESERVE_SECONDS, type RouteContract } from '../contracts/contract';
 import { runWithDeadline } from '../deadline';
+import { outcomeUnknown } from '../domain/errors';
 import { logger, tracer } from '../observability';
 import { runGuarded } from '../request-guard';
 import { parseOrBadRequest } from '../schemas/validation';
@@ -13,6 +14,7 @@ import { sourceAddressOf } from './flood-guard';
 import { bearerAuth } from './middleware/bearer-auth';
 import { edgeOrigin } from './middleware/edge-origin';
 import { httpResponse } from './middleware/http-response';
+import type { ResumeClaim } from './idempotency';
 import { idempotency } from './middleware/idempotency';
 import { jsonBody } from './middleware/json-body';
 import { rateLimit } from './middleware/rate-limit';
@@ -29,6 +31,13 @@ export interface RouteInput<TPrincipal, TBody, TQuery> {
   /** The caller's address as API Gateway saw it (brute-force limits). */
   readonly sourceAddress: string;
   readonly event: Event;
+  /** The request's claimed Idempotency-Key, scoped to the account; what it commits carries it. */
+  readonly idempotencyKey?: string;
+}
+
+export interface RouteOptions {
+  /** On an idempotent route: what a request that died holding its claim committed, answered instead of doing it again. */
+  readonly resume?: ResumeClaim;
 }
 
 type RawQuery = Record<string, string | undefined>;
@@ -37,12 +46,16 @@ type QueryOf<C> = C extends { readonly query: infer S extends z.ZodType } ? z.ou
 type RouteHandler = middy.MiddyfiedHandler<Event, ApiResponse, Error, StatefulContext>;
 
 /** The middlewares of a route's authentication, from its contract. */
-function authentication(contract: RouteContract): Middleware[] {
+function authentication(contract: RouteContract, { resume }: RouteOptions): Middleware[] {
   switch (contract.auth) {
     case 'bearer': {
       const limits = contract.limits ?? ['general'];
       const idempotent = contract.idempotent ?? false;
-      return [bearerAuth(), rateLimit(limits, idempotent), ...(idempotent ? [idempotency(limits, contract.credentials ?? false)] : [])];
+      return [
+        bearerAuth(),
+        rateLimit(limits, idempotent),
+        ...(idempotent ? [idempotency(limits, contract.credentials ?? false, resume)] : []),
+      ];
     }
     case 'session':
       return [sessionAuth(contract.csrf)];
@@ -82,28 +95,47 @@ function queryOf(contract: RouteContract, event: Event): unknown {
   return contract.query ? parseOrBadRequest(contract.query, raw) : raw;
 }
 
+const ANSWER_RESERVE_MS = ANSWER_RESERVE_SECONDS * 1000;
+/** By then the invocation is over: the key holds the outcome, or its claim waits to lapse. */
+const OUTCOME_UNKNOWN_RETRY_AFTER_SECONDS = ANSWER_RESERVE_SECONDS + 1;
+
 /**
  * The one pipeline every route runs, built from its contract: response shaping and error mapping (first, so that its
  * onError runs last), tracing, logging context, the edge check, the route's authentication (with rate limits and
  * idempotency on Bearer routes), then the JSON body. The handler gets the principal, and the body and query as the
- * contract's schemas parse them; it only calls the domain.
+ * contract's schemas parse them; it only calls the domain. Its work runs to the route's budget, which ends the
+ * answer's reserve before the function's timeout; an idempotent route whose work has not ended by then answers 504
+ * Outcome unknown, and its work runs on.
  */
 export function route<C extends RouteContract>(
   contract: C,
   handler: (input: RouteInput<PrincipalOf<C>, BodyOf<C>, QueryOf<C>>) => Promise<ApiResponse>,
+  options: RouteOptions = {},
 ): RouteHandler {
-  const pipeline = middy<Event, ApiResponse, Error, StatefulContext>()
+  const idempotent = contract.auth === 'bearer' && contract.idempotent === true;
+  const pipeline = middy<Event, ApiResponse, Error, StatefulContext>({
+    timeoutEarlyInMillis: ANSWER_RESERVE_MS,
+    ...(idempotent
+      ? {
+          timeoutEarlyResponse: () => {
+            throw outcomeUnknown(OUTCOME_UNKNOWN_RETRY_AFTER_SECONDS);
+          },
+        }
+      : {}),
+  })
     .use(httpResponse())
     // Responses carry root passwords and private keys: never record them as trace metadata.
     .use(traceHandler(tracer))
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(edgeOrigin())
-    .use(authentication(contract));
+    .use(authentication(contract, options));
   if (contract.body) pipeline.use(jsonBody(contract.auth === 'bearer'));
-  return pipeline.handler(async (event, context) => {
+  return pipeline.handler(async (event, context, { signal }) => {
     const principal = await principalOf(contract, context);
-    const { replay } = context.request;
+    const { replay, idempotencyKey } = context.request;
     if (replay) return replay;
+    // Answered already: the work does not start.
+    signal.throwIfAborted();
     if (principal) logger.appendKeys({ account_id: principal.account.account_id });
     const input = {
       principal,
@@ -112,15 +144,20 @@ export function route<C extends RouteContract>(
       pathParameters: event.pathParameters ?? {},
       sourceAddress: sourceAddressOf(event),
       event,
+      idempotencyKey,
     };
-    const run = () => runWithDeadline(context, () => handler(input));
-    if (!principal || !('apiKey' in principal)) return run();
-    // A Bearer request's writes are conditioned on its key and account still holding; a read checks them again
-    // in the same round as its own read, so that a key revoked meanwhile gets no answer either.
-    return runGuarded({ keyHash: principal.apiKey.key_hash, accountId: principal.account.account_id }, async () => {
-      if (event.requestContext.http.method !== 'GET') return run();
-      const [response] = await Promise.all([run(), assertRequestStillAuthorized()]);
-      return response;
-    });
+    const run = () => runWithDeadline(context, () => handler(input), { reserveMs: ANSWER_RESERVE_MS, signal });
+    const work =
+      !principal || !('apiKey' in principal)
+        ? run()
+        : // A Bearer request's writes are conditioned on its key and account still holding; a read checks them again
+          // in the same round as its own read, so that a key revoked meanwhile gets no answer either.
+          runGuarded({ keyHash: principal.apiKey.key_hash, accountId: principal.account.account_id }, async () => {
+            if (event.requestContext.http.method !== 'GET') return run();
+            const [response] = await Promise.all([run(), assertRequestStillAuthorized()]);
+            return response;
+          });
+    context.request.work = work;
+    return work;
   });
 }

@@ -17,7 +17,7 @@ const reservedBlocks = new Map<string, { next: number; last: number }>();
  * atomic ADD and hands them out in order: values are unique, increasing within a process, and may skip a few
  * where a process ends with part of its block unused.
  */
-export async function nextSequenceValue(sequence: 'instance_id' | 'api_key_id'): Promise<number> {
+export async function nextSequenceValue(sequence: 'instance_id' | 'api_key_id', abortSignal?: AbortSignal): Promise<number> {
   const block = reservedBlocks.get(sequence);
   if (block && block.next <= block.last) return block.next++;
   const { Attributes } = await dynamo().send(
@@ -29,6 +29,7 @@ export async function nextSequenceValue(sequence: 'instance_id' | 'api_key_id'):
       ExpressionAttributeValues: { ':block': SEQUENCE_BLOCK },
       ReturnValues: 'UPDATED_NEW',
     }),
+    { abortSignal },
   );
   const last = z.object({ value: z.number().int() }).parse(Attributes).value;
   const first = last - SEQUENCE_BLOCK + 1;

@@ -15,6 +15,7 @@ import {
   type CapacityShard,
   type CapacityUnit,
 } from './counters';
+import { commitMarkerPut } from './idempotency';
 import { requestGuardItems, throwIfGuardFailed } from './request-guard';
 import { billingSegmentSchema, meterShardOf, segmentsAfterChange } from '../domain/billing-segments';
 import { instanceStatusSchema, type InstanceStatus } from '../domain/instance-status';
@@ -100,6 +101,8 @@ export const instanceItemSchema = z.object({
   /** The segments not yet charged in full, the open one last (see shared/domain/billing-segments.ts). */
   billing_segments: z.array(billingSegmentSchema).default([]),
   updated_at: z.string().optional(),
+  /** The Idempotency-Key (scoped to the account) of the create that made it, when it had one. */
+  idempotency_key: z.string().optional(),
   version: z.number().int(),
 });
 export type InstanceItem = z.infer<typeof instanceItemSchema>;
@@ -213,8 +216,8 @@ function changedShards(instance: InstanceItem, shards: ShardFields): Partial<Sha
 }
 
 /**
- * Writes a new instance and its provision job, reserving an IPv4 address and a unit of the flavor's tier, all in
- * one transaction: either everything is recorded or nothing is. Each unit comes from a shard of its pool picked at
+ * Writes a new instance and its provision job (and for a keyed create, the marker of its Idempotency-Key), reserving
+ * an IPv4 address and a unit of the flavor's tier, all in one transaction: either everything is recorded or nothing is. Each unit comes from a shard of its pool picked at
  * random; a full shard cancels the transaction, which is made again with another, until every shard of a pool was
  * found full (CapacityExhaustedError).
  */
@@ -238,6 +241,9 @@ export async function insertInstanceReservingCapacity(instance: InstanceItem, jo
         },
       },
       newJobPut(job),
+      ...(recorded.idempotency_key === undefined
+        ? []
+        : [commitMarkerPut(recorded.idempotency_key, recorded.instance_id, Math.floor(Date.now() / 1000))]),
     ];
     try {
       await transactWrite({ TransactItems: [...items, ...requestGuardItems()] });

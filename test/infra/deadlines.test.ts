@@ -4,6 +4,8 @@ import type { App } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import type { ServiceStack } from '../../infra/stack';
 import { functionScheduleNames } from '../../infra/schedules';
+import { ANSWER_RESERVE_SECONDS, DEFAULT_ROUTE_TIMEOUT_SECONDS, routes } from '../../shared/routes';
+import { IDEMPOTENCY_LOCK_SECONDS } from '../../shared/store/idempotency';
 import { workflowNames, type WorkflowName } from '../../shared/workflows/names';
 import { workflows } from '../../infra/workflows';
 import { logicalId, synthesize } from './synth';
@@ -40,13 +42,31 @@ describe('deadlines', () => {
   });
 
   it.each([
-    ['InstanceAction', 20],
-    ['GetInstance', 10],
-    ['CreateInstance', 10],
-    ['ListInstances', 10],
-    ['NotFound', 10],
-  ])('gives the %s route %i seconds, within the HTTP API integration timeout of 30', (route, seconds) => {
-    expect(timeoutOf(stack.api.functions[route]!)).toBe(seconds);
+    ['InstanceAction', 20, 21],
+    ['GetInstance', 10, 11],
+    ['CreateInstance', 10, 11],
+    ['ListInstances', 10, 11],
+    ['NotFound', 10, 11],
+  ])(
+    'gives the %s route a budget of %i seconds and its function %i, within the HTTP API integration timeout of 30',
+    (name, budget, seconds) => {
+      expect(routes.find((route) => route.name === name)?.timeoutSeconds ?? DEFAULT_ROUTE_TIMEOUT_SECONDS).toBe(budget);
+      expect(timeoutOf(stack.api.functions[name]!)).toBe(seconds);
+    },
+  );
+
+  it("gives every route's function the answer's reserve beyond its budget, so that no commit is cut off from its answer", () => {
+    for (const route of routes) {
+      const seconds = timeoutOf(stack.api.functions[route.name]!);
+      expect(seconds, route.name).toBe((route.timeoutSeconds ?? DEFAULT_ROUTE_TIMEOUT_SECONDS) + ANSWER_RESERVE_SECONDS);
+      expect(seconds, route.name).toBeLessThan(30);
+    }
+  });
+
+  it('keeps an Idempotency-Key claimed longer than any idempotent route can run, so that no live request loses its claim', () => {
+    const idempotent = routes.filter((route) => route.auth === 'bearer' && route.idempotent);
+    expect(idempotent.map((route) => route.name).sort()).toEqual(['CreateInstance', 'InstanceAction']);
+    for (const route of idempotent) expect(timeoutOf(stack.api.functions[route.name]!)).toBeLessThan(IDEMPOTENCY_LOCK_SECONDS);
   });
 
   it('gives DestroyServers 60 seconds, a meter shard 120, and every other workflow step 30', () => {

@@ -1,9 +1,26 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../../shared/aws';
 import { useTestRuntime } from '../support/runtime';
 
 const runtime = useTestRuntime();
 
 const create = (apiKey: string, key: string, body: unknown = { project_name: 'idem', flavor: 's-1vcpu-2gb' }) =>
   runtime.call('POST', '/api/v1/instances', { apiKey, body, headers: { 'idempotency-key': key } });
+
+/** What a request that dies between its commit and settling its key leaves: its claim in progress, once lapsed. */
+const dieHoldingClaim = (accountId: string, key: string) =>
+  dynamo().send(
+    new UpdateCommand({
+      TableName: runtime.tableNames.idempotency,
+      Key: { idempotency_key: `${accountId}#${key}` },
+      UpdateExpression: 'SET #status = :inProgress, #response = :none, locked_until = :lapsed',
+      ExpressionAttributeNames: { '#status': 'status', '#response': 'response' },
+      ExpressionAttributeValues: { ':inProgress': 'in_progress', ':none': null, ':lapsed': Math.floor(Date.now() / 1000) - 1 },
+    }),
+  );
+
+const serversOf = (instanceId: number) =>
+  runtime.simulator.state().droplets.filter((droplet) => droplet.tags.some((tag) => tag.endsWith(`-instance-${instanceId}`)));
 
 describe('Idempotency-Key', () => {
   it('replays the first create response and creates nothing more, without using deploy quota', async () => {
@@ -92,6 +109,56 @@ describe('Idempotency-Key', () => {
     expect(refused.status).toBe(502);
     expect(retried.status).toBe(200);
     await runtime.waitForJob(apiKey, retried.body.job_id);
+  });
+
+  it('resumes a lapsed claim whose create committed: answers that instance and creates no other', async () => {
+    const { apiKey, accountId } = await runtime.newAccount();
+    const first = await create(apiKey, 'died');
+    await dieHoldingClaim(accountId, 'died');
+
+    const resumed = await create(apiKey, 'died');
+    const again = await create(apiKey, 'died');
+    const list = await runtime.call('GET', '/api/v1/instances', { apiKey });
+
+    expect(first.status).toBe(202);
+    expect(resumed.status).toBe(202);
+    expect(resumed.headers.get('idempotent-replayed')).toBe('true');
+    const { instance_id, root_password, ssh_key, project_name, plan } = first.body;
+    expect(resumed.body).toMatchObject({ instance_id, root_password, ssh_key, project_name, plan });
+    expect(again.body).toEqual(resumed.body);
+    expect(list.body.map((instance: { instance_id: number }) => instance.instance_id)).toEqual([instance_id]);
+    await runtime.waitForStatus(apiKey, instance_id, ['active']);
+    expect(serversOf(instance_id)).toHaveLength(1);
+  });
+
+  it('answers 422 to a different request taking over a lapsed claim whose create committed, and keeps the key its own', async () => {
+    const { apiKey, accountId } = await runtime.newAccount();
+    const first = await create(apiKey, 'died-2');
+    await dieHoldingClaim(accountId, 'died-2');
+
+    const other = await create(apiKey, 'died-2', { project_name: 'other', flavor: 's-1vcpu-2gb' });
+    const same = await create(apiKey, 'died-2');
+    const list = await runtime.call('GET', '/api/v1/instances', { apiKey });
+
+    expect(other.status).toBe(422);
+    expect(other.body.error).toBe('Idempotency-Key was already used with a different request');
+    expect([same.status, same.body.instance_id]).toEqual([202, first.body.instance_id]);
+    expect(list.body).toHaveLength(1);
+  });
+
+  it('processes a request taking over a lapsed claim that committed nothing afresh', async () => {
+    const { apiKey, accountId } = await runtime.newAccount();
+    await runtime.call('POST', '/api/v1/instances', {
+      apiKey,
+      body: { project_name: 'idem', flavor: 's-1vcpu-1gb' },
+      headers: { 'idempotency-key': 'refused' },
+    });
+    await dieHoldingClaim(accountId, 'refused');
+
+    const created = await create(apiKey, 'refused');
+
+    expect(created.status).toBe(202);
+    expect(created.headers.get('idempotent-replayed')).toBeNull();
   });
 
   it('refuses a malformed key with 400', async () => {

@@ -1,22 +1,47 @@
 import type { RateLimitName } from '../../domain/rate-limits';
-import { idempotencyKeyOf, resolveIdempotencyKey, settleIdempotencyKey } from '../idempotency';
-import { errorResponse } from './http-response';
+import { Failure } from '../../domain/errors';
+import { logger } from '../../observability';
+import {
+  idempotencyKeyOf,
+  resolveIdempotencyKey,
+  settleIdempotencyKey,
+  settleIdempotencyKeyOnError,
+  type ResumeClaim,
+} from '../idempotency';
+import type { ApiResponse } from '../responses';
+import { releaseIdempotencyKey } from '../../store/idempotency';
 import type { Middleware } from './state';
+
+/** Settles the key once work that outlived its request's answer has ended; the invocation runs until then. */
+function settleWhenDone(key: string, work: Promise<ApiResponse>, credentials: boolean, requestId: string): void {
+  work
+    .then(
+      (response) => settleIdempotencyKey(key, response, credentials),
+      (error: unknown) => settleIdempotencyKeyOnError(key, error, requestId),
+    )
+    // Left claimed, the key lapses and a retry resumes it.
+    .catch((error: unknown) => logger.error('could not settle an Idempotency-Key after its request was answered', { error }));
+}
 
 /**
  * An idempotent route's Idempotency-Key, resolved right after the rate limit: a replay answers the first response
- * and counts against no deferred limit (the deploy quota); a new request claims the key and counts them now. The
- * answer is kept for replay (sealed when it carries credentials) once known.
+ * and counts against no deferred limit (the deploy quota); a new request claims the key and counts them now; a claim
+ * abandoned by a request that died is resumed. The answer is kept for replay (sealed when it carries credentials)
+ * once known: when the route's budget ran out first, once its work has ended.
  */
-export const idempotency = (limits: readonly RateLimitName[], credentials: boolean): Middleware => ({
+export const idempotency = (limits: readonly RateLimitName[], credentials: boolean, resume?: ResumeClaim): Middleware => ({
   before: async ({ event, context }) => {
     const state = context.request;
     const key = idempotencyKeyOf(event);
     if (key === undefined) return;
     if (!state.apiKey) throw new Error('idempotency needs the Bearer key: authentication did not run');
-    const deferred = limits.filter((name) => name === 'deploy');
-    const outcome = await resolveIdempotencyKey(event, state.apiKey.account_id, key, deferred, (windows) => {
-      state.windows = [...state.windows, ...windows];
+    const outcome = await resolveIdempotencyKey(event, state.apiKey.account_id, key, {
+      deferredLimits: limits.filter((name) => name === 'deploy'),
+      onWindows: (windows) => {
+        state.windows = [...state.windows, ...windows];
+      },
+      resume,
+      sealBody: credentials,
     });
     if (outcome.kind === 'replay') state.replay = outcome.response;
     else state.idempotencyKey = outcome.key;
@@ -26,7 +51,16 @@ export const idempotency = (limits: readonly RateLimitName[], credentials: boole
     if (response && key) await settleIdempotencyKey(key, response, credentials);
   },
   onError: async ({ event, context, error }) => {
-    const key = context.request.idempotencyKey;
-    if (key) await settleIdempotencyKey(key, errorResponse(error, event.requestContext.requestId), false);
+    const { idempotencyKey: key, work } = context.request;
+    if (!key) return;
+    const { requestId } = event.requestContext;
+    if (error instanceof Failure && error.kind === 'outcome_unknown') {
+      // Never given up while the work may still commit. Work that had not started never will (the route checks
+      // its budget first): nothing was done.
+      if (work) settleWhenDone(key, work, credentials, requestId);
+      else await releaseIdempotencyKey(key);
+      return;
+    }
+    await settleIdempotencyKeyOnError(key, error, requestId);
   },
 });

@@ -24,6 +24,8 @@ export interface RequestState {
   idempotencyKey?: string;
   /** The first request's response, when this one replays it. */
   replay?: ApiResponse;
+  /** The route's work, once started: it may outlive the answer when the route's budget runs out first. */
+  work?: Promise<ApiResponse>;
 }
 
 export type StatefulContext = Context & { request: RequestState };

@@ -1,0 +1,67 @@
+import { inject } from 'vitest';
+import { routes } from '../../shared/routes';
+import { startStallingProxy, type StallingProxy } from '../support/stalling-proxy';
+import { startTestRuntime, type CallResult, type TestRuntime } from '../support/runtime';
+
+/** CreateInstance's budget, cut short so that a commit held back by the store outlasts it. */
+const BUDGET_SECONDS = 2;
+const STALL_MS = 4_000;
+
+let proxy: StallingProxy;
+let runtime: TestRuntime;
+
+beforeAll(async () => {
+  proxy = await startStallingProxy(inject('dynamodbEndpoint'));
+  runtime = await startTestRuntime({
+    dynamodbEndpoint: proxy.endpoint,
+    routes: routes.map((route) => (route.name === 'CreateInstance' ? { ...route, timeoutSeconds: BUDGET_SECONDS } : route)),
+  });
+});
+
+afterAll(async () => {
+  await runtime.stepFunctions.idle();
+  await runtime.stop();
+  await proxy.close();
+});
+
+describe('a keyed create that outlives its budget', () => {
+  it('answers 504 Outcome unknown, keeps the key claimed until its commit lands, then replays it: one server', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const create = () =>
+      runtime.call('POST', '/api/v1/instances', {
+        apiKey,
+        body: { project_name: 'stalled', flavor: 's-1vcpu-2gb' },
+        headers: { 'idempotency-key': 'stalled-1' },
+      });
+    const committed = proxy.stallNext('TransactWriteItems', STALL_MS);
+
+    const first = await create();
+    const whileCommitting = await create();
+    await committed;
+    let replay: CallResult;
+    for (let attempt = 0; (replay = await create()).status === 409 && attempt < 40; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const again = await create();
+    const list = await runtime.call('GET', '/api/v1/instances', { apiKey });
+
+    expect(first.status).toBe(504);
+    expect(first.headers.get('retry-after')).toBe('2');
+    expect(first.body).toEqual({
+      error: 'Outcome unknown',
+      message: 'The request ran out of time but may still complete: retry it with the same Idempotency-Key to get its result',
+      request_id: expect.any(String),
+    });
+    expect(whileCommitting.status).toBe(409);
+    expect(whileCommitting.body.message).toBe('A request with this Idempotency-Key is still in progress');
+    expect(replay.status).toBe(202);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toMatchObject({ status: 'pending', root_password: expect.any(String) });
+    expect(again.body).toEqual(replay.body);
+    expect(list.body.map((instance: { instance_id: number }) => instance.instance_id)).toEqual([replay.body.instance_id]);
+    await runtime.waitForStatus(apiKey, replay.body.instance_id, ['active']);
+    await runtime.stepFunctions.idle();
+    expect(runtime.simulator.state().droplets).toHaveLength(1);
+    expect(runtime.simulator.state().calls['POST /v2/droplets']).toBe(1);
+  });
+});
