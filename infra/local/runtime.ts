@@ -49,6 +49,11 @@ export interface LocalRuntimeOptions {
   readonly secretsKeyFile?: string;
   /** How long the simulator takes to carry out an action (ms); by default a quarter of the boot time. */
   readonly actionMs?: number;
+  /**
+   * Where the event plumbing keeps its state across restarts: how far the change streams have been read. Unset: kept
+   * in memory only, and each start follows the streams from then on.
+   */
+  readonly dataDir?: string;
 }
 
 export interface LocalRuntime {
@@ -157,6 +162,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     endpoint: options.dynamodbEndpoint,
     tables: [...byPhysicalName.keys()],
     onRecords: async (physical, records) => void (await publishChanges(byPhysicalName.get(physical)!, records)),
+    checkpointFile: options.dataDir && resolve(options.dataDir, 'stream-checkpoint.json'),
   });
   const startServiceGateway = (port: number) =>
     startGateway({
