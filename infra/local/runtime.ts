@@ -50,8 +50,8 @@ export interface LocalRuntimeOptions {
   /** How long the simulator takes to carry out an action (ms); by default a quarter of the boot time. */
   readonly actionMs?: number;
   /**
-   * Where the event plumbing keeps its state across restarts: how far the change streams have been read. Unset: kept
-   * in memory only, and each start follows the streams from then on.
+   * Where the event plumbing keeps its state across restarts: how far the change streams have been read, and the
+   * webhook deliveries queued. Unset: kept in memory only, and each start follows the streams from then on.
    */
   readonly dataDir?: string;
 }
@@ -153,9 +153,13 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   // Events flow from here on, before any handler can change anything.
   const events = new LocalEventBus();
   useLocalEventSink(events);
-  const deliveries = new LocalDeliveryQueue((message) => deliverWebhook(message));
+  const deliveries = new LocalDeliveryQueue(
+    (message) => deliverWebhook(message),
+    options.dataDir && resolve(options.dataDir, 'webhook-deliveries'),
+  );
   useLocalDeliveryQueue(deliveries);
   events.subscribe(async (event) => void (await fanOut(event)));
+  await deliveries.resume();
   const streamTables = allTables.filter((table): table is EventSourceTable => Boolean((tables[table] as TableDefinition).stream));
   const byPhysicalName = new Map(streamTables.map((table) => [names[table], table]));
   const poller = await startStreamPoller({

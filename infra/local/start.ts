@@ -9,7 +9,8 @@ import { ensureSecretsKeyFile } from './secrets-key';
 
 /**
  * `npm start`: the whole service on this machine, no AWS account, no network.
- *   --data-dir DIR   keep DynamoDB data and the change streams' position across restarts (default: in memory)
+ *   --data-dir DIR   keep DynamoDB data, the change streams' position and queued webhook deliveries across restarts
+ *                    (default: in memory)
  *   --fast           upstream servers boot in about 1 s instead of about 20 s
  *   --port N         gateway port (default PORT or 8080)
  */
