@@ -49,6 +49,11 @@ export interface LocalRuntimeOptions {
   readonly secretsKeyFile?: string;
   /** How long the simulator takes to carry out an action (ms); by default a quarter of the boot time. */
   readonly actionMs?: number;
+  /**
+   * Where the event plumbing keeps its state across restarts: how far the change streams have been read, and the
+   * webhook deliveries queued. Unset: kept in memory only, and each start follows the streams from then on.
+   */
+  readonly dataDir?: string;
 }
 
 export interface LocalRuntime {
@@ -148,15 +153,20 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   // Events flow from here on, before any handler can change anything.
   const events = new LocalEventBus();
   useLocalEventSink(events);
-  const deliveries = new LocalDeliveryQueue((message) => deliverWebhook(message));
+  const deliveries = new LocalDeliveryQueue(
+    (message) => deliverWebhook(message),
+    options.dataDir && resolve(options.dataDir, 'webhook-deliveries'),
+  );
   useLocalDeliveryQueue(deliveries);
   events.subscribe(async (event) => void (await fanOut(event)));
+  await deliveries.resume();
   const streamTables = allTables.filter((table): table is EventSourceTable => Boolean((tables[table] as TableDefinition).stream));
   const byPhysicalName = new Map(streamTables.map((table) => [names[table], table]));
   const poller = await startStreamPoller({
     endpoint: options.dynamodbEndpoint,
     tables: [...byPhysicalName.keys()],
     onRecords: async (physical, records) => void (await publishChanges(byPhysicalName.get(physical)!, records)),
+    checkpointFile: options.dataDir && resolve(options.dataDir, 'stream-checkpoint.json'),
   });
   const startServiceGateway = (port: number) =>
     startGateway({

@@ -9,7 +9,8 @@ import { ensureSecretsKeyFile } from './secrets-key';
 
 /**
  * `npm start`: the whole service on this machine, no AWS account, no network.
- *   --data-dir DIR   keep DynamoDB data across restarts (default: in memory)
+ *   --data-dir DIR   keep DynamoDB data, the change streams' position and queued webhook deliveries across restarts
+ *                    (default: in memory)
  *   --fast           upstream servers boot in about 1 s instead of about 20 s
  *   --port N         gateway port (default PORT or 8080)
  */
@@ -59,6 +60,7 @@ try {
     port,
     bootMs: values.fast ? 1_000 : 20_000,
     secretsKeyFile,
+    dataDir,
     onRequest: ({ method, path, status, ms }) => console.log(`${method} ${path} ${status} ${ms.toFixed(0)} ms`),
   });
 } catch (error) {

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   DescribeStreamCommand,
@@ -10,6 +11,7 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import { LOCAL_CREDENTIALS } from '../../shared/aws';
 import type { ChangeRecord } from '../../shared/domain/events';
+import { writeFileAtomically } from './atomic-file';
 
 export interface StreamPollerOptions {
   /** DynamoDB Local; unset for the tables of a deployed stack (default credentials). */
@@ -23,6 +25,11 @@ export interface StreamPollerOptions {
   readonly intervalMs?: number;
   /** Where a table's stream is read from at start: only changes made from now on (default), or everything kept. */
   readonly from?: 'now' | 'start';
+  /**
+   * Where the last record handed on from each shard is kept, so that the next start resumes right after it and changes
+   * made while nothing followed the streams are handed on too. Unset: the position lives in memory only.
+   */
+  readonly checkpointFile?: string;
 }
 
 export interface StreamPoller {
@@ -35,10 +42,23 @@ interface ShardCursor {
   lastSequenceNumber: string | undefined;
 }
 
+/** Per table followed: its stream, and the sequence number of the last record handed on from each of its shards. */
+type Checkpoint = Record<string, { stream: string; shards: Record<string, string> }>;
+
+async function readCheckpoint(file: string): Promise<Checkpoint> {
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as Checkpoint;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw error;
+  }
+}
+
 /**
  * Follows DynamoDB Local's change streams (or a deployed stack's, for the operations CLI) as Lambda's event source
  * mapping does on AWS: each shard in order, each
- * batch handed on until it is taken, new shards picked up as they appear.
+ * batch handed on until it is taken, new shards picked up as they appear; with a checkpoint file, from where the last
+ * run left off.
  */
 export async function startStreamPoller(options: StreamPollerOptions): Promise<StreamPoller> {
   const client = options.endpoint
@@ -55,14 +75,38 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
     streamArns.set(table, Table.LatestStreamArn);
     cursors.set(table, new Map());
   }
+  const saved = options.checkpointFile ? await readCheckpoint(options.checkpointFile) : {};
+  // A table made again since has a new stream, none of whose shards were read.
+  const savedShards = (table: string) => {
+    const entry = saved[table];
+    return entry && entry.stream === streamArns.get(table) ? entry.shards : {};
+  };
+
+  async function saveCheckpoint(file: string): Promise<void> {
+    const checkpoint: Checkpoint = {};
+    for (const [table, shards] of cursors) {
+      const positions: Record<string, string> = {};
+      for (const [shardId, cursor] of shards) if (cursor.lastSequenceNumber) positions[shardId] = cursor.lastSequenceNumber;
+      checkpoint[table] = { stream: streamArns.get(table)!, shards: positions };
+    }
+    await writeFileAtomically(file, JSON.stringify(checkpoint));
+  }
 
   async function openIterator(streamArn: string, shardId: string, cursor: ShardCursor, isNew: boolean): Promise<void> {
     const position = cursor.lastSequenceNumber
       ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER' as const, SequenceNumber: cursor.lastSequenceNumber }
       : { ShardIteratorType: isNew && options.from !== 'start' ? ('LATEST' as const) : ('TRIM_HORIZON' as const) };
-    cursor.iterator = (
-      await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ...position }))
-    ).ShardIterator;
+    try {
+      cursor.iterator = (
+        await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ...position }))
+      ).ShardIterator;
+    } catch (error) {
+      // Records are kept 24 hours: when those after the last one taken are gone, what is left is all there is to read.
+      if (!(error instanceof TrimmedDataAccessException && cursor.lastSequenceNumber)) throw error;
+      cursor.iterator = (
+        await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }))
+      ).ShardIterator;
+    }
   }
 
   async function discoverShards(table: string, atStart: boolean): Promise<void> {
@@ -71,9 +115,10 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
     const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
     for (const shard of StreamDescription?.Shards ?? []) {
       if (!shard.ShardId || known.has(shard.ShardId)) continue;
-      const cursor: ShardCursor = { iterator: undefined, lastSequenceNumber: undefined };
-      // Shards that appear later hold only changes made after start: read them from their beginning.
-      await openIterator(streamArn, shard.ShardId, cursor, atStart);
+      const cursor: ShardCursor = { iterator: undefined, lastSequenceNumber: savedShards(table)[shard.ShardId] };
+      // Shards that appear later hold only changes made after start, and an earlier run followed every shard of a
+      // table it knew: read those from their beginning.
+      await openIterator(streamArn, shard.ShardId, cursor, atStart && !(table in saved));
       known.set(shard.ShardId, cursor);
     }
   }
@@ -94,12 +139,16 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
     if (records.length > 0) {
       await options.onRecords(table, records as ChangeRecord[]);
       cursor.lastSequenceNumber = records.at(-1)?.dynamodb?.SequenceNumber;
+      // Only once the batch is taken: a stop before this hands it on again (at least once, as Lambda does on AWS).
+      if (options.checkpointFile) await saveCheckpoint(options.checkpointFile);
     }
     cursor.iterator = output.NextShardIterator;
     return records.length > 0;
   }
 
   for (const table of options.tables) await discoverShards(table, true);
+  // Every table followed from now on is known as such, so that the next start reads its new shards from their start.
+  if (options.checkpointFile) await saveCheckpoint(options.checkpointFile);
 
   let stopped = false;
   let cycle = 0;
