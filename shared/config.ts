@@ -72,7 +72,10 @@ export interface Config {
     readonly graceSeconds: number;
     /** More destructions than this in one run stop the sweep's destroying and alarm instead. */
     readonly maxDestroyedPerRun: number;
-    /** More servers newly found orphaned than this in one run stop the sweep's power-offs and alarm instead. */
+    /**
+     * More servers newly found orphaned, or concluded gone, than this in one run stop the sweep's power-offs,
+     * destructions and losses, and alarm instead.
+     */
     readonly maxFoundPerRun: number;
   };
   readonly defaultIpv4PoolSize: number;

@@ -116,18 +116,19 @@ interface SweepRun {
   readonly listed: Set<number>;
   destroyed: number;
   found: number;
+  lost: number;
   readopted: number;
   suspected: number;
   halted: boolean;
 }
 
-/** Stops the sweep's power-offs and destructions, in this run and the next ones, until an operator resumes them. */
+/** Stops the sweep's power-offs, destructions and losses, in this run and the next ones, until an operator resumes them. */
 async function tripGuard(run: SweepRun, reason: string): Promise<void> {
   if (run.halted) return;
   run.halted = true;
   await setOrphanGuard({ halted_at: run.at, reason });
   countMetric(metricNames.sweepGuardTripped);
-  logger.error('the sweep stopped powering off and destroying servers: its blast-radius guard tripped', { reason });
+  logger.error('the sweep stopped powering off, destroying and losing servers: its blast-radius guard tripped', { reason });
 }
 
 async function powerOffOrphan(driver: UpstreamDriver, server: UpstreamServer): Promise<void> {
@@ -202,6 +203,21 @@ async function readopt(instance: InstanceItem, server: UpstreamServer, run: Swee
   });
 }
 
+/**
+ * An instance whose server is concluded gone is lost, but not in bulk: a token answering 404 for every server (one
+ * of another team's, say) must not fail a fleet. Past the guard's limit in one run, the sweep stops and alarms.
+ */
+async function concludeLost(instance: InstanceItem, run: SweepRun): Promise<void> {
+  const limit = config().orphans.maxFoundPerRun;
+  if (!run.halted && run.lost >= limit) await tripGuard(run, `more than ${limit} servers concluded gone in one run`);
+  if (run.halted) {
+    run.suspected += 1;
+    return;
+  }
+  run.lost += 1;
+  await followServer(instance, null, run.at, run.drift);
+}
+
 /** One listing page: each server's claim settled (orphans on their way out, lost instances restored, owned ones checked). */
 async function sweepPage(driver: UpstreamDriver, servers: readonly UpstreamServer[], run: SweepRun): Promise<void> {
   await inGroups(await withInstances(servers), async ({ server, instanceId, instance }) => {
@@ -249,6 +265,7 @@ export async function sweepFleet(nowMs = Date.now(), pages = config().upstream.s
     listed: new Set(),
     destroyed: 0,
     found: 0,
+    lost: 0,
     readopted: 0,
     suspected: 0,
     halted: guard.halted_at !== null,
@@ -278,7 +295,8 @@ export async function sweepFleet(nowMs = Date.now(), pages = config().upstream.s
         return undefined;
       });
       if (reading?.kind === 'unconfirmed') run.suspected += 1;
-      else if (reading) await followServer(instance, reading.kind === 'found' ? reading.server : null, at, run.drift);
+      else if (reading?.kind === 'found') await followServer(instance, reading.server, at, run.drift);
+      else if (reading) await concludeLost(instance, run);
     });
     await forgetUnlistedOrphans(run, passStartedAt);
   }

@@ -42,17 +42,21 @@ describe('one server per instance', () => {
     expect(serversOf(created.body.instance_id).map((d) => d.id)).toEqual([Number(active.vps_id)]);
   });
 
-  it("destroys a second server carrying an instance's tag as a leak, and keeps the instance's own", async () => {
+  it("powers off a second server carrying an instance's tag, destroys it after the grace period, and keeps the instance's own", async () => {
     const { apiKey } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
     const tag = upstreamTagOf(detail.instance_id);
-    await (
+    const twin = await (
       await upstream()
     ).createServer({ name: 'vps-twin', tags: [tag, serviceTag()], size: 's-1vcpu-2gb', image: 'ubuntu-24-04-x64', userData: '' });
+    await vi.waitUntil(() => runtime.simulator.state().droplets.find((d) => d.id === twin.id)?.status === 'active', { timeout: 10_000 });
 
-    const report = await reconcile(later());
+    const found = await reconcile(later());
+    await vi.waitUntil(() => runtime.simulator.state().droplets.find((d) => d.id === twin.id)?.status === 'off', { timeout: 10_000 });
+    const destroyed = await reconcile(later() + 7 * 3_600_000);
 
-    expect(report.leakedServersDestroyed).toBe(1);
+    expect([found.orphansFound, found.leakedServersDestroyed]).toEqual([1, 0]);
+    expect(destroyed.leakedServersDestroyed).toBe(1);
     expect(serversOf(detail.instance_id).map((d) => d.id)).toEqual([Number(detail.vps_id)]);
   });
 });
@@ -87,7 +91,11 @@ describe('drift sweep', () => {
     const seenAt = (await getInstanceItem(detail.instance_id))!.seen_at;
     await runtime.simulator.control.outOfBand(Number(detail.vps_id), { type: 'destroy' });
 
-    const report = await reconcile(later());
+    // Absence is concluded from three reads by id, the first and the last ten minutes apart.
+    const start = later();
+    await reconcile(start);
+    await reconcile(start + 5 * 60_000);
+    const report = await reconcile(start + 10 * 60_000);
     const reboot = await action(apiKey, detail.instance_id, { type: 'reboot' });
     await runMeter(Date.now() + 3_600_000);
     const charged = (await listLedgerEntries(accountId)).filter((entry) => entry.kind === 'meter');

@@ -44,18 +44,25 @@ describe('fleet sweep', () => {
     expect(listCalls() - callsBefore).toBe(runs.length);
   });
 
-  it('finds a server that vanished only when the pass ends, by reading it by id, and fails its instance', async () => {
+  it('reads a server the pass did not show by id, keeps a 404 as evidence, and fails its instance only once reads over ten minutes conclude it', async () => {
     const { apiKey } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
-    await sweepPassOnePageAtATime(later());
+    const start = later();
+    await sweepPassOnePageAtATime(start);
     await runtime.simulator.control.outOfBand(Number(detail.vps_id), { type: 'destroy' });
     const readsBefore = readByIdCalls();
 
-    const runs = await sweepPassOnePageAtATime(later());
+    const first = await sweepPassOnePageAtATime(start + 60_000);
+    const afterFirst = await getInstanceItem(detail.instance_id);
+    const second = await sweepPassOnePageAtATime(start + 6 * 60_000);
+    const third = await sweepPassOnePageAtATime(start + 11 * 60_000);
 
-    expect(runs.slice(0, -1).map((run) => run.drift.vanished)).toEqual(runs.slice(0, -1).map(() => 0));
-    expect(runs.at(-1)!.drift.vanished).toBe(1);
-    expect(readByIdCalls() - readsBefore).toBe(1);
+    expect(first.map((run) => run.drift.vanished)).toEqual(first.map(() => 0));
+    expect(first.at(-1)!.absencesSuspected).toBe(1);
+    expect(afterFirst).toMatchObject({ status: 'active', absent_reads: 1, absent_since: new Date(start + 60_000).toISOString() });
+    expect([second.at(-1)!.drift.vanished, second.at(-1)!.absencesSuspected]).toEqual([0, 1]);
+    expect([third.at(-1)!.drift.vanished, third.at(-1)!.absencesSuspected]).toEqual([1, 0]);
+    expect(readByIdCalls() - readsBefore).toBe(3);
     expect((await getInstanceItem(detail.instance_id))?.status).toBe('failed');
   });
 

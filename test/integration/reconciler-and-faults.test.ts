@@ -18,7 +18,7 @@ const serversOf = (instanceId: number) => runtime.simulator.state().droplets.fil
 const orphanJob = newJob;
 
 describe('reconciler', () => {
-  it('destroys servers tagged for this stage that no live instance owns, and counts them', async () => {
+  it('powers off servers tagged for this stage that no live instance owns, and destroys them after the grace period', async () => {
     const driver = await upstream();
     const orphan = await driver.createServer({
       name: 'vps-999999',
@@ -42,8 +42,12 @@ describe('reconciler', () => {
       userData: '',
     });
 
-    const report = await reconcile(later());
+    const found = await reconcile(later());
+    const waiting = await driver.getServer(orphan.id);
+    const report = await reconcile(later() + 7 * 3_600_000);
 
+    expect([found.orphansFound, found.leakedServersDestroyed]).toEqual([1, 0]);
+    expect(waiting).not.toBeNull();
     expect(report.leakedServersDestroyed).toBe(1);
     expect(await driver.getServer(orphan.id)).toBeNull();
     expect(await driver.getServer(foreign.id)).not.toBeNull();
