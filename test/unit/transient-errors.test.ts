@@ -19,6 +19,7 @@ import { ActionOutcomeUnknownError } from '../../shared/domain/action-steps';
 import { Failure } from '../../shared/domain/errors';
 import { ProvisionTimeoutError } from '../../shared/domain/provisioning';
 import { CapacityExhaustedError } from '../../shared/store/instances';
+import { rideOutTransient } from '../../shared/store/dynamo-helpers';
 import { asStepError, DependencyTransientError, isTransientFailure } from '../../shared/transient-errors';
 import {
   UpstreamBudgetSpentError,
@@ -224,5 +225,44 @@ describe('transient failures the SDK really throws', () => {
   ])('%s: a step ends with %s', async (_label, name, call) => {
     const error = await call();
     expect((asStepError(error) as Error).name).toBe(name);
+  });
+});
+
+describe('rideOutTransient', () => {
+  it('tries again while DynamoDB fails transiently, and answers once it is back', async () => {
+    let calls = 0;
+    const answer = await rideOutTransient(async () => {
+      if (++calls < 3) throw nodeError('Error', 'connect ECONNREFUSED 127.0.0.1:8000', 'ECONNREFUSED');
+      return 'item';
+    });
+    expect(answer).toBe('item');
+    expect(calls).toBe(3);
+  });
+
+  it('gives up after its bounded attempts', async () => {
+    let calls = 0;
+    const refused = nodeError('Error', 'connect ECONNREFUSED 127.0.0.1:8000', 'ECONNREFUSED');
+    await expect(
+      rideOutTransient(async () => {
+        calls++;
+        throw refused;
+      }),
+    ).rejects.toBe(refused);
+    expect(calls).toBe(4);
+  });
+
+  it.each([
+    ['a failed condition', new ConditionalCheckFailedException({ message: 'm', $metadata: metadata(400) })],
+    ['a cancelled transaction, even by a collision', cancelled('TransactionConflict')],
+    ['a bug', new Error('m')],
+  ])('passes %s on at once', async (_label, error) => {
+    let calls = 0;
+    await expect(
+      rideOutTransient(async () => {
+        calls++;
+        throw error;
+      }),
+    ).rejects.toBe(error);
+    expect(calls).toBe(1);
   });
 });
