@@ -1,9 +1,12 @@
 import { runWithDeadline, type InvocationClock } from './deadline';
 import { logger, publishMetrics } from './observability';
+import { asStepError } from './transient-errors';
 
 /**
  * Wraps a workflow step: it works to the invocation's deadline, its log lines carry the job and instance ids, its
- * metrics are published when it ends, and errors propagate by name so that the state machine's Retry and Catch can match them.
+ * metrics are published when it ends, and errors propagate by name so that the state machine's Retry and Catch can
+ * match them: a transient failure of an AWS dependency as DependencyTransientError (which every Retry meant for
+ * transient failures names), typed errors under their own names.
  */
 export function workflowStep<TInput extends { job_id: string; instance_id: number }, TOutput>(step: (input: TInput) => Promise<TOutput>) {
   return async (input: TInput, context?: InvocationClock): Promise<TOutput> => {
@@ -11,6 +14,8 @@ export function workflowStep<TInput extends { job_id: string; instance_id: numbe
     logger.appendKeys({ job_id: input.job_id, instance_id: input.instance_id });
     try {
       return await runWithDeadline(context, () => step(input));
+    } catch (error) {
+      throw asStepError(error);
     } finally {
       publishMetrics();
     }

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { meterShard } from '../../shared/domain/billing';
 import { runWithDeadline, type InvocationClock } from '../../shared/deadline';
 import { logger, publishMetrics } from '../../shared/observability';
+import { asStepError } from '../../shared/transient-errors';
 
 /** One iteration of the meter state machine's Map: the shard, the execution's start, and the execution (the lease holder). */
 const inputSchema = z.object({
@@ -16,6 +17,9 @@ export const handler = async (event: unknown, context?: InvocationClock) => {
   logger.appendKeys({ meter_shard: input.shard });
   try {
     return await runWithDeadline(context, () => meterShard(input.shard, Date.parse(input.now), input.holder));
+  } catch (error) {
+    // Named as the workflow steps name theirs, for the Map's Retry.
+    throw asStepError(error);
   } finally {
     publishMetrics();
   }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
@@ -11,6 +12,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type * as z from 'zod';
 import { dynamo } from '../aws';
+import { hasTimeFor } from '../deadline';
+import { isTransientFailure } from '../transient-errors';
 
 /** Runs a conditional write; false when its condition did not hold (someone else got there first). */
 export async function whenConditionHolds(write: Promise<unknown>): Promise<boolean> {
@@ -73,14 +76,40 @@ export async function batchGetAll<T extends z.ZodType>(
 const CONFLICT_ATTEMPTS = 5;
 
 /**
+ * Tries of one store operation while DynamoDB fails transiently (connection, timeout, throttling, 5xx), after the
+ * SDK's own attempts: pauses of up to 0.4, 0.8 and 1.6 s, jittered, ride out a blip of a few seconds. Longer
+ * outages are the workflow's Retry to ride out, across invocations.
+ */
+const TRANSIENT_ATTEMPTS = 4;
+
+/**
+ * Runs a store operation again while it fails transiently, a bounded number of times and only while the invocation
+ * has time for the pause. A cancelled transaction is passed on: what cancelled it is for its caller to judge.
+ */
+export async function rideOutTransient<T>(operation: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await operation();
+    } catch (error) {
+      const pauseMs = Math.random() * 200 * 2 ** attempt;
+      const transient = isTransientFailure(error) && !(error instanceof TransactionCanceledException);
+      if (!transient || attempt >= TRANSIENT_ATTEMPTS || !hasTimeFor(pauseMs)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
+  }
+}
+
+/**
  * A transaction that is retried, with jitter, when it only collided with another transaction on the same items
- * (DynamoDB cancels both rather than queue them, and the SDK does not retry that). A failed condition is an
- * answer, not a collision, and is passed on at once.
+ * (DynamoDB cancels both rather than queue them, and the SDK does not retry that), and while DynamoDB fails
+ * transiently. A failed condition is an answer, not a collision, and is passed on at once.
  */
 export async function transactWrite(input: TransactWriteCommandInput): Promise<void> {
   for (let attempt = 1; ; attempt++) {
+    // One token for every send of this attempt: one that timed out after DynamoDB applied it is not applied twice.
+    const once = { ...input, ClientRequestToken: input.ClientRequestToken ?? randomUUID() };
     try {
-      await dynamo().send(new TransactWriteCommand(input));
+      await rideOutTransient(() => dynamo().send(new TransactWriteCommand(once)));
       return;
     } catch (error) {
       const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];

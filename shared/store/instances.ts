@@ -5,7 +5,7 @@ import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
 import { isoInstant } from './attributes';
-import { batchGetAll, readAll, transactWrite, whenConditionHolds } from './dynamo-helpers';
+import { batchGetAll, readAll, rideOutTransient, transactWrite, whenConditionHolds } from './dynamo-helpers';
 import { finishJobUpdate, newJobPut, type Job, type JobFinish } from './jobs';
 import {
   CAPACITY_SHARDS,
@@ -730,14 +730,15 @@ async function applyAtVersion(instance: InstanceItem, update: VersionedUpdate): 
 
 /**
  * Re-reads and re-applies until the version-conditioned update lands; `decide` sees the fresh item and returns
- * the update to make, or undefined to make none. For workflow steps, which must not give up on a busy instance.
+ * the update to make, or undefined to make none. For workflow steps, which must not give up on a busy instance, nor
+ * on a read or write that DynamoDB failed transiently (see rideOutTransient).
  */
 export async function updateInstanceWithRetry(
   instanceId: number,
   decide: (instance: InstanceItem) => VersionedUpdate | undefined,
 ): Promise<InstanceItem | undefined> {
   for (let attempt = 0; attempt < 10; attempt++) {
-    const instance = await getInstanceItem(instanceId);
+    const instance = await rideOutTransient(() => getInstanceItem(instanceId));
     if (!instance) return undefined;
     const update = decide(instance);
     if (!update) return instance;

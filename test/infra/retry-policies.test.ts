@@ -4,6 +4,7 @@ import { REPO_ROOT } from '../../infra/constructs/api-function';
 import { workflows } from '../../infra/workflows';
 import { workflowNames } from '../../shared/workflows/names';
 import { ActionOutcomeUnknownError } from '../../shared/domain/action-steps';
+import { DependencyTransientError } from '../../shared/transient-errors';
 import { UpstreamTransientError } from '../../shared/upstream/driver';
 
 type Entry = Record<string, unknown> & { ErrorEquals: string[] };
@@ -80,8 +81,57 @@ describe('retry policies', () => {
   });
 
   it('retries transient errors by the names the steps throw them with', () => {
+    expect(policies.Retry.Transient!.ErrorEquals).toContain(new DependencyTransientError('').name);
     expect(policies.Retry.Transient!.ErrorEquals).toContain(new UpstreamTransientError('').name);
-    expect(policies.Catch.UpstreamStillFailing!.ErrorEquals).toEqual([new UpstreamTransientError('').name]);
+    expect(policies.Catch.StillFailing!.ErrorEquals).toEqual([new UpstreamTransientError('').name, new DependencyTransientError('').name]);
     expect(policies.Catch.OutcomeUnknown!.ErrorEquals).toEqual([new ActionOutcomeUnknownError('').name]);
+  });
+
+  it('names DependencyTransientError in every Retry but those of the steps that settle a failure', () => {
+    const settling = tasks.filter(({ state }) => named(policies.Retry, state.Retry![0]!) === 'UntilSettled').map(({ where }) => where);
+    expect(settling.sort()).toEqual(
+      [
+        'statemachines/provision.asl.json Compensate',
+        'statemachines/power.asl.json FailAction',
+        'statemachines/resize.asl.json FailAction',
+        'statemachines/delete.asl.json FinishDelete',
+        'statemachines/delete.asl.json DeleteFailed',
+      ].sort(),
+    );
+    for (const { where, state } of tasks.filter(({ where }) => !settling.includes(where))) {
+      expect(state.Retry![0]!.ErrorEquals, where).toContain('DependencyTransientError');
+      expect(state.Retry![0]!.ErrorEquals, where).toContain('UpstreamTransientError');
+    }
+  });
+
+  it('names no AWS error the step boundary renames: those reach the state machines as DependencyTransientError', () => {
+    const renamed = [
+      'TransactionConflictException',
+      'ProvisionedThroughputExceededException',
+      'ThrottlingException',
+      'RequestLimitExceeded',
+      'InternalServerError',
+    ];
+    for (const { where, state } of tasks) {
+      for (const entry of [...(state.Retry ?? []), ...(state.Catch ?? [])]) {
+        expect(
+          entry.ErrorEquals.filter((name) => renamed.includes(name)),
+          where,
+        ).toEqual([]);
+      }
+    }
+  });
+
+  it('backs off long enough to ride out an outage of several seconds, even with full jitter', () => {
+    const { IntervalSeconds, MaxAttempts, BackoffRate, MaxDelaySeconds } = policies.Retry.Transient as Record<string, number>;
+    const ceilings = Array.from({ length: MaxAttempts! }, (_, retry) =>
+      Math.min(MaxDelaySeconds!, IntervalSeconds! * BackoffRate! ** retry),
+    );
+    const sum = ceilings.reduce((a, b) => a + b, 0);
+    // Full jitter draws each pause from 0 to its ceiling: half the sum on average; three deviations below that is 30 s or more.
+    const variance = ceilings.reduce((total, ceiling) => total + ceiling ** 2 / 12, 0);
+    expect(sum / 2 - 3 * Math.sqrt(variance)).toBeGreaterThanOrEqual(30);
+    // Within the smallest budget a step retries under: provisioning's 600 s.
+    expect(sum).toBeLessThanOrEqual(600);
   });
 });

@@ -1,3 +1,4 @@
+import { ThrottlingException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../../shared/aws';
 import { tableName } from '../../shared/config';
@@ -7,6 +8,7 @@ import { getAccount } from '../../shared/store/accounts';
 import { getInstanceItem } from '../../shared/store/instances';
 import { listLedgerEntries } from '../../shared/store/ledger';
 import { releaseMeterLease, takeMeterLease } from '../../shared/store/meter-leases';
+import { asStepError } from '../../shared/transient-errors';
 import { setBillingState } from '../support/accounts';
 import { useTestRuntime } from '../support/runtime';
 
@@ -26,8 +28,10 @@ const runtime = useTestRuntime({
     const left = failuresLeft.get(shard) ?? 0;
     if (left === 0) return invoke();
     failuresLeft.set(shard, left - 1);
-    // What a worker throws when DynamoDB kept throttling it past the SDK's retries.
-    throw Object.assign(new Error('Rate of requests exceeds the allowed throughput'), { name: 'ThrottlingException' });
+    // What a worker ends with when DynamoDB kept throttling it past the SDK's retries.
+    throw asStepError(
+      new ThrottlingException({ message: 'Rate of requests exceeds the allowed throughput', $metadata: { httpStatusCode: 400 } }),
+    );
   },
 });
 
@@ -153,8 +157,8 @@ describe('meter state machine', () => {
 
     expect(executions[0]!.status).toBe('FAILED');
     expect(executions[0]!.error).toBe('MeterShardsFailed');
-    // The first attempt and the Transient policy's 6 retries.
-    expect(invocations.get(shardOf(failing!))).toBe(7);
+    // The first attempt and the Transient policy's 10 retries.
+    expect(invocations.get(shardOf(failing!))).toBe(11);
     expect(await meterEntries(accountId, failing!)).toEqual([]);
     expect((await getInstanceItem(failing!))!.metered_until).toBe(new Date(from).toISOString());
     expect((await meterEntries(accountId, healthy!)).map((entry) => entry.amount)).toEqual([-runningCost(from, boundary)]);

@@ -1,0 +1,57 @@
+import { inject } from 'vitest';
+import { upstreamTagOf } from '../../shared/domain/instances';
+import { getInstanceItem } from '../../shared/store/instances';
+import { getJob } from '../../shared/store/jobs';
+import { startOutageProxy } from '../support/outage-proxy';
+import { useTestRuntime } from '../support/runtime';
+
+const OUTAGE_MS = 3_000;
+
+/** The service reaches the run's DynamoDB Local only through this proxy, which can make it unreachable for a while. */
+const proxy = await startOutageProxy(inject('dynamodbEndpoint'));
+afterAll(() => proxy.close());
+
+/** The instance whose provisioning meets the outage; its job, and the outage, once it has begun. */
+let target: number | undefined;
+let jobId: string | undefined;
+let outage: Promise<{ over: Promise<void> }> | undefined;
+
+const runtime = useTestRuntime({
+  dynamodbEndpoint: proxy.endpoint,
+  // Retry pauses locally last this long each (on AWS they back off from 2 s to 30 s): the Transient policy's retries
+  // then span several seconds, as they do on AWS, rather than a fraction of one.
+  retryMs: 500,
+  aroundTask: async (workflow, state, invoke, input) => {
+    // The first check of the target's server finds DynamoDB gone: the instance is provisioning, its server made.
+    const step = input as { instance_id: number; job_id: string };
+    if (workflow === 'provision' && state === 'CheckServer' && step.instance_id === target && !outage) {
+      jobId = step.job_id;
+      outage = proxy.outage(OUTAGE_MS);
+      await outage;
+    }
+    return invoke();
+  },
+});
+
+describe('a DynamoDB outage of a few seconds', () => {
+  it('leaves a create that is provisioning to finish active, its server kept', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const created = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'outage', flavor: 's-1vcpu-2gb' } });
+    expect(created.status).toBe(202);
+    target = created.body.instance_id;
+
+    await expect.poll(() => outage, { timeout: 10_000 }).toBeDefined();
+    await (
+      await outage!
+    ).over;
+    const active = await runtime.waitForStatus(apiKey, target!, ['active', 'failed'], 15_000);
+    await runtime.stepFunctions.idle();
+
+    expect(active.status).toBe('active');
+    const instance = await getInstanceItem(target!);
+    expect(instance!.status).toBe('active');
+    const servers = runtime.simulator.state().droplets.filter((droplet) => droplet.tags.includes(upstreamTagOf(target!)));
+    expect(servers.map((server) => server.id)).toEqual([instance!.upstream_id]);
+    expect((await getJob(jobId!))!.status).toBe('succeeded');
+  });
+});
