@@ -148,8 +148,12 @@ async function handleOrphan(driver: UpstreamDriver, server: UpstreamServer, inst
   if (!orphan) {
     if (run.halted) return;
     if (run.found >= limits.maxFoundPerRun) return tripGuard(run, `more than ${limits.maxFoundPerRun} servers found orphaned in one run`);
-    if (!(await recordOrphan({ server_id: server.id, instance_id: instanceId, found_at: run.at, seen_at: run.at }))) return;
+    // Counted before the write: the servers of a page are handled side by side.
     run.found += 1;
+    if (!(await recordOrphan({ server_id: server.id, instance_id: instanceId, found_at: run.at, seen_at: run.at }))) {
+      run.found -= 1;
+      return;
+    }
     countMetric(metricNames.orphanServersFound);
     logger.warn('a server of ours that no instance owns: powered off, destroyed after the grace period', {
       server_id: server.id,

@@ -2,6 +2,7 @@ import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
 import { getInstanceItem, listInFlightInstances, type InstanceItem } from '../store/instances';
 import { finishJob, insertJob, listRunningJobs, listAllRunningJobs, type Job } from '../store/jobs';
+import { readOrphanBook } from '../store/orphans';
 import { upstream } from '../upstream';
 import type { UpstreamServer } from '../upstream/driver';
 import { settleAction } from './action-steps';
@@ -98,12 +99,16 @@ async function endOrphanJobs(now: number, graceMs: number): Promise<number> {
   return ended;
 }
 
-/** Our tagged servers that no live instance owns (orphans, and lost instances' servers to restore), for an audit. */
+/**
+ * Our tagged servers that no live instance owns and that the sweep has not taken in hand yet (orphans it has not
+ * found, lost instances' servers to restore), for an audit: orphans already waiting out their grace are not drift.
+ */
 export async function findLeakedServers(): Promise<{ server: UpstreamServer; instanceId: number | null }[]> {
+  const { orphans } = await readOrphanBook();
   const leaked = [];
   for await (const servers of (await upstream()).serverPagesByTag(serviceTag()))
     for (const { server, instanceId, instance } of await withInstances(servers))
-      if (isLeaked(server, instance)) leaked.push({ server, instanceId });
+      if (isLeaked(server, instance) && !orphans.has(server.id)) leaked.push({ server, instanceId });
   return leaked;
 }
 
