@@ -70,6 +70,11 @@ export interface VpsClientOptions {
   readonly maxRetryAfterSeconds?: number;
   /** Told before each wait on a 429. */
   readonly onRateLimited?: (event: RateLimitedEvent) => void;
+  /**
+   * How many times a keyed request whose outcome is not known yet (504 "Outcome unknown", or 409 while the first
+   * request with its key is still in progress) is sent again with the same key, after its Retry-After (default 10).
+   */
+  readonly pendingOutcomeRetries?: number;
   /** First and longest pause between polls while waiting (default 500 ms, growing by half each poll to 5 s). */
   readonly pollIntervalMs?: { readonly initial: number; readonly max: number };
   readonly fetch?: (request: Request) => Promise<Response>;
@@ -92,6 +97,19 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** What fetch throws when the connection failed or dropped (undici's "fetch failed"), as opposed to a bug. */
 const isNetworkError = (error: unknown) => error instanceof TypeError && error.message === 'fetch failed';
 
+const IN_PROGRESS = 'A request with this Idempotency-Key is still in progress';
+
+/** Whether the answer says the outcome of the request's key is not known yet. */
+async function outcomePending(response: Response): Promise<boolean> {
+  if (response.status === 504) return true;
+  if (response.status !== 409) return false;
+  const body = (await response
+    .clone()
+    .json()
+    .catch(() => ({}))) as { message?: unknown };
+  return body.message === IN_PROGRESS;
+}
+
 /** The wait a 429 asks for; a second when it names none (the gateway's own throttle sends no Retry-After). */
 function retryAfterSeconds(response: Response): number {
   const header = response.headers.get('retry-after');
@@ -107,6 +125,7 @@ export function createVpsClient(options: VpsClientOptions) {
   const baseFetch = options.fetch ?? ((request: Request) => fetch(request));
   const maxAttempts = options.rateLimitRetries ?? 3;
   const maxRetryAfter = options.maxRetryAfterSeconds ?? 60;
+  const maxPendingRetries = options.pendingOutcomeRetries ?? 10;
   const poll = options.pollIntervalMs ?? { initial: 500, max: 5_000 };
 
   /**
@@ -114,8 +133,9 @@ export function createVpsClient(options: VpsClientOptions) {
    * connection when sending it twice cannot do anything twice (a read, or a write with an Idempotency-Key).
    */
   async function fetchRetryingSafely(request: Request): Promise<Response> {
-    const repeatable = request.method === 'GET' || request.headers.has('idempotency-key');
-    for (let rateLimited = 0, dropped = 0; ;) {
+    const keyed = request.headers.has('idempotency-key');
+    const repeatable = request.method === 'GET' || keyed;
+    for (let rateLimited = 0, dropped = 0, pending = 0; ;) {
       let response: Response;
       try {
         response = await baseFetch(request.clone());
@@ -125,6 +145,13 @@ export function createVpsClient(options: VpsClientOptions) {
         continue;
       }
       const waitSeconds = retryAfterSeconds(response);
+      // The first request may still commit: the same key gets its real answer once it has.
+      if (keyed && pending < maxPendingRetries && waitSeconds <= maxRetryAfter && (await outcomePending(response))) {
+        await response.body?.cancel();
+        pending += 1;
+        await sleep(waitSeconds * 1000);
+        continue;
+      }
       if (response.status !== 429 || rateLimited >= maxAttempts || waitSeconds > maxRetryAfter) return response;
       await response.body?.cancel();
       rateLimited += 1;

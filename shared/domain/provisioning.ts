@@ -111,7 +111,13 @@ export interface CheckServerResult {
  * existing servers for short periods, new ones most of all): the workflow polls again, within the provisioning budget.
  */
 export async function checkServerStep(input: CheckServerInput): Promise<CheckServerResult> {
-  const server = await (await upstream()).getServer(input.upstream_id);
+  const elapsedSeconds = () => (Date.now() - Date.parse(input.started_at)) / 1000;
+  const server = await (await upstream()).getServer(input.upstream_id).catch((error: unknown) => {
+    // Reads that keep failing are polled again, but only within the provisioning budget.
+    if (elapsedSeconds() > config().provisionTimeoutSeconds)
+      throw new ProvisionTimeoutError(`server status unknown after ${Math.round(elapsedSeconds())} s`);
+    throw error;
+  });
   if (server?.status === 'active' && server.ipv4) {
     const now = new Date().toISOString();
     const ipv4 = server.ipv4;
@@ -131,9 +137,8 @@ export async function checkServerStep(input: CheckServerInput): Promise<CheckSer
     durationMetric(metricNames.provisionDuration, Date.parse(now) - Date.parse(activated.created_at ?? now));
     return { ready: true, abandoned: false };
   }
-  const elapsedSeconds = (Date.now() - Date.parse(input.started_at)) / 1000;
-  if (elapsedSeconds > config().provisionTimeoutSeconds) {
-    throw new ProvisionTimeoutError(`server not active after ${Math.round(elapsedSeconds)} s`);
+  if (elapsedSeconds() > config().provisionTimeoutSeconds) {
+    throw new ProvisionTimeoutError(`server not active after ${Math.round(elapsedSeconds())} s`);
   }
   return { ready: false, abandoned: false };
 }

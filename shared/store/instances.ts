@@ -4,6 +4,7 @@ import { GetCommand, QueryCommand, UpdateCommand, type TransactWriteCommandInput
 import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
+import { DependencyTransientError } from '../transient-errors';
 import { isoInstant } from './attributes';
 import { batchGetAll, readAll, rideOutTransient, transactWrite, whenConditionHolds } from './dynamo-helpers';
 import { finishJobUpdate, newJobPut, type Job, type JobFinish } from './jobs';
@@ -745,5 +746,6 @@ export async function updateInstanceWithRetry(
     const applied = await applyAtVersion(instance, update);
     if (applied) return { ...instance, ...applied, version: instance.version + 1 };
   }
-  throw new Error(`instance ${instanceId} kept changing; giving up this attempt`);
+  // Contention, not a refusal: the step's Retry tries again later.
+  throw new DependencyTransientError(`instance ${instanceId} kept changing; giving up this attempt`);
 }

@@ -282,7 +282,7 @@ describe('Operations', () => {
         });
       });
       expect(watched.sort()).toEqual([...functionIds].sort());
-      expect(timeouts[logicalId(stack.api.functions.InstanceAction!.function)]).toBe(20_000);
+      expect(timeouts[logicalId(stack.api.functions.InstanceAction!.function)]).toBe(21_000);
     });
 
     it('alarm on throttles and system errors of every table', () => {

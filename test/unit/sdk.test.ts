@@ -67,6 +67,38 @@ describe('createVpsClient', () => {
     expect(await sent[1]?.json()).toEqual({ project_name: 'web', flavor: 's-1vcpu-2gb' });
   });
 
+  it('sends a keyed create again with the same key after 504 Outcome unknown and 409 still in progress, and returns the replay', async () => {
+    const { sent, fetch } = scripted(
+      json(504, { error: 'Outcome unknown', message: 'The request ran out of time but may still complete' }, { 'retry-after': '0' }),
+      json(
+        409,
+        { error: 'lifecycle conflict', message: 'A request with this Idempotency-Key is still in progress' },
+        { 'retry-after': '0' },
+      ),
+      json(202, instance, { 'idempotent-replayed': 'true' }),
+    );
+    const client = createVpsClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'svcmcp_x', fetch });
+
+    const created = await client.createInstance({ project_name: 'web', flavor: 's-1vcpu-2gb' });
+
+    const keys = new Set(sent.map((request) => request.headers.get('idempotency-key')));
+    expect(created.instance_id).toBe(7);
+    expect(sent).toHaveLength(3);
+    expect(keys.size).toBe(1);
+  });
+
+  it('returns a 409 that is a real lifecycle conflict at once, without sending it again', async () => {
+    const { sent, fetch } = scripted(
+      json(409, { error: 'lifecycle conflict', message: 'Cannot power on while the instance is active', request_id: 'r-409' }),
+    );
+    const client = createVpsClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'svcmcp_x', fetch });
+
+    const error = await client.powerOn(7).catch((caught: unknown) => caught);
+
+    expect(error).toMatchObject({ status: 409, error: 'lifecycle conflict' });
+    expect(sent).toHaveLength(1);
+  });
+
   it("waits a second on a 429 that names no Retry-After, as the gateway's own throttle answers", async () => {
     const { fetch } = scripted(json(429, { message: 'Too Many Requests' }), json(200, []));
     const waits: Array<{ waitSeconds: number }> = [];
