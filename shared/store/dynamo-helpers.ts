@@ -6,7 +6,9 @@ import {
   type BatchGetCommandOutput,
   ScanCommand,
   TransactWriteCommand,
+  UpdateCommand,
   type QueryCommandInput,
+  type UpdateCommandInput,
   type ScanCommandInput,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
@@ -22,6 +24,16 @@ export async function whenConditionHolds(write: Promise<unknown>): Promise<boole
     return true;
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
+/** A conditional update answering with the item as it now is (ALL_NEW), or undefined when its condition failed. */
+export async function updatedWhenConditionHolds(update: UpdateCommandInput): Promise<Record<string, unknown> | undefined> {
+  try {
+    return (await dynamo().send(new UpdateCommand({ ...update, ReturnValues: 'ALL_NEW' }))).Attributes;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
     throw error;
   }
 }

@@ -1,12 +1,12 @@
 import { randomInt } from 'node:crypto';
-import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, QueryCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
 import { DependencyTransientError } from '../transient-errors';
 import { isoInstant } from './attributes';
-import { batchGetAll, readAll, rideOutTransient, transactWrite, whenConditionHolds } from './dynamo-helpers';
+import { batchGetAll, readAll, rideOutTransient, transactWrite, updatedWhenConditionHolds, whenConditionHolds } from './dynamo-helpers';
 import { finishJobUpdate, newJobPut, type Job, type JobFinish } from './jobs';
 import {
   CAPACITY_SHARDS,
@@ -442,22 +442,14 @@ export type AbsenceEvidence = z.infer<typeof absenceEvidenceSchema>;
  * not a change of state, so no action in flight is refused for it.
  */
 export async function recordServerAbsent(instanceId: number, at: string): Promise<AbsenceEvidence | undefined> {
-  try {
-    const { Attributes } = await dynamo().send(
-      new UpdateCommand({
-        TableName: tableName('instances'),
-        Key: { instance_id: instanceId },
-        UpdateExpression: 'SET absent_since = if_not_exists(absent_since, :at), absent_last_at = :at ADD absent_reads :one',
-        ConditionExpression: 'attribute_exists(instance_id)',
-        ExpressionAttributeValues: { ':at': at, ':one': 1 },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return absenceEvidenceSchema.parse(Attributes);
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return undefined;
-    throw error;
-  }
+  const item = await updatedWhenConditionHolds({
+    TableName: tableName('instances'),
+    Key: { instance_id: instanceId },
+    UpdateExpression: 'SET absent_since = if_not_exists(absent_since, :at), absent_last_at = :at ADD absent_reads :one',
+    ConditionExpression: 'attribute_exists(instance_id)',
+    ExpressionAttributeValues: { ':at': at, ':one': 1 },
+  });
+  return item ? absenceEvidenceSchema.parse(item) : undefined;
 }
 
 /** The server was seen: the evidence of its absence goes. */

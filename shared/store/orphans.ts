@@ -1,9 +1,8 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
-import { whenConditionHolds } from './dynamo-helpers';
+import { updatedWhenConditionHolds, whenConditionHolds } from './dynamo-helpers';
 
 /**
  * A server of ours that no instance owns, on its way out: found (and powered off) by the fleet sweep, destroyed once
@@ -69,21 +68,13 @@ async function updateEntry(
   update: Pick<UpdateCommandInput, 'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeValues'>,
 ): Promise<Orphan | undefined> {
   await ensureBook();
-  try {
-    const { Attributes } = await dynamo().send(
-      new UpdateCommand({
-        TableName: tableName('counters'),
-        Key: BOOK_KEY,
-        ...update,
-        ExpressionAttributeNames: { '#orphans': 'orphans', '#id': String(serverId) },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return bookSchema.parse(Attributes).orphans[String(serverId)];
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return undefined;
-    throw error;
-  }
+  const item = await updatedWhenConditionHolds({
+    TableName: tableName('counters'),
+    Key: BOOK_KEY,
+    ...update,
+    ExpressionAttributeNames: { '#orphans': 'orphans', '#id': String(serverId) },
+  });
+  return item ? bookSchema.parse(item).orphans[String(serverId)] : undefined;
 }
 
 /** Records a server newly found orphaned; false when it was recorded already (another run found it first). */

@@ -4,7 +4,7 @@ import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
 import { eventTypeSchema } from '../domain/webhook-events';
-import { readAll, transactWrite, whenConditionHolds } from './dynamo-helpers';
+import { readAll, transactWrite, updatedWhenConditionHolds, whenConditionHolds } from './dynamo-helpers';
 
 export const webhookItemSchema = z.object({
   webhook_id: z.string(),
@@ -126,22 +126,14 @@ export async function deleteWebhook(item: WebhookItem): Promise<boolean> {
  * endpoint as it now is, or undefined when it is gone.
  */
 export async function markWebhookFailing(webhookId: string, at: string): Promise<WebhookItem | undefined> {
-  let attributes: Record<string, unknown> | undefined;
-  const updated = await whenConditionHolds(
-    dynamo()
-      .send(
-        new UpdateCommand({
-          TableName: tableName('webhooks'),
-          Key: { webhook_id: webhookId },
-          UpdateExpression: 'SET failing_since = if_not_exists(failing_since, :at)',
-          ConditionExpression: 'attribute_exists(webhook_id)',
-          ExpressionAttributeValues: { ':at': at },
-          ReturnValues: 'ALL_NEW',
-        }),
-      )
-      .then((output) => (attributes = output.Attributes)),
-  );
-  return updated ? webhookItemSchema.parse(attributes) : undefined;
+  const item = await updatedWhenConditionHolds({
+    TableName: tableName('webhooks'),
+    Key: { webhook_id: webhookId },
+    UpdateExpression: 'SET failing_since = if_not_exists(failing_since, :at)',
+    ConditionExpression: 'attribute_exists(webhook_id)',
+    ExpressionAttributeValues: { ':at': at },
+  });
+  return item ? webhookItemSchema.parse(item) : undefined;
 }
 
 /** A success ends a run of failures. */

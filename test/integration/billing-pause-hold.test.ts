@@ -10,6 +10,17 @@ const droplet = (id: number) => runtime.simulator.state().droplets.find((d) => d
 /** Takes the account below zero: it is billing-paused, and what runs now is powered off. */
 const spendAll = (accountId: string) => charge(accountId, 100_000_000, 'usage');
 
+/** A stopped instance whose power-on has been accepted and takes two seconds upstream. */
+async function powerOnUnderWay() {
+  const { apiKey, accountId } = await runtime.newAccount({ depositUsd: '10' });
+  const detail = await runtime.activeInstance(apiKey);
+  const off = await action(apiKey, detail.instance_id, { type: 'power_off' });
+  await runtime.waitForJob(apiKey, off.body.job_id);
+  await runtime.simulator.control.config({ action_ms: 2_000 });
+  const on = await action(apiKey, detail.instance_id, { type: 'power_on' });
+  return { apiKey, accountId, detail, on };
+}
+
 afterEach(() => runtime.simulator.control.config({ boot_ms: 300, action_ms: 300 }));
 
 describe('the billing pause', () => {
@@ -29,12 +40,7 @@ describe('the billing pause', () => {
   });
 
   it('powers a server off again when its power-on finishes after the account was paused, in the same job', async () => {
-    const { apiKey, accountId } = await runtime.newAccount({ depositUsd: '10' });
-    const detail = await runtime.activeInstance(apiKey);
-    const off = await action(apiKey, detail.instance_id, { type: 'power_off' });
-    await runtime.waitForJob(apiKey, off.body.job_id);
-    await runtime.simulator.control.config({ action_ms: 2_000 });
-    const on = await action(apiKey, detail.instance_id, { type: 'power_on' });
+    const { apiKey, accountId, detail, on } = await powerOnUnderWay();
 
     await spendAll(accountId);
     const job = await runtime.waitForJob(apiKey, on.body.job_id, 30_000);
@@ -62,12 +68,7 @@ describe('the billing pause', () => {
   });
 
   it('leaves a server running when the account pays again before its power-on finishes', async () => {
-    const { apiKey, accountId } = await runtime.newAccount({ depositUsd: '10' });
-    const detail = await runtime.activeInstance(apiKey);
-    const off = await action(apiKey, detail.instance_id, { type: 'power_off' });
-    await runtime.waitForJob(apiKey, off.body.job_id);
-    await runtime.simulator.control.config({ action_ms: 2_000 });
-    const on = await action(apiKey, detail.instance_id, { type: 'power_on' });
+    const { apiKey, accountId, detail, on } = await powerOnUnderWay();
 
     await spendAll(accountId);
     await deposit(accountId, 200_000_000);
