@@ -187,6 +187,19 @@ describe('Operations', () => {
       ]);
     });
 
+    it.each([
+      ['OrphanedServers', 'OrphanServersFound'],
+      ['SweepGuardTripped', 'SweepGuardTripped'],
+    ])('alarm %s on any count of %s', (name, metric) => {
+      expect(alarm(name)).toMatchObject({
+        Namespace: METRICS_NAMESPACE,
+        MetricName: metric,
+        Dimensions: [{ Name: 'service', Value: POWERTOOLS_SERVICE_NAME }],
+        Statistic: 'Sum',
+        Threshold: 0,
+      });
+    });
+
     it('alarm on any leaked upstream server', () => {
       expect(alarm('LeakedServers')).toMatchObject({
         Namespace: METRICS_NAMESPACE,
