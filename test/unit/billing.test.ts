@@ -89,6 +89,13 @@ describe('segmentsAfterChange', () => {
       expected: [running(T0, at(5)), stopped(at(5), at(5))],
     },
     {
+      change: 'billing that resumes (a lost server found again) opens its segment at that moment, not where it ended',
+      before: billed({ billing_ends_at: at(5), metered_until: at(5), billing_segments: [running(T0, at(5))] }),
+      after: { billing_ends_at: null },
+      now: at(90),
+      expected: [running(at(90))],
+    },
+    {
       change: 'segments the meter charged in full are dropped',
       before: billed({ paused_by: 'user', metered_until: at(15), billing_segments: [running(T0, at(10)), stopped(at(10))] }),
       after: { paused_by: null },

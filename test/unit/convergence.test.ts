@@ -1,5 +1,8 @@
 import {
+  absenceConcluded,
+  claimOf,
   driftOf,
+  readoptionOf,
   lookForStartedAction,
   ownershipOf,
   orphanJobOutcome,
@@ -271,5 +274,103 @@ describe('driftOf', () => {
     { why: 'nothing for a size we do not sell', stored: settled(), reported: ours({ sizeSlug: 's-1vcpu-1gb' }), expected: undefined },
   ])('finds $why', ({ stored, reported, expected }) => {
     expect(driftOf(stored, reported, TAG, planOf)).toEqual(expected);
+  });
+});
+
+describe('absenceConcluded', () => {
+  const rule = { reads: 3, windowSeconds: 600 };
+  const evidence = (reads: number, since: string, last: string) => ({ absent_reads: reads, absent_since: since, absent_last_at: last });
+
+  it.each([
+    { case: 'no evidence', evidence: {}, concluded: false },
+    { case: 'one read', evidence: evidence(1, '2026-11-23T04:00:00.000Z', '2026-11-23T04:00:00.000Z'), concluded: false },
+    { case: 'many reads within a minute', evidence: evidence(9, '2026-11-23T04:00:00.000Z', '2026-11-23T04:01:00.000Z'), concluded: false },
+    {
+      case: 'two reads ten minutes apart',
+      evidence: evidence(2, '2026-11-23T04:00:00.000Z', '2026-11-23T04:10:00.000Z'),
+      concluded: false,
+    },
+    {
+      case: 'three reads a second short of the window',
+      evidence: evidence(3, '2026-11-23T04:00:00.000Z', '2026-11-23T04:09:59.000Z'),
+      concluded: false,
+    },
+    {
+      case: 'three reads ten minutes apart',
+      evidence: evidence(3, '2026-11-23T04:00:00.000Z', '2026-11-23T04:10:00.000Z'),
+      concluded: true,
+    },
+  ])('is $concluded for $case', ({ evidence: kept, concluded }) => {
+    expect(absenceConcluded(kept, rule)).toBe(concluded);
+  });
+});
+
+describe('claimOf', () => {
+  const record = (overrides = {}) => ({
+    status: 'active' as const,
+    upstream_id: 7,
+    deleted_at: null,
+    activated_at: '2026-11-23T03:00:00.000Z',
+    ...overrides,
+  });
+
+  it.each([
+    { case: 'a live instance’s recorded server', instance: record(), claim: 'owned' },
+    {
+      case: 'a server of an instance being created (none recorded yet)',
+      instance: record({ status: 'provisioning', upstream_id: null, activated_at: null }),
+      claim: 'owned',
+    },
+    {
+      case: 'a server of an instance being deleted',
+      instance: record({ status: 'deleting', deleted_at: '2026-11-23T05:00:00.000Z' }),
+      claim: 'owned',
+    },
+    { case: 'a quarantined instance’s server', instance: record({ status: 'quarantined' }), claim: 'owned' },
+    { case: 'a second server of a live instance', instance: record({ upstream_id: 8 }), claim: 'orphan' },
+    { case: 'the server of an instance lost by inference', instance: record({ status: 'failed' }), claim: 'readopt' },
+    { case: 'a server of a failed create (never active)', instance: record({ status: 'failed', activated_at: null }), claim: 'orphan' },
+    { case: 'another server of a lost instance', instance: record({ status: 'failed', upstream_id: 8 }), claim: 'orphan' },
+    {
+      case: 'a server of a lost instance its owner deleted',
+      instance: record({ status: 'failed', deleted_at: '2026-11-23T05:00:00.000Z' }),
+      claim: 'orphan',
+    },
+    {
+      case: 'a server of a destroyed instance',
+      instance: record({ status: 'destroyed', deleted_at: '2026-11-23T05:00:00.000Z' }),
+      claim: 'orphan',
+    },
+    { case: 'a server whose tag names no instance', instance: undefined, claim: 'orphan' },
+  ])('is $claim for $case', ({ instance: owner, claim }) => {
+    expect(claimOf({ id: 7 }, owner)).toBe(claim);
+  });
+});
+
+describe('readoptionOf', () => {
+  const lost = instance({ status: 'failed', capacity_held: false, active_job_id: null, paused_by: null });
+  const planOf = (flavor: string) => (flavor === large.flavor ? large : undefined);
+
+  it('restores a running server as active, holding capacity again and billed again', () => {
+    expect(readoptionOf(lost, server(), planOf)).toEqual({
+      changes: {
+        status: 'active',
+        paused_by: null,
+        plan: small,
+        pending_plan: null,
+        active_job_id: null,
+        capacity_held: true,
+        billing_ends_at: null,
+        ipv4: '203.0.113.2',
+      },
+      reserve: [{ kind: 'ipv4' }, { kind: 'tier', flavor: 's-1vcpu-2gb' }],
+      release: [],
+    });
+  });
+
+  it('restores a powered-off server resized meanwhile as stopped at its new size', () => {
+    const change = readoptionOf(lost, server({ status: 'off', sizeSlug: 's-2vcpu-4gb' }), planOf);
+    expect(change.changes).toMatchObject({ status: 'stopped', paused_by: 'user', plan: large });
+    expect(change.reserve).toEqual([{ kind: 'ipv4' }, { kind: 'tier', flavor: 's-2vcpu-4gb' }]);
   });
 });
