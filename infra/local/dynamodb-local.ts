@@ -5,6 +5,10 @@ import { LOCAL_CREDENTIALS } from '../../shared/aws';
 
 export interface DynamoDbLocal {
   readonly endpoint: string;
+  /** The Java process's id (it changes with each restart). */
+  readonly pid: number | undefined;
+  /** Stops the process at once (SIGKILL) and starts it again on the same port and data: on disk, the data lives on. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -14,12 +18,35 @@ export interface DynamoDbLocal {
  */
 export async function startDynamoDbLocal(options: { dataDir?: string; port?: number } = {}): Promise<DynamoDbLocal> {
   const port = options.port ?? (await freePort());
-  const child = spawn({ port, path: options.dataDir ?? null, sharedDb: true, stdio: 'pipe' });
+  const endpoint = `http://127.0.0.1:${port}`;
+  let running = await spawnDynamoDbLocal(port, options.dataDir, endpoint);
+  return {
+    endpoint,
+    get pid() {
+      return running.child.pid;
+    },
+    async restart() {
+      running.child.kill('SIGKILL');
+      await running.exited;
+      running = await spawnDynamoDbLocal(port, options.dataDir, endpoint);
+    },
+    async stop() {
+      const { child, exited } = running;
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+async function spawnDynamoDbLocal(port: number, dataDir: string | undefined, endpoint: string) {
+  const child = spawn({ port, path: dataDir ?? null, sharedDb: true, stdio: 'pipe' });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const endpoint = `http://127.0.0.1:${port}`;
 
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
   // The JVM can take long to come up on a busy machine; this bounds a start that will never succeed.
@@ -38,15 +65,5 @@ export async function startDynamoDbLocal(options: { dataDir?: string; port?: num
     }
   }
   client.destroy();
-
-  return {
-    endpoint,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
+  return { child, exited };
 }

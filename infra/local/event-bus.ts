@@ -5,7 +5,8 @@ export type EventListener = (event: ServiceEvent) => void | Promise<void>;
 
 /**
  * The local stand-in for the EventBridge bus: every published event goes to every listener, in order. A listener's
- * failure is logged and does not stop the others (EventBridge retries each target on its own).
+ * failure is logged and does not stop the others; the publish then fails, so that the change stream hands the batch
+ * on again (EventBridge retries a target that failed; dropped here, the event would never reach the webhooks).
  */
 export class LocalEventBus implements EventSink {
   private readonly listeners = new Set<EventListener>();
@@ -16,14 +17,17 @@ export class LocalEventBus implements EventSink {
   }
 
   async publish(events: readonly ServiceEvent[]): Promise<void> {
+    let failed: unknown;
     for (const event of events) {
       for (const listener of this.listeners) {
         try {
           await listener(event);
         } catch (error) {
           console.error(`event listener failed on ${event.type} ${event.id}:`, error);
+          failed ??= error;
         }
       }
     }
+    if (failed !== undefined) throw new Error('an event listener failed; the events are to be published again', { cause: failed });
   }
 }

@@ -112,9 +112,37 @@ async function startScheduleTimers(stepFunctions: () => LocalStepFunctions): Pro
 
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
   const upstreamTokens = Array.from({ length: options.upstreamTokens ?? 1 }, () => randomBytes(24).toString('hex'));
-  const upstreamToken = upstreamTokens.join(',');
-  const mailDir = options.mailDir ?? resolve(repositoryRoot, '.local/mail');
   const simulator = await startSimulator({ bootMs: options.bootMs, actionMs: options.actionMs, token: upstreamTokens });
+  const service = await startLocalService({ ...options, upstream: { url: simulator.url, token: upstreamTokens.join(',') } });
+  return {
+    ...service,
+    get stepFunctions() {
+      return service.stepFunctions;
+    },
+    simulator,
+    async stop() {
+      await service.stop();
+      await simulator.close();
+    },
+  };
+}
+
+export interface LocalServiceOptions extends Omit<LocalRuntimeOptions, 'bootMs' | 'actionMs' | 'upstreamTokens'> {
+  /** The upstream, running elsewhere: its URL and the service's tokens for it (comma-separated). */
+  readonly upstream: { readonly url: string; readonly token: string };
+  /** The local Step Functions endpoint's port (default: a free one). */
+  readonly stepFunctionsPort?: number;
+}
+
+export type LocalService = Omit<LocalRuntime, 'simulator'>;
+
+/**
+ * The service alone (gateway, local Step Functions, the handlers' configuration, the event plumbing), in front of an
+ * upstream that runs elsewhere: in this process (startLocalRuntime) or in another one.
+ */
+export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
+  const upstreamToken = options.upstream.token;
+  const mailDir = options.mailDir ?? resolve(repositoryRoot, '.local/mail');
   const names = localTableNames(options.tablePrefix);
   const temporaryKey = options.secretsKeyFile === undefined ? temporarySecretsKeyFile() : undefined;
   const secretsKeyFile = options.secretsKeyFile ?? temporaryKey?.path ?? '';
@@ -128,13 +156,13 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       retryMs: options.retryMs ?? 200,
       aroundTask: options.aroundTask,
     });
-  let stepFunctions = await startStepFunctions();
+  let stepFunctions = await startStepFunctions(options.stepFunctionsPort);
   // The handlers read their configuration once, on first use: it must be in place before any of them runs.
   Object.assign(process.env, {
     ...localHandlerEnv({
       dynamodbEndpoint: options.dynamodbEndpoint,
       sfnEndpoint: stepFunctions.endpoint,
-      simulatorUrl: simulator.url,
+      simulatorUrl: options.upstream.url,
       upstreamToken,
       tablePrefix: options.tablePrefix,
       secretsKeyFile,
@@ -185,7 +213,6 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
 
   return {
     baseUrl: gateway.url,
-    simulator,
     get stepFunctions() {
       return stepFunctions;
     },
@@ -210,7 +237,6 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       useLocalEventSink(undefined);
       useLocalDeliveryQueue(undefined);
       await stepFunctions.close();
-      await simulator.close();
       temporaryKey?.remove();
     },
   };

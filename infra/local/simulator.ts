@@ -24,8 +24,8 @@
  *   POST /_sim/droplets/{id}/destroy                 the server is destroyed out of band
  *   POST /_sim/reset                                  forgets droplets, actions, faults and call counts; restores
  *                                                     the timings given at start
- *   GET  /_sim/state                                  200, SimulatorState: the droplets, and the calls received per
- *                                                     "METHOD /path/template"
+ *   GET  /_sim/state                                  200, SimulatorState: the droplets, the calls received per
+ *                                                     "METHOD /path/template", and every droplet destroyed
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -70,6 +70,15 @@ export interface SimulatorState {
   readonly calls: Record<string, number>;
   /** Calls that got past authentication, per configured token, in the order the tokens were given. */
   readonly callsByToken: number[];
+  /** Every droplet destroyed since start (or reset), in order: through the API, or out of band. */
+  readonly destroyed: DestroyedDroplet[];
+}
+
+export interface DestroyedDroplet {
+  readonly id: number;
+  readonly tags: readonly string[];
+  readonly via: 'api' | 'out-of-band';
+  readonly at: number;
 }
 
 export type FaultSettings = z.input<typeof faultsSchema>;
@@ -228,6 +237,7 @@ const noFaults = (): Faults => ({ failNext: { remaining: 0, status: 500, match: 
 class Cloud {
   private readonly droplets = new Map<number, Droplet>();
   private readonly actions = new Map<number, Action>();
+  readonly destroyed: DestroyedDroplet[] = [];
   private nextDropletId = 300_000_001;
   private nextActionId = 2_000_000_001;
   timings: Timings;
@@ -245,6 +255,7 @@ class Cloud {
   reset(): void {
     this.droplets.clear();
     this.actions.clear();
+    this.destroyed.length = 0;
     this.timings = { ...this.initialTimings };
   }
 
@@ -318,8 +329,13 @@ class Cloud {
     return this.record(droplet, request.type, now, this.timings.actionMs, effect);
   }
 
-  delete(ids: readonly number[]): void {
-    for (const id of ids) this.droplets.delete(id);
+  delete(ids: readonly number[], via: DestroyedDroplet['via'], now: number): void {
+    for (const id of ids) {
+      const droplet = this.droplets.get(id);
+      if (!droplet) continue;
+      this.droplets.delete(id);
+      this.destroyed.push({ id, tags: droplet.tags, via, at: now });
+    }
   }
 
   private hasPendingAction(dropletId: number): boolean {
@@ -546,18 +562,22 @@ function apiRoutes(cloud: Cloud, faults: Faults, selfUrl: string): Route[] {
       const actionLink = { id: action.id, rel: 'create', href: `${selfUrl}/v2/actions/${action.id}` };
       return { status: 202, body: { droplet: dropletJson(droplet, cloud.ipv4Base), links: { actions: [actionLink] } } };
     }),
-    route('DELETE', '/v2/droplets', ({ url }) => {
+    route('DELETE', '/v2/droplets', ({ url, now }) => {
       const tag = url.searchParams.get('tag_name');
       if (!tag) throw new ApiError(400, 'bad_request', 'tag_name is required.');
-      cloud.delete(cloud.list(tag).map((droplet) => droplet.id));
+      cloud.delete(
+        cloud.list(tag).map((droplet) => droplet.id),
+        'api',
+        now,
+      );
       return { status: 204 };
     }),
     route('GET', '/v2/droplets/{id}', ({ id }) => ({
       status: 200,
       body: { droplet: dropletJson(cloud.droplet(id), cloud.ipv4Base) },
     })),
-    route('DELETE', '/v2/droplets/{id}', ({ id }) => {
-      cloud.delete([cloud.droplet(id).id]);
+    route('DELETE', '/v2/droplets/{id}', ({ id, now }) => {
+      cloud.delete([cloud.droplet(id).id], 'api', now);
       return { status: 204 };
     }),
     route('POST', '/v2/droplets/{id}/actions', ({ id, body, now }) => ({
@@ -610,8 +630,8 @@ function controlRoutes(cloud: Cloud, faults: Faults, state: () => SimulatorState
       droplet.diskGb = Math.max(droplet.diskGb, size.disk);
       return { status: 204 };
     }),
-    route('POST', '/_sim/droplets/{id}/destroy', ({ id }) => {
-      cloud.delete([cloud.droplet(id).id]);
+    route('POST', '/_sim/droplets/{id}/destroy', ({ id, now }) => {
+      cloud.delete([cloud.droplet(id).id], 'out-of-band', now);
       return { status: 204 };
     }),
     route('POST', '/_sim/reset', () => {
@@ -697,7 +717,7 @@ function snapshot(cloud: Cloud, calls: ReadonlyMap<string, number>, callsByToken
     ipv4: droplet.booted ? droplet.ipv4 : null,
     tags: droplet.tags,
   }));
-  return { droplets, calls: Object.fromEntries(calls), callsByToken: [...callsByToken] };
+  return { droplets, calls: Object.fromEntries(calls), callsByToken: [...callsByToken], destroyed: [...cloud.destroyed] };
 }
 
 /** Listens and answers the server's base URL. */

@@ -1,27 +1,54 @@
 import { randomBytes } from 'node:crypto';
-import { startLocalRuntime, type LocalRuntime } from '../../infra/local/runtime';
+import type { LocalRuntime } from '../../infra/local/runtime';
+import type { Simulator } from '../../infra/local/simulator';
 import { issueApiKey, openAccount } from '../../shared/domain/accounts';
 import { charge, deposit, runMeter } from '../../shared/domain/billing';
 import { reconcile } from '../../shared/domain/reconciler';
+import { getAccount } from '../../shared/store/accounts';
+import { setOrphanGuard } from '../../shared/store/orphans';
 import type { ServiceEvent } from '../../shared/schemas/events';
-import { checkInvariants } from './invariants';
+import { startReceiver } from '../support/receiver';
+import { allInstances, checkInvariants, type CreateRecord } from './invariants';
+import { CHAOS_RUNTIME } from './runtime-settings';
 
 /**
  * A seeded chaos run: random creates, actions and deletes from several accounts, under random upstream faults (5xx
- * and 429 bursts, latency past every timeout), servers changed or destroyed behind the service's back, money running
- * out, and the service's process dying and coming back. Then the faults stop, the reconciler runs, and the
- * invariants are checked. The same seed makes the same choices (timings still vary from run to run).
+ * and 429 bursts, latency past every timeout, reads by id answering 404), servers changed or destroyed behind the
+ * service's back, money running out, DynamoDB stalling and restarting, and the service's process dying and coming
+ * back. Then the faults stop, the reconciler runs, and the invariants are checked. The same seed makes the same
+ * choices (timings still vary from run to run).
  */
 export interface ChaosOptions {
   readonly seed: number;
   readonly ops: number;
-  /** Where to start the service; or `runtime`, a running one (started with CHAOS_RUNTIME), which is left running. */
-  readonly dynamodbEndpoint?: string;
-  readonly runtime?: LocalRuntime;
+  /** The service under test, started with CHAOS_RUNTIME's settings; left running. */
+  readonly target: ChaosTarget;
   readonly accounts?: number;
   /** How many times the service's process dies and comes back during the run (default: one per 100 operations). */
   readonly crashes?: number;
   readonly log?: (line: string) => void;
+}
+
+/** What a run drives: the service's API, the upstream it uses, and the faults it can inflict on the processes. */
+export interface ChaosTarget {
+  readonly baseUrl: string;
+  readonly simulator: Simulator;
+  /** Resolves once no workflow execution is running. */
+  idle(): Promise<void>;
+  /** The service's process dies and comes back on the same data. */
+  crash(): Promise<void>;
+  /** DynamoDB Local, when it runs as a process of its own: stalled (SIGSTOP, then SIGCONT after `ms`) or restarted. */
+  readonly dynamodb?: { stall(ms: number): void; restart(): Promise<void> };
+}
+
+/** A runtime in this process as a target: a crash loses its workflow executions and drops its connections. */
+export function inProcessTarget(runtime: LocalRuntime): ChaosTarget {
+  return {
+    baseUrl: runtime.baseUrl,
+    simulator: runtime.simulator,
+    idle: () => runtime.stepFunctions.idle(),
+    crash: () => runtime.crashAndRestart(),
+  };
 }
 
 export interface ChaosReport {
@@ -32,6 +59,8 @@ export interface ChaosReport {
   /** The service's answers by status code. */
   readonly answers: Record<string, number>;
   readonly instances: number;
+  /** Webhook deliveries received, and how many of them repeated an event already received (at least once). */
+  readonly deliveries: { readonly received: number; readonly repeated: number };
   readonly violations: string[];
   readonly seconds: number;
 }
@@ -68,6 +97,9 @@ const OPERATIONS = [
   ['reconcile', 4],
   ['money', 3],
   ['read', 12],
+  ['not-found', 5],
+  ['dynamodb-stall', 3],
+  ['dynamodb-restart', 1],
 ] as const;
 type Operation = (typeof OPERATIONS)[number][0] | 'crash';
 
@@ -77,41 +109,49 @@ interface Account {
   readonly instances: number[];
 }
 
-/** The service as a run needs it: short upstream timeouts and budgets, so every fault bites and every phase ends soon. */
-export const CHAOS_RUNTIME = {
-  bootMs: 400,
-  actionMs: 200,
-  waitMs: 100,
-  retryMs: 30,
-  schedules: false,
-  env: {
-    UPSTREAM_REQUEST_TIMEOUT_MS: '600',
-    UPSTREAM_TIMEOUT_MS: '1500',
-    LIVE_STATUS_TIMEOUT_MS: '300',
-    UNKNOWN_OUTCOME_WINDOW_SECONDS: '2',
-    PROVISION_TIMEOUT_SECONDS: '30',
-    ACTION_TIMEOUT_SECONDS: '30',
-  },
-} as const;
+/** How often a create is sent with its Idempotency-Key while it answers an unknown outcome. */
+const CREATE_ATTEMPTS = 6;
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const started = performance.now();
   const log = options.log ?? (() => undefined);
   const rng = random(options.seed);
-  if (!options.runtime && !options.dynamodbEndpoint) throw new Error('a chaos run needs a runtime or a DynamoDB endpoint');
-  const runtime =
-    options.runtime ??
-    (await startLocalRuntime({
-      ...CHAOS_RUNTIME,
-      dynamodbEndpoint: options.dynamodbEndpoint!,
-      tablePrefix: `chaos${randomBytes(4).toString('hex')}`,
-    }));
-  const events: ServiceEvent[] = [];
-  runtime.events.subscribe(async (event) => void events.push(event));
+  const { target } = options;
+  // Events are followed as a customer follows them, through webhooks: they outlive the service's process.
+  const receiver = await startReceiver();
   const operations: Record<string, number> = {};
   const answers: Record<string, number> = {};
   const violations: string[] = [];
+  const creates: CreateRecord[] = [];
+  /** When DynamoDB was stalled or restarting (performance.now() ms, from and to). */
+  const outages: [number, number][] = [];
   try {
+    const call = async (account: Account, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+      const sent = performance.now();
+      const response = await fetch(`${target.baseUrl}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${account.apiKey}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }).catch(() => undefined);
+      const status = response?.status ?? 'connection lost';
+      answers[status] = (answers[status] ?? 0) + 1;
+      const text = response ? await response.text().catch(() => '') : '';
+      // While DynamoDB is down nothing can be served; at any other time a 500 is a bug.
+      if (response?.status === 500 && !outages.some(([from, to]) => from <= performance.now() && to >= sent))
+        violations.push(`${method} ${path} answered 500: ${text}`);
+      let parsed: Record<string, unknown> = {};
+      try {
+        parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+      } catch {
+        // A body cut off by a connection that dropped.
+      }
+      return { status: response?.status ?? 0, body: parsed, retryAfter: Number(response?.headers.get('retry-after') ?? 0) };
+    };
+
     const accounts: Account[] = [];
     // Deploys are limited to 5 an hour per account: more accounts, more instances.
     for (let i = 0; i < (options.accounts ?? 6); i++) {
@@ -122,22 +162,37 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       });
       await deposit(account.account_id, 200_000_000);
       const { fullKey } = await issueApiKey(account.account_id, 'chaos');
-      accounts.push({ accountId: account.account_id, apiKey: fullKey, instances: [] });
+      const opened = { accountId: account.account_id, apiKey: fullKey, instances: [] };
+      const hook = await call(opened, 'POST', '/api/v1/webhooks', {
+        url: receiver.url,
+        events: ['instance.created', 'instance.status_changed'],
+      });
+      if (hook.status !== 201) throw new Error(`registering a webhook answered ${hook.status}`);
+      accounts.push(opened);
     }
     const crashes = options.crashes ?? Math.max(1, Math.floor(options.ops / 100));
     const crashAt = new Set(Array.from({ length: crashes }, () => 1 + rng.int(Math.max(1, options.ops - 1))));
 
-    const call = async (account: Account, method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${runtime.baseUrl}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${account.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      }).catch(() => undefined);
-      const status = response?.status ?? 'connection lost';
-      answers[status] = (answers[status] ?? 0) + 1;
-      const text = response ? await response.text() : '';
-      if (response?.status === 500) violations.push(`${method} ${path} answered 500: ${text}`);
-      return { status: response?.status ?? 0, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+    /**
+     * A create sent with an Idempotency-Key, and sent again with the same key while its outcome is unknown (a 5xx, a
+     * 504, a dropped connection, the key still in progress, a short 429): every answer is kept for the invariants.
+     */
+    const create = async (account: Account, record: CreateRecord, attempts: number) => {
+      const body = { project_name: record.projectName, flavor: record.flavor };
+      for (let attempt = 1; attempt <= attempts; attempt++) {
+        const answer = await call(account, 'POST', '/api/v1/instances', body, { 'idempotency-key': record.key });
+        record.answers.push(answer.status);
+        if (answer.status === 202) {
+          const instanceId = Number(answer.body.instance_id);
+          if (!record.instanceIds.includes(instanceId)) record.instanceIds.push(instanceId);
+          if (!account.instances.includes(instanceId)) account.instances.push(instanceId);
+          return;
+        }
+        const inProgress = answer.status === 409 && JSON.stringify(answer.body).includes('Idempotency-Key');
+        const unknown = answer.status === 0 || answer.status >= 500 || inProgress || (answer.status === 429 && answer.retryAfter <= 5);
+        if (!unknown || attempt === attempts) return;
+        await sleep(Math.min(Math.max(answer.retryAfter * 1000, 500 * 2 ** (attempt - 1)), 5_000));
+      }
     };
 
     const inFlight = new Set<Promise<unknown>>();
@@ -147,21 +202,28 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         .finally(() => inFlight.delete(tracked));
       inFlight.add(tracked);
     };
+    const paused = new Set<Account>();
 
     for (let op = 1; op <= options.ops; op++) {
       const account = rng.pick(accounts)!;
       const instanceId = rng.pick(account.instances);
       let chosen: Operation = crashAt.has(op) ? 'crash' : weighted(rng.next());
       if ((chosen === 'action' || chosen === 'delete' || chosen === 'read') && instanceId === undefined) chosen = 'create';
+      if ((chosen === 'dynamodb-stall' || chosen === 'dynamodb-restart') && !target.dynamodb) chosen = 'read';
+      if (chosen === 'read' && instanceId === undefined) chosen = 'create';
       operations[chosen] = (operations[chosen] ?? 0) + 1;
       switch (chosen) {
         case 'create': {
-          const flavor = rng.pick(FLAVORS)!;
-          track(
-            call(account, 'POST', '/api/v1/instances', { project_name: `chaos-${op}`, flavor }).then(({ status, body }) => {
-              if (status === 202) account.instances.push(Number(body.instance_id));
-            }),
-          );
+          const record: CreateRecord = {
+            key: `chaos-${options.seed}-${op}-${randomBytes(4).toString('hex')}`,
+            accountId: account.accountId,
+            projectName: `chaos-${op}`,
+            flavor: rng.pick(FLAVORS)!,
+            answers: [],
+            instanceIds: [],
+          };
+          creates.push(record);
+          track(create(account, record, CREATE_ATTEMPTS));
           break;
         }
         case 'action': {
@@ -177,23 +239,30 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           track(call(account, 'GET', rng.next() < 0.5 ? `/api/v1/instances/${instanceId}` : '/api/v1/instances'));
           break;
         case 'fault-burst':
-          await runtime.simulator.control.faults({
+          await target.simulator.control.faults({
             fail_next: 1 + rng.int(4),
             status: rng.pick(FAULT_STATUSES)!,
             match: rng.pick(FAULT_MATCHES)!,
           });
           break;
+        case 'not-found': {
+          // A server that is there, read by id, answers 404 a few times: absence is only ever a suspicion.
+          const droplet = rng.pick(target.simulator.state().droplets);
+          if (!droplet) break;
+          await target.simulator.control.faults({ fail_next: 1 + rng.int(3), status: 404, match: `GET /v2/droplets/${droplet.id}` });
+          break;
+        }
         case 'latency':
-          await runtime.simulator.control.faults({ latency_ms: 700 + rng.int(1_000), latency_match: rng.pick(FAULT_MATCHES)! });
+          await target.simulator.control.faults({ latency_ms: 700 + rng.int(1_000), latency_match: rng.pick(FAULT_MATCHES)! });
           break;
         case 'faults-off':
-          await runtime.simulator.control.faults({ fail_next: 0, latency_ms: 0 });
+          await target.simulator.control.faults({ fail_next: 0, latency_ms: 0 });
           break;
         case 'out-of-band': {
-          const droplet = rng.pick(runtime.simulator.state().droplets);
+          const droplet = rng.pick(target.simulator.state().droplets);
           if (!droplet) break;
           const change = rng.pick(['power_off', 'power_on', 'resize', 'destroy'] as const)!;
-          await runtime.simulator.control
+          await target.simulator.control
             .outOfBand(droplet.id, change === 'resize' ? { type: 'resize', size: rng.pick(FLAVORS)! } : { type: change })
             .catch(() => undefined);
           break;
@@ -204,18 +273,44 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         case 'reconcile':
           track(reconcile(Date.now(), 5_000));
           break;
-        case 'money':
-          // Spend the balance down past zero (the billing pause powers servers off), then pay again.
+        case 'money': {
+          // Spend the balance down past zero (the billing pause powers servers off); pay again now, or at the
+          // account's next money move, or never (the pause then holds to the end of the run).
+          const payBack = rng.next() < 0.6;
+          const delay = rng.int(1_500);
+          if (paused.has(account)) {
+            paused.delete(account);
+            track(deposit(account.accountId, 200_000_000));
+            break;
+          }
+          if (!payBack) paused.add(account);
           track(
             charge(account.accountId, 200_000_000, 'chaos').then(async () => {
-              await sleep(rng.int(1_500));
+              if (!payBack) return;
+              await sleep(delay);
               await deposit(account.accountId, 200_000_000);
             }),
           );
           break;
+        }
+        case 'dynamodb-stall': {
+          const ms = 1_000 + rng.int(10_000);
+          log(`  op ${op}: DynamoDB stalls for ${ms} ms`);
+          target.dynamodb!.stall(ms);
+          outages.push([performance.now(), performance.now() + ms]);
+          break;
+        }
+        case 'dynamodb-restart': {
+          log(`  op ${op}: DynamoDB restarts`);
+          const outage: [number, number] = [performance.now(), Infinity];
+          outages.push(outage);
+          await target.dynamodb!.restart();
+          outage[1] = performance.now();
+          break;
+        }
         case 'crash':
           log(`  op ${op}: the service's process dies and comes back`);
-          await runtime.crashAndRestart();
+          await target.crash();
           break;
       }
       await sleep(rng.int(60));
@@ -224,22 +319,59 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
     log('  faults off; letting every workflow end');
     await Promise.allSettled([...inFlight]);
-    await runtime.simulator.control.faults({ fail_next: 0, latency_ms: 0 });
-    await settle(runtime, log);
+    await target.simulator.control.faults({ fail_next: 0, latency_ms: 0 });
+    await settle(target, log);
     await runMeter();
-    violations.push(...(await checkInvariants({ runtime, events, accountIds: accounts.map((a) => a.accountId) })));
+    await replayUnanswered(creates, accounts, create);
+    const pausedAccounts = new Set<string>();
+    for (const { accountId } of accounts) if ((await getAccount(accountId))?.billing_paused) pausedAccounts.add(accountId);
+    violations.push(
+      ...(await checkInvariants({
+        simulator: target.simulator,
+        // Delivered at least once: a repeat carries the id of the event it repeats.
+        events: () => [...new Map(receiver.received.map((d) => [d.event.id as string, d.event as ServiceEvent])).values()],
+        accountIds: accounts.map((a) => a.accountId),
+        pausedAccounts,
+        creates,
+      })),
+    );
+    const unique = new Set(receiver.received.map((delivery) => delivery.event.id as string)).size;
     return {
       seed: options.seed,
       ops: options.ops,
       operations,
       answers,
       instances: accounts.reduce((sum, a) => sum + a.instances.length, 0),
+      deliveries: { received: receiver.received.length, repeated: receiver.received.length - unique },
       violations,
       seconds: Math.round((performance.now() - started) / 1000),
     };
   } finally {
-    await runtime.stepFunctions.idle();
-    if (!options.runtime) await runtime.stop();
+    await withTimeout(target.idle(), 90_000, 'workflows to end').catch(() => undefined);
+    await receiver.close();
+  }
+}
+
+/**
+ * A create whose every answer was an unknown outcome, and that left an instance behind, is sent again with its key
+ * once the service has settled: its key must replay that instance. (One that left nothing deployed nothing.) A claim
+ * whose request died with the service's process is still in progress until it lapses (IDEMPOTENCY_LOCK_SECONDS, 60).
+ */
+async function replayUnanswered(
+  creates: readonly CreateRecord[],
+  accounts: readonly Account[],
+  create: (account: Account, record: CreateRecord, attempts: number) => Promise<void>,
+): Promise<void> {
+  const instances = await allInstances();
+  const deadline = Date.now() + 90_000;
+  for (const record of creates) {
+    if (record.instanceIds.length > 0) continue;
+    if (!instances.some((i) => i.account_id === record.accountId && i.project_name === record.projectName)) continue;
+    const account = accounts.find((a) => a.accountId === record.accountId)!;
+    while (record.instanceIds.length === 0 && Date.now() < deadline) {
+      await create(account, record, 1);
+      if (record.instanceIds.length === 0) await sleep(2_000);
+    }
   }
 }
 
@@ -255,17 +387,39 @@ function weighted(draw: number): Operation {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Waits for the workflows, then reconciles (with no grace: nothing new is starting) until a run repairs nothing. */
-async function settle(runtime: LocalRuntime, log: (line: string) => void): Promise<void> {
-  for (let round = 1; round <= 6; round++) {
-    await withTimeout(runtime.stepFunctions.idle(), 90_000, 'workflows to end');
-    const report = await reconcile(Date.now() + 3_600_000, 0);
-    const repairs =
-      report.deletesRestarted + report.provisionsFailed + report.actionsSettled + report.jobsEnded + report.leakedServersDestroyed;
-    const drift = Object.values(report.drift).reduce((sum, n) => sum + n, 0);
+/** Seconds after which the service destroys an orphan, and concludes a server gone. */
+const ORPHAN_GRACE_MS = Number(CHAOS_RUNTIME.env.ORPHAN_GRACE_SECONDS) * 1000;
+const ABSENCE_WINDOW_MS = Number(CHAOS_RUNTIME.env.ABSENCE_WINDOW_SECONDS) * 1000;
+
+/**
+ * Waits for the workflows, then reconciles (with no grace: nothing new is starting) until a run repairs nothing and
+ * suspects nothing. Each run is told a later time than the last, past the orphans' grace period and the absence
+ * window, so that orphans go their whole slow way out (found and powered off, then destroyed) and absences conclude
+ * (three reads that far apart). A tripped sweep guard is resumed, as its operator would after looking.
+ */
+async function settle(target: ChaosTarget, log: (line: string) => void): Promise<void> {
+  let now = Date.now() + 3_600_000;
+  for (let round = 1; round <= 16; round++) {
+    await withTimeout(target.idle(), 90_000, 'workflows to end');
+    const report = await reconcile(now, 0);
+    now += Math.max(ORPHAN_GRACE_MS, ABSENCE_WINDOW_MS) + 1_000;
     log(`  reconcile round ${round}: ${JSON.stringify(report)}`);
+    if (report.sweepGuardHalted) {
+      await setOrphanGuard({ halted_at: null, reason: null });
+      continue;
+    }
+    const repairs =
+      report.deletesRestarted +
+      report.provisionsFailed +
+      report.actionsSettled +
+      report.jobsEnded +
+      report.leakedServersDestroyed +
+      report.orphansFound +
+      report.serversReadopted +
+      report.absencesSuspected;
+    const drift = Object.values(report.drift).reduce((sum, n) => sum + n, 0);
     if (repairs + drift === 0) {
-      await withTimeout(runtime.stepFunctions.idle(), 90_000, 'workflows to end');
+      await withTimeout(target.idle(), 90_000, 'workflows to end');
       return;
     }
   }

@@ -1,18 +1,21 @@
 import './quiet';
 import '../../infra/local/env-defaults';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startDynamoDbLocal } from '../../infra/local/dynamodb-local';
 import { repositoryRoot } from '../../infra/local/runtime';
 import { runChaos, type ChaosReport } from './chaos';
+import { startChaosProcesses } from './processes';
 
 /**
- * `npm run chaos -- --seed N --ops M`: one seeded chaos run on its own DynamoDB Local, then its invariants.
+ * `npm run chaos -- --seed N --ops M`: one seeded chaos run, then its invariants. DynamoDB Local (on disk, so that it
+ * can restart), the upstream simulator and the service each run in a process of their own.
  *   --seeds K        runs seeds N, N+1, … N+K-1, each in a fresh process, and prints a table
  *   --accounts A     accounts issuing requests (default 6; each may deploy 5 an hour)
- *   --data-dir DIR   keep DynamoDB Local's data on disk (one directory per seed), to inspect after the run
+ *   --data-dir DIR   keep the run's data (DynamoDB Local's, the service's stream position and queued deliveries; one
+ *                    directory per seed), to inspect after the run; by default a temporary directory, removed
  *   --json           the report as JSON
  *   --verbose        the handlers' warnings and errors too (kept in .local/chaos/ for a seed of --seeds that
  *                    finds a violation)
@@ -101,20 +104,21 @@ if (seeds > 1) {
   process.exit(total > 0 || unfinished > 0 ? 1 : 0);
 }
 
-const dataDir = values['data-dir'] ? resolve(values['data-dir'], `seed-${seed}`) : undefined;
-if (dataDir) mkdirSync(dataDir, { recursive: true });
-const dynamodb = await startDynamoDbLocal({ dataDir });
+const dataDir = values['data-dir'] ? resolve(values['data-dir'], `seed-${seed}`) : mkdtempSync(join(tmpdir(), 'vps-chaos-'));
+mkdirSync(dataDir, { recursive: true });
+const target = await startChaosProcesses({ dataDir, verbose: values.verbose });
 let report: ChaosReport;
 try {
   report = await runChaos({
     seed,
     ops,
+    target,
     accounts: Number(values.accounts),
-    dynamodbEndpoint: dynamodb.endpoint,
     log: values.json ? undefined : (line) => console.log(line),
   });
 } finally {
-  await dynamodb.stop();
+  await target.stop();
+  if (!values['data-dir']) rmSync(dataDir, { recursive: true, force: true });
 }
 if (values.json) {
   console.log(JSON.stringify(report));
@@ -122,6 +126,7 @@ if (values.json) {
   console.log(
     `seed ${report.seed}: ${report.ops} operations (${JSON.stringify(report.operations)}), ${report.instances} instances, ${report.seconds} s`,
   );
+  console.log(`webhook deliveries: ${report.deliveries.received} (${report.deliveries.repeated} repeated)`);
   console.log(`answers: ${JSON.stringify(report.answers)}`);
   console.log(report.violations.length === 0 ? 'no violation' : `${report.violations.length} violation(s):`);
   for (const violation of report.violations) console.log(`  ${violation}`);

@@ -1,6 +1,6 @@
 import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import type { LocalRuntime } from '../../infra/local/runtime';
+import type { DestroyedDroplet, SimulatedDroplet, Simulator } from '../../infra/local/simulator';
 import { dynamo, sfn } from '../../shared/aws';
 import { tableName } from '../../shared/config';
 import { executionArnOf } from '../../shared/workflows/step-functions';
@@ -13,9 +13,26 @@ import type { ServiceEvent } from '../../shared/schemas/events';
 import { capacityCounters, capacityHeldByInstances } from '../support/capacity';
 
 export interface InvariantInput {
-  readonly runtime: LocalRuntime;
-  readonly events: readonly ServiceEvent[];
+  readonly simulator: Simulator;
+  /** The events received so far (read again while waiting for those still on their way). */
+  readonly events: () => readonly ServiceEvent[];
   readonly accountIds: readonly string[];
+  /** The accounts billing-paused once every workflow has ended. */
+  readonly pausedAccounts?: ReadonlySet<string>;
+  /** Every create sent, with every answer it got. */
+  readonly creates?: readonly CreateRecord[];
+}
+
+/** One create and its retries with the same Idempotency-Key; its project name is unique to it. */
+export interface CreateRecord {
+  readonly key: string;
+  readonly accountId: string;
+  readonly projectName: string;
+  readonly flavor: string;
+  /** Each attempt's status (0: the connection was lost). */
+  readonly answers: number[];
+  /** The instances its 202 answers named. */
+  readonly instanceIds: number[];
 }
 
 const HOUR_MS = 3_600_000;
@@ -25,10 +42,15 @@ const TRANSITIONAL = ['pending', 'provisioning', 'resizing', 'deleting'];
  * What must hold once faults have stopped and the reconciler has run. Each check is written from the contract, not
  * from the code under test: prices come from the catalog, costs from the formula, servers from the simulator.
  */
-export async function checkInvariants({ runtime, events, accountIds }: InvariantInput): Promise<string[]> {
+export async function checkInvariants(input: InvariantInput): Promise<string[]> {
+  const { simulator, events, accountIds } = input;
   const instances = await allInstances();
+  const { droplets, destroyed } = simulator.state();
   const violations = [
-    ...checkServers(instances, runtime),
+    ...checkServers(instances, droplets),
+    ...checkDestroyed(instances, destroyed),
+    ...checkPaused(instances, droplets, input.pausedAccounts ?? new Set()),
+    ...checkCreates(instances, input.creates ?? []),
     ...(await checkCapacity()),
     ...(await checkJobs()),
     ...(await checkBilling(instances, accountIds)),
@@ -37,7 +59,7 @@ export async function checkInvariants({ runtime, events, accountIds }: Invariant
   return violations;
 }
 
-async function allInstances(): Promise<InstanceItem[]> {
+export async function allInstances(): Promise<InstanceItem[]> {
   const items: InstanceItem[] = [];
   let start: Record<string, unknown> | undefined;
   do {
@@ -51,9 +73,8 @@ async function allInstances(): Promise<InstanceItem[]> {
 }
 
 /** Every live instance's status and plan equal its server's; exactly one server per live instance, none otherwise. */
-function checkServers(instances: readonly InstanceItem[], runtime: LocalRuntime): string[] {
+function checkServers(instances: readonly InstanceItem[], droplets: readonly SimulatedDroplet[]): string[] {
   const violations: string[] = [];
-  const droplets = runtime.simulator.state().droplets;
   const owned = new Set<number>();
   for (const instance of instances) {
     const name = `instance ${instance.instance_id} (${instance.status})`;
@@ -83,6 +104,61 @@ function checkServers(instances: readonly InstanceItem[], runtime: LocalRuntime)
   }
   for (const droplet of droplets)
     if (!owned.has(droplet.id)) violations.push(`server ${droplet.id} (${droplet.tags.join(' ')}) belongs to no live instance`);
+  return violations;
+}
+
+const instanceOfTags = (tags: readonly string[]) => {
+  const tag = tags.find((t) => /-instance-\d+$/.test(t));
+  return tag === undefined ? undefined : Number(tag.slice(tag.lastIndexOf('-') + 1));
+};
+
+/**
+ * The service never destroys a server someone may still own: any server destroyed other than out of band that is the
+ * recorded server of a live instance, or of one that failed after it had been running (lost by inference: its server
+ * must be restored, not destroyed), is a violation.
+ */
+function checkDestroyed(instances: readonly InstanceItem[], destroyed: readonly DestroyedDroplet[]): string[] {
+  const byId = new Map(instances.map((instance) => [instance.instance_id, instance]));
+  const violations: string[] = [];
+  for (const droplet of destroyed) {
+    if (droplet.via !== 'api') continue;
+    const instance = byId.get(instanceOfTags(droplet.tags) ?? -1);
+    if (!instance || instance.upstream_id !== droplet.id || instance.deleted_at !== null) continue;
+    const live = instance.status === 'active' || instance.status === 'stopped';
+    const lostByInference = instance.status === 'failed' && instance.activated_at !== null;
+    if (live || lostByInference)
+      violations.push(`instance ${instance.instance_id} (${instance.status}): the service destroyed its server ${droplet.id}`);
+  }
+  return violations;
+}
+
+/** Once every workflow has ended, no server of a billing-paused account runs. */
+function checkPaused(instances: readonly InstanceItem[], droplets: readonly SimulatedDroplet[], paused: ReadonlySet<string>): string[] {
+  const accountOf = new Map(instances.map((instance) => [instance.instance_id, instance.account_id]));
+  return droplets
+    .filter((droplet) => droplet.status === 'active' && paused.has(accountOf.get(instanceOfTags(droplet.tags) ?? -1) ?? ''))
+    .map(
+      (droplet) =>
+        `server ${droplet.id} (${droplet.tags.join(' ')}) runs on billing-paused account ${accountOf.get(instanceOfTags(droplet.tags)!)}`,
+    );
+}
+
+/**
+ * One key, one instance: every 202 a key got names the same instance, a key deploys at most one instance, and an
+ * instance a key deployed is one its answers named (a create answered 5xx, 504 or a dropped connection deployed
+ * nothing, or its key replays what it deployed).
+ */
+function checkCreates(instances: readonly InstanceItem[], creates: readonly CreateRecord[]): string[] {
+  const violations: string[] = [];
+  for (const record of creates) {
+    const deployed = instances.filter((i) => i.account_id === record.accountId && i.project_name === record.projectName);
+    const name = `create ${record.key} (answered ${record.answers.join(', ')})`;
+    if (record.instanceIds.length > 1) violations.push(`${name}: its key named instances ${record.instanceIds.join(' and ')}`);
+    if (deployed.length > 1) violations.push(`${name}: deployed ${deployed.length} instances`);
+    for (const instance of deployed)
+      if (!record.instanceIds.includes(instance.instance_id))
+        violations.push(`${name}: deployed instance ${instance.instance_id}, which its key does not replay`);
+  }
   return violations;
 }
 
@@ -185,9 +261,9 @@ async function checkBilling(instances: readonly InstanceItem[], accountIds: read
 }
 
 /** Every committed status change yields exactly one event, in order: each instance's events chain without a gap. */
-async function checkEvents(instances: readonly InstanceItem[], events: readonly ServiceEvent[]): Promise<string[]> {
+async function checkEvents(instances: readonly InstanceItem[], events: () => readonly ServiceEvent[]): Promise<string[]> {
   const chainEnd = (instance: InstanceItem) => {
-    const mine = events.filter(
+    const mine = events().filter(
       (e) => e.instance_id === instance.instance_id && (e.type === 'instance.created' || e.type === 'instance.status_changed'),
     );
     return mine.sort((a, b) => (a.sequence ?? 0) - (b.sequence ?? 0));

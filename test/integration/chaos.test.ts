@@ -4,19 +4,21 @@ import { runMeter } from '../../shared/domain/billing';
 import { listRunningJobs } from '../../shared/store/jobs';
 import { listLedgerEntries } from '../../shared/store/ledger';
 import type { ServiceEvent } from '../../shared/schemas/events';
-import { CHAOS_RUNTIME, runChaos } from '../chaos/chaos';
+import { inProcessTarget, runChaos } from '../chaos/chaos';
 import { checkInvariants } from '../chaos/invariants';
+import { CHAOS_RUNTIME } from '../chaos/runtime-settings';
 import { useTestRuntime } from '../support/runtime';
 
 /** A short seeded chaos run (the long ones are `npm run chaos`), and proof that its checks catch what they check. */
 const runtime = useTestRuntime(CHAOS_RUNTIME);
 const events: ServiceEvent[] = [];
-const check = (accountIds: string[]) => checkInvariants({ runtime, events, accountIds });
+const check = (accountIds: string[], more: Partial<Parameters<typeof checkInvariants>[0]> = {}) =>
+  checkInvariants({ simulator: runtime.simulator, events: () => events, accountIds, ...more });
 beforeAll(() => runtime.events.subscribe(async (event) => void events.push(event)));
 
 describe('chaos run', () => {
   it('keeps every invariant through 120 random operations under faults, out-of-band changes and a crash (seed 20261123)', async () => {
-    const report = await runChaos({ seed: 20261123, ops: 120, runtime, crashes: 1 });
+    const report = await runChaos({ seed: 20261123, ops: 120, target: inProcessTarget(runtime), crashes: 1 });
 
     expect(report.violations).toEqual([]);
     expect(report.operations.crash).toBe(1);
@@ -68,10 +70,58 @@ describe('chaos invariants', () => {
       (e) => e.instance_id === detail.instance_id && e.type === 'instance.status_changed' && e.data.to === 'provisioning',
     );
 
-    const violations = await checkInvariants({ runtime, events: events.filter((e) => e !== lost), accountIds: [accountId] });
+    const violations = await check([accountId], { events: () => events.filter((e) => e !== lost) });
 
     expect(violations).toContain(
       `instance ${detail.instance_id}: an event from provisioning follows status pending (a change without its event)`,
+    );
+  });
+
+  it('report a live server destroyed by anyone but its owner out of band', async () => {
+    const { apiKey, accountId } = await runtime.newAccount();
+    const mine = await runtime.activeInstance(apiKey);
+    const theirs = await runtime.activeInstance(apiKey);
+    await fetch(`${runtime.simulator.url}/v2/droplets/${mine.vps_id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${runtime.upstreamToken}` },
+    });
+    await runtime.simulator.control.outOfBand(Number(theirs.vps_id), { type: 'destroy' });
+
+    const violations = await check([accountId]);
+
+    expect(violations).toContain(`instance ${mine.instance_id} (active): the service destroyed its server ${mine.vps_id}`);
+    expect(violations.filter((v) => v.includes(`destroyed its server ${theirs.vps_id}`))).toEqual([]);
+  });
+
+  it('report a server running on a billing-paused account', async () => {
+    const { apiKey, accountId } = await runtime.newAccount();
+    const detail = await runtime.activeInstance(apiKey);
+
+    const violations = await check([accountId], { pausedAccounts: new Set([accountId]) });
+
+    expect(violations).toContainEqual(
+      expect.stringMatching(new RegExp(`^server ${detail.vps_id} .* runs on billing-paused account ${accountId}$`)),
+    );
+  });
+
+  it('report a create answered 504 whose key does not replay what it deployed, and a key naming two instances', async () => {
+    const { apiKey, accountId } = await runtime.newAccount();
+    const first = await runtime.activeInstance(apiKey);
+    const second = await runtime.activeInstance(apiKey);
+    const record = { accountId, projectName: 'test', flavor: 's-1vcpu-2gb' };
+
+    const violations = await check([accountId], {
+      creates: [
+        { ...record, key: 'unknown', answers: [504, 0], instanceIds: [] },
+        { ...record, key: 'twice', answers: [202, 202], instanceIds: [first.instance_id, second.instance_id] },
+      ],
+    });
+
+    expect(violations).toEqual(
+      expect.arrayContaining([
+        `create unknown (answered 504, 0): deployed instance ${first.instance_id}, which its key does not replay`,
+        `create twice (answered 202, 202): its key named instances ${first.instance_id} and ${second.instance_id}`,
+      ]),
     );
   });
 
