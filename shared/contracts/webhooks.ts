@@ -36,7 +36,7 @@ export const createWebhookRoute = {
     operationId: 'createWebhook',
     summary: 'Register a receiver URL for events; the signing secret is returned only here',
     description:
-      'The URL must be https on a public host (no loopback, private, link-local, CGNAT or metadata address, checked again at every delivery) and at most 2,048 characters; at most 10 webhooks per account. Keep the `secret`: it is never shown again.',
+      'The URL must be https on a public host (no loopback, private, link-local, CGNAT or metadata address, nor an IPv6 address that carries one, checked again at every delivery) and at most 2,048 characters; at most 10 webhooks per account. Keep the `secret`: it is never shown again.',
     tags,
     responses: {
       201: ok('Registered.', createdWebhookSchema, headers),
