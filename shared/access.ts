@@ -31,5 +31,11 @@ export interface FunctionAccess {
   readonly publishesEvents?: boolean;
 }
 
+/** What a Bearer route's writes take besides their own items: the checks that its key and its account still hold. */
+export const requestGuardAccess: Partial<Record<TableName, TableAccess>> = {
+  apiKeys: ['ConditionCheckItem'],
+  accounts: ['ConditionCheckItem'],
+};
+
 /** What calling the upstream takes besides its token: the shared request budget, one item of the counters table. */
 export const upstreamBudgetAccess: Partial<Record<TableName, TableAccess>> = { counters: ['GetItem', 'UpdateItem'] };

@@ -21,28 +21,32 @@ const SECRET_FIELDS = new Set([
   'user_data',
   'x-origin-verify',
   'password',
+  'secret',
 ]);
 const REDACTED = '[REDACTED]';
 const fieldNames = [...SECRET_FIELDS].map((name) => name.replace(/[-_]/g, '[-_]')).join('|');
 /**
  * Secrets that can hide inside free text, in the order they are replaced: OpenSSH private key blocks (a cut-off
- * one too), our API keys, Bearer credentials, the value after a secret field's name in JSON held in a string
- * (`"root_password":"…"`, escaped or not), a header or a cookie (`session=…`, `X-CSRFToken: …`), and token-shaped
- * words: mixed-case base62 of exactly the length of our session and CSRF tokens (43) or root passwords (24).
+ * one too); secrets known by their prefix, base64 bodies included (our API keys, webhook signing secrets `whsec_`,
+ * DigitalOcean tokens `dop_v1_`, Stripe-style `sk_live_`/`rk_test_` keys); Bearer credentials; the value after a
+ * secret field's name in JSON held in a string (`"root_password":"…"`, escaped or not), a header or a cookie
+ * (`session=…`, `X-CSRFToken: …`); and token-shaped words: mixed-case base62 of exactly the length of our session,
+ * CSRF and e-mailed link tokens (43), or of root passwords (24) with a digit too, as every one has and code names
+ * like `DependencyTransientError` do not.
  */
 const SECRET_TEXT: readonly [RegExp, string][] = [
   [/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g, REDACTED],
-  [/svcmcp_[0-9A-Za-z]+/g, REDACTED],
+  [/(?:svcmcp_|(?<![0-9A-Za-z])(?:whsec_|do[opr]_v1_|[rs]k_(?:live|test)_))[0-9A-Za-z+/=_-]+/g, REDACTED],
   [/\bBearer\s+[^\s"',;]+/gi, `Bearer ${REDACTED}`],
   [
     new RegExp(
-      `((?:\\\\?["'])?\\b(?:${fieldNames})\\b(?:\\\\?["'])?\\s*[:=]\\s*)(\\\\?"(?:[^"\\\\]|\\\\[^"])*\\\\?"|'[^']*'|[^\\s,;&}\\]]+)`,
+      `((?:\\\\?["'])?\\b(?:${fieldNames})\\b(?:\\\\?["'])?\\s*[:=]\\s*)(?!\\[REDACTED\\])(\\\\?"(?:[^"\\\\]|\\\\[^"])*\\\\?"|'[^']*'|[^\\s,;&}\\]]+)`,
       'gi',
     ),
     `$1${REDACTED}`,
   ],
   [
-    /(?<![0-9A-Za-z])(?=[0-9A-Za-z]*[0-9])(?=[0-9A-Za-z]*[a-z])(?=[0-9A-Za-z]*[A-Z])(?:[0-9A-Za-z]{43}|[0-9A-Za-z]{24})(?![0-9A-Za-z])/g,
+    /(?<![0-9A-Za-z])(?:(?=[0-9A-Za-z]*[a-z])(?=[0-9A-Za-z]*[A-Z])[0-9A-Za-z]{43}|(?=[0-9A-Za-z]*[0-9])(?=[0-9A-Za-z]*[a-z])(?=[0-9A-Za-z]*[A-Z])[0-9A-Za-z]{24})(?![0-9A-Za-z])/g,
     REDACTED,
   ],
 ];

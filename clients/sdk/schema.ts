@@ -153,7 +153,7 @@ export interface paths {
         put?: never;
         /**
          * Register a receiver URL for events; the signing secret is returned only here
-         * @description The URL must be https on a public host (no loopback, private, link-local, CGNAT or metadata address, checked again at every delivery) and at most 2,048 characters; at most 10 webhooks per account. Keep the `secret`: it is never shown again.
+         * @description The URL must be https on a public host (no loopback, private, link-local, CGNAT or metadata address, nor an IPv6 address that carries one, checked again at every delivery) and at most 2,048 characters; at most 10 webhooks per account. Keep the `secret`: it is never shown again.
          */
         post: operations["createWebhook"];
         delete?: never;

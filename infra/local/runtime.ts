@@ -111,7 +111,8 @@ async function startScheduleTimers(stepFunctions: () => LocalStepFunctions): Pro
 }
 
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
-  const upstreamTokens = Array.from({ length: options.upstreamTokens ?? 1 }, () => randomBytes(24).toString('hex'));
+  // Shaped like DigitalOcean's personal access tokens, so that whatever redacts a real one is exercised on them.
+  const upstreamTokens = Array.from({ length: options.upstreamTokens ?? 1 }, () => `dop_v1_${randomBytes(32).toString('hex')}`);
   const simulator = await startSimulator({ bootMs: options.bootMs, actionMs: options.actionMs, token: upstreamTokens });
   const service = await startLocalService({ ...options, upstream: { url: simulator.url, token: upstreamTokens.join(',') } });
   return {

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { requestGuardAccess } from '../access';
 import { rateLimits } from '../domain/rate-limits';
 import {
   actionBodySchema,
@@ -15,9 +16,6 @@ import {
 import { jobViewSchema } from '../schemas/jobs';
 import type { BearerRoute } from './contract';
 import { bearerErrors, header, ok, outcomeUnknown, rateLimitHeaders, replayedHeader } from './docs';
-
-/** A Bearer route that writes conditions each write on its key still being active and its account in standing. */
-const requestGuardTables = { apiKeys: ['ConditionCheckItem'], accounts: ['ConditionCheckItem'] } as const;
 
 /** Named components: the document emits each once and refers to it. */
 const Plan = planSchema.meta({ id: 'Plan' });
@@ -43,7 +41,7 @@ export const createInstanceRoute = {
   body: createInstanceBodySchema,
   access: {
     tables: {
-      ...requestGuardTables,
+      ...requestGuardAccess,
       // Reads what a create whose claim lapsed committed: the key's marker and its instance.
       instances: ['GetItem', 'PutItem', 'UpdateItem'],
       jobs: ['PutItem', 'UpdateItem'],
@@ -98,7 +96,7 @@ export const getInstanceRoute = {
   auth: 'bearer',
   params: instancePath,
   // Writes only to record a live power change it observed upstream.
-  access: { tables: { ...requestGuardTables, instances: ['GetItem', 'UpdateItem'] }, upstream: true, secrets: ['open'] },
+  access: { tables: { ...requestGuardAccess, instances: ['GetItem', 'UpdateItem'] }, upstream: true, secrets: ['open'] },
   // Polled while a server boots, and each answer may read the live power state from the upstream, whose limit
   // (5,000 requests an hour per token) is shared with the workflows: a fifth of the stage's rate.
   throttle: { rateLimit: 100, burstLimit: 200 },
@@ -120,7 +118,7 @@ export const deleteInstanceRoute = {
   auth: 'bearer',
   params: instancePath,
   access: {
-    tables: { ...requestGuardTables, instances: ['GetItem', 'UpdateItem'], jobs: ['PutItem', 'UpdateItem'] },
+    tables: { ...requestGuardAccess, instances: ['GetItem', 'UpdateItem'], jobs: ['PutItem', 'UpdateItem'] },
     startsWorkflows: ['delete'],
   },
   doc: {
@@ -144,7 +142,7 @@ export const instanceActionRoute = {
   params: instancePath,
   access: {
     tables: {
-      ...requestGuardTables,
+      ...requestGuardAccess,
       instances: ['GetItem', 'UpdateItem'],
       jobs: ['GetItem', 'PutItem', 'UpdateItem'],
       counters: ['UpdateItem'],

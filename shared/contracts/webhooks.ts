@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { requestGuardAccess } from '../access';
 import { serviceEventSchema } from '../schemas/events';
 import {
   createWebhookBodySchema,
@@ -11,7 +12,7 @@ import {
 import type { BearerRoute, RouteDoc } from './contract';
 import { bearerErrors, ok, rateLimitHeaders, tooLarge } from './docs';
 
-/** The webhook endpoints: Bearer key and the general rate limit, like the instance routes. */
+/** The webhook endpoints: Bearer key and the general rate limit, and writes bound to the key, like the instance routes. */
 
 const tags = ['webhooks'];
 const webhookPath = z.object({ webhook_id: z.string().meta({ description: 'The webhook id (`wh_…`).' }) });
@@ -29,13 +30,13 @@ export const createWebhookRoute = {
   entry: 'functions/api/create-webhook.ts',
   auth: 'bearer',
   body: createWebhookBodySchema,
-  // One transaction: the account's webhook count and the new endpoint.
-  access: { tables: { webhooks: ['PutItem'], counters: ['UpdateItem'] }, secrets: ['seal'] },
+  // One transaction: the account's webhook count, the new endpoint and the key's and account's standing.
+  access: { tables: { ...requestGuardAccess, webhooks: ['PutItem'], counters: ['UpdateItem'] }, secrets: ['seal'] },
   doc: {
     operationId: 'createWebhook',
     summary: 'Register a receiver URL for events; the signing secret is returned only here',
     description:
-      'The URL must be https on a public host (no loopback, private, link-local, CGNAT or metadata address, checked again at every delivery) and at most 2,048 characters; at most 10 webhooks per account. Keep the `secret`: it is never shown again.',
+      'The URL must be https on a public host (no loopback, private, link-local, CGNAT or metadata address, nor an IPv6 address that carries one, checked again at every delivery) and at most 2,048 characters; at most 10 webhooks per account. Keep the `secret`: it is never shown again.',
     tags,
     responses: {
       201: ok('Registered.', createdWebhookSchema, headers),
@@ -71,7 +72,7 @@ export const deleteWebhookRoute = {
   entry: 'functions/api/delete-webhook.ts',
   auth: 'bearer',
   params: webhookPath,
-  access: { tables: { webhooks: ['GetItem', 'DeleteItem'], counters: ['UpdateItem'] } },
+  access: { tables: { ...requestGuardAccess, webhooks: ['GetItem', 'DeleteItem'], counters: ['UpdateItem'] } },
   doc: {
     operationId: 'deleteWebhook',
     summary: 'Remove a webhook; nothing more is delivered to it',

@@ -13,6 +13,17 @@ export function randomBase62(length: number): string {
   return out;
 }
 
+/**
+ * A uniform base62 string with at least one digit, one lower-case and one upper-case letter (redrawn until it has):
+ * the shape that log redaction recognises a bare password by (shared/observability.ts).
+ */
+export function randomMixedBase62(length: number): string {
+  for (;;) {
+    const candidate = randomBase62(length);
+    if (/[0-9]/.test(candidate) && /[a-z]/.test(candidate) && /[A-Z]/.test(candidate)) return candidate;
+  }
+}
+
 export function sha256Hex(value: string): string {
   return createHash('sha256').update(value).digest('hex');
 }

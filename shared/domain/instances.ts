@@ -24,7 +24,7 @@ import {
   type InstanceSummary,
   type ListInstancesQuery,
 } from '../schemas/instances';
-import { randomBase62 } from './crypto';
+import { randomMixedBase62 } from './crypto';
 import { badRequest, instanceNotFound, paymentRequired, serviceUnavailable } from './errors';
 import { orderablePlan } from './flavors';
 import { generateSshKey, parsePublicKey } from './ssh-keys';
@@ -62,7 +62,7 @@ export async function createInstance(account: Account, body: CreateInstanceBody,
   const instanceId = await nextSequenceValue('instance_id', budget);
   const now = new Date().toISOString();
   const { private_key: generatedPrivateKey, ...publicKey } = sshKey ?? generateSshKey(keyName, `root@vps-${instanceId}`);
-  const secrets: InstanceSecrets = { root_password: randomBase62(ROOT_PASSWORD_LENGTH), private_key: generatedPrivateKey };
+  const secrets: InstanceSecrets = { root_password: randomMixedBase62(ROOT_PASSWORD_LENGTH), private_key: generatedPrivateKey };
   const instance: InstanceItem = {
     instance_id: instanceId,
     account_id: account.account_id,

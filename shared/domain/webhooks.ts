@@ -8,6 +8,7 @@ import {
   type DeliveryAttempt,
   type WebhookView,
 } from '../schemas/webhooks';
+import { assertRequestStillAuthorized } from '../store/request-guard';
 import { listRecentDeliveryAttempts } from '../store/webhook-deliveries';
 import {
   deleteWebhook as deleteWebhookItem,
@@ -84,6 +85,8 @@ export async function sendTestEvent(accountId: string, webhookId: string | undef
     sequence: null,
     data: { webhook_id: item.webhook_id },
   };
+  // A queue takes no condition: the key is read again just before, so a revoked one sends nothing.
+  await assertRequestStillAuthorized();
   await enqueueDelivery(item.webhook_id, event);
   return { ok: true, event_id: event.id };
 }

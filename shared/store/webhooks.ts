@@ -5,6 +5,7 @@ import { dynamo } from '../aws';
 import { tableName } from '../config';
 import { eventTypeSchema } from '../domain/webhook-events';
 import { readAll, transactWrite, updatedWhenConditionHolds, whenConditionHolds } from './dynamo-helpers';
+import { requestGuardItems, throwIfGuardFailed } from './request-guard';
 
 export const webhookItemSchema = z.object({
   webhook_id: z.string(),
@@ -32,7 +33,10 @@ export class WebhookLimitError extends Error {
 /** One counter per account, moved in the same transaction as the endpoint it counts. */
 const countKey = (accountId: string) => ({ name: `webhooks#${accountId}` });
 
-/** Records a new endpoint unless the account already has `limit`: concurrent creates can never pass it. */
+/**
+ * Records a new endpoint unless the account already has `limit`: concurrent creates can never pass it. In a Bearer
+ * request it also holds only while the request's key is active (a 401 otherwise).
+ */
 export async function insertWebhookWithinLimit(item: WebhookItem, limit: number): Promise<void> {
   try {
     await transactWrite({
@@ -54,9 +58,11 @@ export async function insertWebhookWithinLimit(item: WebhookItem, limit: number)
             ConditionExpression: 'attribute_not_exists(webhook_id)',
           },
         },
+        ...requestGuardItems(),
       ],
     });
   } catch (error) {
+    throwIfGuardFailed(error, 2);
     if (error instanceof TransactionCanceledException && error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed') {
       throw new WebhookLimitError(`at most ${limit} webhooks per account`);
     }
@@ -90,7 +96,7 @@ export async function listAccountWebhooks(accountId: string): Promise<WebhookSum
   );
 }
 
-/** Removes the endpoint and gives its place back; false when it was already gone. */
+/** Removes the endpoint and gives its place back; false when it was already gone, a 401 when the request's key is. */
 export async function deleteWebhook(item: WebhookItem): Promise<boolean> {
   try {
     await transactWrite({
@@ -112,10 +118,12 @@ export async function deleteWebhook(item: WebhookItem): Promise<boolean> {
             ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
           },
         },
+        ...requestGuardItems(),
       ],
     });
     return true;
   } catch (error) {
+    throwIfGuardFailed(error, 2);
     if (error instanceof TransactionCanceledException && error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed') return false;
     throw error;
   }

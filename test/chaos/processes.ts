@@ -23,7 +23,7 @@ export async function startChaosProcesses(options: {
 }): Promise<ChaosTarget & { stop(): Promise<void> }> {
   mkdirSync(resolve(options.dataDir, 'service'), { recursive: true });
   const dynamodb = await startDynamoDbLocal({ dataDir: options.dataDir });
-  const token = randomBytes(24).toString('hex');
+  const token = `dop_v1_${randomBytes(32).toString('hex')}`;
   const simulator = await startSimulator({ bootMs: CHAOS_RUNTIME.bootMs, actionMs: CHAOS_RUNTIME.actionMs, token });
   const spec: ServiceSpec = {
     dynamodbEndpoint: dynamodb.endpoint,

@@ -1,7 +1,9 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { MiddlewareStack } from '@smithy/types';
 import { dynamo } from '../../shared/aws';
 import { issueApiKey } from '../../shared/domain/accounts';
 import { revokeKey } from '../../shared/domain/key-management';
+import { eventually, startReceiver } from '../support/receiver';
 import { useTestRuntime, type TestAccount } from '../support/runtime';
 
 const runtime = useTestRuntime();
@@ -121,5 +123,56 @@ describe('revocation in flight', () => {
     // One refused attempt, or none when a busy machine let the revocation land before the action was recorded.
     expect(sent).toBeLessThanOrEqual(1);
     expect([after.body.status, retry.status]).toEqual(['active', 200]);
+  });
+});
+
+describe('revocation in flight on the webhook routes', () => {
+  const hook = (url = 'http://127.0.0.1:9/hooks') => ({ url, events: ['instance.created'] });
+  const webhookCount = async (accountId: string) =>
+    (await dynamo().send(new GetCommand({ TableName: runtime.tableNames.counters, Key: { name: `webhooks#${accountId}` } }))).Item?.count ??
+    0;
+
+  it('refuses a create whose key is revoked before its write commits (401): no webhook, no place taken', async () => {
+    const { account, doomed, doomedId } = await accountWithDoomedKey();
+    revokeJustBefore('TransactWriteItemsCommand', account, doomedId);
+
+    const response = await runtime.call('POST', '/api/v1/webhooks', { apiKey: doomed, body: hook() });
+    const listed = await runtime.call('GET', '/api/v1/webhooks', { apiKey: account.apiKey });
+
+    expect([response.status, response.body]).toEqual([401, REVOKED]);
+    expect(listed.body).toEqual([]);
+    expect(await webhookCount(account.accountId)).toBe(0);
+  });
+
+  it('refuses a delete whose key is revoked before its write commits (401): the webhook stays', async () => {
+    const { account, doomed, doomedId } = await accountWithDoomedKey();
+    const webhook = (await runtime.call('POST', '/api/v1/webhooks', { apiKey: account.apiKey, body: hook() })).body;
+    revokeJustBefore('TransactWriteItemsCommand', account, doomedId);
+
+    const response = await runtime.call('DELETE', `/api/v1/webhooks/${webhook.id}`, { apiKey: doomed });
+    const listed = await runtime.call('GET', '/api/v1/webhooks', { apiKey: account.apiKey });
+
+    expect([response.status, response.body]).toEqual([401, REVOKED]);
+    expect(listed.body.map((item: { id: string }) => item.id)).toEqual([webhook.id]);
+    expect(await webhookCount(account.accountId)).toBe(1);
+  });
+
+  it('refuses a test event whose key is revoked while the webhook is read (401): nothing is sent', async () => {
+    const { account, doomed, doomedId } = await accountWithDoomedKey();
+    const receiver = await startReceiver();
+    try {
+      const webhook = (await runtime.call('POST', '/api/v1/webhooks', { apiKey: account.apiKey, body: hook(receiver.url) })).body;
+      revokeJustBefore('GetItemCommand', account, doomedId, runtime.tableNames.webhooks);
+
+      const response = await runtime.call('POST', `/api/v1/webhooks/${webhook.id}/test`, { apiKey: doomed });
+      // A later test event with a good key: once it has arrived, a queued refused one would have arrived before it.
+      const sentinel = await runtime.call('POST', `/api/v1/webhooks/${webhook.id}/test`, { apiKey: account.apiKey });
+      await eventually(() => receiver.received.some((delivery) => delivery.event.id === sentinel.body.event_id), 'the later test event');
+
+      expect([response.status, response.body]).toEqual([401, REVOKED]);
+      expect(receiver.received.map((delivery) => delivery.event.id)).toEqual([sentinel.body.event_id]);
+    } finally {
+      await receiver.close();
+    }
   });
 });

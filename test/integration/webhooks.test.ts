@@ -70,6 +70,16 @@ describe('POST /api/v1/webhooks', () => {
       body: { url: 'http://10.0.0.8/hooks', events: ['instance.created'] },
       error: 'url must not point to a loopback, private, link-local or reserved address',
     },
+    {
+      case: 'the metadata address inside an IPv4-compatible IPv6 address',
+      body: { url: 'http://[::a9fe:a9fe]/', events: ['instance.created'] },
+      error: 'url must not point to a loopback, private, link-local or reserved address',
+    },
+    {
+      case: 'a private address inside an IPv4-compatible IPv6 address',
+      body: { url: 'http://[::a00:1]/', events: ['instance.created'] },
+      error: 'url must not point to a loopback, private, link-local or reserved address',
+    },
   ])('refuses $case with 400', async ({ body, error }) => {
     const { apiKey } = await runtime.newAccount();
 

@@ -1,18 +1,28 @@
-/** Captures what is written to stdout (where Powertools writes log lines and EMF metrics) while `work` runs. */
-export async function captureStdoutLines(work: () => Promise<void>): Promise<string[]> {
-  const lines: string[] = [];
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((chunk: string | Uint8Array) => {
-    lines.push(String(chunk));
-    return true;
-  }) as typeof process.stdout.write;
+type Stream = NodeJS.WriteStream;
+
+/** The JSON lines written to `streams` while `work` runs, in the order they were written. */
+async function captureLines(streams: Stream[], work: () => Promise<void>): Promise<string[]> {
+  const chunks: string[] = [];
+  const writes = streams.map((stream) => stream.write.bind(stream));
+  for (const stream of streams) {
+    stream.write = ((chunk: string | Uint8Array) => {
+      chunks.push(String(chunk));
+      return true;
+    }) as Stream['write'];
+  }
   try {
     await work();
   } finally {
-    process.stdout.write = write;
+    streams.forEach((stream, i) => (stream.write = writes[i]!));
   }
-  return lines
+  return chunks
     .join('')
     .split('\n')
     .filter((line) => line.startsWith('{'));
 }
+
+/** Captures what is written to stdout (where Powertools writes log lines and EMF metrics) while `work` runs. */
+export const captureStdoutLines = (work: () => Promise<void>) => captureLines([process.stdout], work);
+
+/** Captures every log line while `work` runs: Powertools writes WARN and above to stderr, the rest to stdout. */
+export const captureLogLines = (work: () => Promise<void>) => captureLines([process.stdout, process.stderr], work);

@@ -1,9 +1,13 @@
+import { randomBytes } from 'node:crypto';
+import { csrfTokenFor } from '../../shared/domain/accounts';
 import { generateApiKey, isWellFormedApiKey } from '../../shared/domain/api-keys';
+import { randomBase62, randomMixedBase62 } from '../../shared/domain/crypto';
+import { newSigningSecret } from '../../shared/domain/webhook-signing';
 import { fingerprintOf, generateSshKey, parsePublicKey } from '../../shared/domain/ssh-keys';
 import { logger, redactingReplacer, redactText } from '../../shared/observability';
 import { userDataFor } from '../../shared/domain/provisioning';
 import type { InstanceItem } from '../../shared/store/instances';
-import { captureStdoutLines } from '../support/stdout';
+import { captureLogLines, captureStdoutLines } from '../support/stdout';
 import { ED25519_FINGERPRINT, ED25519_PUBLIC_KEY, rsaPublicKeyLine } from '../fixtures/ssh-keys';
 
 describe('API keys', () => {
@@ -137,7 +141,10 @@ describe('log redaction', () => {
   });
 
   it('keeps ordinary text: ids, hashes, names and messages', () => {
-    const text = 'instance 42 of acct_1YY6PYqTRoY4zdJsAbCd job 0b7e3c1a-7f7e-4c1e-9a53-1d2b3c4d5e6f hash ' + 'ab'.repeat(32);
+    const text =
+      'instance 42 of acct_1YY6PYqTRoY4zdJsAbCd job 0b7e3c1a-7f7e-4c1e-9a53-1d2b3c4d5e6f hash ' +
+      'ab'.repeat(32) +
+      ' DependencyTransientError wh_AbCdEfGhIjKlMnOpQrSt skipped';
 
     expect(redactText(text)).toBe(text);
   });
@@ -161,6 +168,57 @@ describe('log redaction', () => {
 
     expect(lines).toHaveLength(3);
     for (const secret of [password, token, 'BEGIN OPENSSH PRIVATE KEY', 'svcmcp_abc']) expect(lines.join('\n')).not.toContain(secret);
+  });
+
+  /** Every kind of secret, made as the service makes it (or as its issuer does), each time afresh. */
+  const secretKinds = (): [string, string][] => {
+    const session = randomBase62(43);
+    return [
+      ['API key', generateApiKey().fullKey],
+      ['session token', session],
+      ['CSRF token', csrfTokenFor(session)],
+      ['confirmation or reset token', randomBase62(43)],
+      ['webhook signing secret', newSigningSecret()],
+      ['root password', randomMixedBase62(24)],
+      ['private key', generateSshKey('k', 'c').private_key ?? ''],
+      ['DigitalOcean token', `dop_v1_${randomBytes(32).toString('hex')}`],
+      ['Stripe-style secret key', `sk_live_${randomBase62(32)}`],
+      ['Stripe-style restricted key', `rk_test_${randomBase62(32)}`],
+      ['Stripe-style webhook secret', `whsec_${randomBase62(32)}`],
+    ];
+  };
+  const levels = [
+    ['DEBUG', 'debug'],
+    ['INFO', 'info'],
+    ['WARN', 'warn'],
+    ['ERROR', 'error'],
+    ['CRITICAL', 'critical'],
+  ] as const;
+
+  it.each(levels)('logs no kind of secret at %s, in a message, an innocent field or an error', async (level, method) => {
+    const secrets = secretKinds();
+    const previous = logger.getLevelName();
+    logger.setLogLevel(level);
+    const lines = await captureLogLines(async () => {
+      for (const [kind, secret] of secrets) {
+        logger[method](`${kind}: ${secret}`, { detail: `got ${secret}.`, error: new Error(`refused (${secret})`) });
+      }
+    });
+    logger.setLogLevel(previous as Parameters<typeof logger.setLogLevel>[0]);
+
+    expect(lines).toHaveLength(secrets.length);
+    const leaks = secrets.flatMap(([kind, secret]) =>
+      lines.filter((line) => secret.split('\n').some((part) => part.length > 8 && line.includes(part))).map(() => kind),
+    );
+    expect(leaks).toEqual([]);
+  });
+
+  it('redacts the signing secret that a webhook create answers with, by its field and by its prefix', () => {
+    const secret = newSigningSecret();
+
+    expect(redactingReplacer('secret', secret)).toBe('[REDACTED]');
+    expect(redactText(`{"id":"wh_1","secret":"${secret}"}`)).toBe('{"id":"wh_1","secret":[REDACTED]}');
+    expect(redactText(`signing with ${secret} now`)).toBe('signing with [REDACTED] now');
   });
 
   it('leaves ordinary fields alone', () => {

@@ -1,4 +1,5 @@
-import { addressRefusal, checkReceiverUrl, type Resolver } from '../../shared/domain/webhook-urls';
+import ipaddr from 'ipaddr.js';
+import { addressRefusal, carriedIPv4, checkReceiverUrl, type Resolver } from '../../shared/domain/webhook-urls';
 
 const production = { allowLoopback: false };
 const local = { allowLoopback: true };
@@ -26,8 +27,9 @@ describe('addressRefusal', () => {
     { address: '255.255.255.255', range: 'broadcast' },
     { address: '::ffff:127.0.0.1', range: 'loopback' },
     { address: '::ffff:169.254.169.254', range: 'linkLocal' },
-    { address: '2002:a00:1::', range: '6to4' },
-    { address: '64:ff9b::a00:1', range: 'rfc6052' },
+    { address: '2002:5db8:d822::', range: '6to4' },
+    { address: '64:ff9b::5db8:d822', range: 'rfc6052' },
+    { address: '2001:0:4136:e378:8000:63bf:a247:27dd', range: 'teredo' },
     { address: '2001:db8::1', range: 'reserved' },
     { address: 'not-an-address', range: 'invalid' },
   ])('refuses $address ($range) in production', ({ address, range }) => {
@@ -48,6 +50,51 @@ describe('addressRefusal', () => {
   });
 });
 
+// Every way IPv6 carries an IPv4 address, each carrying 169.254.169.254 (the metadata service) or 10.0.0.1.
+const carrying = [
+  { form: 'IPv4-compatible, dotted', address: '::169.254.169.254', ipv4: '169.254.169.254' },
+  { form: 'IPv4-compatible, hex', address: '::a9fe:a9fe', ipv4: '169.254.169.254' },
+  { form: 'IPv4-compatible, hex', address: '::a00:1', ipv4: '10.0.0.1' },
+  { form: 'IPv4-mapped', address: '::ffff:a9fe:a9fe', ipv4: '169.254.169.254' },
+  { form: 'IPv4-translated', address: '::ffff:0:a00:1', ipv4: '10.0.0.1' },
+  { form: 'NAT64 64:ff9b::/96', address: '64:ff9b::a9fe:a9fe', ipv4: '169.254.169.254' },
+  { form: 'NAT64 64:ff9b:1::/48', address: '64:ff9b:1::a00:1', ipv4: '10.0.0.1' },
+  { form: '6to4', address: '2002:a9fe:a9fe::1', ipv4: '169.254.169.254' },
+  { form: 'Teredo', address: '2001:0:4136:e378:8000:63bf:f5ff:fffe', ipv4: '10.0.0.1' },
+  { form: 'Teredo', address: '2001:0:4136:e378:8000:63bf:5601:5601', ipv4: '169.254.169.254' },
+  { form: 'ISATAP', address: '::5efe:169.254.169.254', ipv4: '169.254.169.254' },
+  { form: 'ISATAP, global prefix', address: '2a00:1450:4001:1:200:5efe:a00:1', ipv4: '10.0.0.1' },
+];
+
+describe('carriedIPv4', () => {
+  it.each(carrying)('finds $ipv4 in $address ($form)', ({ address, ipv4 }) => {
+    expect(carriedIPv4(ipaddr.IPv6.parse(address))?.toString()).toBe(ipv4);
+  });
+
+  it.each(['::1', '2606:4700:4700::1111', 'fd00:ec2::254'])('finds none in %s', (address) => {
+    expect(carriedIPv4(ipaddr.IPv6.parse(address))).toBeUndefined();
+  });
+});
+
+describe('an IPv6 address that carries an IPv4 address', () => {
+  it.each(carrying)('is refused as $ipv4 in $address ($form), in production and locally', ({ address, ipv4 }) => {
+    const range = ipaddr.IPv4.parse(ipv4).range();
+
+    expect(addressRefusal(address, production)).toBe(range);
+    expect(addressRefusal(address, local)).toBe(range);
+  });
+
+  it.each([
+    { address: '::7f00:1', form: 'IPv4-compatible' },
+    { address: '64:ff9b::7f00:1', form: 'NAT64' },
+    { address: '2002:7f00:1::', form: '6to4' },
+    { address: '2001:0:4136:e378:8000:63bf:80ff:fffe', form: 'Teredo' },
+    { address: '::5efe:7f00:1', form: 'ISATAP' },
+  ])('is refused as loopback in production: $address ($form)', ({ address }) => {
+    expect(addressRefusal(address, production)).toBe('loopback');
+  });
+});
+
 describe('checkReceiverUrl', () => {
   const privateText = 'url must not point to a loopback, private, link-local or reserved address';
 
@@ -58,6 +105,9 @@ describe('checkReceiverUrl', () => {
     { url: 'https://[fd00:ec2::254]/latest', addresses: [], error: privateText },
     { url: 'https://169.254.169.254/latest/meta-data/', addresses: [], error: privateText },
     { url: 'https://[::ffff:7f00:1]/hook', addresses: [], error: privateText },
+    { url: 'https://[::a9fe:a9fe]/latest/meta-data/', addresses: [], error: privateText },
+    { url: 'https://[::169.254.169.254]/latest/meta-data/', addresses: [], error: privateText },
+    { url: 'https://ipv6-only.example/hook', addresses: ['64:ff9b::a00:1'], error: privateText },
     { url: 'https://nowhere.invalid/hook', addresses: [], error: 'url host does not resolve' },
     { url: 'https://user:secret@example.com/hook', addresses: ['93.184.216.34'], error: 'url must not contain credentials' },
     { url: 'example.com/hook', addresses: ['93.184.216.34'], error: 'url must be an absolute https URL' },
