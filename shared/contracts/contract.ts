@@ -67,7 +67,10 @@ export interface BearerRoute extends RouteBase {
   readonly limits?: readonly RateLimitName[];
   /** Honour the Idempotency-Key header: the same key and request within 24 h replays the first response. */
   readonly idempotent?: boolean;
-  /** Responses carry customers' credentials: a response kept for replay is stored sealed. */
+  /**
+   * Responses carry customers' credentials: a response kept for replay is kept without them, and the route's handler
+   * says how (`RouteOptions.credentials`).
+   */
   readonly credentials?: boolean;
 }
 
