@@ -109,7 +109,7 @@ export interface paths {
         put?: never;
         /**
          * Create a key; the full key is returned only here
-         * @description Creates an API key and returns it in full in `full_key`, this once. Needs a confirmed account that has deposited $1.00 or more at some time.
+         * @description Creates an API key and returns it in full in `full_key`, this once. Needs a confirmed account that has deposited $1.00 or more at some time; an account holds at most 50 active keys (revoking one gives its place back).
          */
         post: operations["createKey"];
         delete?: never;
@@ -130,7 +130,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke a key, at once and for good
-         * @description Revokes the key at once and for good: the very next request with it is 401.
+         * @description Revokes the key at once and for good: the very next request with it is 401, and its place counts towards the limit of 50 active keys no more.
          */
         delete: operations["revokeKey"];
         options?: never;
@@ -1754,6 +1754,17 @@ export interface operations {
             };
             /** @description CSRF validation failed; Account suspended; Account not confirmed. */
             403: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key limit reached (at most 50 active keys per account). */
+            409: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
