@@ -1663,14 +1663,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded: the source address failed authentication too often. */
+            /** @description Rate limit exceeded: the session is over its limit (60 requests in any 60 seconds), or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
-                    /** @description `"failed-auth";r=0;t=<seconds to reset>`. */
+                    /** @description `"session";r=0;t=<seconds to reset>`, or the same for `"failed-auth"`. */
                     RateLimit: string;
-                    /** @description `"failed-auth";q=20;w=60`. */
+                    /** @description `"session";q=60;w=60`, or `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -1796,14 +1796,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded: the source address failed authentication too often. */
+            /** @description Rate limit exceeded: the session is over its limit (60 requests in any 60 seconds), or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
-                    /** @description `"failed-auth";r=0;t=<seconds to reset>`. */
+                    /** @description `"session";r=0;t=<seconds to reset>`, or the same for `"failed-auth"`. */
                     RateLimit: string;
-                    /** @description `"failed-auth";q=20;w=60`. */
+                    /** @description `"session";q=60;w=60`, or `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -1885,14 +1885,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded: the source address failed authentication too often. */
+            /** @description Rate limit exceeded: the session is over its limit (60 requests in any 60 seconds), or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
-                    /** @description `"failed-auth";r=0;t=<seconds to reset>`. */
+                    /** @description `"session";r=0;t=<seconds to reset>`, or the same for `"failed-auth"`. */
                     RateLimit: string;
-                    /** @description `"failed-auth";q=20;w=60`. */
+                    /** @description `"session";q=60;w=60`, or `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -2966,14 +2966,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded: the source address failed authentication too often. */
+            /** @description Rate limit exceeded: the session is over its limit (60 requests in any 60 seconds), or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
-                    /** @description `"failed-auth";r=0;t=<seconds to reset>`. */
+                    /** @description `"session";r=0;t=<seconds to reset>`, or the same for `"failed-auth"`. */
                     RateLimit: string;
-                    /** @description `"failed-auth";q=20;w=60`. */
+                    /** @description `"session";q=60;w=60`, or `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -3254,14 +3254,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded: the source address failed authentication too often. */
+            /** @description Rate limit exceeded: the session is over its limit (60 requests in any 60 seconds), or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
-                    /** @description `"failed-auth";r=0;t=<seconds to reset>`. */
+                    /** @description `"session";r=0;t=<seconds to reset>`, or the same for `"failed-auth"`. */
                     RateLimit: string;
-                    /** @description `"failed-auth";q=20;w=60`. */
+                    /** @description `"session";q=60;w=60`, or `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -3345,14 +3345,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded: the source address failed authentication too often. */
+            /** @description Rate limit exceeded: the session is over its limit (60 requests in any 60 seconds), or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
-                    /** @description `"failed-auth";r=0;t=<seconds to reset>`. */
+                    /** @description `"session";r=0;t=<seconds to reset>`, or the same for `"failed-auth"`. */
                     RateLimit: string;
-                    /** @description `"failed-auth";q=20;w=60`. */
+                    /** @description `"session";q=60;w=60`, or `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;

@@ -78,6 +78,8 @@ export interface BearerRoute extends RouteBase {
 export interface SessionRoute extends RouteBase {
   readonly auth: 'session';
   readonly csrf: boolean;
+  /** Counted against the session's rate limit. @default true */
+  readonly rateLimited?: boolean;
 }
 
 /** A route anyone may call (sign-in, sign-up, the document, the catch-all). */

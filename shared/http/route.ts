@@ -59,7 +59,7 @@ function authentication(contract: RouteContract, { resume, credentials }: RouteO
       return [bearerAuth(), rateLimit(limits, idempotent), ...(idempotent ? [idempotency(limits, credentials, resume)] : [])];
     }
     case 'session':
-      return [sessionAuth(contract.csrf)];
+      return [sessionAuth(contract.csrf, contract.rateLimited ?? true)];
     case 'none':
       return contract.method === 'POST' ? [refuseCrossSite()] : [];
   }
