@@ -109,7 +109,7 @@ export interface paths {
         put?: never;
         /**
          * Create a key; the full key is returned only here
-         * @description Creates an API key and returns it in full in `full_key`, this once. Needs a confirmed account that has deposited $1.00 or more at some time.
+         * @description Creates an API key and returns it in full in `full_key`, this once. Needs a confirmed account that has deposited $1.00 or more at some time; an account holds at most 50 active keys (revoking one gives its place back).
          */
         post: operations["createKey"];
         delete?: never;
@@ -130,7 +130,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke a key, at once and for good
-         * @description Revokes the key at once and for good: the very next request with it is 401.
+         * @description Revokes the key at once and for good: the very next request with it is 401, and its place counts towards the limit of 50 active keys no more.
          */
         delete: operations["revokeKey"];
         options?: never;
@@ -1663,14 +1663,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded: the source address failed authentication too often. */
+            /** @description Rate limit exceeded: the session is over its limit (60 requests in any 60 seconds), or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
-                    /** @description `"failed-auth";r=0;t=<seconds to reset>`. */
+                    /** @description `"session";r=0;t=<seconds to reset>`, or the same for `"failed-auth"`. */
                     RateLimit: string;
-                    /** @description `"failed-auth";q=20;w=60`. */
+                    /** @description `"session";q=60;w=60`, or `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -1763,6 +1763,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Key limit reached (at most 50 active keys per account). */
+            409: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Request body too large (limit 16 KiB). */
             413: {
                 headers: {
@@ -1785,14 +1796,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded: the source address failed authentication too often. */
+            /** @description Rate limit exceeded: the session is over its limit (60 requests in any 60 seconds), or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
-                    /** @description `"failed-auth";r=0;t=<seconds to reset>`. */
+                    /** @description `"session";r=0;t=<seconds to reset>`, or the same for `"failed-auth"`. */
                     RateLimit: string;
-                    /** @description `"failed-auth";q=20;w=60`. */
+                    /** @description `"session";q=60;w=60`, or `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -1874,14 +1885,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded: the source address failed authentication too often. */
+            /** @description Rate limit exceeded: the session is over its limit (60 requests in any 60 seconds), or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
-                    /** @description `"failed-auth";r=0;t=<seconds to reset>`. */
+                    /** @description `"session";r=0;t=<seconds to reset>`, or the same for `"failed-auth"`. */
                     RateLimit: string;
-                    /** @description `"failed-auth";q=20;w=60`. */
+                    /** @description `"session";q=60;w=60`, or `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -2955,14 +2966,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded: the source address failed authentication too often. */
+            /** @description Rate limit exceeded: the session is over its limit (60 requests in any 60 seconds), or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
-                    /** @description `"failed-auth";r=0;t=<seconds to reset>`. */
+                    /** @description `"session";r=0;t=<seconds to reset>`, or the same for `"failed-auth"`. */
                     RateLimit: string;
-                    /** @description `"failed-auth";q=20;w=60`. */
+                    /** @description `"session";q=60;w=60`, or `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -3243,14 +3254,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded: the source address failed authentication too often. */
+            /** @description Rate limit exceeded: the session is over its limit (60 requests in any 60 seconds), or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
-                    /** @description `"failed-auth";r=0;t=<seconds to reset>`. */
+                    /** @description `"session";r=0;t=<seconds to reset>`, or the same for `"failed-auth"`. */
                     RateLimit: string;
-                    /** @description `"failed-auth";q=20;w=60`. */
+                    /** @description `"session";q=60;w=60`, or `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -3334,14 +3345,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded: the source address failed authentication too often. */
+            /** @description Rate limit exceeded: the session is over its limit (60 requests in any 60 seconds), or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
-                    /** @description `"failed-auth";r=0;t=<seconds to reset>`. */
+                    /** @description `"session";r=0;t=<seconds to reset>`, or the same for `"failed-auth"`. */
                     RateLimit: string;
-                    /** @description `"failed-auth";q=20;w=60`. */
+                    /** @description `"session";q=60;w=60`, or `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;

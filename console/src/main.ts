@@ -1,9 +1,10 @@
 import './styles.css';
-import { currentSession, signOut, type Session } from './api';
+import { ApiError, currentSession, signOut, type Session } from './api';
 import { h } from './dom';
 import { confirmPage, forgotPage, resetPage, signInPage, signUpPage } from './pages/auth';
 import { keysPage } from './pages/keys';
 import { accountPage } from './pages/account';
+import type { NoticeCode } from './notices';
 
 /**
  * Hash routes (`#/keys`): one static page serves them all, and tokens from e-mailed links stay in the fragment,
@@ -19,8 +20,9 @@ function route(): Route {
   return { page, params: new URLSearchParams(query) };
 }
 
-export function go(page: string, message?: string): void {
-  const target = `#/${page}${message ? `?message=${encodeURIComponent(message)}` : ''}`;
+/** Shows `page`, with one of the console's own notices when given. */
+export function go(page: string, notice?: NoticeCode): void {
+  const target = `#/${page}${notice ? `?notice=${notice}` : ''}`;
   if (location.hash === target) renderSafely();
   else location.hash = target;
 }
@@ -57,7 +59,7 @@ function navigation(session: Session | undefined, current: string) {
               {
                 type: 'button',
                 class: 'link-button',
-                onclick: () => void signOut().finally(() => go('sign-in', 'You are signed out.')),
+                onclick: () => void signOut().finally(() => go('sign-in', 'signed-out')),
               },
               'Sign out',
             ),
@@ -78,7 +80,7 @@ async function render(): Promise<void> {
   if (!session) {
     navigation(undefined, 'sign-in');
     if (current.page === 'sign-up') return signUpPage(current);
-    if (current.page !== 'sign-in' && current.page !== '') return go('sign-in', 'Please sign in to continue.');
+    if (current.page !== 'sign-in' && current.page !== '') return go('sign-in', 'sign-in-required');
     return signInPage(current);
   }
   const signedInPage = SIGNED_IN_PAGES[current.page];
@@ -90,9 +92,16 @@ async function render(): Promise<void> {
 
 /** Anything a page could not handle: the page says so instead of staying blank. */
 function renderSafely(): void {
-  render().catch(() => {
+  render().catch((error: unknown) => {
     const main = document.getElementById('main');
-    if (main && !location.hash.startsWith('#/sign-in'))
+    if (!main || location.hash.startsWith('#/sign-in')) return;
+    if (error instanceof ApiError && error.status === 429) {
+      const wait = Number(error.body.retry_after ?? 60);
+      main.replaceChildren(
+        h('h1', {}, 'Too many requests'),
+        h('p', {}, `Please wait about ${wait} second${wait === 1 ? '' : 's'}, then reload the page.`),
+      );
+    } else
       main.replaceChildren(h('h1', {}, 'Something went wrong'), h('p', {}, 'The service could not be reached. Please reload the page.'));
   });
 }

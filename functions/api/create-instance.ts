@@ -1,7 +1,15 @@
 import { route } from '../../shared/http/route';
 import { createInstanceRoute } from '../../shared/contracts/instances';
-import { json } from '../../shared/http/responses';
-import { committedCreate, createInstance } from '../../shared/domain/instances';
+import { json, type ApiResponse } from '../../shared/http/responses';
+import { committedCreate, createInstance, withCurrentCredentials, withoutCredentials } from '../../shared/domain/instances';
+import { instanceDetailSchema, type InstanceDetail } from '../../shared/schemas/instances';
+
+/** A 202's instance detail, changed; any other answer (a refusal) carries no credentials and stays as it is. */
+async function withDetail(response: ApiResponse, change: (detail: InstanceDetail) => InstanceDetail | Promise<InstanceDetail>) {
+  if (response.statusCode !== 202) return response;
+  const detail = instanceDetailSchema.parse(JSON.parse(String(response.body)));
+  return { ...response, body: JSON.stringify(await change(detail)) };
+}
 
 export const handler = route(
   createInstanceRoute,
@@ -10,6 +18,10 @@ export const handler = route(
     resume: async (idempotencyKey) => {
       const committed = await committedCreate(idempotencyKey);
       return committed && json(202, committed);
+    },
+    credentials: {
+      withheld: (response) => withDetail(response, withoutCredentials),
+      restored: (response, accountId) => withDetail(response, (detail) => withCurrentCredentials(detail, accountId)),
     },
   },
 );

@@ -12,7 +12,7 @@ import {
 } from '../schemas/auth';
 import type { FunctionAccess } from '../access';
 import type { PublicRoute, SessionRoute } from './contract';
-import { error, header, ok, publicFormErrors, requestIdHeader, sessionErrors } from './docs';
+import { error, header, ok, publicFormErrors, requestIdHeader, sessionErrors, signOutErrors } from './docs';
 
 /**
  * The console's routes: self-service sign-up and sign-in under /api/v1/auth, and the account's own figures for
@@ -104,6 +104,9 @@ export const signOutRoute = {
   entry: 'functions/api/auth-sign-out.ts',
   auth: 'session',
   csrf: true,
+  // Ending a session is never refused for its pace: once ended, a second sign-out fails authentication, which the
+  // source address's own limit counts.
+  rateLimited: false,
   access: { tables: { sessions: ['DeleteItem'] } },
   doc: {
     operationId: 'signOut',
@@ -111,7 +114,7 @@ export const signOutRoute = {
     description:
       'Deletes the session on the server, so the cookie is worthless even if kept, and answers with a cookie that expires at once.',
     tags,
-    responses: { 200: ok('Signed out.', okSchema, setCookie), ...sessionErrors },
+    responses: { 200: ok('Signed out.', okSchema, setCookie), ...signOutErrors },
   },
 } as const satisfies SessionRoute;
 

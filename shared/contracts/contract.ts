@@ -67,7 +67,10 @@ export interface BearerRoute extends RouteBase {
   readonly limits?: readonly RateLimitName[];
   /** Honour the Idempotency-Key header: the same key and request within 24 h replays the first response. */
   readonly idempotent?: boolean;
-  /** Responses carry customers' credentials: a response kept for replay is stored sealed. */
+  /**
+   * Responses carry customers' credentials: a response kept for replay is kept without them, and the route's handler
+   * says how (`RouteOptions.credentials`).
+   */
   readonly credentials?: boolean;
 }
 
@@ -75,6 +78,8 @@ export interface BearerRoute extends RouteBase {
 export interface SessionRoute extends RouteBase {
   readonly auth: 'session';
   readonly csrf: boolean;
+  /** Counted against the session's rate limit. @default true */
+  readonly rateLimited?: boolean;
 }
 
 /** A route anyone may call (sign-in, sign-up, the document, the catch-all). */

@@ -105,13 +105,26 @@ const failedAuthenticationLimited = rateLimited('Rate limit exceeded: the source
   'RateLimit-Policy': header(`${failedAuthPolicy}.`, true),
 });
 
+/** 429 on a cookie route counted against the session's limit: the session is over it, or the source address failed. */
+const sessionLimited = rateLimited(
+  `Rate limit exceeded: the session is over its limit (${rateLimits.session.limit} requests in any ${rateLimits.session.windowSeconds} seconds), or the source address failed authentication too often.`,
+  {
+    ...requestIdHeader,
+    RateLimit: header('`"session";r=0;t=<seconds to reset>`, or the same for `"failed-auth"`.', true),
+    'RateLimit-Policy': header(`${policy('session')}, or ${failedAuthPolicy}.`, true),
+  },
+);
+
 /** The error answers every session route can give. */
 export const sessionErrors: Record<number, ResponseDoc> = {
   401: error('No valid session (a Bearer key is never accepted here).'),
   403: error('CSRF validation failed; Account suspended; Account not confirmed.'),
-  429: failedAuthenticationLimited,
+  429: sessionLimited,
   500: internalError,
 };
+
+/** Sign-out's: a session route that no session limit refuses. */
+export const signOutErrors: Record<number, ResponseDoc> = { ...sessionErrors, 429: failedAuthenticationLimited };
 
 /** The error answers of a public console route with a body: its brute-force limits included. */
 export const publicFormErrors: Record<number, ResponseDoc> = {

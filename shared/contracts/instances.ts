@@ -49,7 +49,7 @@ export const createInstanceRoute = {
       idempotency: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
     },
     startsWorkflows: ['provision'],
-    // Seals the new credentials; opens a stored response, or a committed instance's credentials, to replay them.
+    // Seals the new credentials; opens an instance's credentials to replay its create (and a response kept sealed).
     secrets: ['seal', 'open'],
   },
   doc: {

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { ACTIVE_KEYS_PER_ACCOUNT } from '../domain/api-keys';
 import { apiKeyInfoSchema, createdApiKeySchema, createKeyBodySchema, revokedKeySchema } from '../schemas/keys';
 import type { SessionRoute } from './contract';
 import { error, ok, sessionErrors, tooLarge } from './docs';
@@ -33,18 +34,19 @@ export const createKeyRoute = {
   auth: 'session',
   csrf: true,
   body: createKeyBodySchema,
+  // One transaction: the account's count of active keys and the new key; and the id sequence.
   access: { tables: { apiKeys: ['PutItem'], counters: ['UpdateItem'] } },
   doc: {
     operationId: 'createKey',
     summary: 'Create a key; the full key is returned only here',
-    description:
-      'Creates an API key and returns it in full in `full_key`, this once. Needs a confirmed account that has deposited $1.00 or more at some time.',
+    description: `Creates an API key and returns it in full in \`full_key\`, this once. Needs a confirmed account that has deposited $1.00 or more at some time; an account holds at most ${ACTIVE_KEYS_PER_ACCOUNT} active keys (revoking one gives its place back).`,
     tags,
     responses: {
       201: ok('Created.', CreatedApiKey),
       400: error('Invalid request.'),
       ...sessionErrors,
       402: error('Deposit required.'),
+      409: error(`Key limit reached (at most ${ACTIVE_KEYS_PER_ACCOUNT} active keys per account).`),
       413: error(tooLarge),
     },
   },
@@ -58,11 +60,12 @@ export const revokeKeyRoute = {
   auth: 'session',
   csrf: true,
   params: z.object({ key_id: z.number().int().meta({ description: 'The key id.' }) }),
-  access: { tables: { apiKeys: ['Query', 'UpdateItem'] } },
+  // The revocation and, in the same transaction, the account's count of active keys.
+  access: { tables: { apiKeys: ['Query', 'UpdateItem'], counters: ['UpdateItem'] } },
   doc: {
     operationId: 'revokeKey',
     summary: 'Revoke a key, at once and for good',
-    description: 'Revokes the key at once and for good: the very next request with it is 401.',
+    description: `Revokes the key at once and for good: the very next request with it is 401, and its place counts towards the limit of ${ACTIVE_KEYS_PER_ACCOUNT} active keys no more.`,
     tags,
     responses: { 200: ok('Revoked.', revokedKeySchema), ...sessionErrors, 404: error('Key not found.') },
   },

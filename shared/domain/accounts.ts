@@ -1,8 +1,8 @@
 import { insertAccount, type Account } from '../store/accounts';
-import { insertApiKey, type ApiKey } from '../store/api-keys';
+import { insertApiKeyWithinLimit, type ApiKey } from '../store/api-keys';
 import { nextSequenceValue } from '../store/counters';
 import { insertSession } from '../store/sessions';
-import { generateApiKey } from './api-keys';
+import { ACTIVE_KEYS_PER_ACCOUNT, generateApiKey } from './api-keys';
 import { createHash } from 'node:crypto';
 import { base62Of, randomBase62, sha256Hex } from './crypto';
 
@@ -83,8 +83,9 @@ export async function issueApiKey(accountId: string, name: string): Promise<Issu
     created_at: new Date().toISOString(),
     last_used_at: null,
     revoked_at: null,
+    counted: true,
   };
-  await insertApiKey(record);
+  await insertApiKeyWithinLimit(record, ACTIVE_KEYS_PER_ACCOUNT);
   return { record, fullKey };
 }
 

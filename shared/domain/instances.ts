@@ -135,6 +135,29 @@ export async function committedCreate(idempotencyKey: string): Promise<InstanceD
   return toInstanceDetail(item, await openInstanceSecrets(item));
 }
 
+/**
+ * A create's answer as kept for Idempotency-Key replays: without the credentials, which live only in the instance
+ * (sealed), so that they end with it.
+ */
+export function withoutCredentials(detail: InstanceDetail): InstanceDetail {
+  return withSecrets(detail, null);
+}
+
+/**
+ * A kept create answer with the credentials its instance has now: none once the instance failed or was deleted, as
+ * its detail would show (a deleted one answers 404 there).
+ */
+export async function withCurrentCredentials(detail: InstanceDetail, accountId: string): Promise<InstanceDetail> {
+  const item = await getOwnedInstance(detail.instance_id, accountId);
+  return withSecrets(detail, item ? await openInstanceSecrets(item) : null);
+}
+
+const withSecrets = (detail: InstanceDetail, secrets: InstanceSecrets | null): InstanceDetail => ({
+  ...detail,
+  root_password: secrets?.root_password ?? null,
+  ssh_key: { ...detail.ssh_key, private_key: secrets?.private_key ?? null },
+});
+
 /** Starts the provision workflow; if it cannot start, the instance fails at once and gives its capacity back. */
 async function startProvisioning(instance: InstanceItem, job: Job): Promise<void> {
   try {

@@ -1,8 +1,9 @@
 import type { Account } from '../store/accounts';
-import { getAccountApiKey, listAccountApiKeys, revokeApiKey } from '../store/api-keys';
+import { getAccountApiKey, KeyLimitError, listAccountApiKeys, revokeApiKey } from '../store/api-keys';
 import { DEFAULT_KEY_NAME, type ApiKeyInfo, type CreateKeyBody, type CreatedApiKey } from '../schemas/keys';
 import { issueApiKey } from './accounts';
-import { notFound, paymentRequired } from './errors';
+import { ACTIVE_KEYS_PER_ACCOUNT } from './api-keys';
+import { Failure, notFound, paymentRequired } from './errors';
 import { toApiKeyInfo } from './views';
 
 /** Creating keys needs deposits of $1 or more in total, ever: sticky, whatever the balance is now. */
@@ -14,8 +15,15 @@ export async function listKeys(accountId: string): Promise<ApiKeyInfo[]> {
 
 export async function createKey(account: Account, body: CreateKeyBody): Promise<CreatedApiKey> {
   if (account.total_deposited < KEY_DEPOSIT_MIN_MICROS) throw paymentRequired('Deposit required');
-  const { record, fullKey } = await issueApiKey(account.account_id, body?.name ?? DEFAULT_KEY_NAME);
-  return { ...toApiKeyInfo(record), full_key: fullKey };
+  try {
+    const { record, fullKey } = await issueApiKey(account.account_id, body?.name ?? DEFAULT_KEY_NAME);
+    return { ...toApiKeyInfo(record), full_key: fullKey };
+  } catch (error) {
+    if (error instanceof KeyLimitError) {
+      throw new Failure('conflict', `Key limit reached (at most ${ACTIVE_KEYS_PER_ACCOUNT} active keys per account)`);
+    }
+    throw error;
+  }
 }
 
 /** Revokes for good; the very next request with the key is refused. Revoking a revoked key is still ok. */

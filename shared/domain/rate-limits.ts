@@ -1,7 +1,11 @@
-/** The spec's limits, counted per account so that extra keys never raise them. */
+/**
+ * The spec's limits, counted per account so that extra keys never raise them; and the console's, counted per
+ * session on the cookie routes.
+ */
 export const rateLimits = {
   general: { limit: 60, windowSeconds: 60 },
   deploy: { limit: 5, windowSeconds: 3600 },
+  session: { limit: 60, windowSeconds: 60 },
 } as const;
 export type RateLimitName = keyof typeof rateLimits;
 

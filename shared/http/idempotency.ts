@@ -11,7 +11,7 @@ import {
   releaseIdempotencyKey,
   type StoredResponse,
 } from '../store/idempotency';
-import { open, seal } from '../secrets';
+import { open } from '../secrets';
 import { errorResponse } from './middleware/http-response';
 import { countRequest } from './rate-limit-windows';
 import type { ApiResponse } from './responses';
@@ -34,14 +34,26 @@ function requestHashOf(event: APIGatewayProxyEventV2): string {
 /** What the request that held a lapsed claim committed before it died, as it would have answered; undefined if nothing. */
 export type ResumeClaim = (scopedKey: string) => Promise<ApiResponse | undefined>;
 
+/**
+ * How a route's answers carry customers' credentials: the answer kept for replay leaves them out, and a replay gets
+ * those that still hold, read where they live. So no credential outlives what it opens in a kept answer (a deleted
+ * instance's root password is gone with the instance).
+ */
+export interface ReplayCredentials {
+  /** The answer as kept for replay: without its credentials. */
+  readonly withheld: (response: ApiResponse) => Promise<ApiResponse>;
+  /** A kept answer with the credentials that hold now for the account: none once they are gone. */
+  readonly restored: (response: ApiResponse, accountId: string) => Promise<ApiResponse>;
+}
+
 export interface IdempotencyOptions {
   /** Limits counted only once the key is claimed, so that a replay uses none of them. */
   readonly deferredLimits: readonly RateLimitName[];
   readonly onWindows: (states: WindowState[]) => void;
   /** Looks for what an abandoned claim's request committed; without it, a lapsed claim is processed afresh. */
   readonly resume?: ResumeClaim;
-  /** Answers carry credentials: they are kept sealed. */
-  readonly sealBody: boolean;
+  /** Answers carry credentials: kept without them, replayed with those that still hold. */
+  readonly credentials?: ReplayCredentials;
 }
 
 export type IdempotencyOutcome =
@@ -57,7 +69,7 @@ export async function resolveIdempotencyKey(
   event: APIGatewayProxyEventV2,
   accountId: string,
   key: string,
-  { deferredLimits, onWindows, resume, sealBody }: IdempotencyOptions,
+  { deferredLimits, onWindows, resume, credentials }: IdempotencyOptions,
 ): Promise<IdempotencyOutcome> {
   const scopedKey = `${accountId}#${key}`;
   const requestHash = requestHashOf(event);
@@ -70,14 +82,14 @@ export async function resolveIdempotencyKey(
       throw new Failure('conflict', 'lifecycle conflict', { message: 'A request with this Idempotency-Key is still in progress' });
     }
     const { statusCode, headers, body, sealed } = existing.response;
-    const replayed = sealed ? await open(body, storedResponseContext(scopedKey)) : body;
-    return replay({ statusCode, headers, body: replayed });
+    const kept = { statusCode, headers, body: sealed ? await open(body, storedResponseContext(scopedKey)) : body };
+    return replay(credentials ? await credentials.restored(kept, accountId) : kept);
   }
   const committed = claim.lapsed && resume ? await resume(scopedKey) : undefined;
   if (claim.lapsed && committed) {
     // The key goes back to the request that committed, with its answer, whichever request took the claim over.
     const firstHash = claim.lapsed.request_hash;
-    await completeIdempotencyKey(scopedKey, await storedResponseOf(scopedKey, committed, sealBody), firstHash);
+    await completeIdempotencyKey(scopedKey, await storedResponseOf(committed, credentials), firstHash);
     if (firstHash !== requestHash) throw differentRequest();
     return replay(committed);
   }
@@ -98,34 +110,29 @@ const replay = (response: ApiResponse): IdempotencyOutcome => ({
   response: { ...response, headers: { ...response.headers, 'Idempotent-Replayed': 'true' } },
 });
 
-/** A stored body opens only for the same account and key it was answered to. */
+/** A body kept sealed (before answers were kept without their credentials) opens only for the same account and key. */
 const storedResponseContext = (scopedKey: string) => ({ purpose: 'stored-response', idempotency_key: scopedKey });
 
-/** The response as kept for replay: without the per-request headers, the body sealed when it carries credentials. */
-async function storedResponseOf(scopedKey: string, response: ApiResponse, sealBody: boolean): Promise<StoredResponse> {
+/** The response as kept for replay: without the per-request headers, and without credentials. */
+async function storedResponseOf(response: ApiResponse, credentials: ReplayCredentials | undefined): Promise<StoredResponse> {
+  const kept = credentials ? await credentials.withheld(response) : response;
   const headers = Object.fromEntries(
-    Object.entries(response.headers).filter(([name]) => !/^(ratelimit|ratelimit-policy|x-request-id|idempotent-replayed)$/i.test(name)),
+    Object.entries(kept.headers).filter(([name]) => !/^(ratelimit|ratelimit-policy|x-request-id|idempotent-replayed)$/i.test(name)),
   );
-  const body = String(response.body ?? '');
-  return {
-    statusCode: response.statusCode,
-    headers,
-    body: sealBody ? await seal(body, storedResponseContext(scopedKey)) : body,
-    sealed: sealBody,
-  };
+  return { statusCode: kept.statusCode, headers, body: String(kept.body ?? '') };
 }
 
 /**
  * Keeps what the first request answered for replay: successes and refusals that a retry would meet again (bad
  * input, not found, no funds). Gives the key up for answers that depend on the moment (409 conflicts, 429, 5xx),
- * so that a retry with the same key is processed afresh. A body that carries credentials is stored sealed.
+ * so that a retry with the same key is processed afresh. Credentials are left out of what is kept.
  */
-export async function settleIdempotencyKey(scopedKey: string, response: ApiResponse, sealBody: boolean): Promise<void> {
+export async function settleIdempotencyKey(scopedKey: string, response: ApiResponse, credentials?: ReplayCredentials): Promise<void> {
   if (response.statusCode >= 500 || response.statusCode === 429 || response.statusCode === 409) {
     await releaseIdempotencyKey(scopedKey);
     return;
   }
-  await completeIdempotencyKey(scopedKey, await storedResponseOf(scopedKey, response, sealBody));
+  await completeIdempotencyKey(scopedKey, await storedResponseOf(response, credentials));
 }
 
 /**
@@ -134,7 +141,7 @@ export async function settleIdempotencyKey(scopedKey: string, response: ApiRespo
  * Anything else may have come after a commit: the claim lapses at once, so that a retry resumes it.
  */
 export async function settleIdempotencyKeyOnError(scopedKey: string, error: unknown, requestId: string): Promise<void> {
-  if (error instanceof Failure) return settleIdempotencyKey(scopedKey, errorResponse(error, requestId), false);
+  if (error instanceof Failure) return settleIdempotencyKey(scopedKey, errorResponse(error, requestId));
   if (error instanceof Error && error.name === 'AbortError') return releaseIdempotencyKey(scopedKey);
   return lapseIdempotencyKey(scopedKey);
 }

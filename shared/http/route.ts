@@ -14,7 +14,7 @@ import { sourceAddressOf } from './flood-guard';
 import { bearerAuth } from './middleware/bearer-auth';
 import { edgeOrigin } from './middleware/edge-origin';
 import { httpResponse } from './middleware/http-response';
-import type { ResumeClaim } from './idempotency';
+import type { ReplayCredentials, ResumeClaim } from './idempotency';
 import { idempotency } from './middleware/idempotency';
 import { jsonBody } from './middleware/json-body';
 import { rateLimit } from './middleware/rate-limit';
@@ -38,6 +38,8 @@ export interface RouteInput<TPrincipal, TBody, TQuery> {
 export interface RouteOptions {
   /** On an idempotent route: what a request that died holding its claim committed, answered instead of doing it again. */
   readonly resume?: ResumeClaim;
+  /** On an idempotent route whose answers carry credentials: how a kept answer leaves them out and a replay restores them. */
+  readonly credentials?: ReplayCredentials;
 }
 
 type RawQuery = Record<string, string | undefined>;
@@ -46,19 +48,18 @@ type QueryOf<C> = C extends { readonly query: infer S extends z.ZodType } ? z.ou
 type RouteHandler = middy.MiddyfiedHandler<Event, ApiResponse, Error, StatefulContext>;
 
 /** The middlewares of a route's authentication, from its contract. */
-function authentication(contract: RouteContract, { resume }: RouteOptions): Middleware[] {
+function authentication(contract: RouteContract, { resume, credentials }: RouteOptions): Middleware[] {
   switch (contract.auth) {
     case 'bearer': {
       const limits = contract.limits ?? ['general'];
       const idempotent = contract.idempotent ?? false;
-      return [
-        bearerAuth(),
-        rateLimit(limits, idempotent),
-        ...(idempotent ? [idempotency(limits, contract.credentials ?? false, resume)] : []),
-      ];
+      if (idempotent && contract.credentials && !credentials) {
+        throw new Error(`${contract.name}: its answers carry credentials; say how an answer kept for replay leaves them out`);
+      }
+      return [bearerAuth(), rateLimit(limits, idempotent), ...(idempotent ? [idempotency(limits, credentials, resume)] : [])];
     }
     case 'session':
-      return [sessionAuth(contract.csrf)];
+      return [sessionAuth(contract.csrf, contract.rateLimited ?? true)];
     case 'none':
       return contract.method === 'POST' ? [refuseCrossSite()] : [];
   }

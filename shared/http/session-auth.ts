@@ -44,13 +44,16 @@ export function isCrossSite(event: APIGatewayProxyEventV2): boolean {
 /**
  * Key management is for a signed-in browser: the `session` cookie, and for POST and DELETE the session's
  * synchronizer token in X-CSRFToken (compared in constant time) from a same-site page. A Bearer key is never
- * accepted here. Then the account's standing, as the authentication table says.
+ * accepted here. Then the account's standing, as the authentication table says. `alongside` runs once the session
+ * is found, in the same round trip as the account's read (the session's rate limit), and its result comes back
+ * with the principal.
  */
-export async function authenticateSession(
+export async function authenticateSession<T>(
   event: APIGatewayProxyEventV2,
   requireCsrf: boolean,
+  alongside: (session: Session) => Promise<T>,
   now = new Date(),
-): Promise<SessionPrincipal> {
+): Promise<[SessionPrincipal, T]> {
   const token = sessionTokenOf(event);
   if (!token) {
     throw unauthorized(
@@ -69,10 +72,10 @@ export async function authenticateSession(
     const csrfToken = event.headers['x-csrftoken'];
     if (isCrossSite(event) || !csrfToken || !constantTimeEqual(sha256Hex(csrfToken), session.csrf_hash)) throw csrfFailed();
   }
-  const account = await getAccount(session.account_id);
+  const [account, besides] = await Promise.all([getAccount(session.account_id), alongside(session)]);
   const standing = standingOf(account);
   if (!account || standing === 'gone') throw unauthorized('Account not found');
   if (standing === 'suspended') throw forbidden('Account suspended');
   if (standing === 'unconfirmed') throw forbidden('Account not confirmed');
-  return { account, session, csrfToken: csrfTokenFor(token) };
+  return [{ account, session, csrfToken: csrfTokenFor(token) }, besides];
 }

@@ -1,10 +1,11 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
 import { KEY_PREFIX_PATTERN } from '../domain/api-keys';
 import { isoInstant } from './attributes';
-import { readAll, whenConditionHolds } from './dynamo-helpers';
+import { readAll, transactWrite, whenConditionHolds } from './dynamo-helpers';
 
 /** The stored key: its hash (never the key itself) and its owner; what the API shows is made by `toApiKeyInfo`. */
 export const apiKeySchema = z.object({
@@ -17,8 +18,24 @@ export const apiKeySchema = z.object({
   key_hash: z.string(),
   account_id: z.string(),
   revoked_at: z.string().nullable(),
+  /** Counted among its account's active keys while active; a key recorded before they were counted is not. */
+  counted: z.boolean().default(false),
 });
 export type ApiKey = z.infer<typeof apiKeySchema>;
+
+export class KeyLimitError extends Error {
+  override readonly name = 'KeyLimitError';
+}
+
+/**
+ * One count of active keys per account, moved in the same transaction as the key it counts. It lives in the counters
+ * table, not on the account, whose item every Bearer write checks in its own transaction: creating keys never makes
+ * those collide.
+ */
+const activeKeysCountKey = (accountId: string) => ({ name: `keys#${accountId}` });
+
+const cancelledByCondition = (error: unknown, index: number) =>
+  error instanceof TransactionCanceledException && error.CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed';
 
 /** last_used_at is written at most this often per key, so busy keys do not pay a write per request. */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -31,14 +48,34 @@ export async function getApiKeyByHash(keyHash: string): Promise<ApiKey | undefin
   return Item ? apiKeySchema.parse(Item) : undefined;
 }
 
-export async function insertApiKey(key: ApiKey): Promise<void> {
-  await dynamo().send(
-    new PutCommand({
-      TableName: tableName('apiKeys'),
-      Item: apiKeySchema.parse(key),
-      ConditionExpression: 'attribute_not_exists(key_hash)',
-    }),
-  );
+/** Records a new active key unless its account already has `limit`: concurrent creates can never pass it. */
+export async function insertApiKeyWithinLimit(key: ApiKey, limit: number): Promise<void> {
+  try {
+    await transactWrite({
+      TransactItems: [
+        {
+          Update: {
+            TableName: tableName('counters'),
+            Key: activeKeysCountKey(key.account_id),
+            UpdateExpression: 'ADD #count :one',
+            ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
+            ExpressionAttributeNames: { '#count': 'count' },
+            ExpressionAttributeValues: { ':one': 1, ':limit': limit },
+          },
+        },
+        {
+          Put: {
+            TableName: tableName('apiKeys'),
+            Item: apiKeySchema.parse({ ...key, counted: true }),
+            ConditionExpression: 'attribute_not_exists(key_hash)',
+          },
+        },
+      ],
+    });
+  } catch (error) {
+    if (cancelledByCondition(error, 0)) throw new KeyLimitError(`at most ${limit} active keys per account`);
+    throw error;
+  }
 }
 
 /** Records use of an active key; a no-op when recorded within the last minute or revoked meanwhile. */
@@ -84,17 +121,36 @@ export async function listAccountApiKeys(accountId: string): Promise<ApiKey[]> {
   );
 }
 
-/** Deactivates the key for good; the very next request with it is refused. False when it was already revoked. */
+/**
+ * Deactivates the key for good; the very next request with it is refused. A counted key gives its place back in the
+ * same transaction, once: only the revocation that finds it active does. False when it was already revoked.
+ */
 export async function revokeApiKey(key: ApiKey, at: string): Promise<boolean> {
-  return whenConditionHolds(
-    dynamo().send(
-      new UpdateCommand({
-        TableName: tableName('apiKeys'),
-        Key: { key_hash: key.key_hash },
-        UpdateExpression: 'SET is_active = :false, revoked_at = :at',
-        ConditionExpression: 'is_active = :true',
-        ExpressionAttributeValues: { ':false': false, ':true': true, ':at': at },
-      }),
-    ),
-  );
+  const revocation = {
+    TableName: tableName('apiKeys'),
+    Key: { key_hash: key.key_hash },
+    UpdateExpression: 'SET is_active = :false, revoked_at = :at',
+    ExpressionAttributeValues: { ':false': false, ':true': true, ':at': at },
+  };
+  try {
+    await transactWrite({
+      TransactItems: [
+        { Update: { ...revocation, ConditionExpression: 'is_active = :true AND counted = :true' } },
+        {
+          Update: {
+            TableName: tableName('counters'),
+            Key: activeKeysCountKey(key.account_id),
+            UpdateExpression: 'ADD #count :minusOne',
+            ExpressionAttributeNames: { '#count': 'count' },
+            ExpressionAttributeValues: { ':minusOne': -1 },
+          },
+        },
+      ],
+    });
+    return true;
+  } catch (error) {
+    if (!cancelledByCondition(error, 0)) throw error;
+  }
+  // Revoked already, or never counted: nothing to give back.
+  return whenConditionHolds(dynamo().send(new UpdateCommand({ ...revocation, ConditionExpression: 'is_active = :true' })));
 }

@@ -19,7 +19,10 @@ const storedResponseSchema = z.object({
   statusCode: z.number().int(),
   headers: z.record(z.string(), z.string()),
   body: z.string(),
-  /** The body is an encrypted message (it carries customers' credentials), not the body itself. */
+  /**
+   * The body is an encrypted message, not the body itself: how answers carrying credentials were kept before they
+   * were kept without them. Such a record still replays until it expires.
+   */
   sealed: z.boolean().default(false),
 });
 export type StoredResponse = z.input<typeof storedResponseSchema>;

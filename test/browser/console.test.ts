@@ -248,6 +248,20 @@ describe('the account console', () => {
     expect(await page.locator('h1').textContent()).toBe('Sign in');
   });
 
+  it('shows notices only from its own codes, never text from the address', async () => {
+    const forged = 'Your account is locked. Call +1 555 0100 to unlock it.';
+    await page.goto(`${runtime.consoleUrl}#/sign-up`);
+    await eventually(() => page.locator('h1').textContent()).toBe('Create an account');
+
+    await page.goto(`${runtime.consoleUrl}#/sign-in?message=${encodeURIComponent(forged)}&notice=${encodeURIComponent(forged)}`);
+    await eventually(() => page.locator('h1').textContent()).toBe('Sign in');
+
+    expect(await page.getByText('Your account is locked', { exact: false }).count()).toBe(0);
+    expect(await page.locator('.notice').count()).toBe(0);
+    await page.goto(`${runtime.consoleUrl}#/sign-in?notice=signed-out`);
+    await eventually(() => page.getByRole('status').first().textContent()).toBe('You are signed out.');
+  });
+
   it('offers a password reset that is keyboard-usable and accessible', async () => {
     await page.getByRole('link', { name: 'Forgot your password?' }).click();
     await eventually(() => page.locator('h1').textContent()).toBe('Reset your password');
@@ -264,5 +278,21 @@ describe('the account console', () => {
     await page.getByRole('button', { name: 'Set the password' }).click();
 
     await eventually(() => page.getByRole('status').first().textContent()).toBe('Your password is changed. Please sign in with it.');
+  });
+
+  it('says how long to wait once the session is over its rate limit', async () => {
+    await page.getByLabel('E-mail address').fill(EMAIL);
+    await page.getByLabel('Password').fill('another long password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await eventually(() => page.locator('h1').textContent()).toBe('API keys');
+
+    const statuses = await page.evaluate<number[]>(
+      'Promise.all(Array.from({ length: 60 }, () => fetch("/api/v1/account").then((response) => response.status)))',
+    );
+    await page.reload();
+
+    expect(statuses).toContain(429);
+    await eventually(() => page.locator('h1').textContent()).toBe('Too many requests');
+    expect(await page.locator('main p').textContent()).toMatch(/^Please wait about \d+ seconds?, then reload the page\.$/);
   });
 });

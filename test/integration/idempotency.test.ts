@@ -1,4 +1,4 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../../shared/aws';
 import { useTestRuntime } from '../support/runtime';
 
@@ -43,6 +43,27 @@ describe('Idempotency-Key', () => {
     expect(list.body).toHaveLength(1);
     expect(others.map((r) => r.status)).toEqual([202, 202, 202, 202]);
     expect([overQuota.status, overQuota.body.error]).toEqual([429, 'Rate limit exceeded']);
+  });
+
+  it('replays a create without its credentials once the instance is deleted, and keeps none of them for replays', async () => {
+    const { apiKey, accountId } = await runtime.newAccount();
+    const first = await create(apiKey, 'gone');
+    const whileLive = await create(apiKey, 'gone');
+    const deleted = await runtime.call('DELETE', `/api/v1/instances/${first.body.instance_id}`, { apiKey });
+
+    const afterDelete = await create(apiKey, 'gone');
+
+    expect(first.body.root_password).toEqual(expect.any(String));
+    expect(first.body.ssh_key.private_key).toEqual(expect.any(String));
+    expect(whileLive.body).toEqual(first.body);
+    expect(deleted.status).toBe(200);
+    expect(afterDelete.status).toBe(202);
+    expect(afterDelete.headers.get('idempotent-replayed')).toBe('true');
+    expect(afterDelete.body).toEqual({ ...first.body, root_password: null, ssh_key: { ...first.body.ssh_key, private_key: null } });
+    const { Item } = await dynamo().send(
+      new GetCommand({ TableName: runtime.tableNames.idempotency, Key: { idempotency_key: `${accountId}#gone` }, ConsistentRead: true }),
+    );
+    expect(JSON.parse(Item?.response.body)).toMatchObject({ root_password: null, ssh_key: { private_key: null } });
   });
 
   it('answers 422 when the key comes back with a different body', async () => {

@@ -17,6 +17,12 @@ async function signedIn(options?: Parameters<TestRuntime['newAccount']>[0]): Pro
   return { ...account, cookie: `session=${session}`, csrf: csrfToken };
 }
 
+/** Another session of the account, as another browser would have. */
+async function sessionOf(accountId: string): Promise<Pick<Browser, 'cookie' | 'csrf'>> {
+  const { session, csrfToken } = await openSession(accountId);
+  return { cookie: `session=${session}`, csrf: csrfToken };
+}
+
 /** A request as the service's own web page would send it. */
 function fromPage(browser: Browser, method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}) {
   const host = new URL(runtime.baseUrl).host;
@@ -203,6 +209,36 @@ describe('POST /api/v1/keys', () => {
     const response = await fromPage(browser, 'POST', '/api/v1/keys', body);
 
     expect([response.status, response.body.error]).toEqual([400, text]);
+  });
+});
+
+describe('the cap on active keys', () => {
+  it('creates exactly 50 of 60 keys created at once, refuses the rest with 409, and gives one place back per revoked key', async () => {
+    const browser = await signedIn();
+    await fromPage(browser, 'DELETE', `/api/v1/keys/${browser.keyId}`);
+    // Other sessions of the same account share the burst, each within its own rate limit.
+    const tabs = [browser, ...(await Promise.all([1, 2].map(async () => ({ ...browser, ...(await sessionOf(browser.accountId)) }))))];
+
+    const responses = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => fromPage(tabs[i % tabs.length]!, 'POST', '/api/v1/keys', { name: `k${i}` })),
+    );
+    const listed = await runtime.call('GET', '/api/v1/keys', { headers: { cookie: tabs[1]!.cookie } });
+    const created = responses.filter((r) => r.status === 201);
+    const refused = responses.filter((r) => r.status !== 201);
+    const victim = created[0]!.body.id;
+    const revokes = [
+      await fromPage(tabs[2]!, 'DELETE', `/api/v1/keys/${victim}`),
+      await fromPage(tabs[2]!, 'DELETE', `/api/v1/keys/${victim}`),
+    ];
+    const afterRevoke = [await fromPage(tabs[2]!, 'POST', '/api/v1/keys'), await fromPage(tabs[2]!, 'POST', '/api/v1/keys')];
+
+    expect(created).toHaveLength(50);
+    expect(refused.map((r) => [r.status, r.body.error])).toEqual(
+      Array.from({ length: 10 }, () => [409, 'Key limit reached (at most 50 active keys per account)']),
+    );
+    expect(listed.body.filter((key: { is_active: boolean }) => key.is_active)).toHaveLength(50);
+    expect(revokes.map((r) => r.status)).toEqual([200, 200]);
+    expect(afterRevoke.map((r) => r.status)).toEqual([201, 409]);
   });
 });
 

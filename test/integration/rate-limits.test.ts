@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../../shared/aws';
-import { issueApiKey } from '../../shared/domain/accounts';
+import { issueApiKey, openSession } from '../../shared/domain/accounts';
 import { updateAccountFlags } from '../../shared/store/accounts';
 import { useTestRuntime } from '../support/runtime';
 
@@ -60,6 +60,32 @@ describe('rate limits', () => {
     expect(refused.body).toEqual({ error: 'Rate limit exceeded', retry_after: expect.any(Number), request_id: expect.any(String) });
     expect(refused.headers.get('retry-after')).toBe(String(refused.body.retry_after));
     expect(refused.headers.get('ratelimit')).toMatch(/^"general";r=0;t=\d+$/);
+  });
+
+  it('limits each console session to 60 requests in any 60 seconds, with the spec’s 429 and Retry-After', async () => {
+    const { accountId } = await runtime.newAccount();
+    const { session, csrfToken } = await openSession(accountId);
+    const other = await openSession(accountId);
+    const read = (token: string) => runtime.call('GET', '/api/v1/account/activity', { headers: { cookie: `session=${token}` } });
+
+    const responses = await Promise.all(Array.from({ length: 100 }, () => read(session)));
+    const otherSession = await read(other.session);
+    const signOut = await runtime.call('POST', '/api/v1/auth/sign-out', {
+      headers: { cookie: `session=${session}`, 'x-csrftoken': csrfToken, origin: runtime.baseUrl },
+    });
+
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(60);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(40);
+    const refused = responses.find((r) => r.status === 429)!;
+    expect(refused.body).toEqual({ error: 'Rate limit exceeded', retry_after: expect.any(Number), request_id: expect.any(String) });
+    expect(refused.body.retry_after).toBeGreaterThanOrEqual(1);
+    expect(refused.body.retry_after).toBeLessThanOrEqual(60);
+    expect(refused.headers.get('retry-after')).toBe(String(refused.body.retry_after));
+    expect(refused.headers.get('ratelimit-policy')).toBe('"session";q=60;w=60');
+    expect(refused.headers.get('ratelimit')).toMatch(/^"session";r=0;t=\d+$/);
+    expect(otherSession.status).toBe(200);
+    expect(signOut.status).toBe(200);
   });
 
   it('shares one limit between all keys of an account', async () => {

@@ -50,7 +50,7 @@ export async function accountPage(_session: Session): Promise<void> {
   try {
     [account, activity] = await Promise.all([call<AccountView>('GET', 'account'), call<Activity>('GET', 'account/activity')]);
   } catch (error) {
-    if (error instanceof ApiError && error.status === 401) go('sign-in', 'Your session has ended. Please sign in again.');
+    if (error instanceof ApiError && error.status === 401) go('sign-in', 'session-ended');
     throw error;
   }
   const total = activity.spending_by_day.reduce((sum, day) => sum + day.amount_micros, 0);

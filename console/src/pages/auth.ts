@@ -1,6 +1,7 @@
 import { ApiError, call, signIn } from '../api';
 import { field, h, link, notice, show } from '../dom';
 import { go, type Route } from '../main';
+import { noticeText } from '../notices';
 
 /** Sign-up, confirmation, sign-in and password reset: the pages a person sees before being signed in. */
 const PASSWORD_HINT = 'At least 10 characters.';
@@ -47,9 +48,9 @@ const mailboxNote = () =>
     ' runs.',
   );
 
-function messageOf(route: Route) {
-  const message = route.params.get('message');
-  return message ? notice('info', message) : null;
+function noticeOf(route: Route) {
+  const text = noticeText(route.params);
+  return text ? notice('info', text) : null;
 }
 
 export function signInPage(route: Route): void {
@@ -58,7 +59,7 @@ export function signInPage(route: Route): void {
   const password = input('password', 'password', 'current-password');
   show(
     h('h1', {}, 'Sign in'),
-    messageOf(route),
+    noticeOf(route),
     form('Sign in', [field('E-mail address', email), field('Password', password)], async () => {
       await signIn(email.value.trim(), password.value);
       password.value = '';
@@ -74,7 +75,7 @@ export function signUpPage(route: Route): void {
   const password = input('password', 'password', 'new-password', { minlength: '10' });
   show(
     h('h1', {}, 'Create an account'),
-    messageOf(route),
+    noticeOf(route),
     form('Sign up', [field('E-mail address', email), field('Password', password, PASSWORD_HINT)], async () => {
       const answer = await call<{ message: string }>('POST', 'auth/sign-up', { email: email.value.trim(), password: password.value });
       password.value = '';
@@ -135,7 +136,7 @@ export function resetPage(route: Route): void {
     form('Set the password', [field('New password', password, PASSWORD_HINT)], async () => {
       await call('POST', 'auth/reset-password', { token, password: password.value });
       password.value = '';
-      go('sign-in', 'Your password is changed. Please sign in with it.');
+      go('sign-in', 'password-changed');
     }),
   );
 }

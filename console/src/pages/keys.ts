@@ -19,7 +19,7 @@ async function guarded<T>(request: () => Promise<T>): Promise<T> {
   try {
     return await request();
   } catch (error) {
-    if (error instanceof ApiError && error.status === 401) go('sign-in', 'Your session has ended. Please sign in again.');
+    if (error instanceof ApiError && error.status === 401) go('sign-in', 'session-ended');
     throw error;
   }
 }

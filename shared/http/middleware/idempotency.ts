@@ -6,6 +6,7 @@ import {
   resolveIdempotencyKey,
   settleIdempotencyKey,
   settleIdempotencyKeyOnError,
+  type ReplayCredentials,
   type ResumeClaim,
 } from '../idempotency';
 import type { ApiResponse } from '../responses';
@@ -13,7 +14,7 @@ import { releaseIdempotencyKey } from '../../store/idempotency';
 import type { Middleware } from './state';
 
 /** Settles the key once work that outlived its request's answer has ended; the invocation runs until then. */
-function settleWhenDone(key: string, work: Promise<ApiResponse>, credentials: boolean, requestId: string): void {
+function settleWhenDone(key: string, work: Promise<ApiResponse>, credentials: ReplayCredentials | undefined, requestId: string): void {
   work
     .then(
       (response) => settleIdempotencyKey(key, response, credentials),
@@ -26,10 +27,10 @@ function settleWhenDone(key: string, work: Promise<ApiResponse>, credentials: bo
 /**
  * An idempotent route's Idempotency-Key, resolved right after the rate limit: a replay answers the first response
  * and counts against no deferred limit (the deploy quota); a new request claims the key and counts them now; a claim
- * abandoned by a request that died is resumed. The answer is kept for replay (sealed when it carries credentials)
+ * abandoned by a request that died is resumed. The answer is kept for replay (without the credentials it carries)
  * once known: when the route's budget ran out first, once its work has ended.
  */
-export const idempotency = (limits: readonly RateLimitName[], credentials: boolean, resume?: ResumeClaim): Middleware => ({
+export const idempotency = (limits: readonly RateLimitName[], credentials?: ReplayCredentials, resume?: ResumeClaim): Middleware => ({
   before: async ({ event, context }) => {
     const state = context.request;
     const key = idempotencyKeyOf(event);
@@ -41,7 +42,7 @@ export const idempotency = (limits: readonly RateLimitName[], credentials: boole
         state.windows = [...state.windows, ...windows];
       },
       resume,
-      sealBody: credentials,
+      credentials,
     });
     if (outcome.kind === 'replay') state.replay = outcome.response;
     else state.idempotencyKey = outcome.key;

@@ -1,11 +1,24 @@
+import { rateLimitExceeded } from '../../domain/errors';
+import { countRequest } from '../rate-limit-windows';
+import type { Session } from '../../store/sessions';
 import { authenticateSession, csrfFailed, isCrossSite } from '../session-auth';
 import { limitingFailures } from './failed-authentication';
 import type { Middleware } from './state';
 
-/** A key-management or console route: the session cookie, and for changes the session's CSRF token. */
-export const sessionAuth = (csrf: boolean): Middleware => ({
+/**
+ * A key-management or console route: the session cookie, and for changes the session's CSRF token. When the route
+ * is `limited`, the session's own rate limit is counted in the same round trip as the account's read; authentication
+ * answers first (401, 403), then the limit (429).
+ */
+export const sessionAuth = (csrf: boolean, limited: boolean): Middleware => ({
   before: async ({ event, context }) => {
-    context.request.session = await limitingFailures(event, authenticateSession(event, csrf));
+    const state = context.request;
+    const count = (session: Session) => (limited ? countRequest(session.session_hash, ['session'], Date.now()) : Promise.resolve([]));
+    const [principal, windows] = await limitingFailures(event, authenticateSession(event, csrf, count));
+    state.session = principal;
+    state.windows = [...state.windows, ...windows];
+    const over = windows.filter((window) => window.exceeded);
+    if (over.length > 0) throw rateLimitExceeded(Math.max(...over.map((window) => window.resetSeconds)));
   },
 });
 
