@@ -639,7 +639,7 @@ export interface components {
             request_id: string;
             /** @description 409 lifecycle conflicts: the instance status now. */
             status?: string;
-            /** @description 409 lifecycle conflicts and 504 Outcome unknown: a readable explanation. */
+            /** @description 409 lifecycle conflicts, 503 Service unavailable and 504 Outcome unknown: a readable explanation. */
             message?: string;
             /** @description 409 lifecycle conflicts: the action (or job type) in progress, if any. */
             running_action?: string;
@@ -842,6 +842,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createInstance: {
@@ -1029,7 +1046,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Capacity exhausted (IPv4 pool or tier). */
+            /** @description Capacity exhausted (IPv4 pool or tier). Or `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
             503: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -1163,6 +1180,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteInstance: {
@@ -1259,6 +1293,23 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1485,7 +1536,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Capacity exhausted (IPv4 pool or tier). */
+            /** @description Capacity exhausted (IPv4 pool or tier). Or `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
             503: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -1619,6 +1670,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listKeys: {
@@ -1685,6 +1753,19 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1824,6 +1905,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     revokeKey: {
@@ -1913,6 +2007,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listWebhooks: {
@@ -1991,6 +2098,23 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2162,6 +2286,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteWebhook: {
@@ -2268,6 +2409,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     testWebhook: {
@@ -2368,6 +2526,23 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2483,6 +2658,23 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2614,6 +2806,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     confirmEmail: {
@@ -2708,6 +2913,19 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2835,6 +3053,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     signOut: {
@@ -2906,6 +3137,19 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2988,6 +3232,19 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3089,6 +3346,19 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3197,6 +3467,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAccount: {
@@ -3276,6 +3559,19 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3367,6 +3663,19 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -4,8 +4,12 @@ import { join } from 'node:path';
 import type { DeliveryMessage, DeliveryQueue } from '../../shared/events/transports';
 import { writeFileAtomically } from './atomic-file';
 
-/** As SQS does on AWS: a message whose handling failed comes back after a while, a few times, then dead-letters. */
-const REDELIVER_MS = 1_000;
+/**
+ * As SQS does on AWS: a message whose handling failed comes back after a while, a few times, then dead-letters. The
+ * waits double (1, 2, 4, 8 s), so that the tries outlast a dependency's outage of several seconds, as AWS's 60 s
+ * visibility timeout does, rather than all failing within it.
+ */
+const REDELIVER_BASE_MS = 1_000;
 const MAX_RECEIVES = 5;
 
 /** A message waiting in the queue. */
@@ -68,7 +72,7 @@ export class LocalDeliveryQueue implements DeliveryQueue {
                 await this.drop(id);
                 return;
               }
-              const next: QueuedMessage = { ...entry, due: Date.now() + REDELIVER_MS, receives: receive };
+              const next: QueuedMessage = { ...entry, due: Date.now() + REDELIVER_BASE_MS * 2 ** (receive - 1), receives: receive };
               await this.keep(id, next);
               this.schedule(id, next);
             },

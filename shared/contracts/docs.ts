@@ -77,16 +77,26 @@ const bearerErrorTexts: Record<number, string> = {
   503: 'Capacity exhausted (IPv4 pool or tier).',
 };
 
+/** 503 any route can give while a dependency (DynamoDB, Step Functions) is briefly unavailable. */
+const serviceUnavailableText =
+  '`Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key.';
+const serviceUnavailable = (headers: HeaderDocs = requestIdHeader) => error(serviceUnavailableText, { ...headers, ...retryAfter });
+
 /**
- * The error answers of a Bearer route: the statuses it lists (with a route's own texts where given), plus the 429 and
- * 500 every one of them can give.
+ * The error answers of a Bearer route: the statuses it lists (with a route's own texts where given), plus the 429, 503
+ * and 500 every one of them can give.
  */
 export function bearerErrors(statuses: readonly number[], texts: Readonly<Record<number, string>> = {}): Record<number, ResponseDoc> {
+  const listed = [...statuses, ...Object.keys(texts).map(Number)];
   return Object.fromEntries([
-    ...[...statuses, ...Object.keys(texts).map(Number)].map((status) => [
-      status,
-      error(texts[status] ?? bearerErrorTexts[status] ?? 'Error.', rateLimitHeaders(false)),
-    ]),
+    ...listed.map((status) => [status, error(texts[status] ?? bearerErrorTexts[status] ?? 'Error.', rateLimitHeaders(false))]),
+    // A route's own 503 (capacity) names the dependency outage too; any other gets it alone.
+    [
+      503,
+      listed.includes(503)
+        ? error(`${texts[503] ?? bearerErrorTexts[503]} Or ${serviceUnavailableText}`, rateLimitHeaders(false))
+        : serviceUnavailable(rateLimitHeaders(false)),
+    ],
     [
       429,
       rateLimited(
@@ -121,6 +131,7 @@ export const sessionErrors: Record<number, ResponseDoc> = {
   403: error('CSRF validation failed; Account suspended; Account not confirmed.'),
   429: sessionLimited,
   500: internalError,
+  503: serviceUnavailable(),
 };
 
 /** Sign-out's: a session route that no session limit refuses. */
@@ -133,4 +144,5 @@ export const publicFormErrors: Record<number, ResponseDoc> = {
   413: error(tooLarge),
   429: rateLimited('Too many attempts from this address or for this e-mail address (sliding 15-minute windows).'),
   500: internalError,
+  503: serviceUnavailable(),
 };

@@ -5,6 +5,7 @@ import type * as z from 'zod';
 import { ANSWER_RESERVE_SECONDS, type RouteContract } from '../contracts/contract';
 import { runWithDeadline } from '../deadline';
 import { outcomeUnknown } from '../domain/errors';
+import { DependencyTransientError } from '../transient-errors';
 import { logger, tracer } from '../observability';
 import { runGuarded } from '../request-guard';
 import { parseOrBadRequest } from '../schemas/validation';
@@ -106,7 +107,7 @@ const OUTCOME_UNKNOWN_RETRY_AFTER_SECONDS = ANSWER_RESERVE_SECONDS + 1;
  * idempotency on Bearer routes), then the JSON body. The handler gets the principal, and the body and query as the
  * contract's schemas parse them; it only calls the domain. Its work runs to the route's budget, which ends the
  * answer's reserve before the function's timeout; an idempotent route whose work has not ended by then answers 504
- * Outcome unknown, and its work runs on.
+ * Outcome unknown, and its work runs on; any other 503 Service unavailable.
  */
 export function route<C extends RouteContract>(
   contract: C,
@@ -116,13 +117,11 @@ export function route<C extends RouteContract>(
   const idempotent = contract.auth === 'bearer' && contract.idempotent === true;
   const pipeline = middy<Event, ApiResponse, Error, StatefulContext>({
     timeoutEarlyInMillis: ANSWER_RESERVE_MS,
-    ...(idempotent
-      ? {
-          timeoutEarlyResponse: () => {
-            throw outcomeUnknown(OUTCOME_UNKNOWN_RETRY_AFTER_SECONDS);
-          },
-        }
-      : {}),
+    timeoutEarlyResponse: () => {
+      if (idempotent) throw outcomeUnknown(OUTCOME_UNKNOWN_RETRY_AFTER_SECONDS);
+      // Out of time (a dependency stalled): 503 with Retry-After, never a failure for work that may have been done.
+      throw new DependencyTransientError('the route ran out of time');
+    },
   })
     .use(httpResponse())
     // Responses carry root passwords and private keys: never record them as trace metadata.

@@ -1,4 +1,6 @@
 import { Failure } from '../../domain/errors';
+import { SERVICE_UNAVAILABLE_MESSAGE } from '../../schemas/errors';
+import { isTransientFailure } from '../../transient-errors';
 import { rateLimitHeaders } from '../../domain/rate-limits';
 import { metricNames } from '../../metric-names';
 import { countMetric, logger, publishMetrics } from '../../observability';
@@ -6,13 +8,25 @@ import { statusOf } from '../failure-status';
 import { json, type ApiResponse } from '../responses';
 import type { Event, Middleware, StatefulContext } from './state';
 
+/** Seconds a client waits before retrying past a dependency's brief outage. */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+
 /**
- * Maps any error to the response: domain failures with their status and text, anything else a bare 500. Pure: it
- * may run more than once for one request (an idempotent route stores the answer), so it counts and logs nothing.
+ * Maps any error to the response: domain failures with their status and text; a dependency that failed in a way
+ * worth retrying (DynamoDB or Step Functions unreachable, throttled or answering 5xx) 503 with `Retry-After`, never a
+ * failure, since what it was asked may have taken effect; anything else a bare 500. Pure: it may run more than once
+ * for one request (an idempotent route stores the answer), so it counts and logs nothing.
  */
 export function errorResponse(error: unknown, requestId: string): ApiResponse {
   if (error instanceof Failure) {
     return json(statusOf(error), { error: error.message, ...error.details, request_id: requestId }, { ...error.headers });
+  }
+  if (isTransientFailure(error)) {
+    return json(
+      503,
+      { error: 'Service unavailable', message: SERVICE_UNAVAILABLE_MESSAGE, request_id: requestId },
+      { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
+    );
   }
   return json(500, { error: 'Internal server error', request_id: requestId });
 }
@@ -20,7 +34,8 @@ export function errorResponse(error: unknown, requestId: string): ApiResponse {
 /** What a failed request counts and logs, once per request. */
 function recordError(error: unknown): void {
   if (!(error instanceof Failure)) {
-    logger.error('unhandled error', { error });
+    if (isTransientFailure(error)) logger.warn('a dependency is unavailable; answered 503', { error });
+    else logger.error('unhandled error', { error });
     return;
   }
   if (error.kind === 'rate_limited') countMetric(metricNames.rateLimited);
