@@ -70,6 +70,11 @@ export async function authenticateSession(
     if (isCrossSite(event) || !csrfToken || !constantTimeEqual(sha256Hex(csrfToken), session.csrf_hash)) throw csrfFailed();
   }
   const account = await getAccount(session.account_id);
+  // A session from before the latest change of password is as good as signed out.
+  if (account && session.password_version !== account.password_version) {
+    unknownCredentials.set(`session#${tokenHash}`, now.getTime() + NEGATIVE_CACHE_TTL_MS);
+    throw unauthorized('Invalid or expired session');
+  }
   const standing = standingOf(account);
   if (!account || standing === 'gone') throw unauthorized('Account not found');
   if (standing === 'suspended') throw forbidden('Account suspended');
