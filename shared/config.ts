@@ -107,6 +107,8 @@ export interface ConsoleConfig {
   /** Local runtime only: write each outgoing message as a file here instead of sending it through SES. */
   readonly mailDir: string | undefined;
   readonly mailFrom: string;
+  /** The queue of console e-mails to prepare and send; the local runtime puts its own in place. */
+  readonly mailQueueUrl: string | undefined;
   /** The Secure cookie attribute; off only on the local http runtime. */
   readonly secureCookies: boolean;
   /** Brute-force limits, per 15-minute window but for the daily allowance of e-mails per address. */
@@ -191,6 +193,7 @@ function load(): Config {
       url: process.env.CONSOLE_URL ?? '',
       mailDir: process.env.MAIL_DIR || undefined,
       mailFrom: process.env.MAIL_FROM ?? '',
+      mailQueueUrl: process.env.AUTH_MAIL_QUEUE_URL || undefined,
       secureCookies: process.env.INSECURE_COOKIES !== 'true',
       limits: {
         perAddress: integer('AUTH_LIMIT_PER_ADDRESS', 30),

@@ -40,10 +40,7 @@ export const signUpRoute = {
   auth: 'none',
   body: signUpBodySchema,
   throttle: AUTH_ROUTE_THROTTLE,
-  access: {
-    tables: { ...limits, logins: ['GetItem', 'PutItem'], accounts: ['GetItem', 'PutItem'], authTokens: ['PutItem'] },
-    sendsMail: true,
-  },
+  access: { tables: limits, authMailQueue: true },
   doc: {
     operationId: 'signUp',
     summary: 'Open an account; a confirmation link is e-mailed. The same answer whether or not the address is taken',
@@ -147,7 +144,7 @@ export const forgotPasswordRoute = {
   auth: 'none',
   body: forgotPasswordBodySchema,
   throttle: AUTH_ROUTE_THROTTLE,
-  access: { tables: { ...limits, logins: ['GetItem'], accounts: ['GetItem'], authTokens: ['PutItem'] }, sendsMail: true },
+  access: { tables: limits, authMailQueue: true },
   doc: {
     operationId: 'forgotPassword',
     summary: 'E-mail a password reset link (single use, 1 hour). The same answer whether or not the address is registered',

@@ -4,7 +4,8 @@ import { getAccount, type Account } from '../store/accounts';
 import { consumeAuthToken, insertAuthToken, type AuthTokenPurpose } from '../store/auth-tokens';
 import { changePassword, getLogin, insertAccountWithLogin } from '../store/logins';
 import { deleteAccountSessions, deleteSession } from '../store/sessions';
-import type { Accepted, ForgotPasswordBody, ResetPasswordBody, SignInBody, SignUpBody } from '../schemas/auth';
+import { authMailQueue } from '../events/transports';
+import type { Accepted, AuthMailRequest, ForgotPasswordBody, ResetPasswordBody, SignInBody, SignUpBody } from '../schemas/auth';
 import { newAccountRecord, openSessionUnder, standingOf, type IssuedSession } from './accounts';
 import { limitMailsTo, limitSourceAddress, reserveFailedSignIn } from './auth-limits';
 import { randomBase62, sha256Hex } from './crypto';
@@ -79,10 +80,21 @@ async function spendLink(purpose: AuthTokenPurpose, token: string, now: Date) {
   return spent;
 }
 
+/**
+ * Answers at once, alike for every address: the same limits, the same scrypt work and one message queued. Whether
+ * the address is taken decides only what the mail sender writes and sends afterwards.
+ */
 export async function signUp({ email, password }: SignUpBody, sourceAddress: string, now = new Date()): Promise<Accepted> {
   await limitSourceAddress(sourceAddress, now);
   await limitMailsTo(email, sourceAddress, now);
-  const passwordHash = await hashPassword(password);
+  await authMailQueue().send({ kind: 'sign-up', email, password_hash: await hashPassword(password) });
+  return SIGN_UP_ACCEPTED;
+}
+
+/** Prepares and sends one queued console e-mail, after its request has been answered. */
+export async function sendAuthMail(request: AuthMailRequest, now = new Date()): Promise<void> {
+  if (request.kind === 'reset') return mailResetLink(request.email, now);
+  const { email, password_hash: passwordHash } = request;
   const account = newAccountRecord({ email, confirmed: false, suspended: false });
   const at = now.toISOString();
   if (
@@ -95,12 +107,11 @@ export async function signUp({ email, password }: SignUpBody, sourceAddress: str
       password_version: account.password_version,
     })
   ) {
-    await mailLink(account, 'confirm', now, passwordHash);
-    return SIGN_UP_ACCEPTED;
+    return mailLink(account, 'confirm', now, passwordHash);
   }
-  // Taken: the same answer. While unconfirmed, a link of its own that sets this sign-up's password when opened:
-  // whoever signed up first with someone else's address never chooses the password the mailbox's owner confirms.
-  // Once confirmed, a note on how to get in.
+  // Taken. While unconfirmed, a link of its own that sets this sign-up's password when opened: whoever signed up
+  // first with someone else's address never chooses the password the mailbox's owner confirms. Once confirmed, a
+  // note on how to get in.
   const login = await getLogin(email);
   const existing = login && (await getAccount(login.account_id));
   if (existing && existing.deleted_at === null && !existing.confirmed) await mailLink(existing, 'confirm', now, passwordHash);
@@ -111,7 +122,6 @@ export async function signUp({ email, password }: SignUpBody, sourceAddress: str
       text: `Someone, perhaps you, tried to sign up with this address, which already has an account.\n\nSign in at ${config().console.url}#/sign-in, or reset your password at ${config().console.url}#/forgot if you have forgotten it.`,
     });
   }
-  return SIGN_UP_ACCEPTED;
 }
 
 /**
@@ -171,13 +181,18 @@ export async function signOut(sessionHash: string): Promise<{ ok: true }> {
   return { ok: true };
 }
 
+/** Answers at once, alike for every address: the mail sender looks the address up afterwards. */
 export async function requestPasswordReset({ email }: ForgotPasswordBody, sourceAddress: string, now = new Date()): Promise<Accepted> {
   await limitSourceAddress(sourceAddress, now);
   await limitMailsTo(email, sourceAddress, now);
+  await authMailQueue().send({ kind: 'reset', email });
+  return RESET_ACCEPTED;
+}
+
+async function mailResetLink(email: string, now: Date): Promise<void> {
   const login = await getLogin(email);
   const account = login && (await getAccount(login.account_id));
   if (account && account.deleted_at === null) await mailLink(account, 'reset', now);
-  return RESET_ACCEPTED;
 }
 
 /**
