@@ -2,7 +2,8 @@ import type { FunctionAccess } from '../shared/access';
 
 /**
  * The functions that carry events, shared by the CDK stack and the stack tests: the stream function publishing
- * committed changes to the bus, the fan-out from the bus to webhook deliveries, and the deliverer.
+ * committed changes to the bus, the fan-out from the bus to webhook deliveries, and the deliverer; and the sender of
+ * the console's e-mail, which works through its own queue.
  */
 export interface EventFunctionDefinition {
   readonly entry: string;
@@ -22,6 +23,13 @@ export const eventFunctions = {
   deliverWebhooks: {
     entry: 'functions/events/deliver-webhooks.ts',
     access: { tables: { webhooks: ['GetItem', 'UpdateItem'], webhookDeliveries: ['PutItem'] }, webhookQueue: true, secrets: ['open'] },
+  },
+  sendAuthMail: {
+    entry: 'functions/events/send-auth-mail.ts',
+    access: {
+      tables: { logins: ['GetItem', 'PutItem'], accounts: ['GetItem', 'PutItem'], authTokens: ['PutItem'] },
+      sendsMail: true,
+    },
   },
 } as const satisfies Record<string, EventFunctionDefinition>;
 

@@ -235,6 +235,7 @@ export class ServiceStack extends Stack {
         ...service,
         stateMachines: allStateMachines,
         webhookQueue: this.events.deliveryQueue,
+        authMailQueue: this.events.authMailQueue,
       },
       alarmTopic: this.alarmTopic.topic,
       trustedOrigins: config.trustedOrigins,

@@ -27,6 +27,8 @@ export interface FunctionAccess {
   readonly secrets?: readonly SecretsAccess[];
   /** Whether the function queues webhook deliveries. */
   readonly webhookQueue?: boolean;
+  /** Whether the function queues console e-mails for the mail sender. */
+  readonly authMailQueue?: boolean;
   /** Whether the function publishes events to the service's bus. */
   readonly publishesEvents?: boolean;
 }

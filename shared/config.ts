@@ -107,10 +107,17 @@ export interface ConsoleConfig {
   /** Local runtime only: write each outgoing message as a file here instead of sending it through SES. */
   readonly mailDir: string | undefined;
   readonly mailFrom: string;
+  /** The queue of console e-mails to prepare and send; the local runtime puts its own in place. */
+  readonly mailQueueUrl: string | undefined;
   /** The Secure cookie attribute; off only on the local http runtime. */
   readonly secureCookies: boolean;
-  /** Brute-force limits, each per 15-minute window. */
-  readonly limits: { readonly perAddress: number; readonly failedSignInsPerEmail: number; readonly mailsPerEmail: number };
+  /** Brute-force limits, per 15-minute window but for the daily allowance of e-mails per address. */
+  readonly limits: {
+    readonly perAddress: number;
+    readonly failedSignInsPerEmailAndSource: number;
+    readonly mailsPerEmailAndSource: number;
+    readonly mailsPerEmailPerDay: number;
+  };
 }
 
 function integer(name: string, fallback: number): number {
@@ -186,11 +193,13 @@ function load(): Config {
       url: process.env.CONSOLE_URL ?? '',
       mailDir: process.env.MAIL_DIR || undefined,
       mailFrom: process.env.MAIL_FROM ?? '',
+      mailQueueUrl: process.env.AUTH_MAIL_QUEUE_URL || undefined,
       secureCookies: process.env.INSECURE_COOKIES !== 'true',
       limits: {
         perAddress: integer('AUTH_LIMIT_PER_ADDRESS', 30),
-        failedSignInsPerEmail: integer('AUTH_LIMIT_FAILED_SIGN_INS_PER_EMAIL', 5),
-        mailsPerEmail: integer('AUTH_LIMIT_MAILS_PER_EMAIL', 3),
+        failedSignInsPerEmailAndSource: integer('AUTH_LIMIT_FAILED_SIGN_INS_PER_EMAIL_AND_SOURCE', 5),
+        mailsPerEmailAndSource: integer('AUTH_LIMIT_MAILS_PER_EMAIL_AND_SOURCE', 3),
+        mailsPerEmailPerDay: integer('AUTH_LIMIT_MAILS_PER_EMAIL_PER_DAY', 20),
       },
     },
   };

@@ -253,7 +253,7 @@ export interface paths {
         put?: never;
         /**
          * Open an account; a confirmation link is e-mailed. The same answer whether or not the address is taken
-         * @description Creates the account and its login unconfirmed, and e-mails a single-use confirmation link valid for 24 hours. An address that is already registered gets the same 202 (and a notice by e-mail instead), so the answer never tells whether an address has an account. The password is stored as a scrypt hash. Limited per source address and per e-mail address.
+         * @description Creates the account and its login unconfirmed, and e-mails a single-use confirmation link valid for 24 hours; for an address taken but not yet confirmed, the link sets the password of this sign-up when opened. An address that is already registered gets the same 202 (and a notice by e-mail instead), so the answer never tells whether an address has an account. The password is stored as a scrypt hash. Limited per source address, per e-mail address and source address together, and per e-mail address and day.
          */
         post: operations["signUp"];
         delete?: never;
@@ -273,7 +273,7 @@ export interface paths {
         put?: never;
         /**
          * Confirm the e-mail address with the link's token (single use, 24 hours)
-         * @description Marks the e-mail address confirmed and spends the token: a second use, or a token past its 24 hours, is 400 `Invalid or expired link`. Limited per source address.
+         * @description Marks the e-mail address confirmed, with the password chosen in the sign-up that sent this link, and spends the token: a second use, a token past its 24 hours, or a link of the account made worthless by a later confirmation or password reset, is 400 `Invalid or expired link`. Limited per source address.
          */
         post: operations["confirmEmail"];
         delete?: never;
@@ -293,7 +293,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in: sets the session cookie and returns its CSRF token
-         * @description Checks the password and starts a session: the `session` cookie (HttpOnly, SameSite=Lax, Secure on https) and, in the body, the CSRF token that the page sends as `X-CSRFToken` on POST and DELETE. A wrong password and an unknown address give the same 401. Limited per source address and per e-mail address; a successful sign-in gives its attempt back.
+         * @description Checks the password and starts a session: the `session` cookie (HttpOnly, SameSite=Lax, Secure on https) and, in the body, the CSRF token that the page sends as `X-CSRFToken` on POST and DELETE. A wrong password and an unknown address give the same 401, and so does a password changed by a reset while it was being checked. Limited per source address, and failed sign-ins per e-mail address and source address together; a successful sign-in gives its attempt back, and a password reset lifts the limit.
          */
         post: operations["signIn"];
         delete?: never;
@@ -353,7 +353,7 @@ export interface paths {
         put?: never;
         /**
          * E-mail a password reset link (single use, 1 hour). The same answer whether or not the address is registered
-         * @description E-mails a single-use link valid for 1 hour to a registered address; an unknown address gets the same 202 and no e-mail. Limited per source address and per e-mail address.
+         * @description E-mails a single-use link valid for 1 hour to a registered address; an unknown address gets the same 202 and no e-mail. Limited per source address, per e-mail address and source address together, and per e-mail address and day.
          */
         post: operations["forgotPassword"];
         delete?: never;
@@ -373,7 +373,7 @@ export interface paths {
         put?: never;
         /**
          * Set a new password with the link's token; every session of the account ends
-         * @description Sets the new password and spends the token; every session of the account ends, wherever it was signed in, and the address counts as confirmed. A second use, or a token past its hour, is 400 `Invalid or expired link`. Limited per source address.
+         * @description Sets the new password and spends the token; every session and every other link of the account stops working, wherever it was, and the address counts as confirmed. A second use, or a token past its hour, is 400 `Invalid or expired link`. Limited per source address.
          */
         post: operations["resetPassword"];
         delete?: never;

@@ -51,6 +51,8 @@ export interface ServiceContext {
   /** Non-secret settings every function receives as environment variables. */
   readonly environment?: Readonly<Record<string, string>>;
   readonly webhookQueue?: sqs.IQueue;
+  /** Console e-mails waiting for the mail sender. */
+  readonly authMailQueue?: sqs.IQueue;
   readonly eventBus?: events.IEventBus;
   /** The sender of the console's e-mail (Amazon SES), for functions that send any. */
   readonly mail?: MailSettings;
@@ -168,6 +170,11 @@ export class ApiFunction extends Construct {
       queue.grantSendMessages(this.function);
       this.function.addEnvironment('WEBHOOK_QUEUE_URL', queue.queueUrl);
     }
+    if (access.authMailQueue) {
+      const queue = required(service.authMailQueue, 'the console mail queue', this);
+      queue.grantSendMessages(this.function);
+      this.function.addEnvironment('AUTH_MAIL_QUEUE_URL', queue.queueUrl);
+    }
     if (access.publishesEvents) {
       const bus = required(service.eventBus, 'the event bus', this);
       bus.grantPutEventsTo(this.function);
@@ -249,6 +256,7 @@ export function mergeAccess(a: FunctionAccess, b: FunctionAccess): FunctionAcces
     sendsMail: Boolean(a.sendsMail || b.sendsMail),
     secrets: union(a.secrets, b.secrets),
     webhookQueue: Boolean(a.webhookQueue || b.webhookQueue),
+    authMailQueue: Boolean(a.authMailQueue || b.authMailQueue),
     publishesEvents: Boolean(a.publishesEvents || b.publishesEvents),
   };
 }

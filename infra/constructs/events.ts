@@ -21,6 +21,8 @@ const PERIOD = Duration.minutes(5);
 const DELIVERY_TIMEOUT = Duration.seconds(30);
 /** A message whose handling failed this often (our own faults, not the receiver's) is dead-lettered. */
 const MAX_RECEIVES = 5;
+/** The mail sender's own limit: a few DynamoDB calls and one SES call per message. */
+const MAIL_TIMEOUT = Duration.seconds(30);
 /** Stream records older than this are behind: customers notice a minute. */
 const MAX_STREAM_LAG_MS = 60_000;
 /** Failed attempts per 5 minutes that deserve a look (receivers fail on their own; a surge means us). */
@@ -37,12 +39,15 @@ export interface ServiceEventsProps {
 
 /**
  * Events and webhooks: table streams → the stream function → the `vps-<stage>` bus → a rule to the fan-out →
- * the delivery queue (with its dead-letter queue) → the deliverer.
+ * the delivery queue (with its dead-letter queue) → the deliverer. And the console's mail: the sign-up and
+ * forgot-password routes → the mail queue (with its dead-letter queue) → the mail sender.
  */
 export class ServiceEvents extends Construct {
   readonly bus: events.EventBus;
   readonly deliveryQueue: sqs.Queue;
   readonly deliveryDeadLetters: sqs.Queue;
+  readonly authMailQueue: sqs.Queue;
+  readonly authMailDeadLetters: sqs.Queue;
   /** Stream batches that could not be published, and bus events the fan-out could not take. */
   readonly eventDeadLetters: sqs.Queue;
   readonly functions: Readonly<Record<EventFunctionName, ApiFunction>>;
@@ -59,6 +64,16 @@ export class ServiceEvents extends Construct {
       deadLetterQueue: { queue: this.deliveryDeadLetters, maxReceiveCount: MAX_RECEIVES },
     });
 
+    this.authMailDeadLetters = deadLetterQueue(this, 'AuthMailDeadLetters');
+    this.authMailQueue = new sqs.Queue(this, 'AuthMailQueue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: MAIL_TIMEOUT.plus(MAIL_TIMEOUT),
+      // A link that arrives a day late is worth nothing: its owner has asked again by then.
+      retentionPeriod: Duration.hours(1),
+      deadLetterQueue: { queue: this.authMailDeadLetters, maxReceiveCount: MAX_RECEIVES },
+    });
+
     const service: ServiceContext = { ...props.service, webhookQueue: this.deliveryQueue, eventBus: this.bus };
     const make = (name: EventFunctionName, timeout: Duration, deadLetterQueue?: sqs.IQueue) =>
       new ApiFunction(this, name.charAt(0).toUpperCase() + name.slice(1), { ...eventFunctions[name], service, timeout, deadLetterQueue });
@@ -67,24 +82,28 @@ export class ServiceEvents extends Construct {
       // Invoked asynchronously by the bus: an event it failed on every attempt joins the bus's undeliverable ones.
       fanOut: make('fanOut', Duration.seconds(30), this.eventDeadLetters),
       deliverWebhooks: make('deliverWebhooks', DELIVERY_TIMEOUT),
+      sendAuthMail: make('sendAuthMail', MAIL_TIMEOUT),
     };
+    for (const [fn, queue] of [
+      [this.functions.deliverWebhooks, 'delivery'],
+      [this.functions.sendAuthMail, 'mail'],
+    ] as const) {
+      Validations.of(fn.function).acknowledge(
+        {
+          id: 'Serverless-LambdaDLQ',
+          reason: `Invoked by the ${queue} queue's event source mapping: a failed message returns to the queue, whose redrive policy dead-letters it.`,
+        },
+        {
+          id: 'Serverless-LambdaEventSourceMappingDestination',
+          reason: `An SQS event source mapping takes no on-failure destination; the ${queue} queue's redrive policy dead-letters a message after 5 failed receives.`,
+        },
+      );
+    }
     Validations.of(this.functions.publishChanges.function).acknowledge({
       id: 'Serverless-LambdaDLQ',
       reason:
         "Invoked by the tables' stream event source mappings, whose on-failure destination (the event dead-letter queue) keeps failed batches.",
     });
-    Validations.of(this.functions.deliverWebhooks.function).acknowledge(
-      {
-        id: 'Serverless-LambdaDLQ',
-        reason:
-          "Invoked by the delivery queue's event source mapping: a failed message returns to the queue, whose redrive policy dead-letters it.",
-      },
-      {
-        id: 'Serverless-LambdaEventSourceMappingDestination',
-        reason:
-          "An SQS event source mapping takes no on-failure destination; the delivery queue's redrive policy dead-letters a message after 5 failed receives.",
-      },
-    );
 
     for (const [name, table] of Object.entries(props.sources) as [TableName, dynamodb.ITableV2][]) {
       // The stream function tells the tables apart by name; it reads their streams, never their items.
@@ -112,6 +131,9 @@ export class ServiceEvents extends Construct {
     });
     this.functions.deliverWebhooks.function.addEventSource(
       new SqsEventSource(this.deliveryQueue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 10 }),
+    );
+    this.functions.sendAuthMail.function.addEventSource(
+      new SqsEventSource(this.authMailQueue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 5 }),
     );
   }
 
@@ -141,6 +163,13 @@ export class ServiceEvents extends Construct {
         'Webhook deliveries failed on our side 5 times and were dead-lettered. Check first: ERROR lines of the deliverer (DynamoDB, KMS), then redrive the queue.',
       ],
       [
+        'AuthMailDeadLetters',
+        deadLetters(this.authMailDeadLetters),
+        0,
+        1,
+        "Console e-mails (confirmation and reset links) failed 5 times and were dead-lettered: people are not getting their links. Check first: ERROR lines of the mail sender (SES sending limits, the From identity), then redrive the queue within the message's hour.",
+      ],
+      [
         'EventDeadLetters',
         deadLetters(this.eventDeadLetters),
         0,
@@ -162,7 +191,7 @@ export class ServiceEvents extends Construct {
       new cloudwatch.GraphWidget({ title: 'Webhook deliveries', left: [deliveries, failures, disabled], width: 8 }),
       new cloudwatch.GraphWidget({
         title: 'Dead letters',
-        left: [deadLetters(this.deliveryDeadLetters), deadLetters(this.eventDeadLetters)],
+        left: [deadLetters(this.deliveryDeadLetters), deadLetters(this.eventDeadLetters), deadLetters(this.authMailDeadLetters)],
         width: 8,
       }),
       new cloudwatch.GraphWidget({

@@ -13,7 +13,9 @@ import { startStreamPoller } from './stream-poller';
 import { tables, tableNames as allTables, type TableDefinition } from '../../shared/tables';
 import { publishChanges } from '../../shared/domain/event-publishing';
 import type { EventSourceTable } from '../../shared/domain/events';
-import { useLocalDeliveryQueue, useLocalEventSink } from '../../shared/events/transports';
+import { useLocalAuthMailQueue, useLocalDeliveryQueue, useLocalEventSink } from '../../shared/events/transports';
+import { sendAuthMail } from '../../shared/domain/console-auth';
+import type { AuthMailRequest } from '../../shared/schemas/auth';
 import { deliverWebhook, fanOut } from '../../shared/domain/webhook-delivery';
 import { LocalDeliveryQueue } from './delivery-queue';
 import { temporarySecretsKeyFile } from './secrets-key';
@@ -68,6 +70,8 @@ export interface LocalRuntime {
   /** The account console, served by the gateway. */
   readonly consoleUrl: string;
   readonly mailDir: string;
+  /** Resolves once every console e-mail asked for so far has been written to `mailDir` (or has failed for good). */
+  mailSettled(): Promise<void>;
   readonly secretsKeyFile: string;
   /**
    * The service's process dies and comes back: every running workflow execution is lost at whatever step it was in,
@@ -187,6 +191,13 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     options.dataDir && resolve(options.dataDir, 'webhook-deliveries'),
   );
   useLocalDeliveryQueue(deliveries);
+  const authMail = new LocalDeliveryQueue<AuthMailRequest>(
+    (message) => sendAuthMail(message),
+    options.dataDir && resolve(options.dataDir, 'auth-mail'),
+    'console e-mail',
+  );
+  useLocalAuthMailQueue({ send: (message) => authMail.send(message, 0) });
+  await authMail.resume();
   events.subscribe(async (event) => void (await fanOut(event)));
   await deliveries.resume();
   const streamTables = allTables.filter((table): table is EventSourceTable => Boolean((tables[table] as TableDefinition).stream));
@@ -222,6 +233,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     events,
     consoleUrl,
     mailDir,
+    mailSettled: () => authMail.idle(),
     secretsKeyFile,
     async crashAndRestart() {
       await gateway.close();
@@ -235,6 +247,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       await gateway.close();
       await poller.stop();
       await deliveries.close();
+      await authMail.close();
+      useLocalAuthMailQueue(undefined);
       useLocalEventSink(undefined);
       useLocalDeliveryQueue(undefined);
       await stepFunctions.close();

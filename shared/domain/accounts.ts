@@ -1,4 +1,4 @@
-import { insertAccount, type Account } from '../store/accounts';
+import { getAccount, insertAccount, type Account } from '../store/accounts';
 import { insertApiKeyWithinLimit, type ApiKey } from '../store/api-keys';
 import { nextSequenceValue } from '../store/counters';
 import { insertSession } from '../store/sessions';
@@ -50,6 +50,7 @@ export function newAccountRecord({ accountId, email, confirmed, suspended }: New
     total_deposited: 0,
     billing_paused: false,
     created_at: new Date().toISOString(),
+    password_version: 0,
   };
 }
 
@@ -103,19 +104,35 @@ export function csrfTokenFor(session: string): string {
   return base62Of(createHash('sha256').update(`csrf:${session}`).digest(), 43);
 }
 
-/** A browser session and its synchronizer CSRF token; only their hashes are stored. */
-export async function openSession(accountId: string, ttlSeconds = SESSION_TTL_SECONDS): Promise<IssuedSession> {
+/**
+ * A browser session and its synchronizer CSRF token, opened under the credential generation a password was just
+ * checked against; only their hashes are stored. Undefined when the password changed meanwhile.
+ */
+export async function openSessionUnder(
+  accountId: string,
+  passwordVersion: number,
+  ttlSeconds = SESSION_TTL_SECONDS,
+): Promise<IssuedSession | undefined> {
   const session = randomBase62(43);
   const csrfToken = csrfTokenFor(session);
   const now = Date.now();
   // Whole seconds, as stored, so the time told at sign-in is the one the session really ends.
   const expiresAt = new Date(Math.floor(now / 1000 + ttlSeconds) * 1000);
-  await insertSession({
+  const stored = await insertSession({
     session_hash: sha256Hex(session),
     account_id: accountId,
     csrf_hash: sha256Hex(csrfToken),
     created_at: new Date(now).toISOString(),
     expires_at: Math.floor(expiresAt.getTime() / 1000),
+    password_version: passwordVersion,
   });
-  return { session, csrfToken, expiresAt };
+  return stored ? { session, csrfToken, expiresAt } : undefined;
+}
+
+/** A session for an account as it stands now (operator commands, the local demo account), without a password. */
+export async function openSession(accountId: string, ttlSeconds = SESSION_TTL_SECONDS): Promise<IssuedSession> {
+  const account = await getAccount(accountId);
+  const issued = account && (await openSessionUnder(accountId, account.password_version, ttlSeconds));
+  if (!issued) throw new Error(`no session opened for ${accountId}: the account is missing or its password just changed`);
+  return issued;
 }

@@ -1,11 +1,12 @@
 import { config } from '../config';
 import { sendMail } from '../mail';
-import { getAccount, updateAccountFlags, type Account } from '../store/accounts';
+import { getAccount, type Account } from '../store/accounts';
 import { consumeAuthToken, insertAuthToken, type AuthTokenPurpose } from '../store/auth-tokens';
-import { getLogin, insertAccountWithLogin, updatePasswordHash } from '../store/logins';
+import { changePassword, getLogin, insertAccountWithLogin } from '../store/logins';
 import { deleteAccountSessions, deleteSession } from '../store/sessions';
-import type { Accepted, ForgotPasswordBody, ResetPasswordBody, SignInBody, SignUpBody } from '../schemas/auth';
-import { newAccountRecord, openSession, standingOf, type IssuedSession } from './accounts';
+import { authMailQueue } from '../events/transports';
+import type { Accepted, AuthMailRequest, ForgotPasswordBody, ResetPasswordBody, SignInBody, SignUpBody } from '../schemas/auth';
+import { newAccountRecord, openSessionUnder, standingOf, type IssuedSession } from './accounts';
 import { limitMailsTo, limitSourceAddress, reserveFailedSignIn } from './auth-limits';
 import { randomBase62, sha256Hex } from './crypto';
 import { Failure, forbidden, unauthorized } from './errors';
@@ -35,9 +36,15 @@ const tokenHash = (purpose: AuthTokenPurpose, token: string) => sha256Hex(`${pur
 
 /**
  * A link into the console. The token rides in the fragment, which browsers never send to a server, so it stays
- * out of access logs and Referer headers.
+ * out of access logs and Referer headers. It holds only while the account stays at its current credential
+ * generation; a confirmation link also carries the password chosen in the sign-up that sent it.
  */
-async function mailLink(account: Pick<Account, 'account_id' | 'email'>, purpose: AuthTokenPurpose, now: Date): Promise<void> {
+async function mailLink(
+  account: Pick<Account, 'account_id' | 'email' | 'password_version'>,
+  purpose: AuthTokenPurpose,
+  now: Date,
+  passwordHash?: string,
+): Promise<void> {
   const token = randomBase62(43);
   await insertAuthToken({
     token_hash: tokenHash(purpose, token),
@@ -46,6 +53,8 @@ async function mailLink(account: Pick<Account, 'account_id' | 'email'>, purpose:
     email: account.email,
     created_at: now.toISOString(),
     expires_at: Math.floor(now.getTime() / 1000) + LINK_LIFETIME_SECONDS[purpose],
+    password_version: account.password_version,
+    ...(passwordHash === undefined ? {} : { password_hash: passwordHash }),
   });
   const link = `${config().console.url}#/${LINK_PAGE[purpose]}?token=${token}`;
   const hours = LINK_LIFETIME_SECONDS[purpose] / 3600;
@@ -71,10 +80,21 @@ async function spendLink(purpose: AuthTokenPurpose, token: string, now: Date) {
   return spent;
 }
 
+/**
+ * Answers at once, alike for every address: the same limits, the same scrypt work and one message queued. Whether
+ * the address is taken decides only what the mail sender writes and sends afterwards.
+ */
 export async function signUp({ email, password }: SignUpBody, sourceAddress: string, now = new Date()): Promise<Accepted> {
   await limitSourceAddress(sourceAddress, now);
-  await limitMailsTo(email, now);
-  const passwordHash = await hashPassword(password);
+  await limitMailsTo(email, sourceAddress, now);
+  await authMailQueue().send({ kind: 'sign-up', email, password_hash: await hashPassword(password) });
+  return SIGN_UP_ACCEPTED;
+}
+
+/** Prepares and sends one queued console e-mail, after its request has been answered. */
+export async function sendAuthMail(request: AuthMailRequest, now = new Date()): Promise<void> {
+  if (request.kind === 'reset') return mailResetLink(request.email, now);
+  const { email, password_hash: passwordHash } = request;
   const account = newAccountRecord({ email, confirmed: false, suspended: false });
   const at = now.toISOString();
   if (
@@ -84,15 +104,17 @@ export async function signUp({ email, password }: SignUpBody, sourceAddress: str
       password_hash: passwordHash,
       created_at: at,
       password_changed_at: at,
+      password_version: account.password_version,
     })
   ) {
-    await mailLink(account, 'confirm', now);
-    return SIGN_UP_ACCEPTED;
+    return mailLink(account, 'confirm', now, passwordHash);
   }
-  // Taken: the same answer. The owner gets a fresh link while unconfirmed, otherwise a note on how to get in.
+  // Taken. While unconfirmed, a link of its own that sets this sign-up's password when opened: whoever signed up
+  // first with someone else's address never chooses the password the mailbox's owner confirms. Once confirmed, a
+  // note on how to get in.
   const login = await getLogin(email);
   const existing = login && (await getAccount(login.account_id));
-  if (existing && existing.deleted_at === null && !existing.confirmed) await mailLink(existing, 'confirm', now);
+  if (existing && existing.deleted_at === null && !existing.confirmed) await mailLink(existing, 'confirm', now, passwordHash);
   else if (existing && existing.deleted_at === null) {
     await sendMail({
       to: email,
@@ -100,13 +122,25 @@ export async function signUp({ email, password }: SignUpBody, sourceAddress: str
       text: `Someone, perhaps you, tried to sign up with this address, which already has an account.\n\nSign in at ${config().console.url}#/sign-in, or reset your password at ${config().console.url}#/forgot if you have forgotten it.`,
     });
   }
-  return SIGN_UP_ACCEPTED;
 }
 
+/**
+ * Opening the link proves the mailbox, so the account is confirmed with the password chosen in the sign-up that
+ * sent this link, and every other link of the account stops working.
+ */
 export async function confirmEmail(token: string, sourceAddress: string, now = new Date()): Promise<{ ok: true }> {
   await limitSourceAddress(sourceAddress, now);
   const spent = await spendLink('confirm', token, now);
-  if (!(await updateAccountFlags(spent.account_id, { confirmed: true }))) throw invalidLink();
+  // A link sent before links carried their password cannot say whose password it confirms.
+  if (spent.password_hash === undefined) throw invalidLink();
+  const changed = await changePassword({
+    accountId: spent.account_id,
+    email: spent.email,
+    passwordHash: spent.password_hash,
+    fromVersion: spent.password_version,
+    changedAt: now.toISOString(),
+  });
+  if (!changed) throw invalidLink();
   return { ok: true };
 }
 
@@ -115,21 +149,30 @@ export interface SignedIn extends IssuedSession {
 }
 
 /**
- * Checks the password (an unknown address costs the same scrypt work), within the per-address and per-e-mail
- * limits. Standing (suspended, unconfirmed) is told only once the password has been proven.
+ * Checks the password (an unknown address costs the same scrypt work), within the limits per source address and
+ * per e-mail and source address. Standing (suspended, unconfirmed) is told only once the password has been proven.
+ * The session is opened under the credential generation the checked hash belongs to, so a password reset that
+ * lands meanwhile leaves no session behind.
  */
 export async function signIn({ email, password }: SignInBody, sourceAddress: string, now = new Date()): Promise<SignedIn> {
   await limitSourceAddress(sourceAddress, now);
-  const attempt = await reserveFailedSignIn(email, now);
   const login = await getLogin(email);
+  const passwordVersion = login?.password_version ?? 0;
+  const attempt = await reserveFailedSignIn(email, passwordVersion, sourceAddress, now);
   const passwordMatches = await verifyPassword(password, login?.password_hash ?? (await decoyPasswordHash()));
   const account = login && passwordMatches ? await getAccount(login.account_id) : undefined;
   const standing = standingOf(account);
   if (!account || standing === 'gone') throw invalidCredentials();
+  if (standing !== 'in-standing') {
+    await attempt.release();
+    if (standing === 'suspended') throw forbidden('Account suspended');
+    throw forbidden('E-mail address not confirmed: open the link we sent, or sign up again for a new one');
+  }
+  const session = await openSessionUnder(account.account_id, passwordVersion);
+  // The password changed while it was being checked: it is no longer the password.
+  if (!session) throw invalidCredentials();
   await attempt.release();
-  if (standing === 'suspended') throw forbidden('Account suspended');
-  if (standing === 'unconfirmed') throw forbidden('E-mail address not confirmed: open the link we sent, or sign up again for a new one');
-  return { ...(await openSession(account.account_id)), account };
+  return { ...session, account };
 }
 
 /** Ends the session on the server, so the cookie is worthless even if a copy of it survives. */
@@ -138,18 +181,24 @@ export async function signOut(sessionHash: string): Promise<{ ok: true }> {
   return { ok: true };
 }
 
+/** Answers at once, alike for every address: the mail sender looks the address up afterwards. */
 export async function requestPasswordReset({ email }: ForgotPasswordBody, sourceAddress: string, now = new Date()): Promise<Accepted> {
   await limitSourceAddress(sourceAddress, now);
-  await limitMailsTo(email, now);
-  const login = await getLogin(email);
-  const account = login && (await getAccount(login.account_id));
-  if (account && account.deleted_at === null) await mailLink(account, 'reset', now);
+  await limitMailsTo(email, sourceAddress, now);
+  await authMailQueue().send({ kind: 'reset', email });
   return RESET_ACCEPTED;
 }
 
+async function mailResetLink(email: string, now: Date): Promise<void> {
+  const login = await getLogin(email);
+  const account = login && (await getAccount(login.account_id));
+  if (account && account.deleted_at === null) await mailLink(account, 'reset', now);
+}
+
 /**
- * Sets the new password and ends every session of the account, wherever it was signed in. Opening the link also
- * proves the address, so an unconfirmed account becomes confirmed.
+ * Sets the new password and moves the account to its next credential generation: every session and every other
+ * link of the account stops working, wherever it was, and the failed sign-ins counted against the old password
+ * no longer count. Opening the link also proves the address, so an unconfirmed account becomes confirmed.
  */
 export async function resetPassword(
   { token, password }: ResetPasswordBody,
@@ -158,8 +207,15 @@ export async function resetPassword(
 ): Promise<{ ok: true }> {
   await limitSourceAddress(sourceAddress, now);
   const spent = await spendLink('reset', token, now);
-  await updatePasswordHash(spent.email, await hashPassword(password), now.toISOString());
+  const changed = await changePassword({
+    accountId: spent.account_id,
+    email: spent.email,
+    passwordHash: await hashPassword(password),
+    fromVersion: spent.password_version,
+    changedAt: now.toISOString(),
+  });
+  if (!changed) throw invalidLink();
+  // Refused by their generation already; this clears them out of the table.
   await deleteAccountSessions(spent.account_id);
-  await updateAccountFlags(spent.account_id, { confirmed: true });
   return { ok: true };
 }

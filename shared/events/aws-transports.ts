@@ -4,7 +4,8 @@ import { config } from '../config';
 import { tracer } from '../observability';
 import type { ServiceEvent } from '../schemas/events';
 import { EVENT_SOURCE } from './source';
-import type { DeliveryMessage, DeliveryQueue, EventSink } from './transports';
+import type { AuthMailRequest } from '../schemas/auth';
+import type { AuthMailQueue, DeliveryMessage, DeliveryQueue, EventSink } from './transports';
 
 /** PutEvents takes at most 10 entries per call. */
 const PUT_EVENTS_BATCH = 10;
@@ -39,9 +40,22 @@ export function eventBridgeSink(busName: string): EventSink {
   };
 }
 
-export function sqsDeliveryQueue(queueUrl: string): DeliveryQueue {
+function sqsClient(): SQSClient {
   sqs ??= tracer.captureAWSv3Client(new SQSClient({ region: config().region }));
-  const client = sqs;
+  return sqs;
+}
+
+export function sqsAuthMailQueue(queueUrl: string): AuthMailQueue {
+  const client = sqsClient();
+  return {
+    async send(message: AuthMailRequest) {
+      await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(message) }));
+    },
+  };
+}
+
+export function sqsDeliveryQueue(queueUrl: string): DeliveryQueue {
+  const client = sqsClient();
   return {
     async send(message: DeliveryMessage, delayMs: number) {
       await client.send(

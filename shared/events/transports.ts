@@ -1,6 +1,7 @@
 import { config } from '../config';
 import type { ServiceEvent } from '../schemas/events';
-import { eventBridgeSink, sqsDeliveryQueue } from './aws-transports';
+import type { AuthMailRequest } from '../schemas/auth';
+import { eventBridgeSink, sqsAuthMailQueue, sqsDeliveryQueue } from './aws-transports';
 
 /** Where published events go: the EventBridge bus on AWS, the local runtime's bus on this machine. */
 export interface EventSink {
@@ -23,8 +24,14 @@ export interface DeliveryQueue {
   send(message: DeliveryMessage, delayMs: number): Promise<void>;
 }
 
+/** Console e-mails waiting to be prepared and sent: SQS on AWS, an in-process queue locally. */
+export interface AuthMailQueue {
+  send(message: AuthMailRequest): Promise<void>;
+}
+
 let localSink: EventSink | undefined;
 let localQueue: DeliveryQueue | undefined;
+let localAuthMail: AuthMailQueue | undefined;
 
 /** The local runtime puts its own bus in place of EventBridge. */
 export function useLocalEventSink(sink: EventSink | undefined): void {
@@ -34,6 +41,11 @@ export function useLocalEventSink(sink: EventSink | undefined): void {
 /** The local runtime puts its own queue in place of SQS. */
 export function useLocalDeliveryQueue(queue: DeliveryQueue | undefined): void {
   localQueue = queue;
+}
+
+/** The local runtime puts its own queue in place of the console's mail queue. */
+export function useLocalAuthMailQueue(queue: AuthMailQueue | undefined): void {
+  localAuthMail = queue;
 }
 
 function required<T>(value: T | undefined, what: string): T {
@@ -49,4 +61,9 @@ export function eventSink(): EventSink {
 export function deliveryQueue(): DeliveryQueue {
   const queueUrl = config().events.deliveryQueueUrl;
   return queueUrl ? sqsDeliveryQueue(queueUrl) : required(localQueue, 'WEBHOOK_QUEUE_URL');
+}
+
+export function authMailQueue(): AuthMailQueue {
+  const queueUrl = config().console.mailQueueUrl;
+  return queueUrl ? sqsAuthMailQueue(queueUrl) : required(localAuthMail, 'AUTH_MAIL_QUEUE_URL');
 }

@@ -73,6 +73,11 @@ export async function authenticateSession<T>(
     if (isCrossSite(event) || !csrfToken || !constantTimeEqual(sha256Hex(csrfToken), session.csrf_hash)) throw csrfFailed();
   }
   const [account, besides] = await Promise.all([getAccount(session.account_id), alongside(session)]);
+  // A session from before the latest change of password is as good as signed out.
+  if (account && session.password_version !== account.password_version) {
+    unknownCredentials.set(`session#${tokenHash}`, now.getTime() + NEGATIVE_CACHE_TTL_MS);
+    throw unauthorized('Invalid or expired session');
+  }
   const standing = standingOf(account);
   if (!account || standing === 'gone') throw unauthorized('Account not found');
   if (standing === 'suspended') throw forbidden('Account suspended');

@@ -27,6 +27,17 @@ export type SignInBody = z.infer<typeof signInBodySchema>;
 export const forgotPasswordBodySchema = z.strictObject({ email: emailSchema });
 export type ForgotPasswordBody = z.infer<typeof forgotPasswordBodySchema>;
 
+/**
+ * A console e-mail to prepare and send once the request that asked for it has been answered: whether the address is
+ * registered decides what is written and sent, so none of that happens while the caller waits. A sign-up carries
+ * the scrypt hash of its password, never the password.
+ */
+export const authMailRequestSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('sign-up'), email: z.string(), password_hash: z.string() }),
+  z.strictObject({ kind: z.literal('reset'), email: z.string() }),
+]);
+export type AuthMailRequest = z.infer<typeof authMailRequestSchema>;
+
 export const resetPasswordBodySchema = z.strictObject({ token: linkTokenSchema, password: newPasswordSchema });
 export type ResetPasswordBody = z.infer<typeof resetPasswordBodySchema>;
 

@@ -16,6 +16,11 @@ export const accountSchema = z.object({
   total_deposited: z.number().int(),
   billing_paused: z.boolean(),
   created_at: z.string(),
+  /**
+   * The credential generation: every change of password adds one. A session and an e-mailed link carry the
+   * generation they were issued under and are worthless once it has moved on.
+   */
+  password_version: z.number().int().default(0),
 });
 export type Account = z.infer<typeof accountSchema>;
 
@@ -87,5 +92,19 @@ export function stillBillingPausedCheck(accountId: string) {
       ConditionExpression: 'billing_paused = :true',
       ExpressionAttributeValues: { ':true': true },
     },
+  };
+}
+
+/**
+ * The condition that an account exists and is still at this credential generation. Accounts from before
+ * generations were kept have none, which counts as generation 0.
+ */
+export function atPasswordVersion(version: number) {
+  return {
+    ConditionExpression:
+      version === 0
+        ? 'attribute_exists(account_id) AND (attribute_not_exists(password_version) OR password_version = :version)'
+        : 'password_version = :version',
+    ExpressionAttributeValues: { ':version': version },
   };
 }

@@ -12,6 +12,10 @@ export const authTokenSchema = z.object({
   created_at: z.string(),
   /** Epoch seconds; TTL removes the item some time after, so a read checks it too. */
   expires_at: z.number().int(),
+  /** The account's credential generation when the link was sent: a change of password since makes it worthless. */
+  password_version: z.number().int().default(0),
+  /** A confirmation link's own password: the one chosen in the sign-up that sent it, set when the link is opened. */
+  password_hash: z.string().optional(),
 });
 export type AuthToken = z.infer<typeof authTokenSchema>;
 export type AuthTokenPurpose = AuthToken['purpose'];

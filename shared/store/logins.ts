@@ -1,9 +1,9 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
-import { accountSchema, type Account } from './accounts';
+import { accountSchema, atPasswordVersion, type Account } from './accounts';
 import { transactWrite } from './dynamo-helpers';
 
 export const loginSchema = z.object({
@@ -14,6 +14,8 @@ export const loginSchema = z.object({
   password_hash: z.string(),
   created_at: z.string(),
   password_changed_at: z.string(),
+  /** The account's credential generation, copied here so that one read gives a hash and the generation it belongs to. */
+  password_version: z.number().int().default(0),
 });
 export type Login = z.infer<typeof loginSchema>;
 
@@ -47,15 +49,54 @@ export async function insertAccountWithLogin(account: Account, login: Login): Pr
   }
 }
 
-/** Replaces the password hash of an existing login. */
-export async function updatePasswordHash(email: string, passwordHash: string, changedAt: string): Promise<void> {
-  await dynamo().send(
-    new UpdateCommand({
-      TableName: tableName('logins'),
-      Key: { email },
-      UpdateExpression: 'SET password_hash = :hash, password_changed_at = :at',
-      ConditionExpression: 'attribute_exists(email)',
-      ExpressionAttributeValues: { ':hash': passwordHash, ':at': changedAt },
-    }),
-  );
+export interface PasswordChange {
+  readonly accountId: string;
+  readonly email: string;
+  readonly passwordHash: string;
+  /** The generation the link that asks for the change was issued under. */
+  readonly fromVersion: number;
+  readonly changedAt: string;
+}
+
+/**
+ * Sets a new password and moves the account on to the next credential generation, in one transaction on condition
+ * that the account is still at the generation the link was issued under: of two links racing, or a link older than
+ * the last change, at most one takes effect, and every session opened under an earlier generation is worthless from
+ * that moment. It also confirms the address, which opening the link has just proven. False when the generation has
+ * moved on, or the login no longer belongs to the account.
+ */
+export async function changePassword({ accountId, email, passwordHash, fromVersion, changedAt }: PasswordChange): Promise<boolean> {
+  const current = atPasswordVersion(fromVersion);
+  try {
+    await transactWrite({
+      TransactItems: [
+        {
+          Update: {
+            TableName: tableName('accounts'),
+            Key: { account_id: accountId },
+            UpdateExpression: 'SET password_version = :next, confirmed = :true',
+            ConditionExpression: current.ConditionExpression,
+            ExpressionAttributeValues: { ...current.ExpressionAttributeValues, ':next': fromVersion + 1, ':true': true },
+          },
+        },
+        {
+          Update: {
+            TableName: tableName('logins'),
+            Key: { email },
+            UpdateExpression: 'SET password_hash = :hash, password_changed_at = :at, password_version = :next',
+            ConditionExpression: 'account_id = :account',
+            ExpressionAttributeValues: { ':hash': passwordHash, ':at': changedAt, ':next': fromVersion + 1, ':account': accountId },
+          },
+        },
+      ],
+    });
+    return true;
+  } catch (error) {
+    if (
+      error instanceof TransactionCanceledException &&
+      error.CancellationReasons?.some((reason) => reason.Code === 'ConditionalCheckFailed')
+    )
+      return false;
+    throw error;
+  }
 }

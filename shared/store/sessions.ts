@@ -1,8 +1,10 @@
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
-import { readAll } from './dynamo-helpers';
+import { atPasswordVersion } from './accounts';
+import { readAll, transactWrite } from './dynamo-helpers';
 
 export const sessionSchema = z.object({
   session_hash: z.string(),
@@ -11,17 +13,36 @@ export const sessionSchema = z.object({
   created_at: z.string(),
   /** Epoch seconds; DynamoDB's TTL removes the item some time after, so reads check it too. */
   expires_at: z.number().int(),
+  /** The account's credential generation the session was opened under; it is refused once that has moved on. */
+  password_version: z.number().int().default(0),
 });
 export type Session = z.infer<typeof sessionSchema>;
 
-export async function insertSession(session: Session): Promise<void> {
-  await dynamo().send(
-    new PutCommand({
-      TableName: tableName('sessions'),
-      Item: sessionSchema.parse(session),
-      ConditionExpression: 'attribute_not_exists(session_hash)',
-    }),
-  );
+/**
+ * Stores a session on condition, in the same transaction, that its account is still at the session's credential
+ * generation: a password changed after it was checked and before the session is written leaves no session behind.
+ * False when the generation has moved on (or the account is gone).
+ */
+export async function insertSession(session: Session): Promise<boolean> {
+  const current = atPasswordVersion(session.password_version);
+  try {
+    await transactWrite({
+      TransactItems: [
+        {
+          Put: {
+            TableName: tableName('sessions'),
+            Item: sessionSchema.parse(session),
+            ConditionExpression: 'attribute_not_exists(session_hash)',
+          },
+        },
+        { ConditionCheck: { TableName: tableName('accounts'), Key: { account_id: session.account_id }, ...current } },
+      ],
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionCanceledException && error.CancellationReasons?.[1]?.Code === 'ConditionalCheckFailed') return false;
+    throw error;
+  }
 }
 
 export async function getSession(sessionHash: string): Promise<Session | undefined> {

@@ -22,12 +22,17 @@ export async function mailsTo(mailDir: string, address: string): Promise<Mail[]>
   return mails.filter((mail) => mail.to === address);
 }
 
-/** The link of the latest message to this address with this subject. */
+/**
+ * The link of the latest message to this address with this subject, waiting a while for the first one: the
+ * service writes its e-mail after it has answered.
+ */
 export async function latestLink(mailDir: string, address: string, subject: string): Promise<URL> {
-  const mail = (await mailsTo(mailDir, address)).filter((candidate) => candidate.subject === subject).at(-1);
-  const link = mail && /https?:\/\/\S+/.exec(mail.text)?.[0];
-  if (!link) throw new Error(`no "${subject}" mail with a link to ${address}`);
-  return new URL(link);
+  for (const deadline = Date.now() + 10_000; ; await new Promise((resolve) => setTimeout(resolve, 50))) {
+    const mail = (await mailsTo(mailDir, address)).filter((candidate) => candidate.subject === subject).at(-1);
+    const link = mail && /https?:\/\/\S+/.exec(mail.text)?.[0];
+    if (link) return new URL(link);
+    if (Date.now() > deadline) throw new Error(`no "${subject}" mail with a link to ${address}`);
+  }
 }
 
 /** The token a link carries in its fragment (`#/confirm?token=…`). */
