@@ -55,3 +55,31 @@ describe('a DynamoDB outage of a few seconds', () => {
     expect((await getJob(jobId!))!.status).toBe('succeeded');
   });
 });
+
+describe('requests while DynamoDB is unreachable', () => {
+  it('answer 503 Service unavailable with Retry-After, never 500, and a keyed create then gets its real result', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const headers = { 'idempotency-key': 'outage-create-1' };
+    const body = { project_name: 'during-outage', flavor: 's-1vcpu-2gb' };
+
+    const { over } = await proxy.outage(OUTAGE_MS);
+    const [read, create] = await Promise.all([
+      runtime.call('GET', '/api/v1/instances', { apiKey }),
+      runtime.call('POST', '/api/v1/instances', { apiKey, body, headers }),
+    ]);
+    await over;
+    let retried = await runtime.call('POST', '/api/v1/instances', { apiKey, body, headers });
+    for (let attempt = 0; retried.status === 409 && attempt < 50; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      retried = await runtime.call('POST', '/api/v1/instances', { apiKey, body, headers });
+    }
+    const listed = await runtime.call('GET', '/api/v1/instances', { apiKey });
+
+    for (const answer of [read, create]) {
+      expect([answer.status, answer.body.error]).toEqual([503, 'Service unavailable']);
+      expect(answer.headers.get('retry-after')).toBe('2');
+    }
+    expect(retried.status).toBe(202);
+    expect(listed.body.map((instance: { instance_id: number }) => instance.instance_id)).toEqual([retried.body.instance_id]);
+  });
+});

@@ -55,13 +55,19 @@ export const idempotency = (limits: readonly RateLimitName[], credentials?: Repl
     const { idempotencyKey: key, work } = context.request;
     if (!key) return;
     const { requestId } = event.requestContext;
-    if (error instanceof Failure && error.kind === 'outcome_unknown') {
-      // Never given up while the work may still commit. Work that had not started never will (the route checks
-      // its budget first): nothing was done.
-      if (work) settleWhenDone(key, work, credentials, requestId);
-      else await releaseIdempotencyKey(key);
-      return;
+    try {
+      if (error instanceof Failure && error.kind === 'outcome_unknown') {
+        // Never given up while the work may still commit. Work that had not started never will (the route checks
+        // its budget first): nothing was done.
+        if (work) settleWhenDone(key, work, credentials, requestId);
+        else await releaseIdempotencyKey(key);
+        return;
+      }
+      await settleIdempotencyKeyOnError(key, error, requestId);
+    } catch (settling) {
+      // The store is down too (the likely cause of the error): the request's own error is still the answer, and the
+      // claim, left as it is, lapses after its lock so that a retry resumes it.
+      logger.warn('could not settle an Idempotency-Key after its request failed; its claim will lapse', { error: settling });
     }
-    await settleIdempotencyKeyOnError(key, error, requestId);
   },
 });

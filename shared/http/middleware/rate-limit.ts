@@ -1,3 +1,4 @@
+import { logger } from '../../observability';
 import { rateLimitExceeded } from '../../domain/errors';
 import type { RateLimitName, WindowState } from '../../domain/rate-limits';
 import { statusOf } from '../failure-status';
@@ -42,6 +43,9 @@ export const rateLimit = (limits: readonly RateLimitName[], idempotent: boolean)
     if (response) await giveBackDeployOnRefusal(context.request, response.statusCode);
   },
   onError: async ({ context, error }) => {
-    await giveBackDeployOnRefusal(context.request, statusOf(error));
+    // The request's own error stays the answer even when the store cannot take the unit back now.
+    await giveBackDeployOnRefusal(context.request, statusOf(error)).catch((givingBack: unknown) =>
+      logger.warn('could not give back a deploy unit after a refusal', { error: givingBack }),
+    );
   },
 });
