@@ -134,7 +134,9 @@ export async function keysPage(_session: Session): Promise<void> {
     void guarded(() => call<KeyInfo & { full_key: string }>('POST', 'keys', body))
       .then((created) => {
         name.value = '';
-        reveal.replaceChildren(revealedKey(created.full_key, created.name, reload));
+        // The list already shows the new key: dismissing only hides the full key and returns focus to the form (a
+        // reload here would re-render the table under a revocation being confirmed).
+        reveal.replaceChildren(revealedKey(created.full_key, created.name, () => name.focus()));
         table.replaceChildren(...tableParts([created, ...keys]));
         reveal.querySelector<HTMLButtonElement>('button')?.focus();
       })
