@@ -6,6 +6,7 @@ import { tableName } from '../config';
 import { KEY_PREFIX_PATTERN } from '../domain/api-keys';
 import { isoInstant } from './attributes';
 import { readAll, transactWrite, whenConditionHolds } from './dynamo-helpers';
+import { giveBackCountedPlace, takeCountedPlace } from './counters';
 
 /** The stored key: its hash (never the key itself) and its owner; what the API shows is made by `toApiKeyInfo`. */
 export const apiKeySchema = z.object({
@@ -32,7 +33,7 @@ export class KeyLimitError extends Error {
  * table, not on the account, whose item every Bearer write checks in its own transaction: creating keys never makes
  * those collide.
  */
-const activeKeysCountKey = (accountId: string) => ({ name: `keys#${accountId}` });
+const activeKeysCountName = (accountId: string) => `keys#${accountId}`;
 
 const cancelledByCondition = (error: unknown, index: number) =>
   error instanceof TransactionCanceledException && error.CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed';
@@ -53,16 +54,7 @@ export async function insertApiKeyWithinLimit(key: ApiKey, limit: number): Promi
   try {
     await transactWrite({
       TransactItems: [
-        {
-          Update: {
-            TableName: tableName('counters'),
-            Key: activeKeysCountKey(key.account_id),
-            UpdateExpression: 'ADD #count :one',
-            ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
-            ExpressionAttributeNames: { '#count': 'count' },
-            ExpressionAttributeValues: { ':one': 1, ':limit': limit },
-          },
-        },
+        takeCountedPlace(activeKeysCountName(key.account_id), limit),
         {
           Put: {
             TableName: tableName('apiKeys'),
@@ -136,15 +128,7 @@ export async function revokeApiKey(key: ApiKey, at: string): Promise<boolean> {
     await transactWrite({
       TransactItems: [
         { Update: { ...revocation, ConditionExpression: 'is_active = :true AND counted = :true' } },
-        {
-          Update: {
-            TableName: tableName('counters'),
-            Key: activeKeysCountKey(key.account_id),
-            UpdateExpression: 'ADD #count :minusOne',
-            ExpressionAttributeNames: { '#count': 'count' },
-            ExpressionAttributeValues: { ':minusOne': -1 },
-          },
-        },
+        giveBackCountedPlace(activeKeysCountName(key.account_id)),
       ],
     });
     return true;

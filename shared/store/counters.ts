@@ -313,3 +313,33 @@ export async function moveLimitToShards(pool: CapacityPool): Promise<'moved' | '
   await transactWrite({ TransactItems: [...shares, dropOld] });
   return sized ? 'dropped' : 'moved';
 }
+
+/**
+ * Per-account counts of what is limited (webhook endpoints, active API keys), one counters item each: the transaction
+ * item that takes one place, refused once `limit` are taken, and the one that gives a place back.
+ */
+export function takeCountedPlace(name: string, limit: number) {
+  return {
+    Update: {
+      TableName: tableName('counters'),
+      Key: { name },
+      UpdateExpression: 'ADD #count :one',
+      ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
+      ExpressionAttributeNames: { '#count': 'count' },
+      ExpressionAttributeValues: { ':one': 1, ':limit': limit },
+    },
+  };
+}
+
+export function giveBackCountedPlace(name: string) {
+  return {
+    Update: {
+      TableName: tableName('counters'),
+      Key: { name },
+      UpdateExpression: 'ADD #count :minusOne',
+      ConditionExpression: '#count > :zero',
+      ExpressionAttributeNames: { '#count': 'count' },
+      ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
+    },
+  };
+}

@@ -5,6 +5,7 @@ import { dynamo } from '../aws';
 import { tableName } from '../config';
 import { eventTypeSchema } from '../domain/webhook-events';
 import { readAll, transactWrite, updatedWhenConditionHolds, whenConditionHolds } from './dynamo-helpers';
+import { giveBackCountedPlace, takeCountedPlace } from './counters';
 import { requestGuardItems, throwIfGuardFailed } from './request-guard';
 
 export const webhookItemSchema = z.object({
@@ -31,7 +32,7 @@ export class WebhookLimitError extends Error {
 }
 
 /** One counter per account, moved in the same transaction as the endpoint it counts. */
-const countKey = (accountId: string) => ({ name: `webhooks#${accountId}` });
+const countName = (accountId: string) => `webhooks#${accountId}`;
 
 /**
  * Records a new endpoint unless the account already has `limit`: concurrent creates can never pass it. In a Bearer
@@ -41,16 +42,7 @@ export async function insertWebhookWithinLimit(item: WebhookItem, limit: number)
   try {
     await transactWrite({
       TransactItems: [
-        {
-          Update: {
-            TableName: tableName('counters'),
-            Key: countKey(item.account_id),
-            UpdateExpression: 'ADD #count :one',
-            ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
-            ExpressionAttributeNames: { '#count': 'count' },
-            ExpressionAttributeValues: { ':one': 1, ':limit': limit },
-          },
-        },
+        takeCountedPlace(countName(item.account_id), limit),
         {
           Put: {
             TableName: tableName('webhooks'),
@@ -108,16 +100,7 @@ export async function deleteWebhook(item: WebhookItem): Promise<boolean> {
             ConditionExpression: 'attribute_exists(webhook_id)',
           },
         },
-        {
-          Update: {
-            TableName: tableName('counters'),
-            Key: countKey(item.account_id),
-            UpdateExpression: 'ADD #count :minusOne',
-            ConditionExpression: '#count > :zero',
-            ExpressionAttributeNames: { '#count': 'count' },
-            ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
-          },
-        },
+        giveBackCountedPlace(countName(item.account_id)),
         ...requestGuardItems(),
       ],
     });
