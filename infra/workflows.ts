@@ -27,9 +27,12 @@ export interface WorkflowDefinition {
   readonly steps: Readonly<Record<string, WorkflowStep>>;
 }
 
-/** Workflow steps read and settle instances, jobs and capacity, and call the upstream. */
+/**
+ * Workflow steps read and settle instances, jobs and capacity, and call the upstream; a server the upstream does not
+ * find is judged under the sweep's guard (an item of the counters table).
+ */
 const lifecycleStepAccess: FunctionAccess = {
-  tables: { instances: ['GetItem', 'UpdateItem'], jobs: ['UpdateItem'], counters: ['UpdateItem'] },
+  tables: { instances: ['GetItem', 'UpdateItem'], jobs: ['UpdateItem'], counters: ['GetItem', 'UpdateItem'] },
   upstream: true,
 };
 
@@ -61,7 +64,7 @@ const meterShardAccess: FunctionAccess = {
     accounts: ['GetItem', 'UpdateItem', 'ConditionCheckItem'],
     ledger: ['PutItem'],
     jobs: ['GetItem', 'PutItem', 'UpdateItem'],
-    counters: ['UpdateItem'],
+    counters: ['GetItem', 'UpdateItem'],
   },
   startsWorkflows: ['power'],
   upstream: true,

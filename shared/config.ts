@@ -63,7 +63,15 @@ export interface Config {
    * When a server the upstream answers 404 for is concluded gone: after this many reads by id, the first and the
    * last this many seconds apart, and a listing by the instance's tag that does not show it either.
    */
-  readonly absence: { readonly reads: number; readonly windowSeconds: number };
+  readonly absence: {
+    readonly reads: number;
+    readonly windowSeconds: number;
+    /**
+     * More servers concluded gone than this within an hour, by any path (sweep, customer actions, settling), trip the
+     * sweep's guard: losses stop until an operator resumes. A token answering 404 for every server fails no fleet.
+     */
+    readonly maxLossesPerHour: number;
+  };
   /**
    * Our servers that no instance owns: powered off when found, destroyed only after the grace period (unless an
    * operator spares them), and never more in one reconciler run than the guard allows.
@@ -72,10 +80,7 @@ export interface Config {
     readonly graceSeconds: number;
     /** More destructions than this in one run stop the sweep's destroying and alarm instead. */
     readonly maxDestroyedPerRun: number;
-    /**
-     * More servers newly found orphaned, or concluded gone, than this in one run stop the sweep's power-offs,
-     * destructions and losses, and alarm instead.
-     */
+    /** More servers newly found orphaned than this in one run stop the sweep's power-offs and destructions, and alarm. */
     readonly maxFoundPerRun: number;
   };
   readonly defaultIpv4PoolSize: number;
@@ -169,7 +174,11 @@ function load(): Config {
     provisionTimeoutSeconds: integer('PROVISION_TIMEOUT_SECONDS', 600),
     actionTimeoutSeconds: integer('ACTION_TIMEOUT_SECONDS', 900),
     unknownOutcomeWindowSeconds: integer('UNKNOWN_OUTCOME_WINDOW_SECONDS', 60),
-    absence: { reads: integer('ABSENCE_READS', 3), windowSeconds: integer('ABSENCE_WINDOW_SECONDS', 600) },
+    absence: {
+      reads: integer('ABSENCE_READS', 3),
+      windowSeconds: integer('ABSENCE_WINDOW_SECONDS', 600),
+      maxLossesPerHour: integer('MAX_SERVERS_LOST_PER_HOUR', 10),
+    },
     orphans: {
       graceSeconds: integer('ORPHAN_GRACE_SECONDS', 6 * 3600),
       maxDestroyedPerRun: integer('SWEEP_MAX_DESTROYED_PER_RUN', 5),

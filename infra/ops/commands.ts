@@ -7,7 +7,8 @@ import { quarantineInstance, releaseInstance } from '../../shared/domain/lifecyc
 import { audit, capacityOverview, moveCapacityToShards } from '../../shared/domain/audit';
 import { reconcile } from '../../shared/domain/reconciler';
 import { orphanOverview } from '../../shared/domain/fleet-sweep';
-import { setOrphanGuard, spareOrphan } from '../../shared/store/orphans';
+import { spareOrphan } from '../../shared/store/orphans';
+import { resumeSweepGuard } from '../../shared/domain/server-guard';
 import { getAccount, updateAccountFlags, type Account, type AccountFlags } from '../../shared/store/accounts';
 import { listAccountApiKeys } from '../../shared/store/api-keys';
 import { setCapacityLimit, type CapacityPool } from '../../shared/store/counters';
@@ -483,9 +484,9 @@ const commands = new Map<string, Command>([
     'orphans resume',
     command({
       args: [],
-      summary: 'let the sweep power off and destroy orphaned servers again after its guard tripped',
+      summary: 'let the sweep power off, destroy and lose servers again after its guard tripped (its count of losses starts anew)',
       prepare: () => async () => {
-        await setOrphanGuard({ halted_at: null, reason: null });
+        await resumeSweepGuard();
         return { json: { halted_at: null }, text: 'sweep guard: clear' };
       },
     }),

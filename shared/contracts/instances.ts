@@ -145,7 +145,8 @@ export const instanceActionRoute = {
       ...requestGuardAccess,
       instances: ['GetItem', 'UpdateItem'],
       jobs: ['GetItem', 'PutItem', 'UpdateItem'],
-      counters: ['UpdateItem'],
+      // Capacity; and, reading a server the upstream does not find, the sweep's guard and its hourly allowance of losses.
+      counters: ['GetItem', 'UpdateItem'],
       idempotency: ['PutItem', 'UpdateItem', 'DeleteItem'],
     },
     startsWorkflows: ['power', 'resize'],

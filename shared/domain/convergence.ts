@@ -10,7 +10,16 @@ import type { UpstreamActionRecord, UpstreamServer } from '../upstream/driver';
 
 type Instance = Pick<
   InstanceItem,
-  'status' | 'plan' | 'pending_plan' | 'paused_by' | 'capacity_held' | 'active_job_id' | 'upstream_id' | 'seen_at' | 'metered_until'
+  | 'status'
+  | 'plan'
+  | 'pending_plan'
+  | 'paused_by'
+  | 'capacity_held'
+  | 'active_job_id'
+  | 'upstream_id'
+  | 'seen_at'
+  | 'metered_until'
+  | 'sealed_secrets'
 >;
 
 /**
@@ -166,7 +175,15 @@ export function lostServerChange(instance: Instance): Change {
       .sort()
       .at(-1) ?? null;
   return {
-    changes: { status: 'failed', capacity_held: false, pending_plan: null, active_job_id: null, billing_ends_at: lastSeen },
+    // The credentials stay sealed on the instance: the loss is inferred, and a server found again restores it whole.
+    changes: {
+      status: 'failed',
+      capacity_held: false,
+      pending_plan: null,
+      active_job_id: null,
+      billing_ends_at: lastSeen,
+      sealed_secrets: instance.sealed_secrets,
+    },
     reserve: [],
     release: [
       ...(instance.capacity_held ? [{ kind: 'ipv4' } as const, { kind: 'tier', flavor: instance.plan.flavor } as const] : []),

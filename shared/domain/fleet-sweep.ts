@@ -10,7 +10,7 @@ import {
   updateInstanceAtVersion,
   type InstanceItem,
 } from '../store/instances';
-import { markOrphanSeen, readOrphanBook, recordOrphan, removeOrphan, setOrphanGuard, type Orphan } from '../store/orphans';
+import { markOrphanSeen, readOrphanBook, recordOrphan, removeOrphan, type Orphan } from '../store/orphans';
 import { getSweepCursor, moveSweepCursor } from '../store/sweeps';
 import { upstreamForSweeps } from '../upstream';
 import { UpstreamBudgetSpentError, type UpstreamDriver, type UpstreamServer } from '../upstream/driver';
@@ -18,7 +18,7 @@ import { claimOf, driftOf, isSwept, readoptionOf, type DriftKind } from './conve
 import { catalog } from './flavors';
 import { serviceTag, upstreamTagOf } from './instances';
 import { newJob } from './jobs';
-import { loseInstance, readInstanceServer } from './server-guard';
+import { loseInstance, readInstanceServer, tripSweepGuard } from './server-guard';
 
 export type DriftReport = Record<DriftKind, number>;
 
@@ -116,7 +116,6 @@ interface SweepRun {
   readonly listed: Set<number>;
   destroyed: number;
   found: number;
-  lost: number;
   readopted: number;
   suspected: number;
   halted: boolean;
@@ -126,9 +125,7 @@ interface SweepRun {
 async function tripGuard(run: SweepRun, reason: string): Promise<void> {
   if (run.halted) return;
   run.halted = true;
-  await setOrphanGuard({ halted_at: run.at, reason });
-  countMetric(metricNames.sweepGuardTripped);
-  logger.error('the sweep stopped powering off, destroying and losing servers: its blast-radius guard tripped', { reason });
+  await tripSweepGuard(run.at, reason);
 }
 
 async function powerOffOrphan(driver: UpstreamDriver, server: UpstreamServer): Promise<void> {
@@ -207,21 +204,6 @@ async function readopt(instance: InstanceItem, server: UpstreamServer, run: Swee
   });
 }
 
-/**
- * An instance whose server is concluded gone is lost, but not in bulk: a token answering 404 for every server (one
- * of another team's, say) must not fail a fleet. Past the guard's limit in one run, the sweep stops and alarms.
- */
-async function concludeLost(instance: InstanceItem, run: SweepRun): Promise<void> {
-  const limit = config().orphans.maxFoundPerRun;
-  if (!run.halted && run.lost >= limit) await tripGuard(run, `more than ${limit} servers concluded gone in one run`);
-  if (run.halted) {
-    run.suspected += 1;
-    return;
-  }
-  run.lost += 1;
-  await followServer(instance, null, run.at, run.drift);
-}
-
 /** One listing page: each server's claim settled (orphans on their way out, lost instances restored, owned ones checked). */
 async function sweepPage(driver: UpstreamDriver, servers: readonly UpstreamServer[], run: SweepRun): Promise<void> {
   await inGroups(await withInstances(servers), async ({ server, instanceId, instance }) => {
@@ -269,7 +251,6 @@ export async function sweepFleet(nowMs = Date.now(), pages = config().upstream.s
     listed: new Set(),
     destroyed: 0,
     found: 0,
-    lost: 0,
     readopted: 0,
     suspected: 0,
     halted: guard.halted_at !== null,
@@ -300,7 +281,7 @@ export async function sweepFleet(nowMs = Date.now(), pages = config().upstream.s
       });
       if (reading?.kind === 'unconfirmed') run.suspected += 1;
       else if (reading?.kind === 'found') await followServer(instance, reading.server, at, run.drift);
-      else if (reading) await concludeLost(instance, run);
+      else if (reading) await followServer(instance, null, at, run.drift);
     });
     await forgetUnlistedOrphans(run, passStartedAt);
   }
@@ -314,7 +295,8 @@ export async function sweepFleet(nowMs = Date.now(), pages = config().upstream.s
     orphansFound: run.found,
     readopted: run.readopted,
     absencesSuspected: run.suspected,
-    guardHalted: run.halted,
+    // Also when a loss tripped it during this run.
+    guardHalted: run.halted || (await readOrphanBook()).guard.halted_at !== null,
     pages: read,
     passCompleted,
   };

@@ -1,7 +1,9 @@
 import { config } from '../config';
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
+import { clearSlidingWindow, hitSlidingWindow } from '../store/counters';
 import { clearServerAbsence, recordServerAbsent, updateInstanceWithRetry, type InstanceItem } from '../store/instances';
+import { readOrphanBook, setOrphanGuard } from '../store/orphans';
 import { UpstreamTransientError, type UpstreamDriver, type UpstreamServer } from '../upstream/driver';
 import { namedError } from './errors';
 import { absenceConcluded, HAS_SERVER, lostServerChange, ownershipOf, type Ownership } from './convergence';
@@ -37,7 +39,8 @@ export async function loseInstance(instanceId: number, why: Exclude<Ownership, '
 /**
  * One read of the instance's server by id: `found`; `unconfirmed` when the upstream does not know it now (an
  * observation, recorded on the instance as evidence: it changes nothing else); `gone` only once the evidence
- * concludes it (several such reads over the window) and a listing by the instance's tag does not show it either.
+ * concludes it (several such reads over the window), a listing by the instance's tag does not show it either, and
+ * the guard admits the loss.
  */
 export type ServerReading =
   { readonly kind: 'found'; readonly server: UpstreamServer } | { readonly kind: 'unconfirmed' } | { readonly kind: 'gone' };
@@ -56,9 +59,11 @@ export async function readInstanceServer(
   const evidence = await recordServerAbsent(instance.instance_id, at);
   if (evidence && absenceConcluded(evidence, config().absence)) {
     const listed = (await driver.listServersByTag(upstreamTagOf(instance.instance_id))).find((candidate) => candidate.id === serverId);
-    if (!listed) return { kind: 'gone' };
-    await clearServerAbsence(instance.instance_id);
-    return { kind: 'found', server: listed };
+    if (listed) {
+      await clearServerAbsence(instance.instance_id);
+      return { kind: 'found', server: listed };
+    }
+    if (await admitLoss(at)) return { kind: 'gone' };
   }
   logger.warn('the upstream does not know the server now; recorded as evidence, not taken as gone', {
     instance_id: instance.instance_id,
@@ -68,6 +73,38 @@ export async function readInstanceServer(
   });
   countMetric(metricNames.serverAbsenceSuspected);
   return { kind: 'unconfirmed' };
+}
+
+const LOSSES_WINDOW = 'sweep#losses';
+const HOUR_MS = 3_600_000;
+
+/**
+ * Stops the sweep's power-offs, destructions and losses until an operator resumes them, and alarms: too much at
+ * once is more likely a fault of ours (a wrong token, a table restored from an old backup) than of the fleet.
+ */
+export async function tripSweepGuard(at: string, reason: string): Promise<void> {
+  await setOrphanGuard({ halted_at: at, reason });
+  countMetric(metricNames.sweepGuardTripped);
+  logger.error('the sweep stopped powering off, destroying and losing servers: its blast-radius guard tripped', { reason });
+}
+
+/** Lets the sweep act again after its guard tripped: the losses it counted no longer count. */
+export async function resumeSweepGuard(): Promise<void> {
+  await clearSlidingWindow(LOSSES_WINDOW);
+  await setOrphanGuard({ halted_at: null, reason: null });
+}
+
+/**
+ * Whether a server concluded gone may be taken as lost now: not while the guard holds, and not past the hourly
+ * allowance, which is counted across every path and run (past it, the guard trips). Until then it stays a suspicion.
+ */
+async function admitLoss(at: string): Promise<boolean> {
+  const { guard } = await readOrphanBook();
+  if (guard.halted_at !== null) return false;
+  const limit = config().absence.maxLossesPerHour;
+  if ((await hitSlidingWindow(LOSSES_WINDOW, limit, HOUR_MS, Date.parse(at))).allowed) return true;
+  await tripSweepGuard(at, `more than ${limit} servers concluded gone within an hour`);
+  return false;
 }
 
 /** The upstream did not find the server this time, but its absence is not concluded: nothing was done, try later. */

@@ -136,12 +136,11 @@ export async function settleIdempotencyKey(scopedKey: string, response: ApiRespo
 }
 
 /**
- * Settles the key of a request that failed. A refusal of the domain is a known outcome, settled as its answer; work
- * stopped by its spent budget did nothing (its budget's signal is never given to a commit), and gives the key up.
- * Anything else may have come after a commit: the claim lapses at once, so that a retry resumes it.
+ * Settles the key of a request that failed. A refusal of the domain is a known outcome, settled as its answer.
+ * Anything else may have come after a commit: the claim lapses at once, so that a retry resumes it. (Work stopped by
+ * its spent budget before its commit did nothing; the middleware gives its key and deploy unit back.)
  */
 export async function settleIdempotencyKeyOnError(scopedKey: string, error: unknown, requestId: string): Promise<void> {
   if (error instanceof Failure) return settleIdempotencyKey(scopedKey, errorResponse(error, requestId));
-  if (error instanceof Error && error.name === 'AbortError') return releaseIdempotencyKey(scopedKey);
   return lapseIdempotencyKey(scopedKey);
 }

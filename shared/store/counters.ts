@@ -89,6 +89,18 @@ export async function hitSlidingWindow(name: string, limit: number, windowMs: nu
  * Drops the entries past the `limit`-th. Newer entries only ever go in front, so whatever sits at those positions
  * now is past the `limit`-th whatever else happened meanwhile: no condition is needed.
  */
+/** Empties a sliding window: what it counted no longer counts (an operator's decision, after looking). */
+export async function clearSlidingWindow(name: string): Promise<void> {
+  await dynamo().send(
+    new UpdateCommand({
+      TableName: tableName('counters'),
+      Key: { name },
+      UpdateExpression: 'REMOVE #times',
+      ExpressionAttributeNames: { '#times': 'times' },
+    }),
+  );
+}
+
 async function trimSlidingWindow(name: string, limit: number, length: number): Promise<void> {
   const positions = Array.from({ length: length - limit }, (_, i) => `#times[${limit + i}]`);
   await dynamo()

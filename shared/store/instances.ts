@@ -519,7 +519,10 @@ function indexKeys(instance: InstanceItem, changes: InstanceChanges, now: string
 const NO_INDEX_KEYS: IndexKeys = { set: {}, setIfAbsent: {}, remove: [] };
 
 function setExpression(changes: InstanceChanges, now = new Date().toISOString(), keys = NO_INDEX_KEYS) {
-  const ending = (changes.status !== undefined && SECRETS_END_STATUSES.includes(changes.status)) || Boolean(changes.deleted_at);
+  // A change that names the secrets itself (a server taken for lost keeps them, for it may be found again) decides.
+  const ending =
+    !('sealed_secrets' in changes) &&
+    ((changes.status !== undefined && SECRETS_END_STATUSES.includes(changes.status)) || Boolean(changes.deleted_at));
   const entries = Object.entries({ ...changes, ...keys.set, ...(ending ? { sealed_secrets: null } : {}), updated_at: now });
   const absent = Object.entries(keys.setIfAbsent);
   const assignments = [

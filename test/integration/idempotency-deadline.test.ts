@@ -1,4 +1,5 @@
 import { inject } from 'vitest';
+import { upstreamTagOf } from '../../shared/domain/instances';
 import { routes } from '../../shared/routes';
 import { startStallingProxy, type StallingProxy } from '../support/stalling-proxy';
 import { startTestRuntime, type CallResult, type TestRuntime } from '../support/runtime';
@@ -24,6 +25,55 @@ afterAll(async () => {
   await proxy.close();
 });
 
+const deployRemaining = (answer: CallResult) => Number(/"deploy";r=(\d+)/.exec(answer.headers.get('ratelimit') ?? '')?.[1]);
+
+// First in the file: the process reads the instance id sequence (a block at a time) on its first create only.
+describe('a keyed create stopped by its budget before it commits', () => {
+  it('answers 504, gives its key and its deploy unit back, and the retry deploys once', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const create = () =>
+      runtime.call('POST', '/api/v1/instances', {
+        apiKey,
+        body: { project_name: 'stopped', flavor: 's-1vcpu-2gb' },
+        headers: { 'idempotency-key': 'stopped-1' },
+      });
+    const sequenceRead = proxy.stallNext('UpdateItem', STALL_MS, 'seq#instance_id');
+
+    const first = await create();
+    await sequenceRead;
+    let retried: CallResult;
+    for (let attempt = 0; (retried = await create()).status === 409 && attempt < 40; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const list = await runtime.call('GET', '/api/v1/instances', { apiKey });
+
+    expect([first.status, first.body.error]).toEqual([504, 'Outcome unknown']);
+    expect(deployRemaining(first)).toBe(4);
+    expect(retried.status).toBe(202);
+    expect(retried.headers.get('idempotent-replayed')).toBeNull();
+    expect(deployRemaining(retried)).toBe(4);
+    expect(list.body.map((instance: { instance_id: number }) => instance.instance_id)).toEqual([retried.body.instance_id]);
+  });
+});
+
+describe('a create without a key that outlives its budget', () => {
+  it('answers 503 Service unavailable with Retry-After: no key to retry with, and the outcome is not known', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const committed = proxy.stallNext('TransactWriteItems', STALL_MS);
+
+    const answer = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'unkeyed', flavor: 's-1vcpu-2gb' } });
+    await committed;
+    // Here the held commit did land: the instance exists and provisions like any other.
+    await vi.waitUntil(async () => (await runtime.call('GET', '/api/v1/instances', { apiKey })).body.length === 1, { timeout: 10_000 });
+    const [instance] = (await runtime.call('GET', '/api/v1/instances', { apiKey })).body;
+    await runtime.waitForStatus(apiKey, instance.instance_id, ['active']);
+    await runtime.stepFunctions.idle();
+
+    expect([answer.status, answer.body.error]).toEqual([503, 'Service unavailable']);
+    expect(answer.headers.get('retry-after')).toBe('2');
+  });
+});
+
 describe('a keyed create that outlives its budget', () => {
   it('answers 504 Outcome unknown, keeps the key claimed until its commit lands, then replays it: one server', async () => {
     const { apiKey } = await runtime.newAccount();
@@ -33,7 +83,9 @@ describe('a keyed create that outlives its budget', () => {
         body: { project_name: 'stalled', flavor: 's-1vcpu-2gb' },
         headers: { 'idempotency-key': 'stalled-1' },
       });
+    await runtime.stepFunctions.idle();
     const committed = proxy.stallNext('TransactWriteItems', STALL_MS);
+    const createsBefore = runtime.simulator.state().calls['POST /v2/droplets'] ?? 0;
 
     const first = await create();
     const whileCommitting = await create();
@@ -61,7 +113,9 @@ describe('a keyed create that outlives its budget', () => {
     expect(list.body.map((instance: { instance_id: number }) => instance.instance_id)).toEqual([replay.body.instance_id]);
     await runtime.waitForStatus(apiKey, replay.body.instance_id, ['active']);
     await runtime.stepFunctions.idle();
-    expect(runtime.simulator.state().droplets).toHaveLength(1);
-    expect(runtime.simulator.state().calls['POST /v2/droplets']).toBe(1);
+    expect(
+      runtime.simulator.state().droplets.filter((droplet) => droplet.tags.includes(upstreamTagOf(replay.body.instance_id))),
+    ).toHaveLength(1);
+    expect((runtime.simulator.state().calls['POST /v2/droplets'] ?? 0) - createsBefore).toBe(1);
   });
 });

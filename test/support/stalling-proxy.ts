@@ -7,14 +7,17 @@ import { connect, createServer, type Socket } from 'node:net';
 export interface StallingProxy {
   /** The endpoint to give the service instead of DynamoDB Local's. */
   readonly endpoint: string;
-  /** Holds the next request for `operation` (e.g. `TransactWriteItems`) for `ms`; resolves when it was sent on. */
-  stallNext(operation: string, ms: number): Promise<void>;
+  /**
+   * Holds the next request for `operation` (e.g. `TransactWriteItems`), and naming `containing` when given, for `ms`;
+   * resolves when it was sent on.
+   */
+  stallNext(operation: string, ms: number, containing?: string): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startStallingProxy(target: string): Promise<StallingProxy> {
   const { hostname, port } = new URL(target);
-  let armed: { target: string; ms: number; released: () => void } | undefined;
+  let armed: { target: string; containing: string; ms: number; released: () => void } | undefined;
   const sockets = new Set<Socket>();
 
   const server = createServer((client) => {
@@ -28,7 +31,8 @@ export async function startStallingProxy(target: string): Promise<StallingProxy>
     upstream.on('close', () => client.destroy());
     upstream.pipe(client);
     client.on('data', (chunk: Buffer) => {
-      const stall = armed && chunk.toString('latin1').includes(armed.target) ? armed : undefined;
+      const text = chunk.toString('latin1');
+      const stall = armed && text.includes(armed.target) && text.includes(armed.containing) ? armed : undefined;
       if (!stall) {
         upstream.write(chunk);
         return;
@@ -49,9 +53,9 @@ export async function startStallingProxy(target: string): Promise<StallingProxy>
 
   return {
     endpoint: `http://127.0.0.1:${address.port}`,
-    stallNext(operation, ms) {
+    stallNext(operation, ms, containing = '') {
       return new Promise((released) => {
-        armed = { target: `DynamoDB_20120810.${operation}`, ms, released };
+        armed = { target: `DynamoDB_20120810.${operation}`, containing, ms, released };
       });
     },
     async close() {

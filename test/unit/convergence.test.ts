@@ -26,6 +26,7 @@ const instance = (overrides = {}) => ({
   upstream_id: 7,
   seen_at: null,
   metered_until: '2026-11-23T03:55:00.000Z',
+  sealed_secrets: 'sealed-credentials' as string | null,
   ...overrides,
 });
 const server = (overrides: Partial<UpstreamServer> = {}): UpstreamServer => ({
@@ -169,6 +170,7 @@ describe('settleFromUpstream', () => {
           pending_plan: null,
           active_job_id: null,
           billing_ends_at: '2026-11-23T03:58:00.000Z',
+          sealed_secrets: 'sealed-credentials',
         },
         reserve: [],
         release: [{ kind: 'ipv4' }, { kind: 'tier', flavor: 's-1vcpu-2gb' }, { kind: 'tier', flavor: 's-2vcpu-4gb' }],
@@ -249,6 +251,7 @@ describe('driftOf', () => {
           pending_plan: null,
           active_job_id: null,
           billing_ends_at: '2026-11-23T03:59:00.000Z',
+          sealed_secrets: 'sealed-credentials',
         },
         reserve: [],
         release: [{ kind: 'ipv4' }, { kind: 'tier', flavor: 's-1vcpu-2gb' }],
@@ -266,6 +269,7 @@ describe('driftOf', () => {
           pending_plan: null,
           active_job_id: null,
           billing_ends_at: '2026-11-23T03:55:00.000Z',
+          sealed_secrets: 'sealed-credentials',
         },
         reserve: [],
         release: [{ kind: 'ipv4' }, { kind: 'tier', flavor: 's-1vcpu-2gb' }],

@@ -11,14 +11,30 @@ import {
 } from '../idempotency';
 import type { ApiResponse } from '../responses';
 import { releaseIdempotencyKey } from '../../store/idempotency';
-import type { Middleware } from './state';
+import { DependencyTransientError } from '../../transient-errors';
+import { giveBackDeploy } from './rate-limit';
+import type { Middleware, RequestState } from './state';
+
+/** Work stopped by its spent budget before it could commit did nothing: the key and the deploy unit go back. */
+const stoppedBeforeCommit = (error: unknown) => error instanceof Error && error.name === 'AbortError';
+
+async function nothingDone(key: string, state: RequestState): Promise<void> {
+  await releaseIdempotencyKey(key);
+  await giveBackDeploy(state);
+}
 
 /** Settles the key once work that outlived its request's answer has ended; the invocation runs until then. */
-function settleWhenDone(key: string, work: Promise<ApiResponse>, credentials: ReplayCredentials | undefined, requestId: string): void {
+function settleWhenDone(
+  key: string,
+  work: Promise<ApiResponse>,
+  credentials: ReplayCredentials | undefined,
+  requestId: string,
+  state: RequestState,
+): void {
   work
     .then(
       (response) => settleIdempotencyKey(key, response, credentials),
-      (error: unknown) => settleIdempotencyKeyOnError(key, error, requestId),
+      (error: unknown) => (stoppedBeforeCommit(error) ? nothingDone(key, state) : settleIdempotencyKeyOnError(key, error, requestId)),
     )
     // Left claimed, the key lapses and a retry resumes it.
     .catch((error: unknown) => logger.error('could not settle an Idempotency-Key after its request was answered', { error }));
@@ -51,18 +67,25 @@ export const idempotency = (limits: readonly RateLimitName[], credentials?: Repl
     const key = context.request.idempotencyKey;
     if (response && key) await settleIdempotencyKey(key, response, credentials);
   },
-  onError: async ({ event, context, error }) => {
+  onError: async (request) => {
+    const { event, context, error } = request;
     const { idempotencyKey: key, work } = context.request;
-    if (!key) return;
+    const outOfTime = error instanceof Failure && error.kind === 'outcome_unknown';
+    if (!key) {
+      // No key to retry with: out of time is a dependency too slow, with a 503 that says the outcome is not known.
+      if (outOfTime) request.error = new DependencyTransientError('the route ran out of time');
+      return;
+    }
     const { requestId } = event.requestContext;
     try {
-      if (error instanceof Failure && error.kind === 'outcome_unknown') {
+      if (outOfTime) {
         // Never given up while the work may still commit. Work that had not started never will (the route checks
         // its budget first): nothing was done.
-        if (work) settleWhenDone(key, work, credentials, requestId);
-        else await releaseIdempotencyKey(key);
+        if (work) settleWhenDone(key, work, credentials, requestId, context.request);
+        else await nothingDone(key, context.request);
         return;
       }
+      if (stoppedBeforeCommit(error)) return await nothingDone(key, context.request);
       await settleIdempotencyKeyOnError(key, error, requestId);
     } catch (settling) {
       // The store is down too (the likely cause of the error): the request's own error is still the answer, and the

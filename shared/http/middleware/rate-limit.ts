@@ -13,8 +13,13 @@ import type { Middleware, RequestState } from './state';
 const REFUSALS = new Set([400, 401, 402, 403, 404, 409, 413, 422, 429, 503]);
 
 async function giveBackDeployOnRefusal(state: RequestState, status: number): Promise<void> {
+  if (REFUSALS.has(status)) await giveBackDeploy(state);
+}
+
+/** Gives the request's deploy unit back: it deployed nothing. */
+export async function giveBackDeploy(state: RequestState): Promise<void> {
   const accountId = state.apiKey?.account_id;
-  if (!REFUSALS.has(status) || accountId === undefined) return;
+  if (accountId === undefined) return;
   state.windows = await Promise.all(state.windows.map((window) => (window.name === 'deploy' ? giveBack(accountId, window) : window)));
 }
 
