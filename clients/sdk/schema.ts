@@ -253,7 +253,7 @@ export interface paths {
         put?: never;
         /**
          * Open an account; a confirmation link is e-mailed. The same answer whether or not the address is taken
-         * @description Creates the account and its login unconfirmed, and e-mails a single-use confirmation link valid for 24 hours; for an address taken but not yet confirmed, the link sets the password of this sign-up when opened. An address that is already registered gets the same 202 (and a notice by e-mail instead), so the answer never tells whether an address has an account. The password is stored as a scrypt hash. Limited per source address, per e-mail address and source address together, and per e-mail address and day.
+         * @description Creates the account and its login unconfirmed, and e-mails a single-use confirmation link valid for 24 hours; for an address taken but not yet confirmed, the link confirms the password of this sign-up when opened with that password. An address that is already registered gets the same 202 (and a notice by e-mail instead), so the answer never tells whether an address has an account. The password is stored as a scrypt hash. Limited per source address, per e-mail address and source address together, and per e-mail address and day.
          */
         post: operations["signUp"];
         delete?: never;
@@ -272,8 +272,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Confirm the e-mail address with the link's token (single use, 24 hours)
-         * @description Marks the e-mail address confirmed, with the password chosen in the sign-up that sent this link, and spends the token: a second use, a token past its 24 hours, or a link of the account made worthless by a later confirmation or password reset, is 400 `Invalid or expired link`. Limited per source address.
+         * Confirm the e-mail address with the link's token and the password chosen at sign-up (single use, 24 hours)
+         * @description Marks the e-mail address confirmed, with the password chosen in the sign-up that sent this link, which must be given: the link proves the mailbox and the password proves the sign-up, so a link sent by someone else's sign-up with the same address confirms nothing. A different password is 400 `This link belongs to a sign-up with a different password`, changes nothing and leaves the link usable; it counts as a failed sign-in of the address from this source address, within the same limit. With the right password the token is spent: a second use, a token past its 24 hours, or a link of the account made worthless by a later confirmation or password reset, is 400 `Invalid or expired link`. Limited per source address.
          */
         post: operations["confirmEmail"];
         delete?: never;
@@ -293,7 +293,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in: sets the session cookie and returns its CSRF token
-         * @description Checks the password and starts a session: the `session` cookie (HttpOnly, SameSite=Lax, Secure on https) and, in the body, the CSRF token that the page sends as `X-CSRFToken` on POST and DELETE. A wrong password and an unknown address give the same 401, and so does a password changed by a reset while it was being checked. Limited per source address, and failed sign-ins per e-mail address and source address together; a successful sign-in gives its attempt back, and a password reset lifts the limit.
+         * @description Checks the password and starts a session: the `session` cookie (HttpOnly, SameSite=Lax, Secure on https) and, in the body, the CSRF token that the page sends as `X-CSRFToken` on POST and DELETE. A wrong password and an unknown address give the same 401, and so does a password changed by a reset while it was being checked. Limited per source address, and failed sign-ins (failed confirmations included) per e-mail address and source address together; a successful sign-in gives its attempt back, and a password reset lifts the limit.
          */
         post: operations["signIn"];
         delete?: never;
@@ -2833,6 +2833,8 @@ export interface operations {
                 "application/json": {
                     /** @description The token from the e-mailed link. */
                     token: string;
+                    /** @description The password chosen in the sign-up that sent the link. */
+                    password: string;
                 };
             };
         };
@@ -2851,7 +2853,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid or expired link; invalid request. */
+            /** @description Invalid or expired link; This link belongs to a sign-up with a different password; invalid request. */
             400: {
                 headers: {
                     /** @description Identifies the request in our logs. */

@@ -31,6 +31,7 @@ const setCookie = {
   'Set-Cookie': header('`session=…; Path=/api; HttpOnly; SameSite=Lax; Secure`', true),
 };
 const invalidLink = error('Invalid or expired link; invalid request.');
+const invalidConfirmation = error('Invalid or expired link; This link belongs to a sign-up with a different password; invalid request.');
 
 export const signUpRoute = {
   name: 'AuthSignUp',
@@ -45,7 +46,7 @@ export const signUpRoute = {
     operationId: 'signUp',
     summary: 'Open an account; a confirmation link is e-mailed. The same answer whether or not the address is taken',
     description:
-      'Creates the account and its login unconfirmed, and e-mails a single-use confirmation link valid for 24 hours; for an address taken but not yet confirmed, the link sets the password of this sign-up when opened. An address that is already registered gets the same 202 (and a notice by e-mail instead), so the answer never tells whether an address has an account. The password is stored as a scrypt hash. Limited per source address, per e-mail address and source address together, and per e-mail address and day.',
+      'Creates the account and its login unconfirmed, and e-mails a single-use confirmation link valid for 24 hours; for an address taken but not yet confirmed, the link confirms the password of this sign-up when opened with that password. An address that is already registered gets the same 202 (and a notice by e-mail instead), so the answer never tells whether an address has an account. The password is stored as a scrypt hash. Limited per source address, per e-mail address and source address together, and per e-mail address and day.',
     tags,
     responses: { 202: ok('Accepted.', acceptedSchema), ...publicFormErrors },
   },
@@ -59,14 +60,21 @@ export const confirmRoute = {
   auth: 'none',
   body: confirmBodySchema,
   throttle: AUTH_ROUTE_THROTTLE,
-  access: { tables: { ...limits, authTokens: ['DeleteItem'], accounts: ['UpdateItem'], logins: ['UpdateItem'] } },
+  access: {
+    tables: {
+      ...limits,
+      authTokens: ['GetItem', 'DeleteItem'],
+      accounts: ['UpdateItem'],
+      logins: ['GetItem', 'UpdateItem'],
+    },
+  },
   doc: {
     operationId: 'confirmEmail',
-    summary: "Confirm the e-mail address with the link's token (single use, 24 hours)",
+    summary: "Confirm the e-mail address with the link's token and the password chosen at sign-up (single use, 24 hours)",
     description:
-      'Marks the e-mail address confirmed, with the password chosen in the sign-up that sent this link, and spends the token: a second use, a token past its 24 hours, or a link of the account made worthless by a later confirmation or password reset, is 400 `Invalid or expired link`. Limited per source address.',
+      "Marks the e-mail address confirmed, with the password chosen in the sign-up that sent this link, which must be given: the link proves the mailbox and the password proves the sign-up, so a link sent by someone else's sign-up with the same address confirms nothing. A different password is 400 `This link belongs to a sign-up with a different password`, changes nothing and leaves the link usable; it counts as a failed sign-in of the address from this source address, within the same limit. With the right password the token is spent: a second use, a token past its 24 hours, or a link of the account made worthless by a later confirmation or password reset, is 400 `Invalid or expired link`. Limited per source address.",
     tags,
-    responses: { 200: ok('Confirmed.', okSchema), ...publicFormErrors, 400: invalidLink },
+    responses: { 200: ok('Confirmed.', okSchema), ...publicFormErrors, 400: invalidConfirmation },
   },
 } as const satisfies PublicRoute;
 
@@ -90,7 +98,7 @@ export const signInRoute = {
     operationId: 'signIn',
     summary: 'Sign in: sets the session cookie and returns its CSRF token',
     description:
-      'Checks the password and starts a session: the `session` cookie (HttpOnly, SameSite=Lax, Secure on https) and, in the body, the CSRF token that the page sends as `X-CSRFToken` on POST and DELETE. A wrong password and an unknown address give the same 401, and so does a password changed by a reset while it was being checked. Limited per source address, and failed sign-ins per e-mail address and source address together; a successful sign-in gives its attempt back, and a password reset lifts the limit.',
+      'Checks the password and starts a session: the `session` cookie (HttpOnly, SameSite=Lax, Secure on https) and, in the body, the CSRF token that the page sends as `X-CSRFToken` on POST and DELETE. A wrong password and an unknown address give the same 401, and so does a password changed by a reset while it was being checked. Limited per source address, and failed sign-ins (failed confirmations included) per e-mail address and source address together; a successful sign-in gives its attempt back, and a password reset lifts the limit.',
     tags,
     responses: {
       200: ok('Signed in.', sessionInfoSchema, setCookie),

@@ -1,11 +1,19 @@
 import { config } from '../config';
 import { sendMail } from '../mail';
 import { getAccount, type Account } from '../store/accounts';
-import { consumeAuthToken, insertAuthToken, type AuthTokenPurpose } from '../store/auth-tokens';
+import { consumeAuthToken, getAuthToken, insertAuthToken, type AuthTokenPurpose } from '../store/auth-tokens';
 import { changePassword, getLogin, insertAccountWithLogin } from '../store/logins';
 import { deleteAccountSessions, deleteSession } from '../store/sessions';
 import { authMailQueue } from '../events/transports';
-import type { Accepted, AuthMailRequest, ForgotPasswordBody, ResetPasswordBody, SignInBody, SignUpBody } from '../schemas/auth';
+import type {
+  Accepted,
+  AuthMailRequest,
+  ConfirmBody,
+  ForgotPasswordBody,
+  ResetPasswordBody,
+  SignInBody,
+  SignUpBody,
+} from '../schemas/auth';
 import { newAccountRecord, openSessionUnder, standingOf, type IssuedSession } from './accounts';
 import { limitMailsTo, limitSourceAddress, reserveFailedSignIn } from './auth-limits';
 import { randomBase62, sha256Hex } from './crypto';
@@ -21,6 +29,7 @@ const LINK_PAGE: Record<AuthTokenPurpose, string> = { confirm: 'confirm', reset:
 
 const invalidCredentials = () => unauthorized('Invalid e-mail or password');
 const invalidLink = () => new Failure('invalid_request', 'Invalid or expired link');
+const differentPassword = () => new Failure('invalid_request', 'This link belongs to a sign-up with a different password');
 
 export const SIGN_UP_ACCEPTED: Accepted = {
   ok: true,
@@ -37,7 +46,7 @@ const tokenHash = (purpose: AuthTokenPurpose, token: string) => sha256Hex(`${pur
 /**
  * A link into the console. The token rides in the fragment, which browsers never send to a server, so it stays
  * out of access logs and Referer headers. It holds only while the account stays at its current credential
- * generation; a confirmation link also carries the password chosen in the sign-up that sent it.
+ * generation; a confirmation link also carries the hash of the password chosen in the sign-up that sent it.
  */
 async function mailLink(
   account: Pick<Account, 'account_id' | 'email' | 'password_version'>,
@@ -109,9 +118,9 @@ export async function sendAuthMail(request: AuthMailRequest, now = new Date()): 
   ) {
     return mailLink(account, 'confirm', now, passwordHash);
   }
-  // Taken. While unconfirmed, a link of its own that sets this sign-up's password when opened: whoever signed up
-  // first with someone else's address never chooses the password the mailbox's owner confirms. Once confirmed, a
-  // note on how to get in.
+  // Taken. While unconfirmed, a link of its own that confirms this sign-up's password, opened with that password:
+  // whoever signed up first with someone else's address never chooses the password the mailbox's owner confirms.
+  // Once confirmed, a note on how to get in.
   const login = await getLogin(email);
   const existing = login && (await getAccount(login.account_id));
   if (existing && existing.deleted_at === null && !existing.confirmed) await mailLink(existing, 'confirm', now, passwordHash);
@@ -125,18 +134,30 @@ export async function sendAuthMail(request: AuthMailRequest, now = new Date()): 
 }
 
 /**
- * Opening the link proves the mailbox, so the account is confirmed with the password chosen in the sign-up that
- * sent this link, and every other link of the account stops working.
+ * Opening the link proves the mailbox, and giving the password chosen in the sign-up that sent it proves that
+ * sign-up: only the two together confirm the account, with that password, so the owner who opens a link a stranger's
+ * sign-up sent never confirms the stranger's password. A wrong password leaves the link as it was and counts as a
+ * failed sign-in of the address from this source, so the link is no way round that limit. Confirming moves the
+ * account to its next credential generation: every other link of the account stops working.
  */
-export async function confirmEmail(token: string, sourceAddress: string, now = new Date()): Promise<{ ok: true }> {
+export async function confirmEmail({ token, password }: ConfirmBody, sourceAddress: string, now = new Date()): Promise<{ ok: true }> {
   await limitSourceAddress(sourceAddress, now);
-  const spent = await spendLink('confirm', token, now);
+  const link = await getAuthToken(tokenHash('confirm', token));
   // A link sent before links carried their password cannot say whose password it confirms.
-  if (spent.password_hash === undefined) throw invalidLink();
+  if (!link || link.purpose !== 'confirm' || link.expires_at * 1000 <= now.getTime() || link.password_hash === undefined) {
+    throw invalidLink();
+  }
+  // Only a link of the account's current generation is checked against, so a worthless one cannot test passwords.
+  const login = await getLogin(link.email);
+  if (login?.account_id !== link.account_id || login.password_version !== link.password_version) throw invalidLink();
+  const attempt = await reserveFailedSignIn(link.email, link.password_version, sourceAddress, now);
+  if (!(await verifyPassword(password, link.password_hash))) throw differentPassword();
+  await attempt.release();
+  const spent = await spendLink('confirm', token, now);
   const changed = await changePassword({
     accountId: spent.account_id,
     email: spent.email,
-    passwordHash: spent.password_hash,
+    passwordHash: link.password_hash,
     fromVersion: spent.password_version,
     changedAt: now.toISOString(),
   });

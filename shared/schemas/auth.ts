@@ -41,7 +41,10 @@ export type AuthMailRequest = z.infer<typeof authMailRequestSchema>;
 export const resetPasswordBodySchema = z.strictObject({ token: linkTokenSchema, password: newPasswordSchema });
 export type ResetPasswordBody = z.infer<typeof resetPasswordBodySchema>;
 
-export const confirmBodySchema = z.strictObject({ token: linkTokenSchema });
+export const confirmBodySchema = z.strictObject({
+  token: linkTokenSchema,
+  password: z.string().min(1).max(PASSWORD_MAX).meta({ description: 'The password chosen in the sign-up that sent the link.' }),
+});
 export type ConfirmBody = z.infer<typeof confirmBodySchema>;
 
 /** The same answer whether or not the address is registered. */

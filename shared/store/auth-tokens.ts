@@ -1,4 +1,4 @@
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
@@ -14,7 +14,7 @@ export const authTokenSchema = z.object({
   expires_at: z.number().int(),
   /** The account's credential generation when the link was sent: a change of password since makes it worthless. */
   password_version: z.number().int().default(0),
-  /** A confirmation link's own password: the one chosen in the sign-up that sent it, set when the link is opened. */
+  /** A confirmation link's own password: the one chosen in the sign-up that sent it, which opening the link must give. */
   password_hash: z.string().optional(),
 });
 export type AuthToken = z.infer<typeof authTokenSchema>;
@@ -28,6 +28,14 @@ export async function insertAuthToken(token: AuthToken): Promise<void> {
       ConditionExpression: 'attribute_not_exists(token_hash)',
     }),
   );
+}
+
+/** Reads a token without spending it: undefined when it never existed or was already used. */
+export async function getAuthToken(tokenHash: string): Promise<AuthToken | undefined> {
+  const { Item } = await dynamo().send(
+    new GetCommand({ TableName: tableName('authTokens'), Key: { token_hash: tokenHash }, ConsistentRead: true }),
+  );
+  return Item ? authTokenSchema.parse(Item) : undefined;
 }
 
 /**

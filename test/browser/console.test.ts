@@ -124,7 +124,7 @@ describe('the account console', () => {
     await checkPage('sign-in');
   });
 
-  it('signs a person up and confirms the address through the mailed link', async () => {
+  it('signs a person up and confirms the address through the mailed link and the password chosen at sign-up', async () => {
     await page.getByRole('link', { name: 'Create an account' }).click();
     await eventually(() => page.locator('h1').textContent()).toBe('Create an account');
     await checkPage('sign-up');
@@ -137,8 +137,17 @@ describe('the account console', () => {
     await checkPage('check-mailbox');
     const link = await latestLink(runtime.mailDir, EMAIL, 'Confirm your e-mail address');
     await page.goto(link.href);
-    await eventually(() => page.locator('h1').textContent()).toBe('Address confirmed');
+    await eventually(() => page.locator('h1').textContent()).toBe('Confirm your address');
     expect(page.url()).toBe(`${runtime.consoleUrl}#/confirm`);
+    await checkPage('confirm');
+
+    await page.getByLabel('Password chosen at sign-up').fill('not the password chosen');
+    await page.getByLabel('Password chosen at sign-up').press('Enter');
+    await eventually(() => page.getByRole('alert').textContent()).toBe('This link belongs to a sign-up with a different password');
+    await page.getByLabel('Password chosen at sign-up').fill(PASSWORD);
+    await page.getByLabel('Password chosen at sign-up').press('Enter');
+
+    await eventually(() => page.locator('h1').textContent()).toBe('Address confirmed');
     await checkPage('confirmed');
   });
 

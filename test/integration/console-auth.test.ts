@@ -83,7 +83,7 @@ const sansRequestId = ({ request_id: _id, ...rest }: Record<string, unknown>) =>
 async function confirmedAccount(from: string, email = newEmail(), password = PASSWORD) {
   await send('POST', '/api/v1/auth/sign-up', { from, body: { email, password } });
   const token = tokenOf(await latestLink(mailDir, email, 'Confirm your e-mail address'));
-  await send('POST', '/api/v1/auth/confirm', { from, body: { token } });
+  await send('POST', '/api/v1/auth/confirm', { from, body: { token, password } });
   const signedIn = await send('POST', '/api/v1/auth/sign-in', { from, body: { email, password } });
   const cookie = signedIn.cookies[0]?.split(';')[0] ?? '';
   return { email, password, cookie, csrf: signedIn.body.csrf_token as string, accountId: signedIn.body.account_id as string };
@@ -155,23 +155,41 @@ describe('POST /api/v1/auth/sign-up', () => {
     expect(answer.body.error).toBe(error);
   });
 
-  it('confirms the password chosen in the sign-up whose link is opened, never one a stranger chose first', async () => {
+  it("confirms only with the password of the sign-up that sent the link: the owner cannot confirm a stranger's sign-up", async () => {
     const email = newEmail();
     const stranger = newAddress();
     const owner = newAddress();
-    await send('POST', '/api/v1/auth/sign-up', { from: stranger, body: { email, password: 'the password of a stranger' } });
+    await send('POST', '/api/v1/auth/sign-up', { from: stranger, body: { email, password: 'attackerpw1' } });
     const strangersLink = tokenOf(await latestLink(mailDir, email, 'Confirm your e-mail address'));
-    await send('POST', '/api/v1/auth/sign-up', { from: owner, body: { email, password: PASSWORD } });
+    await send('POST', '/api/v1/auth/sign-up', { from: owner, body: { email, password: 'ownerpass12' } });
     const ownersLink = tokenOf(await latestLink(mailDir, email, 'Confirm your e-mail address'));
-
-    const confirmed = await send('POST', '/api/v1/auth/confirm', { from: owner, body: { token: ownersLink } });
-    const strangersConfirm = await send('POST', '/api/v1/auth/confirm', { from: owner, body: { token: strangersLink } });
-
-    expect(confirmed.status).toBe(200);
-    expect([strangersConfirm.status, strangersConfirm.body.error]).toEqual([400, 'Invalid or expired link']);
     const signIn = (password: string) => send('POST', '/api/v1/auth/sign-in', { from: newAddress(), body: { email, password } });
-    expect((await signIn('the password of a stranger')).status).toBe(401);
-    expect((await signIn(PASSWORD)).status).toBe(200);
+
+    const strangersLinkWithOwnersPassword = await send('POST', '/api/v1/auth/confirm', {
+      from: owner,
+      body: { token: strangersLink, password: 'ownerpass12' },
+    });
+
+    expect([strangersLinkWithOwnersPassword.status, strangersLinkWithOwnersPassword.body.error]).toEqual([
+      400,
+      'This link belongs to a sign-up with a different password',
+    ]);
+    expect((await signIn('attackerpw1')).status).toBe(403);
+    expect((await signIn('ownerpass12')).status).toBe(401);
+
+    const ownersLinkWithOwnersPassword = await send('POST', '/api/v1/auth/confirm', {
+      from: owner,
+      body: { token: ownersLink, password: 'ownerpass12' },
+    });
+
+    expect(ownersLinkWithOwnersPassword.status).toBe(200);
+    expect((await signIn('ownerpass12')).status).toBe(200);
+    expect((await signIn('attackerpw1')).status).toBe(401);
+    const strangersLinkAfterwards = await send('POST', '/api/v1/auth/confirm', {
+      from: stranger,
+      body: { token: strangersLink, password: 'attackerpw1' },
+    });
+    expect([strangersLinkAfterwards.status, strangersLinkAfterwards.body.error]).toEqual([400, 'Invalid or expired link']);
   });
 
   it('lets exactly one of two racing sign-ups with one address open an account', async () => {
@@ -183,8 +201,13 @@ describe('POST /api/v1/auth/sign-up', () => {
       send('POST', '/api/v1/auth/sign-up', { from, body: { email, password: 'the other password' } }),
     ]);
 
+    // Whichever sign-up the latest link belongs to, it confirms with that sign-up's password only.
     const token = tokenOf(await latestLink(mailDir, email, 'Confirm your e-mail address'));
-    expect((await send('POST', '/api/v1/auth/confirm', { from, body: { token } })).status).toBe(200);
+    const confirms: number[] = [];
+    for (const password of [PASSWORD, 'the other password']) {
+      confirms.push((await send('POST', '/api/v1/auth/confirm', { from, body: { token, password } })).status);
+    }
+    expect(confirms.sort()).toEqual([200, 400]);
     const signIns = await Promise.all(
       [PASSWORD, 'the other password'].map((password) => send('POST', '/api/v1/auth/sign-in', { from, body: { email, password } })),
     );
@@ -199,8 +222,8 @@ describe('POST /api/v1/auth/confirm', () => {
     await send('POST', '/api/v1/auth/sign-up', { from, body: { email, password: PASSWORD } });
     const token = tokenOf(await latestLink(mailDir, email, 'Confirm your e-mail address'));
 
-    const first = await send('POST', '/api/v1/auth/confirm', { from, body: { token } });
-    const second = await send('POST', '/api/v1/auth/confirm', { from, body: { token } });
+    const first = await send('POST', '/api/v1/auth/confirm', { from, body: { token, password: PASSWORD } });
+    const second = await send('POST', '/api/v1/auth/confirm', { from, body: { token, password: PASSWORD } });
 
     expect(first.status).toBe(200);
     expect(first.body).toEqual({ ok: true });
@@ -214,7 +237,9 @@ describe('POST /api/v1/auth/confirm', () => {
     await send('POST', '/api/v1/auth/sign-up', { from, body: { email, password: PASSWORD } });
     const token = tokenOf(await latestLink(mailDir, email, 'Confirm your e-mail address'));
 
-    const answers = await Promise.all([1, 2, 3].map(() => send('POST', '/api/v1/auth/confirm', { from, body: { token } })));
+    const answers = await Promise.all(
+      [1, 2, 3].map(() => send('POST', '/api/v1/auth/confirm', { from, body: { token, password: PASSWORD } })),
+    );
 
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 400, 400]);
   });
@@ -237,7 +262,7 @@ describe('POST /api/v1/auth/confirm', () => {
       .then((r) => r.Items ?? []);
     await expireAll('authTokens', String(item?.account_id));
 
-    const answer = await send('POST', '/api/v1/auth/confirm', { from, body: { token } });
+    const answer = await send('POST', '/api/v1/auth/confirm', { from, body: { token, password: PASSWORD } });
 
     expect(answer.status).toBe(400);
     expect(answer.body.error).toBe('Invalid or expired link');
@@ -249,10 +274,44 @@ describe('POST /api/v1/auth/confirm', () => {
     await send('POST', '/api/v1/auth/forgot-password', { from, body: { email } });
     const resetToken = tokenOf(await latestLink(mailDir, email, 'Reset your password'));
 
-    const answer = await send('POST', '/api/v1/auth/confirm', { from, body: { token: resetToken } });
+    const answer = await send('POST', '/api/v1/auth/confirm', { from, body: { token: resetToken, password: PASSWORD } });
 
     expect(answer.status).toBe(400);
     expect(answer.body.error).toBe('Invalid or expired link');
+  });
+
+  it('needs the password chosen at sign-up', async () => {
+    const from = newAddress();
+    const email = newEmail();
+    await send('POST', '/api/v1/auth/sign-up', { from, body: { email, password: PASSWORD } });
+    const token = tokenOf(await latestLink(mailDir, email, 'Confirm your e-mail address'));
+
+    const answer = await send('POST', '/api/v1/auth/confirm', { from, body: { token } });
+
+    expect([answer.status, answer.body.error]).toEqual([400, 'password is required']);
+  });
+
+  it('counts a wrong password on a link as a failed sign-in: the sixth attempt from that source is 429, and the link still works', async () => {
+    const guesser = newAddress();
+    const email = newEmail();
+    await send('POST', '/api/v1/auth/sign-up', { from: guesser, body: { email, password: PASSWORD } });
+    const token = tokenOf(await latestLink(mailDir, email, 'Confirm your e-mail address'));
+
+    const guesses = [];
+    for (let guess = 1; guess <= 5; guess++) {
+      guesses.push(await send('POST', '/api/v1/auth/confirm', { from: guesser, body: { token, password: `wrong guess ${guess}` } }));
+    }
+    const rightFromGuesser = await send('POST', '/api/v1/auth/confirm', { from: guesser, body: { token, password: PASSWORD } });
+    const signInFromGuesser = await send('POST', '/api/v1/auth/sign-in', { from: guesser, body: { email, password: PASSWORD } });
+    const rightFromOwner = await send('POST', '/api/v1/auth/confirm', { from: newAddress(), body: { token, password: PASSWORD } });
+
+    expect(guesses.map((answer) => [answer.status, answer.body.error])).toEqual(
+      Array(5).fill([400, 'This link belongs to a sign-up with a different password']),
+    );
+    expect([rightFromGuesser.status, rightFromGuesser.body.error]).toEqual([429, 'Rate limit exceeded']);
+    expect(signInFromGuesser.status).toBe(429);
+    expect(rightFromOwner.status).toBe(200);
+    expect((await send('POST', '/api/v1/auth/sign-in', { from: newAddress(), body: { email, password: PASSWORD } })).status).toBe(200);
   });
 });
 
@@ -263,7 +322,7 @@ describe('POST /api/v1/auth/sign-in', () => {
     await send('POST', '/api/v1/auth/sign-up', { from, body: { email, password: PASSWORD } });
     await send('POST', '/api/v1/auth/confirm', {
       from,
-      body: { token: tokenOf(await latestLink(mailDir, email, 'Confirm your e-mail address')) },
+      body: { token: tokenOf(await latestLink(mailDir, email, 'Confirm your e-mail address')), password: PASSWORD },
     });
 
     const answer = await send('POST', '/api/v1/auth/sign-in', { from, body: { email, password: PASSWORD } });

@@ -57,7 +57,7 @@ describe('log redaction at DEBUG', () => {
       await call('AuthSignUp', 202, 'POST', '/api/v1/auth/sign-up', { headers: browser(), body: { email, password } });
       const confirmation = tokenOf(await latestLink(mailDir, email, 'Confirm your e-mail address'));
       secrets.push(['confirmation token', confirmation]);
-      await call('AuthConfirm', 200, 'POST', '/api/v1/auth/confirm', { headers: browser(), body: { token: confirmation } });
+      await call('AuthConfirm', 200, 'POST', '/api/v1/auth/confirm', { headers: browser(), body: { token: confirmation, password } });
       const signedIn = await call('AuthSignIn', 200, 'POST', '/api/v1/auth/sign-in', { headers: browser(), body: { email, password } });
       session = /^session=([^;]+)/.exec(signedIn.headers.getSetCookie()[0] ?? '')?.[1] ?? '';
       csrfToken = signedIn.body.csrf_token;

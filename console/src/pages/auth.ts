@@ -90,25 +90,27 @@ export function signUpPage(route: Route): void {
   );
 }
 
-export async function confirmPage(route: Route): Promise<void> {
+export function confirmPage(route: Route): void {
   document.title = 'Confirm your address · VPS console';
   const token = route.params.get('token') ?? '';
   // The token has done its work once read: keep it out of the address bar and history.
   history.replaceState(null, '', '#/confirm');
-  try {
-    await call('POST', 'auth/confirm', { token });
-    show(
-      h('h1', {}, 'Address confirmed'),
-      notice('success', 'Your e-mail address is confirmed.'),
-      h('p', {}, link('#/sign-in', 'Sign in'), ' to create your first API key.'),
-    );
-  } catch (error) {
-    show(
-      h('h1', {}, 'Confirmation failed'),
-      notice('error', explain(error)),
-      h('p', {}, 'Links work once and for 24 hours. ', link('#/sign-up', 'Sign up again'), ' with the same address for a new one.'),
-    );
-  }
+  const password = input('password', 'password', 'current-password');
+  show(
+    h('h1', {}, 'Confirm your address'),
+    // The link alone proves only the mailbox: anyone may have signed up with this address and sent it.
+    h('p', {}, 'Enter the password you chose when you signed up to finish confirming your e-mail address.'),
+    form('Confirm', [field('Password chosen at sign-up', password)], async () => {
+      await call('POST', 'auth/confirm', { token, password: password.value });
+      password.value = '';
+      show(
+        h('h1', {}, 'Address confirmed'),
+        notice('success', 'Your e-mail address is confirmed.'),
+        h('p', {}, link('#/sign-in', 'Sign in'), ' to create your first API key.'),
+      );
+    }),
+    h('p', {}, 'Links work once and for 24 hours. ', link('#/sign-up', 'Sign up again'), ' with the same address for a new one.'),
+  );
 }
 
 export function forgotPage(): void {
