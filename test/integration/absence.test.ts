@@ -12,7 +12,7 @@ import { capacityCounters, capacityHeldByInstances } from '../support/capacity';
 import { useTestRuntime } from '../support/runtime';
 
 /** Absence is a conclusion reached over time; destroying a server is the last step of a slow, guarded path. */
-const runtime = useTestRuntime({ env: { SWEEP_MAX_ORPHANS_FOUND_PER_RUN: '3' } });
+const runtime = useTestRuntime({ env: { SWEEP_MAX_ORPHANS_FOUND_PER_RUN: '3', MAX_SERVERS_LOST_PER_HOUR: '2' } });
 
 const later = () => Date.now() + 10 * 60_000;
 const HOURS_7 = 7 * 3_600_000;
@@ -141,6 +141,33 @@ describe('a server the upstream does not find once', () => {
   });
 });
 
+describe('losses in bulk', () => {
+  it('holds every loss past the hourly allowance, by the sweep or by a customer action, until an operator resumes', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const gone = [await runtime.activeInstance(apiKey), await runtime.activeInstance(apiKey)];
+    for (const detail of gone) await runtime.simulator.control.outOfBand(Number(detail.vps_id), { type: 'destroy' });
+    const start = Date.now() + 60_000;
+    await reconcile(start);
+    await reconcile(start + 5 * 60_000);
+
+    // One loss is left of the allowance (the test above used the other): the sweep concludes one, then trips.
+    const swept = await reconcile(start + 11 * 60_000);
+    const statuses = await Promise.all(gone.map(async (detail) => (await getInstanceItem(detail.instance_id))?.status));
+    const stillActive = gone[statuses.indexOf('active')]!;
+    const byCustomer = await action(apiKey, stillActive.instance_id, { type: 'reboot' });
+    const whileHeld = await getInstanceItem(stillActive.instance_id);
+    await ops('orphans', 'resume');
+    const resumed = await reconcile(start + 12 * 60_000);
+
+    expect(statuses.sort()).toEqual(['active', 'failed']);
+    expect([swept.drift.vanished, swept.sweepGuardHalted]).toEqual([1, true]);
+    expect([byCustomer.status, byCustomer.body.error]).toEqual([502, 'Upstream error']);
+    expect(whileHeld?.status).toBe('active');
+    expect([resumed.drift.vanished, resumed.sweepGuardHalted]).toEqual([1, false]);
+    expect((await getInstanceItem(stillActive.instance_id))?.status).toBe('failed');
+  });
+});
+
 describe('servers found again, and servers no instance owns', () => {
   it('restores an instance taken for lost when its server is listed again, and destroys nothing', async () => {
     const { apiKey } = await runtime.newAccount();
@@ -160,6 +187,9 @@ describe('servers found again, and servers no instance owns', () => {
     expect(await capacityCounters()).toEqual(await capacityHeldByInstances());
     expect(droplet(serverId)?.status).toBe('active');
     expect(reboot.status).toBe(200);
+    expect((await runtime.call('GET', `/api/v1/instances/${detail.instance_id}`, { apiKey })).body.root_password).toBe(
+      detail.root_password,
+    );
   });
 
   it('powers an orphan off, keeps it through the grace period and while spared, then destroys it', async () => {
