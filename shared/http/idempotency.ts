@@ -124,11 +124,13 @@ async function storedResponseOf(response: ApiResponse, credentials: ReplayCreden
 
 /**
  * Keeps what the first request answered for replay: successes and refusals that a retry would meet again (bad
- * input, not found, no funds). Gives the key up for answers that depend on the moment (409 conflicts, 429, 5xx),
+ * input, not found, no funds). Gives the key up for answers that depend on the moment (401, 403, 409, 429, 5xx),
  * so that a retry with the same key is processed afresh. Credentials are left out of what is kept.
  */
 export async function settleIdempotencyKey(scopedKey: string, response: ApiResponse, credentials?: ReplayCredentials): Promise<void> {
-  if (response.statusCode >= 500 || response.statusCode === 429 || response.statusCode === 409) {
+  // Answers about the moment (the key revoked or the account suspended while it ran, a conflict, a limit, a failure)
+  // are not the request's: a retry, with another key of the account too, is processed afresh.
+  if (response.statusCode >= 500 || [401, 403, 409, 429].includes(response.statusCode)) {
     await releaseIdempotencyKey(scopedKey);
     return;
   }

@@ -82,6 +82,20 @@ describe('revocation in flight', () => {
     expect(next.headers.get('ratelimit')).toMatch(/"deploy";r=4;/);
   });
 
+  it('does not keep a 401 for the Idempotency-Key: the same key sent with another key of the account deploys', async () => {
+    const { account, doomed, doomedId } = await accountWithDoomedKey();
+    revokeJustBefore('TransactWriteItemsCommand', account, doomedId);
+    const body = { project_name: 'keyed', flavor: 's-1vcpu-2gb' };
+    const headers = { 'idempotency-key': 'revoked-mid-create' };
+
+    const refused = await runtime.call('POST', '/api/v1/instances', { apiKey: doomed, body, headers });
+    const retried = await runtime.call('POST', '/api/v1/instances', { apiKey: account.apiKey, body, headers });
+
+    expect([refused.status, refused.body]).toEqual([401, REVOKED]);
+    expect(retried.status).toBe(202);
+    expect(retried.headers.get('idempotent-replayed')).toBeNull();
+  });
+
   it('refuses a read whose key is revoked after authentication (401), with no instance in the answer', async () => {
     const { account, doomed, doomedId } = await accountWithDoomedKey();
     const instance = await runtime.activeInstance(account.apiKey);
