@@ -25,18 +25,20 @@ afterAll(async () => {
   await proxy.close();
 });
 
+/** A create of its own project under its own Idempotency-Key, to send as often as a test needs. */
+const keyedCreate = (apiKey: string, name: string) => () =>
+  runtime.call('POST', '/api/v1/instances', {
+    apiKey,
+    body: { project_name: name, flavor: 's-1vcpu-2gb' },
+    headers: { 'idempotency-key': `${name}-1` },
+  });
 const deployRemaining = (answer: CallResult) => Number(/"deploy";r=(\d+)/.exec(answer.headers.get('ratelimit') ?? '')?.[1]);
 
 // First in the file: the process reads the instance id sequence (a block at a time) on its first create only.
 describe('a keyed create stopped by its budget before it commits', () => {
   it('answers 504, gives its key and its deploy unit back, and the retry deploys once', async () => {
     const { apiKey } = await runtime.newAccount();
-    const create = () =>
-      runtime.call('POST', '/api/v1/instances', {
-        apiKey,
-        body: { project_name: 'stopped', flavor: 's-1vcpu-2gb' },
-        headers: { 'idempotency-key': 'stopped-1' },
-      });
+    const create = keyedCreate(apiKey, 'stopped');
     const sequenceRead = proxy.stallNext('UpdateItem', STALL_MS, 'seq#instance_id');
 
     const first = await create();
@@ -77,12 +79,7 @@ describe('a create without a key that outlives its budget', () => {
 describe('a keyed create that outlives its budget', () => {
   it('answers 504 Outcome unknown, keeps the key claimed until its commit lands, then replays it: one server', async () => {
     const { apiKey } = await runtime.newAccount();
-    const create = () =>
-      runtime.call('POST', '/api/v1/instances', {
-        apiKey,
-        body: { project_name: 'stalled', flavor: 's-1vcpu-2gb' },
-        headers: { 'idempotency-key': 'stalled-1' },
-      });
+    const create = keyedCreate(apiKey, 'stalled');
     await runtime.stepFunctions.idle();
     const committed = proxy.stallNext('TransactWriteItems', STALL_MS);
     const createsBefore = runtime.simulator.state().calls['POST /v2/droplets'] ?? 0;
