@@ -6,6 +6,7 @@ import { catalog, flavorIds } from './flavors';
 import { instanceStatuses } from './instance-status';
 import { upstreamTagOf } from './instances';
 import { findLeakedServers } from './reconciler';
+import { retry, retryPolicies, TRY_AGAIN } from '../retry';
 
 export interface AuditReport {
   /** Settled live instances whose record differs from their server, and how. */
@@ -84,18 +85,23 @@ export async function moveCapacityToShards(): Promise<CapacityMigration> {
     heldUnits(instance).some((unit) => unit.shard === null),
   );
   for (const read of holding) {
-    let instance: typeof read | undefined = read;
-    for (let attempt = 0; instance && attempt < 10; attempt++) {
-      const outcome = await moveUnitsToShards(instance);
-      if (outcome) {
-        if (outcome.moved > 0) instancesMoved += 1;
-        unitsMoved += outcome.moved;
-        unitsLeft += outcome.left;
-        break;
-      }
-      instance = await getInstanceItem(read.instance_id);
-      if (attempt === 9) throw new Error(`instance ${read.instance_id} kept changing; run the migration again`);
-    }
+    const outcome = await retry(
+      retryPolicies.versionConflict,
+      async (n) => {
+        const instance = n === 1 ? read : await getInstanceItem(read.instance_id);
+        if (!instance) return undefined;
+        return (await moveUnitsToShards(instance)) ?? TRY_AGAIN;
+      },
+      {
+        exhausted: () => {
+          throw new Error(`instance ${read.instance_id} kept changing; run the migration again`);
+        },
+      },
+    );
+    if (!outcome) continue;
+    if (outcome.moved > 0) instancesMoved += 1;
+    unitsMoved += outcome.moved;
+    unitsLeft += outcome.left;
   }
   return {
     limits_moved: limitsMoved,

@@ -7,6 +7,7 @@ import { recordLedgerEntry, recordMeteredPeriod, recordMeteredPeriodKeepingCredi
 import { releaseMeterLease, takeMeterLease } from '../store/meter-leases';
 import { chargedPieces, hasUnbilledTime, METER_SHARDS, meterShardOf, segmentsOf, type BillingSegment } from './billing-segments';
 import { powerOffForBilling } from './lifecycle';
+import { retry, retryPolicies, TRY_AGAIN, type TryAgain } from '../retry';
 
 /** The meter charges in five-minute periods, aligned to the clock, so every run agrees on period boundaries. */
 export const METER_PERIOD_MS = 5 * 60_000;
@@ -106,10 +107,9 @@ interface Charged {
  * exhausting the balance (`outOfCredit`: the account is known to be out already, so book it at once).
  */
 async function meterInstance(read: InstanceItem, nowMs: number, outOfCredit: boolean): Promise<Charged | undefined> {
-  let instance: InstanceItem | undefined = read;
   let exhausted = outOfCredit;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    if (attempt > 0) instance = await getInstanceItem(read.instance_id);
+  const attempt = async (n: number): Promise<Charged | undefined | TryAgain> => {
+    const instance = n === 1 ? read : await getInstanceItem(read.instance_id);
     if (!instance || instance.metered_until === null) return undefined;
     const segments = segmentsOf(instance);
     const until = chargeableUntil(segments, nowMs);
@@ -133,8 +133,8 @@ async function meterInstance(read: InstanceItem, nowMs: number, outOfCredit: boo
     const last = !hasUnbilledTime(segments, entry.period_end);
     const book = async (keepCredit: boolean) =>
       keepCredit
-        ? recordMeteredPeriodKeepingCredit(entry, instance!.version, last)
-        : (await recordMeteredPeriod(entry, instance!.version, last))
+        ? recordMeteredPeriodKeepingCredit(entry, instance.version, last)
+        : (await recordMeteredPeriod(entry, instance.version, last))
           ? 'charged'
           : 'refused';
     let outcome = await book(!exhausted);
@@ -145,8 +145,13 @@ async function meterInstance(read: InstanceItem, nowMs: number, outOfCredit: boo
     if (outcome === 'charged') return { amount, exhausted };
     // Refused: another run charged it (the next read finds nothing due), or a change of rate landed between the read
     // and the charge (the version moved): read again and price it afresh.
-  }
-  throw new Error(`instance ${read.instance_id} kept changing while it was metered`);
+    return TRY_AGAIN;
+  };
+  return retry(retryPolicies.meterVersionConflict, attempt, {
+    exhausted: () => {
+      throw new Error(`instance ${read.instance_id} kept changing while it was metered`);
+    },
+  });
 }
 
 /** How many of the meter's index shards runMeter reads at once (the meter state machine fans them out instead). */

@@ -31,6 +31,7 @@ import { workflowEngine } from '../workflows';
 import { workflowOfJob } from '../workflows/jobs-to-workflows';
 import { startKnownNotTaken } from './convergence';
 import { ownServer, ServerNotOursError } from './server-guard';
+import { retry, retryPolicies, TRY_AGAIN } from '../retry';
 
 /** DESIGN §7: where each action may start from. power_off on a stopped instance is a no-op success. */
 const allowedFrom: Record<ActionType, readonly InstanceStatus[]> = {
@@ -209,25 +210,32 @@ async function launchAction(
  * DELETE /instances/{id}: the instance leaves the API at once (deleted_at, status deleting) together with its
  * delete job; the delete workflow stops whatever else runs for it and destroys it upstream.
  */
-export async function deleteInstance(account: Account, instanceId: number | undefined): Promise<DeleteResult> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const instance = instanceId === undefined ? undefined : await getOwnedInstance(instanceId, account.account_id);
-    if (!instance) throw instanceNotFound();
-    const job = newJob('delete', instance);
-    const recorded = await updateInstanceAtVersion(instance, {
-      changes: { status: 'deleting', deleted_at: new Date().toISOString() },
-      job,
-    });
-    if (!recorded) continue;
-    try {
-      await workflowEngine().start('delete', job, {});
-    } catch (error) {
-      // The deletion is recorded; the reconciler starts the workflow for instances left deleting without one.
-      logger.error('could not start the delete workflow', { error });
-    }
-    return { instance_id: instance.instance_id, status: 'deleting', job_id: job.job_id };
-  }
-  throw new Error('instance kept changing during delete');
+export function deleteInstance(account: Account, instanceId: number | undefined): Promise<DeleteResult> {
+  return retry(
+    retryPolicies.requestVersionConflict,
+    async () => {
+      const instance = instanceId === undefined ? undefined : await getOwnedInstance(instanceId, account.account_id);
+      if (!instance) throw instanceNotFound();
+      const job = newJob('delete', instance);
+      const recorded = await updateInstanceAtVersion(instance, {
+        changes: { status: 'deleting', deleted_at: new Date().toISOString() },
+        job,
+      });
+      if (!recorded) return TRY_AGAIN;
+      try {
+        await workflowEngine().start('delete', job, {});
+      } catch (error) {
+        // The deletion is recorded; the reconciler starts the workflow for instances left deleting without one.
+        logger.error('could not start the delete workflow', { error });
+      }
+      return { instance_id: instance.instance_id, status: 'deleting' as const, job_id: job.job_id };
+    },
+    {
+      exhausted: () => {
+        throw new Error('instance kept changing during delete');
+      },
+    },
+  );
 }
 
 /** Statuses an operator may quarantine from: a settled, live instance. */

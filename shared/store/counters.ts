@@ -7,6 +7,7 @@ import { dynamo } from '../aws';
 import { config, tableName } from '../config';
 import { TTL_ATTRIBUTE } from '../tables';
 import { batchGetAll, transactWrite, whenConditionHolds } from './dynamo-helpers';
+import { retry, retryPolicies, TRY_AGAIN } from '../retry';
 
 /** Ids are reserved this many at a time, so that most creates pay no round trip for their id. */
 const SEQUENCE_BLOCK = 20;
@@ -120,26 +121,33 @@ async function trimSlidingWindow(name: string, limit: number, length: number): P
 
 /** Takes one request's entry back out of a window (it was counted, then refused or not carried out). */
 export async function giveBackSlidingWindow(name: string, entry: number): Promise<void> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const { Item } = await dynamo().send(new GetCommand({ TableName: tableName('counters'), Key: { name }, ConsistentRead: true }));
-    const position = entriesSchema.parse(Item ?? {}).times.indexOf(entry);
-    if (position < 0) return;
-    // Conditional on the entry still being there: a newer one in front shifts it, and then we look again.
-    const removed = await whenConditionHolds(
-      dynamo().send(
-        new UpdateCommand({
-          TableName: tableName('counters'),
-          Key: { name },
-          UpdateExpression: `REMOVE #times[${position}]`,
-          ConditionExpression: `#times[${position}] = :entry`,
-          ExpressionAttributeNames: { '#times': 'times' },
-          ExpressionAttributeValues: { ':entry': entry },
-        }),
-      ),
-    );
-    if (removed) return;
-  }
-  throw new Error(`could not give back an entry of ${name}: the window kept changing`);
+  await retry(
+    retryPolicies.requestVersionConflict,
+    async () => {
+      const { Item } = await dynamo().send(new GetCommand({ TableName: tableName('counters'), Key: { name }, ConsistentRead: true }));
+      const position = entriesSchema.parse(Item ?? {}).times.indexOf(entry);
+      if (position < 0) return;
+      // Conditional on the entry still being there: a newer one in front shifts it, and then we look again.
+      const removed = await whenConditionHolds(
+        dynamo().send(
+          new UpdateCommand({
+            TableName: tableName('counters'),
+            Key: { name },
+            UpdateExpression: `REMOVE #times[${position}]`,
+            ConditionExpression: `#times[${position}] = :entry`,
+            ExpressionAttributeNames: { '#times': 'times' },
+            ExpressionAttributeValues: { ':entry': entry },
+          }),
+        ),
+      );
+      return removed ? undefined : TRY_AGAIN;
+    },
+    {
+      exhausted: () => {
+        throw new Error(`could not give back an entry of ${name}: the window kept changing`);
+      },
+    },
+  );
 }
 
 export type CapacityPool = { kind: 'ipv4' } | { kind: 'tier'; flavor: string };

@@ -15,7 +15,8 @@ import {
 import type * as z from 'zod';
 import { dynamo } from '../aws';
 import { hasTimeFor } from '../deadline';
-import { isTransientFailure } from '../transient-errors';
+import { retry, retryPolicies, TRY_AGAIN } from '../retry';
+import { DependencyTransientError, isTransientFailure } from '../transient-errors';
 
 /** Runs a conditional write; false when its condition did not hold (someone else got there first). */
 export async function whenConditionHolds(write: Promise<unknown>): Promise<boolean> {
@@ -72,63 +73,58 @@ export async function batchGetAll<T extends z.ZodType>(
 ): Promise<z.output<T>[]> {
   const items: z.output<T>[] = [];
   for (let start = 0; start < keys.length; start += BATCH_GET_LIMIT) {
-    let pending: Record<string, unknown>[] | undefined = keys.slice(start, start + BATCH_GET_LIMIT);
-    for (let attempt = 0; pending?.length; attempt++) {
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * 25 * 2 ** Math.min(attempt, 6)));
-      const output: BatchGetCommandOutput = await dynamo().send(
-        new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }),
-      );
-      items.push(...(output.Responses?.[table] ?? []).map((item) => schema.parse(item)));
-      pending = output.UnprocessedKeys?.[table]?.Keys;
-    }
+    let pending: Record<string, unknown>[] = keys.slice(start, start + BATCH_GET_LIMIT);
+    await retry(
+      retryPolicies.unprocessedKeys,
+      async () => {
+        const output: BatchGetCommandOutput = await dynamo().send(
+          new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }),
+        );
+        items.push(...(output.Responses?.[table] ?? []).map((item) => schema.parse(item)));
+        pending = output.UnprocessedKeys?.[table]?.Keys ?? [];
+        return pending.length > 0 ? TRY_AGAIN : undefined;
+      },
+      {
+        exhausted: () => {
+          throw new DependencyTransientError(`DynamoDB left ${pending.length} key(s) of ${table} unprocessed`);
+        },
+      },
+    );
   }
   return items;
 }
 
-const CONFLICT_ATTEMPTS = 5;
-
 /**
- * Tries of one store operation while DynamoDB fails transiently (connection, timeout, throttling, 5xx), after the
- * SDK's own attempts: pauses of up to 0.4, 0.8 and 1.6 s, jittered, ride out a blip of a few seconds. Longer
- * outages are the workflow's Retry to ride out, across invocations.
+ * Runs a store operation again while DynamoDB fails transiently (connection, timeout, throttling, 5xx) after the SDK's
+ * own attempts, under the `dynamoTransient` policy and only while the invocation has time for the pause; longer
+ * outages are the workflow's Retry to ride out, across invocations. A cancelled transaction is passed on: what
+ * cancelled it is for its caller to judge.
  */
-const TRANSIENT_ATTEMPTS = 4;
-
-/**
- * Runs a store operation again while it fails transiently, a bounded number of times and only while the invocation
- * has time for the pause. A cancelled transaction is passed on: what cancelled it is for its caller to judge.
- */
-export async function rideOutTransient<T>(operation: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await operation();
-    } catch (error) {
-      const pauseMs = Math.random() * 200 * 2 ** attempt;
-      const transient = isTransientFailure(error) && !(error instanceof TransactionCanceledException);
-      if (!transient || attempt >= TRANSIENT_ATTEMPTS || !hasTimeFor(pauseMs)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, pauseMs));
-    }
-  }
+export function rideOutTransient<T>(operation: () => Promise<T>): Promise<T> {
+  return retry(retryPolicies.dynamoTransient, operation, {
+    retryable: (error) => isTransientFailure(error) && !(error instanceof TransactionCanceledException),
+    canPause: hasTimeFor,
+  });
 }
 
 /**
- * A transaction that is retried, with jitter, when it only collided with another transaction on the same items
- * (DynamoDB cancels both rather than queue them, and the SDK does not retry that), and while DynamoDB fails
- * transiently. A failed condition is an answer, not a collision, and is passed on at once.
+ * A transaction that is retried under the `transactionConflict` policy when it only collided with another
+ * transaction on the same items (DynamoDB cancels both rather than queue them, and the SDK does not retry that), and
+ * while DynamoDB fails transiently. A failed condition is an answer, not a collision, and is passed on at once.
  */
 export async function transactWrite(input: TransactWriteCommandInput): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    // One token for every send of this attempt: one that timed out after DynamoDB applied it is not applied twice.
-    const once = { ...input, ClientRequestToken: input.ClientRequestToken ?? randomUUID() };
-    try {
+  await retry(
+    retryPolicies.transactionConflict,
+    async () => {
+      // One token for every send of this attempt: one that timed out after DynamoDB applied it is not applied twice.
+      const once = { ...input, ClientRequestToken: input.ClientRequestToken ?? randomUUID() };
       await rideOutTransient(() => dynamo().send(new TransactWriteCommand(once)));
-      return;
-    } catch (error) {
-      const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
-      const collidedOnly =
-        reasons.some((r) => r.Code === 'TransactionConflict') && !reasons.some((r) => r.Code === 'ConditionalCheckFailed');
-      if (!collidedOnly || attempt >= CONFLICT_ATTEMPTS) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 25 * 2 ** attempt));
-    }
-  }
+    },
+    { retryable: collidedOnly },
+  );
+}
+
+function collidedOnly(error: unknown): boolean {
+  const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
+  return reasons.some((r) => r.Code === 'TransactionConflict') && !reasons.some((r) => r.Code === 'ConditionalCheckFailed');
 }

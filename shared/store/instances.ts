@@ -21,6 +21,7 @@ import { requestGuardItems, throwIfGuardFailed } from './request-guard';
 import { billingSegmentSchema, meterShardOf, segmentsAfterChange } from '../domain/billing-segments';
 import { instanceStatusSchema, type InstanceStatus } from '../domain/instance-status';
 import { IN_FLIGHT_SHARDS, inFlightShardOf, isInFlight, isSwept, SWEEP_SHARDS, sweepShardOf } from '../domain/convergence';
+import { retry, retryPolicies, TRY_AGAIN } from '../retry';
 
 /** A plan as stored on an instance (its own and a resize's target): the flavor and what it gave when chosen. */
 export const storedPlanSchema = z.strictObject({
@@ -729,18 +730,25 @@ async function applyAtVersion(instance: InstanceItem, update: VersionedUpdate): 
  * the update to make, or undefined to make none. For workflow steps, which must not give up on a busy instance, nor
  * on a read or write that DynamoDB failed transiently (see rideOutTransient).
  */
-export async function updateInstanceWithRetry(
+export function updateInstanceWithRetry(
   instanceId: number,
   decide: (instance: InstanceItem) => VersionedUpdate | undefined,
 ): Promise<InstanceItem | undefined> {
-  for (let attempt = 0; attempt < 10; attempt++) {
-    const instance = await rideOutTransient(() => getInstanceItem(instanceId));
-    if (!instance) return undefined;
-    const update = decide(instance);
-    if (!update) return instance;
-    const applied = await applyAtVersion(instance, update);
-    if (applied) return { ...instance, ...applied, version: instance.version + 1 };
-  }
-  // Contention, not a refusal: the step's Retry tries again later.
-  throw new DependencyTransientError(`instance ${instanceId} kept changing; giving up this attempt`);
+  return retry(
+    retryPolicies.versionConflict,
+    async () => {
+      const instance = await rideOutTransient(() => getInstanceItem(instanceId));
+      if (!instance) return undefined;
+      const update = decide(instance);
+      if (!update) return instance;
+      const applied = await applyAtVersion(instance, update);
+      return applied ? { ...instance, ...applied, version: instance.version + 1 } : TRY_AGAIN;
+    },
+    {
+      exhausted: () => {
+        // Contention, not a refusal: the step's Retry tries again later.
+        throw new DependencyTransientError(`instance ${instanceId} kept changing; giving up this attempt`);
+      },
+    },
+  );
 }

@@ -4,6 +4,7 @@ import { dynamo } from '../aws';
 import { tableName } from '../config';
 import { takeToken, type BucketState, type BudgetSettings, type UpstreamPriority } from '../domain/upstream-budget';
 import { whenConditionHolds } from './dynamo-helpers';
+import { retry, retryPolicies, TRY_AGAIN } from '../retry';
 
 /** The bucket of each upstream token (numbered in the order configured), one item each in the counters table. */
 const bucketKey = (slot: number) => ({ name: `upstream-budget#${slot}` });
@@ -56,22 +57,26 @@ export async function takeUpstreamToken(
 ): Promise<boolean> {
   let known = lastSeen.get(slot);
   let fresh = known === undefined;
-  for (let attempt = 0; attempt < 8; attempt++) {
-    if (fresh) {
-      known = await readBucket(slot);
-      lastSeen.set(slot, known);
-    }
-    const { granted, next } = takeToken(known, nowMs, priority, settings);
-    // A refusal is decided on a fresh read only, and changes nothing worth writing.
-    if (!granted && fresh) return false;
-    if (granted && (await writeBucket(slot, known, next))) {
-      lastSeen.set(slot, next);
-      return true;
-    }
-    fresh = true;
-  }
-  // So busy that the bucket kept moving: the calls it counted are the budget being spent.
-  return false;
+  return retry(
+    retryPolicies.budgetTake,
+    async () => {
+      if (fresh) {
+        known = await readBucket(slot);
+        lastSeen.set(slot, known);
+      }
+      const { granted, next } = takeToken(known, nowMs, priority, settings);
+      // A refusal is decided on a fresh read only, and changes nothing worth writing.
+      if (!granted && fresh) return false;
+      if (granted && (await writeBucket(slot, known, next))) {
+        lastSeen.set(slot, next);
+        return true;
+      }
+      fresh = true;
+      return TRY_AGAIN;
+    },
+    // So busy that the bucket kept moving: the calls it counted are the budget being spent.
+    { exhausted: () => false },
+  );
 }
 
 /** After a 429 on token `slot`: nothing but workflow steps is sent on it until `untilMs` (a later hold stands). */

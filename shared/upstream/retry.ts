@@ -1,8 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { retry, retryPolicies, type RetryPolicy } from '../retry';
 import { UpstreamDeadlineError, UpstreamTransientError } from './driver';
 
-export interface RetryOptions {
-  readonly attempts?: number;
+export interface UpstreamRetryOptions {
+  readonly policy?: RetryPolicy;
   /** Which transient errors are safe to send again (default: refusals only, see `refusedUnprocessed`). */
   readonly retryable?: (error: UpstreamTransientError) => boolean;
 }
@@ -11,22 +11,16 @@ export interface RetryOptions {
 export const refusedUnprocessed = (error: UpstreamTransientError) => error.status === 429;
 
 /**
- * Retries an upstream call with capped, fully jittered exponential backoff, only while a client waits for it (an
- * action's first upstream call): the one retry layer there is. Workflow steps never retry in process: their state
- * machine's Retry owns transient errors across invocations; the AWS SDK owns a single AWS call's throttling and
- * network errors (see the README's design notes). A call cut off by the deadline is never sent again here.
+ * Retries an upstream call under the `upstreamRefused` policy, only while a client waits for it (an action's first
+ * upstream call): the one retry layer there is. Workflow steps never retry in process: their state machine's Retry
+ * owns transient errors across invocations; the AWS SDK owns a single AWS call's throttling and network errors (see
+ * docs/architecture.md). A call cut off by the deadline is never sent again here.
  */
-export async function withTransientRetry<T>(
+export function withTransientRetry<T>(
   call: () => Promise<T>,
-  { attempts = 3, retryable = refusedUnprocessed }: RetryOptions = {},
+  { policy = retryPolicies.upstreamRefused, retryable = refusedUnprocessed }: UpstreamRetryOptions = {},
 ): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await call();
-    } catch (error) {
-      const retry = error instanceof UpstreamTransientError && !(error instanceof UpstreamDeadlineError) && retryable(error);
-      if (!retry || attempt >= attempts) throw error;
-      await sleep(Math.random() * Math.min(1_000, 200 * 2 ** (attempt - 1)));
-    }
-  }
+  return retry(policy, call, {
+    retryable: (error) => error instanceof UpstreamTransientError && !(error instanceof UpstreamDeadlineError) && retryable(error),
+  });
 }

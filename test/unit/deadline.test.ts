@@ -64,7 +64,7 @@ describe('deadline', () => {
   it('is not retried by the in-request retry, which would only be refused again', async () => {
     const { driver, calls } = slowUpstream(429);
     const attempt = vi.fn(() => driver.listServersByTag('instance-1'));
-    const job = scheduledJob(() => withTransientRetry(attempt, { attempts: 5 }));
+    const job = scheduledJob(() => withTransientRetry(attempt, { policy: { name: 'test', attempts: 5, baseMs: 200, capMs: 1_000 } }));
 
     const failure = await job(undefined, contextWithRemaining(6_000)).catch((error: unknown) => error);
 
