@@ -1,7 +1,9 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { newJob } from '../shared/domain/jobs';
-import { CAPACITY_SHARDS, setCapacityLimit } from '../shared/store/counters';
-import { insertInstanceReservingCapacity, type InstanceItem } from '../shared/store/instances';
+import { setCapacityLimit } from '../shared/store/counters';
+import { CAPACITY_SHARDS } from '../shared/model/capacity';
+import { insertInstanceReservingCapacity } from '../shared/store/instances';
+import { type InstanceItem } from '../shared/model/instance';
 
 export interface CreateRate {
   readonly workers: number;

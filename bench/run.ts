@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { routes } from '../shared/routes';
 import { startDynamoDbLocal } from '../infra/local/dynamodb-local';
 import { repositoryRoot } from '../infra/local/runtime';
-import { rateLimits } from '../shared/domain/rate-limits';
+import { rateLimits } from '../shared/model/rate-limits';
 import { startBenchServer, type BenchServer } from './client';
 import { bundle, measureColdStart, measureColdStartAgainst, type ColdStart, type ColdStartTarget } from './cold-start';
 import { costOf } from './cost';

@@ -1,5 +1,5 @@
 import type { FunctionAccess } from '../shared/access';
-import { lifecycleWorkflowNames, type WorkflowName } from '../shared/workflows/names';
+import { lifecycleWorkflowNames, type WorkflowName } from '../shared/workflow-names';
 
 /**
  * Scheduled jobs, shared by the CDK stack (EventBridge Scheduler) and the local runtime (timers): what runs, how

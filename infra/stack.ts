@@ -5,7 +5,7 @@ import type { Construct } from 'constructs';
 import { outputNames, pascal } from './outputs';
 import { authAccess, routes } from '../shared/routes';
 import { tableNames, tables, type TableName } from '../shared/tables';
-import { workflowNames, type WorkflowName } from '../shared/workflows/names';
+import { workflowNames, type WorkflowName } from '../shared/workflow-names';
 import { workflows } from './workflows';
 import { AlarmTopic } from './constructs/alarm-topic';
 import { mergeAccess, type ApiFunction, type ServiceContext } from './constructs/api-function';

@@ -1,11 +1,11 @@
 import type { FunctionAccess } from '../shared/access';
-import type { WorkflowName } from '../shared/workflows/names';
+import type { WorkflowName } from '../shared/workflow-names';
 
 /**
  * The lifecycle state machines. Each ASL file names its Task resources with `${Key}` placeholders; `steps`
  * maps every key to the handler module behind it. The CDK stack substitutes the deployed function ARNs; the
  * local Step Functions endpoint binds the same keys to the same handlers in process. The workflows' names and ARN
- * variables are in shared/workflows/names.ts, which the functions read.
+ * variables are in shared/workflow-names.ts, which the functions read.
  */
 export interface WorkflowStep {
   readonly entry: string;

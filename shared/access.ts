@@ -1,5 +1,5 @@
 import type { TableName } from './tables';
-import type { WorkflowName } from './workflows/names';
+import type { WorkflowName } from './workflow-names';
 
 // What each function may touch, declared next to its route, step or job; the stack grants exactly this.
 

@@ -1,6 +1,6 @@
-import { DEFAULT_FAILED_AUTH_LIMIT } from './domain/rate-limits';
+import { DEFAULT_FAILED_AUTH_LIMIT } from './model/rate-limits';
 import { tables, type TableName } from './tables';
-import { workflowEnvVars, type WorkflowName } from './workflows/names';
+import { workflowEnvVars, type WorkflowName } from './workflow-names';
 
 /**
  * Everything that differs between AWS and the local runtime comes from environment variables, read here once.

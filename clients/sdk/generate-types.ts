@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString, COMMENT_HEADER } from 'openapi-typescript';
 import type { OpenAPI3 } from 'openapi-typescript';
-import { openApiDocument } from '../../shared/schemas/openapi';
+import { openApiDocument } from '../../shared/contracts/openapi';
 
 /** Where the SDK's types live; checked in, so that the SDK builds without the service's code. */
 export const typesFile = fileURLToPath(new URL('./schema.ts', import.meta.url));

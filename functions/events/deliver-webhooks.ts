@@ -1,7 +1,7 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { deliverWebhook } from '../../shared/domain/webhook-delivery';
 import { eventConsumer } from '../../shared/events/handler';
-import type { DeliveryMessage } from '../../shared/events/transports';
+import type { DeliveryMessage } from '../../shared/events/ports';
 import { logger } from '../../shared/observability';
 
 /** One attempt per message; a message whose attempt hit our own fault comes back (then dead-letters), the rest are done. */

@@ -17,7 +17,7 @@ import { upstreamBudgetAccess, type FunctionAccess, type SecretsAccess, type Tab
 import { bundleSettings } from '../bundling';
 import { DEFAULT_ROUTE_TIMEOUT_SECONDS } from '../../shared/routes';
 import { tables as tableDefinitions, type TableName } from '../../shared/tables';
-import { workflowEnvVars, type WorkflowName } from '../../shared/workflows/names';
+import { workflowEnvVars, type WorkflowName } from '../../shared/workflow-names';
 
 /** Handler entries and definition files are named relative to the repository root. */
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));

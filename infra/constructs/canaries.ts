@@ -7,7 +7,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as synthetics from 'aws-cdk-lib/aws-synthetics';
 import { Construct } from 'constructs';
 import { buildSync } from 'esbuild';
-import { catalog } from '../../shared/domain/flavors';
+import { catalog } from '../../shared/model/flavors';
 import { serviceAlarm } from './alarm-topic';
 import { REPO_ROOT } from './api-function';
 import { acknowledgeWildcardResources } from './nag';

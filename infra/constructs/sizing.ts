@@ -1,4 +1,4 @@
-import { rateLimits } from '../../shared/domain/rate-limits';
+import { rateLimits } from '../../shared/model/rate-limits';
 
 /**
  * The numbers the gateway's throttle and the edge firewall's rate rule are computed from, as the README states them

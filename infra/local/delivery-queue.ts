@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { DeliveryMessage } from '../../shared/events/transports';
+import type { DeliveryMessage } from '../../shared/events/ports';
 import { writeFileAtomically } from './atomic-file';
 
 /**

@@ -1,5 +1,5 @@
 import type { ServiceEvent } from '../../shared/schemas/events';
-import type { EventSink } from '../../shared/events/transports';
+import type { EventSink } from '../../shared/events/ports';
 
 export type EventListener = (event: ServiceEvent) => void | Promise<void>;
 

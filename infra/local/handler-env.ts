@@ -1,5 +1,5 @@
 import { tableNames, tables, type TableName } from '../../shared/tables';
-import { workflowEnvVars, workflowNames } from '../../shared/workflows/names';
+import { workflowEnvVars, workflowNames } from '../../shared/workflow-names';
 
 /**
  * How the local runtime names things and what environment its handlers get. Kept apart from the runtime itself so

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { StateMachine, type RunOptions } from 'aws-local-stepfunctions';
-import type { WorkflowName } from '../../shared/workflows/names';
+import type { WorkflowName } from '../../shared/workflow-names';
 import { workflows } from '../workflows';
 import { localArn, localStateMachineArn } from './handler-env';
 

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { resolveTarget } from './target';
-import { escapeUnsafeCharacters } from '../../shared/domain/text';
+import { escapeUnsafeCharacters } from '../../shared/model/text';
 
 /**
  * `npm run --silent ops -- <command> [--json] [--stack NAME]`: operator commands against the local service or a

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { ParseArgsOptionsConfig } from 'node:util';
 import { microsToUsd, openAccount, openSession, usdToMicros } from '../../shared/domain/accounts';
 import { charge, deposit, runMeter } from '../../shared/domain/billing';
-import { catalog, flavorIds } from '../../shared/domain/flavors';
+import { catalog, flavorIds } from '../../shared/model/flavors';
 import { quarantineInstance, releaseInstance } from '../../shared/domain/lifecycle';
 import { audit, capacityOverview, moveCapacityToShards } from '../../shared/domain/audit';
 import { reconcile } from '../../shared/domain/reconciler';
@@ -11,10 +11,12 @@ import { spareOrphan } from '../../shared/store/orphans';
 import { resumeSweepGuard } from '../../shared/domain/server-guard';
 import { getAccount, updateAccountFlags, type Account, type AccountFlags } from '../../shared/store/accounts';
 import { listAccountApiKeys } from '../../shared/store/api-keys';
-import { setCapacityLimit, type CapacityPool } from '../../shared/store/counters';
-import { getInstanceItem, listOwnedInstances, type InstanceItem } from '../../shared/store/instances';
+import { setCapacityLimit } from '../../shared/store/counters';
+import { type CapacityPool } from '../../shared/model/capacity';
+import { getInstanceItem, listOwnedInstances } from '../../shared/store/instances';
+import { type InstanceItem } from '../../shared/model/instance';
 import { listLedgerEntries } from '../../shared/store/ledger';
-import { escapeUnsafeCharacters } from '../../shared/domain/text';
+import { escapeUnsafeCharacters } from '../../shared/model/text';
 import { eventLine, tailEvents } from './events-tail';
 
 /** Wrong arguments: nothing was changed (exit code 2). */

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod';
 import { tableNames, tables } from '../../shared/tables';
-import { lifecycleWorkflowNames, workflowEnvVars } from '../../shared/workflows/names';
+import { lifecycleWorkflowNames, workflowEnvVars } from '../../shared/workflow-names';
 import { localHandlerEnv } from '../local/handler-env';
 import { outputNames } from '../outputs';
 

@@ -1,6 +1,6 @@
 import type * as z from 'zod';
 import type { FunctionAccess } from '../access';
-import type { RateLimitName } from '../domain/rate-limits';
+import type { RateLimitName } from '../model/rate-limits';
 
 /**
  * A route's contract, declared once: the CDK stack builds its function and gateway route from it, the local gateway

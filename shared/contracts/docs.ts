@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { DEFAULT_FAILED_AUTH_LIMIT, FAILED_AUTH_POLICY, FAILED_AUTH_WINDOW_SECONDS, policyOf, rateLimits } from '../domain/rate-limits';
+import { DEFAULT_FAILED_AUTH_LIMIT, FAILED_AUTH_POLICY, FAILED_AUTH_WINDOW_SECONDS, policyOf, rateLimits } from '../model/rate-limits';
 import { errorBodySchema, rateLimitErrorSchema } from '../schemas/errors';
 import { BODY_TOO_LARGE, type HeaderDoc, type HeaderDocs, type ResponseDoc } from './contract';
 

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { requestGuardAccess } from '../access';
-import { rateLimits } from '../domain/rate-limits';
+import { rateLimits } from '../model/rate-limits';
 import {
   actionBodySchema,
   actionResultSchema,

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { ACTIVE_KEYS_PER_ACCOUNT } from '../domain/api-keys';
+import { ACTIVE_KEYS_PER_ACCOUNT } from '../model/api-keys';
 import { apiKeyInfoSchema, createdApiKeySchema, createKeyBodySchema, revokedKeySchema } from '../schemas/keys';
 import type { SessionRoute } from './contract';
 import { error, ok, sessionErrors, tooLarge } from './docs';

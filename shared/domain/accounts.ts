@@ -2,9 +2,9 @@ import { getAccount, insertAccount, type Account } from '../store/accounts';
 import { insertApiKeyWithinLimit, type ApiKey } from '../store/api-keys';
 import { nextSequenceValue } from '../store/counters';
 import { insertSession } from '../store/sessions';
-import { ACTIVE_KEYS_PER_ACCOUNT, generateApiKey } from './api-keys';
+import { ACTIVE_KEYS_PER_ACCOUNT, generateApiKey } from '../model/api-keys';
 import { createHash } from 'node:crypto';
-import { base62Of, randomBase62, sha256Hex } from './crypto';
+import { base62Of, randomBase62, sha256Hex } from '../model/crypto';
 
 export const SESSION_TTL_SECONDS = 24 * 3600;
 
@@ -19,23 +19,6 @@ export async function openAccount(details: NewAccount): Promise<Account> {
   const account = newAccountRecord(details);
   await insertAccount(account);
   return account;
-}
-
-/** Where an account stands for everything done with its credentials. */
-export type AccountStanding = 'in-standing' | 'gone' | 'suspended' | 'unconfirmed';
-
-/**
- * The one rule of standing, for API keys, sessions, sign-in and the re-check of a request in flight (the
- * transactions' condition, ACCOUNT_IN_STANDING in store/request-guard.ts, is the same rule in DynamoDB's words).
- * Strict: anything but an explicit `false` suspension or `true` confirmation does not stand.
- */
-export function standingOf(
-  account: { readonly deleted_at?: unknown; readonly suspended?: unknown; readonly confirmed?: unknown } | undefined,
-): AccountStanding {
-  if (!account || (account.deleted_at ?? null) !== null) return 'gone';
-  if (account.suspended !== false) return 'suspended';
-  if (account.confirmed !== true) return 'unconfirmed';
-  return 'in-standing';
 }
 
 /** A fresh account with nothing deposited, not yet stored. */

@@ -1,14 +1,16 @@
 import { config } from '../config';
-import { namedError } from './errors';
+import { namedError } from '../model/errors';
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
 import { getAccount } from '../store/accounts';
-import { getInstanceItem, updateInstanceWithRetry, type InstanceChanges, type InstanceItem } from '../store/instances';
-import { finishJob, getJob, type Job } from '../store/jobs';
+import { getInstanceItem, updateInstanceWithRetry } from '../store/instances';
+import { type InstanceChanges, type InstanceItem } from '../model/instance';
+import { finishJob, getJob } from '../store/jobs';
+import { type Job } from '../model/job';
 import type { ActionType, InstanceStatus } from '../schemas/instances';
-import { upstream } from '../upstream';
+import { upstream } from './upstream';
 import { holdBillingPause } from './billing';
-import { lookForStartedAction, settleFromUpstream, startedAction } from './convergence';
+import { lookForStartedAction, settleFromUpstream, startedAction } from '../model/convergence';
 import { lostTexts, ownServer, readInstanceServer } from './server-guard';
 
 export interface ActionStepInput {

@@ -1,9 +1,11 @@
-import { capacityShardName, moveLimitToShards, readCapacity, readCapacityShards, type CapacityPool } from '../store/counters';
-import { getInstanceItem, heldUnits, moveUnitsToShards, scanInstancesByStatus } from '../store/instances';
-import { upstream } from '../upstream';
-import { driftOf, type DriftKind } from './convergence';
-import { catalog, flavorIds } from './flavors';
-import { instanceStatuses } from './instance-status';
+import { capacityShardName, moveLimitToShards, readCapacity, readCapacityShards } from '../store/counters';
+import { type CapacityPool } from '../model/capacity';
+import { getInstanceItem, moveUnitsToShards, scanInstancesByStatus } from '../store/instances';
+import { heldUnits } from '../model/capacity';
+import { upstream } from './upstream';
+import { driftOf, type DriftKind } from '../model/convergence';
+import { catalog, flavorIds } from '../model/flavors';
+import { instanceStatuses } from '../model/instance-status';
 import { upstreamTagOf } from './instances';
 import { findLeakedServers } from './reconciler';
 import { retry, retryPolicies, TRY_AGAIN } from '../retry';

@@ -1,8 +1,8 @@
 import { giveBackSlidingWindow, hitSlidingWindow } from '../store/counters';
 import { config } from '../config';
-import { rateLimitExceeded } from './errors';
-import { sha256Hex } from './crypto';
-import { entryTimeMs } from './rate-limits';
+import { rateLimitExceeded } from '../model/errors';
+import { sha256Hex } from '../model/crypto';
+import { entryTimeMs } from '../model/rate-limits';
 
 /**
  * Brute-force limits on the console's sign-in routes, in sliding windows on the counters table: every request per

@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
 import { getAccount, setBillingPaused, type Account } from '../store/accounts';
-import { getInstanceItem, leaveMeterIndex, listInstancesToMeter, listOwnedInstances, type InstanceItem } from '../store/instances';
+import { getInstanceItem, leaveMeterIndex, listInstancesToMeter, listOwnedInstances } from '../store/instances';
+import { type InstanceItem } from '../model/instance';
 import { recordLedgerEntry, recordMeteredPeriod, recordMeteredPeriodKeepingCredit } from '../store/ledger';
 import { releaseMeterLease, takeMeterLease } from '../store/meter-leases';
-import { chargedPieces, hasUnbilledTime, METER_SHARDS, meterShardOf, segmentsOf, type BillingSegment } from './billing-segments';
+import { chargedPieces, hasUnbilledTime, METER_SHARDS, meterShardOf, segmentsOf, type BillingSegment } from '../model/billing-segments';
 import { powerOffForBilling } from './lifecycle';
 import { retry, retryPolicies, TRY_AGAIN, type TryAgain } from '../retry';
 

@@ -14,11 +14,12 @@ import type {
   SignInBody,
   SignUpBody,
 } from '../schemas/auth';
-import { newAccountRecord, openSessionUnder, standingOf, type IssuedSession } from './accounts';
+import { newAccountRecord, openSessionUnder, type IssuedSession } from './accounts';
+import { standingOf } from '../model/account';
 import { limitMailsTo, limitSourceAddress, reserveFailedSignIn } from './auth-limits';
-import { randomBase62, sha256Hex } from './crypto';
-import { Failure, forbidden, unauthorized } from './errors';
-import { decoyPasswordHash, hashPassword, verifyPassword } from './passwords';
+import { randomBase62, sha256Hex } from '../model/crypto';
+import { Failure, forbidden, unauthorized } from '../model/errors';
+import { decoyPasswordHash, hashPassword, verifyPassword } from '../model/passwords';
 
 /**
  * Self-service accounts for the console: sign-up with e-mail confirmation, sign-in and sign-out, and password reset

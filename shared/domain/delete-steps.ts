@@ -1,8 +1,9 @@
-import { namedError } from './errors';
+import { namedError } from '../model/errors';
 import { config } from '../config';
-import { heldPools, updateInstanceWithRetry } from '../store/instances';
+import { updateInstanceWithRetry } from '../store/instances';
+import { heldPools } from '../model/capacity';
 import { finishJob, listRunningJobs } from '../store/jobs';
-import { upstream } from '../upstream';
+import { upstream } from './upstream';
 import { upstreamTagOf } from './instances';
 import { workflowEngine } from '../workflows';
 import { destroyTaggedServers } from './provisioning';

@@ -3,8 +3,8 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod';
 import { planSchema } from '../schemas/instances';
-import { instanceStatusSchema } from './instance-status';
-import { jobStatusSchema, jobTypeSchema } from './job-states';
+import { instanceStatusSchema } from '../model/instance-status';
+import { jobStatusSchema, jobTypeSchema } from '../model/job-states';
 import type { ServiceEvent } from '../schemas/events';
 
 /** The tables whose change streams events are derived from. */

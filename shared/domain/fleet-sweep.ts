@@ -2,20 +2,16 @@ import { config } from '../config';
 import { hasTimeFor } from '../deadline';
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
-import {
-  CapacityExhaustedError,
-  getInstanceItems,
-  listUnseenSince,
-  recordServerSeen,
-  updateInstanceAtVersion,
-  type InstanceItem,
-} from '../store/instances';
+import { getInstanceItems, listUnseenSince, recordServerSeen, updateInstanceAtVersion } from '../store/instances';
+import { CapacityExhaustedError } from '../model/capacity';
+import { type InstanceItem } from '../model/instance';
 import { markOrphanSeen, readOrphanBook, recordOrphan, removeOrphan, type Orphan } from '../store/orphans';
 import { getSweepCursor, moveSweepCursor } from '../store/sweeps';
-import { upstreamForSweeps } from '../upstream';
-import { UpstreamBudgetSpentError, type UpstreamDriver, type UpstreamServer } from '../upstream/driver';
-import { claimOf, driftOf, isSwept, readoptionOf, type DriftKind } from './convergence';
-import { catalog } from './flavors';
+import { upstreamForSweeps } from './upstream';
+import { UpstreamBudgetSpentError, type UpstreamDriver } from '../upstream/driver';
+import { type UpstreamServer } from '../model/server';
+import { claimOf, driftOf, isSwept, readoptionOf, type DriftKind } from '../model/convergence';
+import { catalog } from '../model/flavors';
 import { serviceTag, upstreamTagOf } from './instances';
 import { newJob } from './jobs';
 import { loseInstance, readInstanceServer, tripSweepGuard } from './server-guard';

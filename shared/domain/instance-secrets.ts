@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { open, seal, type SecretContext } from '../secrets';
-import type { InstanceItem } from '../store/instances';
+import type { InstanceItem } from '../model/instance';
 
 /** What an instance's owner is shown on every read, and what must never be stored in clear. */
 const instanceSecretsSchema = z.object({

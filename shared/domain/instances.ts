@@ -6,17 +6,17 @@ import { countMetric, logger } from '../observability';
 import type { Account } from '../store/accounts';
 import { nextSequenceValue } from '../store/counters';
 import {
-  CapacityExhaustedError,
   getInstanceItem,
   getOwnedInstance,
   insertInstanceReservingCapacity,
-  heldPools,
   listOwnedInstances,
   updateInstanceAtVersion,
-  type InstanceItem,
 } from '../store/instances';
+import { CapacityExhaustedError, heldPools } from '../model/capacity';
+import { type InstanceItem } from '../model/instance';
 import { committedInstanceOf } from '../store/idempotency';
-import { finishJob, type Job } from '../store/jobs';
+import { finishJob } from '../store/jobs';
+import { type Job } from '../model/job';
 import {
   LIST_PAGE_MAX,
   type CreateInstanceBody,
@@ -24,12 +24,12 @@ import {
   type InstanceSummary,
   type ListInstancesQuery,
 } from '../schemas/instances';
-import { randomMixedBase62 } from './crypto';
-import { badRequest, instanceNotFound, paymentRequired, serviceUnavailable } from './errors';
-import { orderablePlan } from './flavors';
-import { generateSshKey, parsePublicKey } from './ssh-keys';
+import { randomMixedBase62 } from '../model/crypto';
+import { badRequest, instanceNotFound, paymentRequired, serviceUnavailable } from '../model/errors';
+import { orderablePlan } from '../model/flavors';
+import { generateSshKey, parsePublicKey } from '../model/ssh-keys';
 import { openInstanceSecrets, sealInstanceSecrets, type InstanceSecrets } from './instance-secrets';
-import { upstreamForLiveReads } from '../upstream';
+import { upstreamForLiveReads } from './upstream';
 import { prepareSecrets } from '../secrets';
 import { workflowEngine } from '../workflows';
 import { toInstanceDetail, toInstanceSummary } from './views';

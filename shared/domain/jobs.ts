@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { getJob, type Job } from '../store/jobs';
-import type { InstanceItem } from '../store/instances';
+import { getJob } from '../store/jobs';
+import { type Job } from '../model/job';
+import type { InstanceItem } from '../model/instance';
 import type { JobView } from '../schemas/jobs';
-import { notFound } from './errors';
+import { notFound } from '../model/errors';
 import { toJobView } from './views';
 
 export function newJob(type: Job['type'], instance: Pick<InstanceItem, 'instance_id' | 'account_id'>): Job {

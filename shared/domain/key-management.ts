@@ -2,8 +2,8 @@ import type { Account } from '../store/accounts';
 import { getAccountApiKey, KeyLimitError, listAccountApiKeys, revokeApiKey } from '../store/api-keys';
 import { DEFAULT_KEY_NAME, type ApiKeyInfo, type CreateKeyBody, type CreatedApiKey } from '../schemas/keys';
 import { issueApiKey } from './accounts';
-import { ACTIVE_KEYS_PER_ACCOUNT } from './api-keys';
-import { Failure, notFound, paymentRequired } from './errors';
+import { ACTIVE_KEYS_PER_ACCOUNT } from '../model/api-keys';
+import { Failure, notFound, paymentRequired } from '../model/errors';
 import { toApiKeyInfo } from './views';
 
 /** Creating keys needs deposits of $1 or more in total, ever: sticky, whatever the balance is now. */

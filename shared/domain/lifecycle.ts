@@ -1,18 +1,14 @@
 import { logger } from '../observability';
 import { stillBillingPausedCheck, type Account } from '../store/accounts';
-import {
-  CapacityExhaustedError,
-  getInstanceItem,
-  getOwnedInstance,
-  updateInstanceAtVersion,
-  updateInstanceWithRetry,
-  type InstanceItem,
-} from '../store/instances';
-import { finishJob, getJob, type Job } from '../store/jobs';
+import { getInstanceItem, getOwnedInstance, updateInstanceAtVersion, updateInstanceWithRetry } from '../store/instances';
+import { CapacityExhaustedError } from '../model/capacity';
+import { type InstanceItem } from '../model/instance';
+import { finishJob, getJob } from '../store/jobs';
+import { type Job } from '../model/job';
 import { assertRequestStillAuthorized } from '../store/request-guard';
 import { runUnguarded } from '../request-guard';
 import type { ActionBody, ActionResult, ActionType, DeleteResult, InstanceStatus } from '../schemas/instances';
-import { upstreamForRequests } from '../upstream';
+import { upstreamForRequests } from './upstream';
 import { UpstreamDeadlineError, UpstreamPermanentError, UpstreamTransientError, type UpstreamActionRequest } from '../upstream/driver';
 import { refusedUnprocessed, withTransientRetry } from '../upstream/retry';
 import {
@@ -24,12 +20,12 @@ import {
   paymentRequired,
   serviceUnavailable,
   badRequest,
-} from './errors';
-import { orderablePlan, type Plan } from './flavors';
+} from '../model/errors';
+import { orderablePlan, type Plan } from '../model/flavors';
 import { newJob } from './jobs';
 import { workflowEngine } from '../workflows';
 import { workflowOfJob } from '../workflows/jobs-to-workflows';
-import { startKnownNotTaken } from './convergence';
+import { startKnownNotTaken } from '../model/convergence';
 import { ownServer, ServerNotOursError } from './server-guard';
 import { retry, retryPolicies, TRY_AGAIN } from '../retry';
 

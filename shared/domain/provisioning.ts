@@ -1,15 +1,17 @@
 import { config } from '../config';
-import { namedError } from './errors';
+import { namedError } from '../model/errors';
 import { metricNames } from '../metric-names';
 import { countMetric, durationMetric, logger } from '../observability';
-import { getInstanceItem, heldPools, transitionInstance, updateInstanceWithRetry, type InstanceItem } from '../store/instances';
+import { getInstanceItem, transitionInstance, updateInstanceWithRetry } from '../store/instances';
+import { heldPools } from '../model/capacity';
+import { type InstanceItem } from '../model/instance';
 import { finishJob } from '../store/jobs';
-import { upstream } from '../upstream';
+import { upstream } from './upstream';
 import type { InstanceStatus } from '../schemas/instances';
 import { serviceTag, upstreamTagOf } from './instances';
 import { holdBillingPause } from './billing';
 import { openInstanceSecrets } from './instance-secrets';
-import { isPrintableAscii } from './ssh-keys';
+import { isPrintableAscii } from '../model/ssh-keys';
 
 export const UBUNTU_IMAGE = 'ubuntu-24-04-x64';
 

@@ -1,16 +1,18 @@
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
-import { getInstanceItem, listInFlightInstances, type InstanceItem } from '../store/instances';
-import { finishJob, insertJob, listRunningJobs, listAllRunningJobs, type Job } from '../store/jobs';
+import { getInstanceItem, listInFlightInstances } from '../store/instances';
+import { type InstanceItem } from '../model/instance';
+import { finishJob, insertJob, listRunningJobs, listAllRunningJobs } from '../store/jobs';
+import { type Job } from '../model/job';
 import { readOrphanBook } from '../store/orphans';
-import { upstream } from '../upstream';
-import type { UpstreamServer } from '../upstream/driver';
+import { upstream } from './upstream';
+import type { UpstreamServer } from '../model/server';
 import { settleAction } from './action-steps';
 import { serviceTag } from './instances';
 import { newJob } from './jobs';
 import { workflowEngine } from '../workflows';
 import { failProvision } from './provisioning';
-import { orphanJobOutcome } from './convergence';
+import { orphanJobOutcome } from '../model/convergence';
 import { isLeaked, sweepFleet, withInstances, type DriftReport } from './fleet-sweep';
 
 export interface ReconcileReport {

@@ -2,11 +2,13 @@ import { config } from '../config';
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
 import { clearSlidingWindow, hitSlidingWindow } from '../store/counters';
-import { clearServerAbsence, recordServerAbsent, updateInstanceWithRetry, type InstanceItem } from '../store/instances';
+import { clearServerAbsence, recordServerAbsent, updateInstanceWithRetry } from '../store/instances';
+import { type InstanceItem } from '../model/instance';
 import { readOrphanBook, setOrphanGuard } from '../store/orphans';
-import { UpstreamTransientError, type UpstreamDriver, type UpstreamServer } from '../upstream/driver';
-import { namedError } from './errors';
-import { absenceConcluded, HAS_SERVER, lostServerChange, ownershipOf, type Ownership } from './convergence';
+import { UpstreamTransientError, type UpstreamDriver } from '../upstream/driver';
+import { type UpstreamServer } from '../model/server';
+import { namedError } from '../model/errors';
+import { absenceConcluded, HAS_SERVER, lostServerChange, ownershipOf, type Ownership } from '../model/convergence';
 import { upstreamTagOf } from './instances';
 import { newJob } from './jobs';
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { config } from '../config';
-import { deliveryQueue, type DeliveryMessage } from '../events/transports';
+import type { DeliveryMessage } from '../events/ports';
+import { deliveryQueue } from '../events/transports';
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
 import type { ServiceEvent } from '../schemas/events';
@@ -8,8 +9,8 @@ import { recordDeliveryAttempt } from '../store/webhook-deliveries';
 import { disableWebhook, getWebhook, listAccountWebhooks, markWebhookFailing, markWebhookHealthy } from '../store/webhooks';
 import { postDelivery, type SendOutcome } from '../webhooks/sender';
 import { openWebhookSecret } from './webhook-secrets';
-import { signedHeaders } from './webhook-signing';
-import type { Resolver } from './webhook-urls';
+import { signedHeaders } from '../model/webhook-signing';
+import type { Resolver } from '../webhooks/urls';
 
 export const DISABLED_REASON = 'Every delivery failed for 3 days';
 

@@ -18,13 +18,13 @@ import {
   WebhookLimitError,
   type WebhookItem,
 } from '../store/webhooks';
-import { randomBase62 } from './crypto';
-import { Failure, notFound } from './errors';
+import { randomBase62 } from '../model/crypto';
+import { Failure, notFound } from '../model/errors';
 import { eventId } from './events';
 import { enqueueDelivery } from './webhook-delivery';
 import { sealWebhookSecret } from './webhook-secrets';
-import { newSigningSecret } from './webhook-signing';
-import { checkReceiverUrl } from './webhook-urls';
+import { newSigningSecret } from '../model/webhook-signing';
+import { checkReceiverUrl } from '../webhooks/urls';
 import { toDeliveryAttemptView, toWebhookView } from './views';
 
 /** GET …/deliveries shows this many of the latest attempts. */

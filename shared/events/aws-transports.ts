@@ -5,7 +5,7 @@ import { tracer } from '../observability';
 import type { ServiceEvent } from '../schemas/events';
 import { EVENT_SOURCE } from './source';
 import type { AuthMailRequest } from '../schemas/auth';
-import type { AuthMailQueue, DeliveryMessage, DeliveryQueue, EventSink } from './transports';
+import type { AuthMailQueue, DeliveryMessage, DeliveryQueue, EventSink } from './ports';
 
 /** PutEvents takes at most 10 entries per call. */
 const PUT_EVENTS_BATCH = 10;

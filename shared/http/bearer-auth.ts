@@ -1,6 +1,6 @@
-import { standingOf } from '../domain/accounts';
-import { API_KEY_PREFIX, hashApiKey, isWellFormedApiKey } from '../domain/api-keys';
-import { forbidden, unauthorized } from '../domain/errors';
+import { standingOf } from '../model/account';
+import { API_KEY_PREFIX, hashApiKey, isWellFormedApiKey } from '../model/api-keys';
+import { forbidden, unauthorized } from '../model/errors';
 import { getAccount, type Account } from '../store/accounts';
 import { getApiKeyByHash, touchApiKey, type ApiKey } from '../store/api-keys';
 import { logger } from '../observability';

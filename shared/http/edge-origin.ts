@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { config } from '../config';
-import { constantTimeEqual, sha256Hex } from '../domain/crypto';
-import { forbidden } from '../domain/errors';
+import { constantTimeEqual, sha256Hex } from '../model/crypto';
+import { forbidden } from '../model/errors';
 
 /**
  * The header CloudFront adds to every request it forwards to the API (its value is a secret of the stack). CloudFront

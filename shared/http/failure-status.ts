@@ -1,4 +1,4 @@
-import { Failure, type FailureKind } from '../domain/errors';
+import { Failure, type FailureKind } from '../model/errors';
 
 /** The one table from the domain's failures to HTTP statuses. */
 export const failureStatus: Readonly<Record<FailureKind, number>> = {

@@ -1,8 +1,8 @@
 import ipaddr from 'ipaddr.js';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { config } from '../config';
-import { Failure } from '../domain/errors';
-import { FAILED_AUTH_POLICY, FAILED_AUTH_WINDOW_SECONDS, policyOf, readSlidingWindow } from '../domain/rate-limits';
+import { Failure } from '../model/errors';
+import { FAILED_AUTH_POLICY, FAILED_AUTH_WINDOW_SECONDS, policyOf, readSlidingWindow } from '../model/rate-limits';
 import { logger } from '../observability';
 import { hitSlidingWindow } from '../store/counters';
 

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { sha256Hex } from '../domain/crypto';
-import { Failure, badRequest, rateLimitExceeded } from '../domain/errors';
-import type { RateLimitName, WindowState } from '../domain/rate-limits';
+import { sha256Hex } from '../model/crypto';
+import { Failure, badRequest, rateLimitExceeded } from '../model/errors';
+import type { RateLimitName, WindowState } from '../model/rate-limits';
 import {
   IDEMPOTENCY_LOCK_SECONDS,
   IDEMPOTENCY_RETENTION_SECONDS,

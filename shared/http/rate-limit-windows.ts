@@ -1,4 +1,4 @@
-import { rateLimits, slidingWindowState, type RateLimitName, type WindowState } from '../domain/rate-limits';
+import { rateLimits, slidingWindowState, type RateLimitName, type WindowState } from '../model/rate-limits';
 import { giveBackSlidingWindow, hitSlidingWindow } from '../store/counters';
 
 const windowCounter = (name: RateLimitName, subject: string) => `rate#${name}#${subject}`;

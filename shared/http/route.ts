@@ -4,7 +4,7 @@ import { traceHandler } from '../tracing';
 import type * as z from 'zod';
 import { ANSWER_RESERVE_SECONDS, type RouteContract } from '../contracts/contract';
 import { runWithDeadline } from '../deadline';
-import { outcomeUnknown } from '../domain/errors';
+import { outcomeUnknown } from '../model/errors';
 import { DependencyTransientError } from '../transient-errors';
 import { logger, tracer } from '../observability';
 import { runGuarded } from '../request-guard';

@@ -1,12 +1,13 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { constantTimeEqual, sha256Hex } from '../domain/crypto';
-import { forbidden, unauthorized } from '../domain/errors';
+import { constantTimeEqual, sha256Hex } from '../model/crypto';
+import { forbidden, unauthorized } from '../model/errors';
 import { getAccount, type Account } from '../store/accounts';
 import { getSession, type Session } from '../store/sessions';
 import { config } from '../config';
 import { NEGATIVE_CACHE_TTL_MS, unknownCredentials } from './flood-guard';
 import { SESSION_COOKIE } from './cookies';
-import { csrfTokenFor, standingOf } from '../domain/accounts';
+import { csrfTokenFor } from '../domain/accounts';
+import { standingOf } from '../model/account';
 
 export interface SessionPrincipal {
   readonly account: Account;

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { instanceStatusSchema, planSchema } from './instances';
 import { jobTypes } from './jobs';
 import { timestampSchema } from './timestamps';
-import { eventTypes, eventTypeSchema, type EventType } from '../domain/webhook-events';
+import { eventTypes, eventTypeSchema, type EventType } from '../model/webhook-events';
 
 export { eventTypes, eventTypeSchema, type EventType };
 

@@ -1,8 +1,8 @@
 import * as z from 'zod';
 import { displayName } from './validation';
-import { catalog, flavorIds, flavorRefusal } from '../domain/flavors';
+import { catalog, flavorIds, flavorRefusal } from '../model/flavors';
 import { timestampSchema } from './timestamps';
-import { instanceStatuses, instanceStatusSchema, type InstanceStatus } from '../domain/instance-status';
+import { instanceStatuses, instanceStatusSchema, type InstanceStatus } from '../model/instance-status';
 
 export { instanceStatuses, instanceStatusSchema, type InstanceStatus };
 

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { jobStatusSchema, jobTypes, jobTypeSchema } from '../domain/job-states';
+import { jobStatusSchema, jobTypes, jobTypeSchema } from '../model/job-states';
 import { timestampSchema } from './timestamps';
 
 export { jobTypes };

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { displayName } from './validation';
-import { FULL_KEY_PATTERN, KEY_PREFIX_PATTERN } from '../domain/api-keys';
+import { FULL_KEY_PATTERN, KEY_PREFIX_PATTERN } from '../model/api-keys';
 import { timestampSchema } from './timestamps';
 
 export const KEY_NAME_MAX = 100;

@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import { badRequest } from '../domain/errors';
-import { hasUnsafeCharacters } from '../domain/text';
+import { badRequest } from '../model/errors';
+import { hasUnsafeCharacters } from '../model/text';
 
 type RawIssue = Parameters<Extract<z.core.$ZodErrorMap, (...args: never[]) => unknown>>[0];
 

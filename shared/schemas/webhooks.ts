@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { eventTypeSchema } from './events';
 import { timestampSchema } from './timestamps';
-import { deliveryStatusSchema } from '../domain/webhook-events';
+import { deliveryStatusSchema } from '../model/webhook-events';
 
 export const WEBHOOK_URL_MAX = 2_048;
 export const WEBHOOKS_PER_ACCOUNT = 10;

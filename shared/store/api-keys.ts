@@ -3,8 +3,8 @@ import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
-import { KEY_PREFIX_PATTERN } from '../domain/api-keys';
-import { isoInstant } from './attributes';
+import { KEY_PREFIX_PATTERN } from '../model/api-keys';
+import { isoInstant } from '../model/attributes';
 import { readAll, transactWrite, whenConditionHolds } from './dynamo-helpers';
 import { giveBackCountedPlace, takeCountedPlace } from './counters';
 

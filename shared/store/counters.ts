@@ -8,6 +8,7 @@ import { config, tableName } from '../config';
 import { TTL_ATTRIBUTE } from '../tables';
 import { batchGetAll, transactWrite, whenConditionHolds } from './dynamo-helpers';
 import { retry, retryPolicies, TRY_AGAIN } from '../retry';
+import { CAPACITY_SHARDS, capacityShares, type CapacityPool, type CapacityShard, type CapacityUnit } from '../model/capacity';
 
 /** Ids are reserved this many at a time, so that most creates pay no round trip for their id. */
 const SEQUENCE_BLOCK = 20;
@@ -150,23 +151,6 @@ export async function giveBackSlidingWindow(name: string, entry: number): Promis
   );
 }
 
-export type CapacityPool = { kind: 'ipv4' } | { kind: 'tier'; flavor: string };
-
-/**
- * Each pool is spread over this many counter items (shards), each with its share of the pool's limit, so that
- * concurrent creates take units from different items instead of colliding on one.
- */
-export const CAPACITY_SHARDS = 8;
-
-/** Where one held unit came from: a shard, or null for the pool's single item of before sharding (see README). */
-export type CapacityShard = number | null;
-
-/** One unit of a pool, as an instance holds it: the pool and the shard it was taken from. */
-export interface CapacityUnit {
-  readonly pool: CapacityPool;
-  readonly shard: CapacityShard;
-}
-
 /** The pool's single counter item of before sharding: it only takes units back (from instances that hold one of it). */
 export function capacityCounterName(pool: CapacityPool): string {
   return pool.kind === 'ipv4' ? 'capacity#ipv4' : `capacity#tier#${pool.flavor}`;
@@ -175,17 +159,6 @@ export function capacityCounterName(pool: CapacityPool): string {
 /** The counter item a unit lives on: `capacity#ipv4#3`, `capacity#tier#s-1vcpu-2gb#0`, or the old single item. */
 export function capacityShardName(pool: CapacityPool, shard: CapacityShard): string {
   return shard === null ? capacityCounterName(pool) : `${capacityCounterName(pool)}#${shard}`;
-}
-
-/**
- * Splits a pool's limit into the shards' shares: they differ by at most one and add up to the limit (the first
- * `limit mod shards` shards take one more).
- */
-export function capacityShares(limit: number, shards = CAPACITY_SHARDS): number[] {
-  if (!Number.isSafeInteger(limit) || limit < 0) throw new Error('a capacity limit is a non-negative integer');
-  if (!Number.isSafeInteger(shards) || shards < 1) throw new Error('a pool has at least one shard');
-  const base = Math.floor(limit / shards);
-  return Array.from({ length: shards }, (_, shard) => base + (shard < limit % shards ? 1 : 0));
 }
 
 function defaultLimit(pool: CapacityPool): number {

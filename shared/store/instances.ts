@@ -1,220 +1,37 @@
-import { randomInt } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, QueryCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
 import { DependencyTransientError } from '../transient-errors';
-import { isoInstant } from './attributes';
-import { batchGetAll, readAll, rideOutTransient, transactWrite, updatedWhenConditionHolds, whenConditionHolds } from './dynamo-helpers';
-import { finishJobUpdate, newJobPut, type Job, type JobFinish } from './jobs';
+import { retry, retryPolicies, TRY_AGAIN } from '../retry';
+import { segmentsAfterChange } from '../model/billing-segments';
 import {
-  CAPACITY_SHARDS,
-  releaseCapacityItem,
-  reserveCapacityItem,
+  capacityBookkeeping,
+  CapacityExhaustedError,
+  changedShards,
+  heldPools,
+  ShardPicker,
+  unitsOfOldItems,
   type CapacityPool,
-  type CapacityShard,
-  type CapacityUnit,
-} from './counters';
+} from '../model/capacity';
+import { IN_FLIGHT_SHARDS, inFlightShardOf, isInFlight, isSwept, SWEEP_SHARDS, sweepShardOf } from '../model/convergence';
+import { indexKeys, type IndexKeys } from '../model/indexes';
+import { instanceItemSchema, withSecretsLifetime, type InstanceChanges, type InstanceItem } from '../model/instance';
+import type { InstanceStatus } from '../model/instance-status';
+import type { Job, JobFinish } from '../model/job';
+import { batchGetAll, readAll, rideOutTransient, transactWrite, updatedWhenConditionHolds, whenConditionHolds } from './dynamo-helpers';
+import { finishJobUpdate, newJobPut } from './jobs';
+import { releaseCapacityItem, reserveCapacityItem } from './counters';
 import { commitMarkerPut } from './idempotency';
 import { requestGuardItems, throwIfGuardFailed } from './request-guard';
-import { billingSegmentSchema, meterShardOf, segmentsAfterChange } from '../domain/billing-segments';
-import { instanceStatusSchema, type InstanceStatus } from '../domain/instance-status';
-import { IN_FLIGHT_SHARDS, inFlightShardOf, isInFlight, isSwept, SWEEP_SHARDS, sweepShardOf } from '../domain/convergence';
-import { retry, retryPolicies, TRY_AGAIN } from '../retry';
 
-/** A plan as stored on an instance (its own and a resize's target): the flavor and what it gave when chosen. */
-export const storedPlanSchema = z.strictObject({
-  flavor: z.string(),
-  vcpu: z.number().int().nullable(),
-  ram_mb: z.number().int().nullable(),
-  disk_gb: z.number().int().nullable(),
-  /** USD per hour, as published when the plan was chosen. */
-  hourly_price: z.number().nullable(),
-});
-export type StoredPlan = z.infer<typeof storedPlanSchema>;
-
-/** The instance's SSH key as stored: the public half only; a generated private key lives sealed in `sealed_secrets`. */
-export const storedSshKeySchema = z.strictObject({
-  name: z.string(),
-  fingerprint: z.string().nullable(),
-  public_key: z.string(),
-  private_key: z.null(),
-});
-
-/**
- * The stored instance (extra attributes, such as the sparse index keys, are ignored). The root password and a
- * generated private key are never stored in clear: they live sealed in `sealed_secrets`. What the API shows of it is
- * made by the mappers in shared/domain/views.ts.
- */
-export const instanceItemSchema = z.object({
-  instance_id: z.number().int(),
-  /** The upstream server's id as text; empty until the server exists. */
-  vps_id: z.string(),
-  status: instanceStatusSchema,
-  ipv4: z.string().nullable(),
-  domain: z.string().nullable(),
-  custom_domain: z.string().nullable(),
-  root_user: z.string(),
-  ssh_port: z.number().int(),
-  project_name: z.string(),
-  plan: storedPlanSchema,
-  created_at: isoInstant.nullable(),
-  ssh_key: storedSshKeySchema,
-  activated_at: isoInstant.nullable(),
-  /** The root password and generated private key, encrypted (see shared/domain/instance-secrets.ts); null once gone. */
-  sealed_secrets: z.string().nullable(),
-  account_id: z.string(),
-  /** The upstream server's numeric id, once created. */
-  upstream_id: z.number().int().nullable(),
-  /** True while the instance holds an IPv4 address and a unit of its plan's tier. */
-  capacity_held: z.boolean(),
-  /** The target of a resize in progress; its tier unit is held from acceptance until the resize ends. */
-  pending_plan: storedPlanSchema.nullable().default(null),
-  /**
-   * The counter shard each held unit was taken from (see `heldUnits`): the IPv4 address's, the plan's tier unit's and
-   * the pending plan's. Null while no such unit is held, and for a unit of a pool's old single item (items written
-   * before the pools were sharded).
-   */
-  ipv4_shard: z.number().int().nullable().default(null),
-  tier_shard: z.number().int().nullable().default(null),
-  pending_tier_shard: z.number().int().nullable().default(null),
-  /** The job of the lifecycle action in progress; at most one runs at a time. */
-  active_job_id: z.string().nullable().default(null),
-  /** The status to return to when an operator releases a quarantined instance. */
-  quarantined_from: instanceStatusSchema.nullable().default(null),
-  deleted_at: z.string().nullable(),
-  paused_by: z.enum(['user', 'billing']).nullable(),
-  metered_until: z.string().nullable(),
-  /** When a create was last sent upstream: a retry whose tag lookup finds nothing waits before creating again. */
-  create_requested_at: z.string().nullable().default(null),
-  /** When the drift sweep last saw the server upstream; billing of an instance whose server vanished ends here. */
-  seen_at: z.string().nullable().default(null),
-  /**
-   * Evidence that the server may be gone, kept until it is seen again: the first and the last read by id that did not
-   * find it, and how many such reads there were. Absent while there is none (never written as null: the reads are
-   * added up in place). The version does not move with it (it changes no state).
-   */
-  absent_since: z.string().optional(),
-  absent_last_at: z.string().optional(),
-  absent_reads: z.number().int().optional(),
-  /** Set when the instance lost its server: nothing after this is charged. */
-  billing_ends_at: z.string().nullable().default(null),
-  /** The segments not yet charged in full, the open one last (see shared/domain/billing-segments.ts). */
-  billing_segments: z.array(billingSegmentSchema).default([]),
-  updated_at: z.string().optional(),
-  /** The Idempotency-Key (scoped to the account) of the create that made it, when it had one. */
-  idempotency_key: z.string().optional(),
-  version: z.number().int(),
-});
-export type InstanceItem = z.infer<typeof instanceItemSchema>;
-
-export class CapacityExhaustedError extends Error {
-  override readonly name = 'CapacityExhaustedError';
-  constructor(readonly pool: CapacityPool['kind']) {
-    super(`${pool} capacity exhausted`);
-  }
-}
-
-/** The pools an instance holds a unit of right now; releasing exactly these leaves no counter drifting. */
-export function heldPools(instance: InstanceItem): CapacityPool[] {
-  return heldUnits(instance).map((unit) => unit.pool);
-}
-
-/** The units an instance holds right now, each with the counter shard it came from (null: the old single item). */
-export function heldUnits(
-  instance: Pick<InstanceItem, 'capacity_held' | 'plan' | 'pending_plan' | 'ipv4_shard' | 'tier_shard' | 'pending_tier_shard'>,
-): CapacityUnit[] {
-  return [
-    ...(instance.capacity_held
-      ? [
-          { pool: { kind: 'ipv4' }, shard: instance.ipv4_shard } as const,
-          { pool: { kind: 'tier', flavor: instance.plan.flavor }, shard: instance.tier_shard } as const,
-        ]
-      : []),
-    ...(instance.pending_plan
-      ? [{ pool: { kind: 'tier', flavor: instance.pending_plan.flavor }, shard: instance.pending_tier_shard } as const]
-      : []),
-  ];
-}
-
-type ShardFields = Pick<InstanceItem, 'ipv4_shard' | 'tier_shard' | 'pending_tier_shard'>;
-
-const samePool = (a: CapacityPool, b: CapacityPool) => (a.kind === 'tier' && b.kind === 'tier' ? a.flavor === b.flavor : a.kind === b.kind);
-
-const poolName = (pool: CapacityPool) => (pool.kind === 'ipv4' ? 'ipv4' : `tier ${pool.flavor}`);
-
-/**
- * The bookkeeping of a change that moves capacity: which held units the released pools are (each goes back to the
- * shard it came from), and the instance's shard attributes afterwards, from the units it keeps and the ones just
- * taken (`reserved`, each with its shard). Throws when the change releases a unit the instance does not hold, or
- * leaves it holding units it does not account for: a counter would drift.
- */
-export function capacityBookkeeping(
-  instance: InstanceItem,
-  changes: InstanceChanges,
-  release: readonly CapacityPool[],
-  reserved: readonly CapacityUnit[],
-): { release: CapacityUnit[]; shards: ShardFields } {
-  const units = heldUnits(instance);
-  const take = (pool: CapacityPool, what: string): CapacityShard => {
-    const index = units.findIndex((unit) => samePool(unit.pool, pool));
-    if (index < 0) throw new Error(`instance ${instance.instance_id} ${what} a ${poolName(pool)} unit it does not hold`);
-    return units.splice(index, 1)[0]!.shard;
-  };
-  const released = release.map((pool) => ({ pool, shard: take(pool, 'gives back') }));
-  units.push(...reserved);
-  const after = { ...instance, ...changes };
-  const shards: ShardFields = {
-    ipv4_shard: after.capacity_held ? take({ kind: 'ipv4' }, 'would keep') : null,
-    tier_shard: after.capacity_held ? take({ kind: 'tier', flavor: after.plan.flavor }, 'would keep') : null,
-    pending_tier_shard: after.pending_plan ? take({ kind: 'tier', flavor: after.pending_plan.flavor }, 'would keep') : null,
-  };
-  if (units.length > 0) {
-    throw new Error(`instance ${instance.instance_id} would hold ${units.map((unit) => poolName(unit.pool)).join(', ')} unaccounted for`);
-  }
-  return { release: released, shards };
-}
-
-/**
- * Picks the shards of a reservation: for each pool one shard at random among those not yet found full. Undefined
- * (with the pool) when every shard of a pool was found full.
- */
-class ShardPicker {
-  private readonly full: Set<number>[];
-
-  constructor(readonly pools: readonly CapacityPool[]) {
-    this.full = pools.map(() => new Set<number>());
-  }
-
-  /** Random shards, one per pool, avoiding those found full. */
-  pick(): CapacityUnit[] {
-    return this.pools.map((pool, index) => {
-      const open = Array.from({ length: CAPACITY_SHARDS }, (_, shard) => shard).filter((shard) => !this.full[index]!.has(shard));
-      return { pool, shard: open[randomInt(open.length)]! };
-    });
-  }
-
-  /**
-   * Notes the shards a cancelled transaction found full (its first items are the reservations, in pool order):
-   * whether any was, and the first pool with every shard found full, if any.
-   */
-  noteFull(error: unknown, picked: readonly CapacityUnit[]): { anyFull: boolean; exhausted?: CapacityPool } {
-    if (!(error instanceof TransactionCanceledException)) return { anyFull: false };
-    let anyFull = false;
-    picked.forEach((unit, index) => {
-      if (error.CancellationReasons?.[index]?.Code !== 'ConditionalCheckFailed') return;
-      anyFull = true;
-      this.full[index]!.add(unit.shard!);
-    });
-    const exhausted = this.pools.find((_, index) => this.full[index]!.size >= CAPACITY_SHARDS);
-    return { anyFull, ...(exhausted ? { exhausted } : {}) };
-  }
-}
-
-/** The shard attributes that differ from what the instance has (nothing is written for a change that moves nothing). */
-function changedShards(instance: InstanceItem, shards: ShardFields): Partial<ShardFields> {
-  return Object.fromEntries(Object.entries(shards).filter(([key, value]) => instance[key as keyof ShardFields] !== value));
+/** The places in `count` reservations (the first items of a cancelled transaction) whose shard was found full. */
+function fullReservations(error: unknown, count: number): number[] {
+  if (!(error instanceof TransactionCanceledException)) return [];
+  return Array.from({ length: count }, (_, index) => index).filter(
+    (index) => error.CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed',
+  );
 }
 
 /**
@@ -252,7 +69,7 @@ export async function insertInstanceReservingCapacity(instance: InstanceItem, jo
       return;
     } catch (error) {
       throwIfGuardFailed(error, items.length);
-      const { anyFull, exhausted } = picker.noteFull(error, picked);
+      const { anyFull, exhausted } = picker.noteFull(fullReservations(error, picked.length), picked);
       if (exhausted) throw new CapacityExhaustedError(exhausted.kind);
       if (!anyFull) throw error;
     }
@@ -480,51 +297,10 @@ export async function listUnseenSince(since: string): Promise<InstanceItem[]> {
 
 export type TransactionCheck = Required<Pick<NonNullable<TransactWriteCommandInput['TransactItems']>[number], 'ConditionCheck'>>;
 
-export type InstanceChanges = Partial<Omit<InstanceItem, 'instance_id' | 'account_id' | 'version' | 'updated_at'>>;
-
-/** Once an instance has failed or is being deleted, nobody may log in with its credentials again: they go. */
-const SECRETS_END_STATUSES: readonly InstanceStatus[] = ['failed', 'deleting', 'destroyed'];
-
-interface IndexKeys {
-  readonly set: Record<string, string>;
-  /** Set only where the item has none yet. */
-  readonly setIfAbsent: Record<string, string>;
-  readonly remove: readonly string[];
-}
-
-/**
- * Sparse index keys that follow the item's state, set and removed in the same write as the change: a change that
- * writes billing segments puts the instance in the meter's index (the meter takes it out when it has charged the last
- * of them); a lifecycle under way keeps it in the in-flight index; an instance with a server is in the fleet sweep's
- * index from the moment it is first recorded with one (as seen then); a deletion takes it out of the account's list.
- */
-function indexKeys(instance: InstanceItem, changes: InstanceChanges, now: string): IndexKeys {
-  const after = { ...instance, ...changes };
-  const inFlight = isInFlight(after);
-  const swept = isSwept(after);
-  return {
-    set: {
-      ...(changes.billing_segments && changes.billing_segments.length > 0 ? { meter_shard: meterShardOf(instance.instance_id) } : {}),
-      ...(inFlight ? { inflight_shard: inFlightShardOf(instance.instance_id) } : {}),
-      ...(swept ? { sweep_shard: sweepShardOf(instance.instance_id) } : {}),
-    },
-    setIfAbsent: swept ? { sweep_seen_at: now } : {},
-    remove: [
-      ...(inFlight ? [] : ['inflight_shard']),
-      ...(swept ? [] : ['sweep_shard', 'sweep_seen_at']),
-      ...(changes.deleted_at ? ['live_account_id'] : []),
-    ],
-  };
-}
-
 const NO_INDEX_KEYS: IndexKeys = { set: {}, setIfAbsent: {}, remove: [] };
 
 function setExpression(changes: InstanceChanges, now = new Date().toISOString(), keys = NO_INDEX_KEYS) {
-  // A change that names the secrets itself (a server taken for lost keeps them, for it may be found again) decides.
-  const ending =
-    !('sealed_secrets' in changes) &&
-    ((changes.status !== undefined && SECRETS_END_STATUSES.includes(changes.status)) || Boolean(changes.deleted_at));
-  const entries = Object.entries({ ...changes, ...keys.set, ...(ending ? { sealed_secrets: null } : {}), updated_at: now });
+  const entries = Object.entries({ ...withSecretsLifetime(changes), ...keys.set, updated_at: now });
   const absent = Object.entries(keys.setIfAbsent);
   const assignments = [
     ...entries.map((_, i) => `#f${i} = :v${i}`),
@@ -594,18 +370,6 @@ export interface VersionedUpdate {
   readonly checks?: readonly TransactionCheck[];
 }
 
-type ShardField = keyof ShardFields;
-
-/** The units an instance holds of the pools' old single items, by the attribute that would record their shard. */
-function unitsOfOldItems(instance: InstanceItem): { field: ShardField; pool: CapacityPool }[] {
-  const slots: { field: ShardField; pool: CapacityPool | undefined }[] = [
-    { field: 'ipv4_shard', pool: instance.capacity_held ? { kind: 'ipv4' } : undefined },
-    { field: 'tier_shard', pool: instance.capacity_held ? { kind: 'tier', flavor: instance.plan.flavor } : undefined },
-    { field: 'pending_tier_shard', pool: instance.pending_plan ? { kind: 'tier', flavor: instance.pending_plan.flavor } : undefined },
-  ];
-  return slots.flatMap(({ field, pool }) => (pool && instance[field] === null ? [{ field, pool }] : []));
-}
-
 /**
  * Moves the units an instance holds of the pools' old single items (recorded before sharding) onto shards, in one
  * transaction per instance: each goes back to its old item and a unit of a shard with room is taken in its place,
@@ -644,7 +408,7 @@ export async function moveUnitsToShards(instance: InstanceItem): Promise<{ moved
       await transactWrite({ TransactItems: items });
       return { moved: units.length, left };
     } catch (error) {
-      const { anyFull, exhausted } = picker.noteFull(error, picked);
+      const { anyFull, exhausted } = picker.noteFull(fullReservations(error, picked.length), picked);
       if (exhausted) {
         // No shard of this pool has room: its unit stays where it is.
         units = units.filter((unit) => unit.pool !== exhausted);
@@ -708,7 +472,7 @@ async function applyAtVersion(instance: InstanceItem, update: VersionedUpdate): 
       return changes;
     } catch (error) {
       throwIfGuardFailed(error, items.length);
-      const { anyFull, exhausted } = picker.noteFull(error, picked);
+      const { anyFull, exhausted } = picker.noteFull(fullReservations(error, picked.length), picked);
       if (exhausted) throw new CapacityExhaustedError(exhausted.kind);
       if (anyFull) continue;
       if (error instanceof TransactionCanceledException) {

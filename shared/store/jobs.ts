@@ -2,22 +2,8 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
-import { jobStatusSchema, jobTypeSchema } from '../domain/job-states';
-import { isoInstant } from './attributes';
+import { jobSchema, type Job, type JobFinish, type JobOutcome } from '../model/job';
 import { batchGetAll, readAll, whenConditionHolds } from './dynamo-helpers';
-
-/** The stored job; what the API shows of it is made by `toJobView` (shared/domain/views.ts). */
-export const jobSchema = z.object({
-  job_id: z.string(),
-  type: jobTypeSchema,
-  instance_id: z.number().int(),
-  status: jobStatusSchema,
-  started_at: isoInstant,
-  finished_at: isoInstant.nullable(),
-  error: z.string().nullable(),
-  account_id: z.string(),
-});
-export type Job = z.infer<typeof jobSchema>;
 
 /** The running-jobs index is spread over this many shards. */
 const RUNNING_SHARDS = 8;
@@ -40,15 +26,6 @@ export function newJobPut(job: Job) {
 export async function getJob(jobId: string): Promise<Job | undefined> {
   const { Item } = await dynamo().send(new GetCommand({ TableName: tableName('jobs'), Key: { job_id: jobId }, ConsistentRead: true }));
   return Item ? jobSchema.parse(Item) : undefined;
-}
-
-export type JobOutcome = { status: 'succeeded' } | { status: 'failed'; error: string };
-
-/** The end of a job: which one, how it ended, and when. */
-export interface JobFinish {
-  readonly job_id: string;
-  readonly outcome: JobOutcome;
-  readonly at: string;
 }
 
 /** An Update that ends a running job, to be written in the same transaction as the state change that ends it. */

@@ -2,8 +2,8 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
-import { standingOf } from '../domain/accounts';
-import { revokedApiKey } from '../domain/errors';
+import { standingOf } from '../model/account';
+import { revokedApiKey } from '../model/errors';
 import { currentGuard } from '../request-guard';
 
 const KEY_ACTIVE = 'is_active = :true';

@@ -2,7 +2,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
-import { takeToken, type BucketState, type BudgetSettings, type UpstreamPriority } from '../domain/upstream-budget';
+import { takeToken, type BucketState, type BudgetSettings, type UpstreamPriority } from '../model/upstream-budget';
 import { whenConditionHolds } from './dynamo-helpers';
 import { retry, retryPolicies, TRY_AGAIN } from '../retry';
 

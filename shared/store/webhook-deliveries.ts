@@ -3,8 +3,8 @@ import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
 import { TTL_ATTRIBUTE } from '../tables';
-import { deliveryStatusSchema } from '../domain/webhook-events';
-import { isoInstant } from './attributes';
+import { deliveryStatusSchema } from '../model/webhook-events';
+import { isoInstant } from '../model/attributes';
 
 /** Attempts are kept this long for GET …/deliveries, then expire. */
 const KEEP_SECONDS = 7 * 24 * 3_600;

@@ -3,7 +3,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
-import { eventTypeSchema } from '../domain/webhook-events';
+import { eventTypeSchema } from '../model/webhook-events';
 import { readAll, transactWrite, updatedWhenConditionHolds, whenConditionHolds } from './dynamo-helpers';
 import { giveBackCountedPlace, takeCountedPlace } from './counters';
 import { requestGuardItems, throwIfGuardFailed } from './request-guard';

@@ -2,19 +2,17 @@ import * as z from 'zod';
 import { hasTimeFor } from '../deadline';
 import { metricNames } from '../metric-names';
 import { countMetric } from '../observability';
-import { holdAfterThrottle } from '../domain/upstream-budget';
+import { holdAfterThrottle } from '../model/upstream-budget';
 import {
   UpstreamBudgetSpentError,
   UpstreamDeadlineError,
   UpstreamPermanentError,
   UpstreamTransientError,
   type CreateServerRequest,
-  type UpstreamAction,
-  type UpstreamActionRecord,
   type UpstreamActionRequest,
   type UpstreamDriver,
-  type UpstreamServer,
 } from './driver';
+import { type UpstreamAction, type UpstreamActionRecord, type UpstreamServer } from '../model/server';
 
 export interface DigitalOceanDriverOptions {
   /** API origin, e.g. `https://api.digitalocean.com`. Every request, next-page links included, goes here. */

@@ -1,20 +1,9 @@
+import type { UpstreamAction, UpstreamActionRecord, UpstreamServer } from '../model/server';
+
 /**
  * The upstream compute API as the workflows see it. The production implementation speaks DigitalOcean API v2
  * (`digitalocean.ts`); the local simulator serves the same HTTP subset, so this driver runs for real everywhere.
  */
-export type UpstreamServerStatus = 'new' | 'active' | 'off' | 'archive';
-
-export interface UpstreamServer {
-  readonly id: number;
-  readonly name: string;
-  readonly status: UpstreamServerStatus;
-  /** Public IPv4 address, once the server has one. */
-  readonly ipv4: string | null;
-  readonly sizeSlug: string;
-  readonly diskGb: number;
-  readonly tags: readonly string[];
-}
-
 export interface CreateServerRequest {
   readonly name: string;
   /** Tags for the server: ours mark it as the service's and as one instance's (which makes creation idempotent). */
@@ -27,19 +16,6 @@ export interface CreateServerRequest {
 export type UpstreamActionRequest =
   | { readonly type: 'power_on' | 'power_off' | 'shutdown' | 'reboot' }
   | { readonly type: 'resize'; readonly size: string; readonly disk: true };
-
-export type UpstreamActionStatus = 'in-progress' | 'completed' | 'errored';
-
-export interface UpstreamAction {
-  readonly id: number;
-  readonly type: string;
-  readonly status: UpstreamActionStatus;
-}
-
-/** An action as the droplet's action list shows it: when it started, by the upstream's clock (seconds precision). */
-export interface UpstreamActionRecord extends UpstreamAction {
-  readonly startedAt: string;
-}
 
 export interface UpstreamDriver {
   /** Servers carrying the tag (all pages). */

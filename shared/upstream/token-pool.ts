@@ -1,12 +1,5 @@
-import {
-  UpstreamBudgetSpentError,
-  type CreateServerRequest,
-  type UpstreamAction,
-  type UpstreamActionRecord,
-  type UpstreamActionRequest,
-  type UpstreamDriver,
-  type UpstreamServer,
-} from './driver';
+import { UpstreamBudgetSpentError, type CreateServerRequest, type UpstreamActionRequest, type UpstreamDriver } from './driver';
+import { type UpstreamAction, type UpstreamActionRecord, type UpstreamServer } from '../model/server';
 
 /**
  * Several upstream tokens of one account, as one driver: each has its own rate limit (DigitalOcean counts 5,000

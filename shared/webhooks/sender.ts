@@ -2,7 +2,7 @@ import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
-import { addressRefusal, bareHostname, resolveAll, type ReceiverPolicy, type Resolver } from '../domain/webhook-urls';
+import { addressRefusal, bareHostname, resolveAll, type ReceiverPolicy, type Resolver } from './urls';
 
 export interface SendOutcome {
   /** The receiver's HTTP status, when one came back. */

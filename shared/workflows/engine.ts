@@ -1,5 +1,5 @@
-import type { WorkflowName } from './names';
-import type { Job } from '../store/jobs';
+import type { WorkflowName } from '../workflow-names';
+import type { Job } from '../model/job';
 
 /**
  * The workflow engine, as the domain sees it: start a job's workflow, ask whether it still runs, stop it. Step

@@ -1,5 +1,5 @@
-import type { LifecycleWorkflowName } from './names';
-import type { Job } from '../store/jobs';
+import type { LifecycleWorkflowName } from '../workflow-names';
+import type { Job } from '../model/job';
 
 /** Jobs that run a workflow (a `reconcile` job is recorded already ended). */
 export type WorkflowJobType = Exclude<Job['type'], 'reconcile'>;

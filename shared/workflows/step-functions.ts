@@ -1,7 +1,7 @@
 import { DescribeExecutionCommand, ExecutionDoesNotExist, StartExecutionCommand, StopExecutionCommand } from '@aws-sdk/client-sfn';
 import { sfn } from '../aws';
 import { stateMachineArn } from '../config';
-import type { Job } from '../store/jobs';
+import type { Job } from '../model/job';
 import type { WorkflowEngine } from './engine';
 import { workflowOfJob } from './jobs-to-workflows';
 

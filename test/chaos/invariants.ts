@@ -4,11 +4,11 @@ import type { DestroyedDroplet, SimulatedDroplet, Simulator } from '../../infra/
 import { dynamo, sfn } from '../../shared/aws';
 import { tableName } from '../../shared/config';
 import { executionArnOf } from '../../shared/workflows/step-functions';
-import { catalog } from '../../shared/domain/flavors';
+import { catalog } from '../../shared/model/flavors';
 import { getAccount } from '../../shared/store/accounts';
-import { instanceItemSchema, type InstanceItem } from '../../shared/store/instances';
+import { instanceItemSchema, type InstanceItem } from '../../shared/model/instance';
 import { listLedgerEntries, type LedgerEntry } from '../../shared/store/ledger';
-import { jobSchema } from '../../shared/store/jobs';
+import { jobSchema } from '../../shared/model/job';
 import type { ServiceEvent } from '../../shared/schemas/events';
 import { capacityCounters, capacityHeldByInstances } from '../support/capacity';
 

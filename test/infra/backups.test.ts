@@ -2,7 +2,7 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import type { ServiceStack } from '../../infra/stack';
 import { logicalId, PROD_CONTEXT, referencedIds, synthesize, type Resource } from './synth';
-import { workflowNames } from '../../shared/workflows/names';
+import { workflowNames } from '../../shared/workflow-names';
 
 const COPY_VAULT = 'arn:aws:backup:eu-central-1:222222222222:backup-vault:vps-copies';
 

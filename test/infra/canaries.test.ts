@@ -2,7 +2,7 @@ import { runInNewContext } from 'node:vm';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { CANARY_FLAVOR, canaryScript } from '../../infra/constructs/canaries';
 import type { ServiceStack } from '../../infra/stack';
-import { catalog } from '../../shared/domain/flavors';
+import { catalog } from '../../shared/model/flavors';
 import { asList, logicalId, policyStatements, synthesize, type Resource } from './synth';
 
 type Canary = Resource['Properties'];

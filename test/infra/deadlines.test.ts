@@ -6,7 +6,7 @@ import type { ServiceStack } from '../../infra/stack';
 import { functionScheduleNames } from '../../infra/schedules';
 import { ANSWER_RESERVE_SECONDS, DEFAULT_ROUTE_TIMEOUT_SECONDS, routes } from '../../shared/routes';
 import { IDEMPOTENCY_LOCK_SECONDS } from '../../shared/store/idempotency';
-import { workflowNames, type WorkflowName } from '../../shared/workflows/names';
+import { workflowNames, type WorkflowName } from '../../shared/workflow-names';
 import { workflows } from '../../infra/workflows';
 import { logicalId, synthesize } from './synth';
 

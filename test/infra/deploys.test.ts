@@ -5,7 +5,7 @@ import { REPO_ROOT } from '../../infra/constructs/api-function';
 import { routes } from '../../shared/routes';
 import type { ServiceStack } from '../../infra/stack';
 import { functionScheduleNames } from '../../infra/schedules';
-import { workflowNames } from '../../shared/workflows/names';
+import { workflowNames } from '../../shared/workflow-names';
 import { asList, logicalId, policyStatements, serviceFunctions, synthesize } from './synth';
 
 describe('safe deploys', () => {

@@ -4,7 +4,7 @@ import { REPO_ROOT } from '../../infra/constructs/api-function';
 import { METER_SHARD_TIMEOUT_SECONDS, workflows } from '../../infra/workflows';
 import { schedules } from '../../infra/schedules';
 import { METER_LEASE_MS, SHARD_ACCOUNT_CONCURRENCY } from '../../shared/domain/billing';
-import { METER_SHARDS } from '../../shared/domain/billing-segments';
+import { METER_SHARDS } from '../../shared/model/billing-segments';
 
 type State = Record<string, any>;
 const asl = JSON.parse(readFileSync(join(REPO_ROOT, workflows.meter.definitionFile), 'utf8')) as { States: Record<string, State> };

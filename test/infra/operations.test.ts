@@ -1,7 +1,7 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { POWERTOOLS_SERVICE_NAME } from '../../infra/constructs/api-function';
 import type { ServiceStack } from '../../infra/stack';
-import { workflowNames } from '../../shared/workflows/names';
+import { workflowNames } from '../../shared/workflow-names';
 import { METRICS_NAMESPACE, metricNames } from '../../shared/metric-names';
 import { logicalId, referencedIds, serviceFunctions, synthesize, type Resource } from './synth';
 

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../../infra/constructs/api-function';
 import { workflows } from '../../infra/workflows';
-import { workflowNames } from '../../shared/workflows/names';
+import { workflowNames } from '../../shared/workflow-names';
 import { ActionOutcomeUnknownError } from '../../shared/domain/action-steps';
 import { DependencyTransientError } from '../../shared/transient-errors';
 import { UpstreamTransientError } from '../../shared/upstream/driver';

@@ -11,7 +11,7 @@ import { ApiFunction, grantedAccess, mergeAccess } from '../../infra/constructs/
 import { authAccess, routes } from '../../shared/routes';
 import type { ServiceStack } from '../../infra/stack';
 import { tableNames, tables } from '../../shared/tables';
-import { workflowNames } from '../../shared/workflows/names';
+import { workflowNames } from '../../shared/workflow-names';
 import { workflows } from '../../infra/workflows';
 import { functionScheduleNames, schedules, workflowScheduleNames } from '../../infra/schedules';
 import { eventFunctions, type EventFunctionName } from '../../infra/event-functions';

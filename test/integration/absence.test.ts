@@ -6,7 +6,7 @@ import { loseInstance } from '../../shared/domain/server-guard';
 import { sweepFleet } from '../../shared/domain/fleet-sweep';
 import { getInstanceItem, updateInstanceAtVersion } from '../../shared/store/instances';
 import { getSweepCursor, moveSweepCursor } from '../../shared/store/sweeps';
-import { upstream } from '../../shared/upstream';
+import { upstream } from '../../shared/domain/upstream';
 import { prepareCommand } from '../../infra/ops/commands';
 import { capacityCounters, capacityHeldByInstances } from '../support/capacity';
 import { useTestRuntime } from '../support/runtime';

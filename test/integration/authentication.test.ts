@@ -1,6 +1,6 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../../shared/aws';
-import { generateApiKey } from '../../shared/domain/api-keys';
+import { generateApiKey } from '../../shared/model/api-keys';
 import { getAccountApiKey, revokeApiKey } from '../../shared/store/api-keys';
 import { updateAccountFlags } from '../../shared/store/accounts';
 import { useTestRuntime } from '../support/runtime';

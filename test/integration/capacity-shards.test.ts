@@ -2,14 +2,11 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../../shared/aws';
 import { audit, moveCapacityToShards } from '../../shared/domain/audit';
 import { newJob } from '../../shared/domain/jobs';
-import { CAPACITY_SHARDS, capacityShardName, setCapacityLimit, type CapacityPool } from '../../shared/store/counters';
-import {
-  CapacityExhaustedError,
-  getInstanceItem,
-  insertInstanceReservingCapacity,
-  instanceItemSchema,
-  type InstanceItem,
-} from '../../shared/store/instances';
+import { capacityShardName, setCapacityLimit } from '../../shared/store/counters';
+import { CAPACITY_SHARDS, type CapacityPool } from '../../shared/model/capacity';
+import { getInstanceItem, insertInstanceReservingCapacity } from '../../shared/store/instances';
+import { CapacityExhaustedError } from '../../shared/model/capacity';
+import { instanceItemSchema, type InstanceItem } from '../../shared/model/instance';
 import { storedActiveInstance } from '../fixtures/stored-items';
 import { capacityCounters, capacityHeldByInstances, capacityShardItems, capacityUsed } from '../support/capacity';
 import { useTestRuntime } from '../support/runtime';

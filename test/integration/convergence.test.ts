@@ -2,7 +2,7 @@ import { reconcile } from '../../shared/domain/reconciler';
 import { getInstanceItem, updateInstanceAtVersion } from '../../shared/store/instances';
 import { getJob, insertJob } from '../../shared/store/jobs';
 import { newJob } from '../../shared/domain/jobs';
-import { upstream } from '../../shared/upstream';
+import { upstream } from '../../shared/domain/upstream';
 import { powerOffForBilling } from '../../shared/domain/lifecycle';
 import { setBillingState } from '../support/accounts';
 import { useTestRuntime } from '../support/runtime';

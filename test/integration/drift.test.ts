@@ -5,7 +5,7 @@ import { serviceTag, upstreamTagOf } from '../../shared/domain/instances';
 import { reconcile } from '../../shared/domain/reconciler';
 import { getInstanceItem, updateInstanceAtVersion } from '../../shared/store/instances';
 import { listLedgerEntries } from '../../shared/store/ledger';
-import { upstream } from '../../shared/upstream';
+import { upstream } from '../../shared/domain/upstream';
 import { capacityCounters, capacityHeldByInstances, capacityUsed } from '../support/capacity';
 import { useTestRuntime } from '../support/runtime';
 import { prepareCommand } from '../../infra/ops/commands';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { recordDynamoCalls, type DynamoCall } from '../../bench/dynamo-calls';
 import { openSession } from '../../shared/domain/accounts';
-import { generateApiKey } from '../../shared/domain/api-keys';
+import { generateApiKey } from '../../shared/model/api-keys';
 import { grantedAccess, mergeAccess } from '../../infra/constructs/api-function';
 import type { FunctionAccess } from '../../shared/access';
 import { authAccess, routes } from '../../shared/routes';
@@ -10,7 +10,7 @@ import { repositoryRoot } from '../../infra/local/runtime';
 import { functionScheduleNames, schedules, workflowScheduleNames } from '../../infra/schedules';
 import { everyState } from '../../infra/local/step-functions';
 import { tableNames, type TableName } from '../../shared/tables';
-import type { WorkflowName } from '../../shared/workflows/names';
+import type { WorkflowName } from '../../shared/workflow-names';
 import { workflows } from '../../infra/workflows';
 import { useTestRuntime } from '../support/runtime';
 

@@ -1,6 +1,6 @@
 import { recordDynamoCalls, type DynamoCall } from '../../bench/dynamo-calls';
 import { openSession } from '../../shared/domain/accounts';
-import { generateApiKey } from '../../shared/domain/api-keys';
+import { generateApiKey } from '../../shared/model/api-keys';
 import { useTestRuntime } from '../support/runtime';
 
 const SECRET = 'edge-origin-secret-for-tests';

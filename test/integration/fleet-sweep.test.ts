@@ -5,7 +5,7 @@ import { reconcile } from '../../shared/domain/reconciler';
 import { newJob } from '../../shared/domain/jobs';
 import { getInstanceItem, updateInstanceAtVersion } from '../../shared/store/instances';
 import { getSweepCursor } from '../../shared/store/sweeps';
-import { upstreamForSweeps } from '../../shared/upstream';
+import { upstreamForSweeps } from '../../shared/domain/upstream';
 import { UpstreamTransientError } from '../../shared/upstream/driver';
 import { useTestRuntime } from '../support/runtime';
 

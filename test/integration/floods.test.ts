@@ -3,7 +3,7 @@ import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../../shared/aws';
 import { recordDynamoCalls, type DynamoCall } from '../../bench/dynamo-calls';
 import { openSession } from '../../shared/domain/accounts';
-import { generateApiKey, hashApiKey } from '../../shared/domain/api-keys';
+import { generateApiKey, hashApiKey } from '../../shared/model/api-keys';
 import { contractViolations } from '../support/contract';
 import { useTestRuntime } from '../support/runtime';
 

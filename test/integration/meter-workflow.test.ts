@@ -3,7 +3,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../../shared/aws';
 import { tableName } from '../../shared/config';
 import { METER_LEASE_MS, METER_PERIOD_MS, meterShard } from '../../shared/domain/billing';
-import { METER_SHARDS, meterShardOf } from '../../shared/domain/billing-segments';
+import { METER_SHARDS, meterShardOf } from '../../shared/model/billing-segments';
 import { getAccount } from '../../shared/store/accounts';
 import { getInstanceItem } from '../../shared/store/instances';
 import { listLedgerEntries } from '../../shared/store/ledger';

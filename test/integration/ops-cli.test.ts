@@ -5,7 +5,7 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { repositoryRoot } from '../../infra/local/runtime';
 import { stackEnv } from '../../infra/ops/target';
 import { dynamo } from '../../shared/aws';
-import { sha256Hex } from '../../shared/domain/crypto';
+import { sha256Hex } from '../../shared/model/crypto';
 import { issueApiKey } from '../../shared/domain/accounts';
 import { getAccount, updateAccountFlags } from '../../shared/store/accounts';
 import { getSession } from '../../shared/store/sessions';

@@ -1,6 +1,6 @@
 import { serviceTag, upstreamTagOf } from '../../shared/domain/instances';
 import { reconcile } from '../../shared/domain/reconciler';
-import { upstream } from '../../shared/upstream';
+import { upstream } from '../../shared/domain/upstream';
 import { getInstanceItem, insertInstanceReservingCapacity, updateInstanceAtVersion } from '../../shared/store/instances';
 import { nextSequenceValue, setCapacityLimit } from '../../shared/store/counters';
 import { getJob } from '../../shared/store/jobs';

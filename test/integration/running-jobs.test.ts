@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../../shared/aws';
-import { finishJob, insertJob, listAllRunningJobs, type Job } from '../../shared/store/jobs';
+import { finishJob, insertJob, listAllRunningJobs } from '../../shared/store/jobs';
+import { type Job } from '../../shared/model/job';
 import { useTestRuntime } from '../support/runtime';
 
 const runtime = useTestRuntime();

@@ -1,7 +1,7 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../../shared/aws';
 import { UpstreamBudgetSpentError } from '../../shared/upstream/driver';
-import { tokenPool, tokensOf } from '../../shared/upstream/index';
+import { tokenPool, tokensOf } from '../../shared/domain/upstream';
 import { useTestRuntime } from '../support/runtime';
 
 /** Two tokens of one simulated account, each with a budget of 20 calls in a burst. */

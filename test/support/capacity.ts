@@ -1,8 +1,10 @@
 import { BatchGetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../../shared/aws';
 import { tableName } from '../../shared/config';
-import { CAPACITY_SHARDS, capacityShardName } from '../../shared/store/counters';
-import { heldUnits, instanceItemSchema } from '../../shared/store/instances';
+import { capacityShardName } from '../../shared/store/counters';
+import { CAPACITY_SHARDS } from '../../shared/model/capacity';
+import { heldUnits } from '../../shared/model/capacity';
+import { instanceItemSchema } from '../../shared/model/instance';
 
 /** Every capacity counter item (each shard, and a pool's old single item) with a unit in use. */
 export async function capacityCounters(): Promise<Record<string, number>> {

@@ -1,6 +1,6 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { openApiDocument } from '../../shared/schemas/openapi';
+import { openApiDocument } from '../../shared/contracts/openapi';
 
 /**
  * Checks a response against the OpenAPI document the service serves: the operation must declare the status,

@@ -1,4 +1,4 @@
-import { standingOf, type AccountStanding } from '../../shared/domain/accounts';
+import { standingOf, type AccountStanding } from '../../shared/model/account';
 
 describe('account standing', () => {
   it.each<[string, Parameters<typeof standingOf>[0], AccountStanding]>([

@@ -1,5 +1,5 @@
-import { chargedPieces, costSince, segmentsAfterChange, type BilledState, type BillingSegment } from '../../shared/domain/billing-segments';
-import { catalog } from '../../shared/domain/flavors';
+import { chargedPieces, costSince, segmentsAfterChange, type BilledState, type BillingSegment } from '../../shared/model/billing-segments';
+import { catalog } from '../../shared/model/flavors';
 import { usdToMicros } from '../../shared/domain/accounts';
 
 const plan = catalog.get('s-1vcpu-2gb')!;

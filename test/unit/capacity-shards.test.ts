@@ -1,5 +1,6 @@
-import { capacityShares } from '../../shared/store/counters';
-import { capacityBookkeeping, heldUnits, instanceItemSchema, type InstanceItem } from '../../shared/store/instances';
+import { capacityShares } from '../../shared/model/capacity';
+import { capacityBookkeeping, heldUnits } from '../../shared/model/capacity';
+import { instanceItemSchema, type InstanceItem } from '../../shared/model/instance';
 import { storedActiveInstance } from '../fixtures/stored-items';
 
 describe('capacityShares', () => {

@@ -9,8 +9,8 @@ import {
   settleFromUpstream,
   startKnownNotTaken,
   startedAction,
-} from '../../shared/domain/convergence';
-import type { UpstreamActionRecord, UpstreamServer } from '../../shared/upstream/driver';
+} from '../../shared/model/convergence';
+import type { UpstreamActionRecord, UpstreamServer } from '../../shared/model/server';
 
 const small = { flavor: 's-1vcpu-2gb', vcpu: 1, ram_mb: 2048, disk_gb: 30, hourly_price: 0.01786 };
 const large = { flavor: 's-2vcpu-4gb', vcpu: 2, ram_mb: 4096, disk_gb: 40, hourly_price: 0.03571 };

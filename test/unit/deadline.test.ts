@@ -1,7 +1,7 @@
 import { remainingMs } from '../../shared/deadline';
 import { DigitalOceanDriver } from '../../shared/upstream/digitalocean';
 import { UpstreamDeadlineError, UpstreamTransientError } from '../../shared/upstream/driver';
-import { tokenCache } from '../../shared/upstream/index';
+import { tokenCache } from '../../shared/domain/upstream';
 import { withTransientRetry } from '../../shared/upstream/retry';
 import { scheduledJob, workflowStep } from '../../shared/workflow-step';
 

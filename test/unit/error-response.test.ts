@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException, DynamoDBServiceException } from '@aws-sdk/client-dynamodb';
-import { Failure } from '../../shared/domain/errors';
+import { Failure } from '../../shared/model/errors';
 import { errorResponse } from '../../shared/http/middleware/http-response';
 
 const connectionRefused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8000'), { code: 'ECONNREFUSED' });

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { csrfTokenFor } from '../../shared/domain/accounts';
-import { generateApiKey, isWellFormedApiKey } from '../../shared/domain/api-keys';
-import { randomBase62, randomMixedBase62 } from '../../shared/domain/crypto';
-import { newSigningSecret } from '../../shared/domain/webhook-signing';
-import { fingerprintOf, generateSshKey, parsePublicKey } from '../../shared/domain/ssh-keys';
+import { generateApiKey, isWellFormedApiKey } from '../../shared/model/api-keys';
+import { randomBase62, randomMixedBase62 } from '../../shared/model/crypto';
+import { newSigningSecret } from '../../shared/model/webhook-signing';
+import { fingerprintOf, generateSshKey, parsePublicKey } from '../../shared/model/ssh-keys';
 import { logger, redactingReplacer, redactText } from '../../shared/observability';
 import { userDataFor } from '../../shared/domain/provisioning';
-import type { InstanceItem } from '../../shared/store/instances';
+import type { InstanceItem } from '../../shared/model/instance';
 import { captureLogLines, captureStdoutLines } from '../support/stdout';
 import { ED25519_FINGERPRINT, ED25519_PUBLIC_KEY, rsaPublicKeyLine } from '../fixtures/ssh-keys';
 

@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalDeliveryQueue } from '../../infra/local/delivery-queue';
-import type { DeliveryMessage } from '../../shared/events/transports';
+import type { DeliveryMessage } from '../../shared/events/ports';
 
 const message = (id: string): DeliveryMessage => ({
   webhook_id: 'wh_1',

@@ -4,7 +4,7 @@ import { Json } from '@stoplight/spectral-parsers';
 import { oas } from '@stoplight/spectral-rulesets';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { openApiDocument } from '../../shared/schemas/openapi';
+import { openApiDocument } from '../../shared/contracts/openapi';
 import { actionBodySchema, createInstanceBodySchema } from '../../shared/schemas/instances';
 import { createdApiKeySchema } from '../../shared/schemas/keys';
 import { contractViolations } from '../support/contract';

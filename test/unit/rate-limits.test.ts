@@ -1,4 +1,4 @@
-import { rateLimitHeaders, slidingWindowState } from '../../shared/domain/rate-limits';
+import { rateLimitHeaders, slidingWindowState } from '../../shared/model/rate-limits';
 
 const NOW = 1_800_000_000_000;
 /** An entry for a request `secondsAgo` before NOW (microseconds, with a tie-breaker). */

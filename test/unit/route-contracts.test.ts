@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { routes } from '../../shared/routes';
-import { openApiDocument } from '../../shared/schemas/openapi';
+import { openApiDocument } from '../../shared/contracts/openapi';
 
 const root = join(import.meta.dirname, '../..');
 

@@ -16,9 +16,9 @@ import { DescribeExecutionCommand, ExecutionDoesNotExist, SFNClient } from '@aws
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { LOCAL_CREDENTIALS } from '../../shared/aws';
 import { ActionOutcomeUnknownError } from '../../shared/domain/action-steps';
-import { Failure } from '../../shared/domain/errors';
+import { Failure } from '../../shared/model/errors';
 import { ProvisionTimeoutError } from '../../shared/domain/provisioning';
-import { CapacityExhaustedError } from '../../shared/store/instances';
+import { CapacityExhaustedError } from '../../shared/model/capacity';
 import { rideOutTransient } from '../../shared/store/dynamo-helpers';
 import { asStepError, DependencyTransientError, isTransientFailure } from '../../shared/transient-errors';
 import {

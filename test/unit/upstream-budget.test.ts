@@ -1,4 +1,4 @@
-import { holdAfterThrottle, takeToken, tokensAt, type UpstreamPriority } from '../../shared/domain/upstream-budget';
+import { holdAfterThrottle, takeToken, tokensAt, type UpstreamPriority } from '../../shared/model/upstream-budget';
 
 const settings = { capacity: 20, refillPerSecond: 1 };
 const headers = (values: Record<string, string>) => new Headers(values);

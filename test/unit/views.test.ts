@@ -7,8 +7,8 @@ import {
   toWebhookView,
 } from '../../shared/domain/views';
 import { apiKeySchema } from '../../shared/store/api-keys';
-import { instanceItemSchema } from '../../shared/store/instances';
-import { jobSchema } from '../../shared/store/jobs';
+import { instanceItemSchema } from '../../shared/model/instance';
+import { jobSchema } from '../../shared/model/job';
 import { deliveryAttemptItemSchema } from '../../shared/store/webhook-deliveries';
 import { webhookItemSchema, webhookSummarySchema } from '../../shared/store/webhooks';
 import { instanceDetailSchema, instanceSummarySchema } from '../../shared/schemas/instances';

@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { addressRefusal, carriedIPv4, checkReceiverUrl, type Resolver } from '../../shared/domain/webhook-urls';
+import { addressRefusal, carriedIPv4, checkReceiverUrl, type Resolver } from '../../shared/webhooks/urls';
 
 const production = { allowLoopback: false };
 const local = { allowLoopback: true };

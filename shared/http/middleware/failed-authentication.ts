@@ -1,4 +1,4 @@
-import { Failure } from '../../domain/errors';
+import { Failure } from '../../model/errors';
 import { limitFailedAuthentication } from '../flood-guard';
 import type { Event } from './state';
 

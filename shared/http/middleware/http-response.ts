@@ -1,7 +1,7 @@
-import { Failure } from '../../domain/errors';
+import { Failure } from '../../model/errors';
 import { SERVICE_UNAVAILABLE_MESSAGE } from '../../schemas/errors';
 import { isTransientFailure } from '../../transient-errors';
-import { rateLimitHeaders } from '../../domain/rate-limits';
+import { rateLimitHeaders } from '../../model/rate-limits';
 import { metricNames } from '../../metric-names';
 import { countMetric, logger, publishMetrics } from '../../observability';
 import { statusOf } from '../failure-status';

@@ -1,5 +1,5 @@
-import type { RateLimitName } from '../../domain/rate-limits';
-import { Failure } from '../../domain/errors';
+import type { RateLimitName } from '../../model/rate-limits';
+import { Failure } from '../../model/errors';
 import { logger } from '../../observability';
 import {
   idempotencyKeyOf,

@@ -1,5 +1,5 @@
 import httpJsonBodyParser from '@middy/http-json-body-parser';
-import { Failure } from '../../domain/errors';
+import { Failure } from '../../model/errors';
 import { BODY_TOO_LARGE, MAX_BODY_BYTES, UNSUPPORTED_MEDIA_TYPE } from '../../contracts/contract';
 import type { Middleware } from './state';
 

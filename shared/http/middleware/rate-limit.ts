@@ -1,6 +1,6 @@
 import { logger } from '../../observability';
-import { rateLimitExceeded } from '../../domain/errors';
-import type { RateLimitName, WindowState } from '../../domain/rate-limits';
+import { rateLimitExceeded } from '../../model/errors';
+import type { RateLimitName, WindowState } from '../../model/rate-limits';
 import { statusOf } from '../failure-status';
 import { countRequest, giveBack } from '../rate-limit-windows';
 import { IDEMPOTENCY_HEADER } from '../idempotency';

@@ -1,4 +1,4 @@
-import { rateLimitExceeded } from '../../domain/errors';
+import { rateLimitExceeded } from '../../model/errors';
 import { countRequest } from '../rate-limit-windows';
 import type { Session } from '../../store/sessions';
 import { authenticateSession, csrfFailed, isCrossSite } from '../session-auth';

@@ -1,6 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import type { WindowState } from '../../domain/rate-limits';
+import type { WindowState } from '../../model/rate-limits';
 import type { ApiKey } from '../../store/api-keys';
 import type { BearerPrincipal } from '../bearer-auth';
 import type { SessionPrincipal } from '../session-auth';

@@ -3,10 +3,10 @@
  * No I/O here (no AWS, no HTTP): the workflow steps, the API and the reconciler read the facts, ask these functions,
  * and write the answer conditionally.
  */
-import type { CapacityPool } from '../store/counters';
-import type { InstanceChanges, InstanceItem } from '../store/instances';
-import type { Job, JobOutcome } from '../store/jobs';
-import type { UpstreamActionRecord, UpstreamServer } from '../upstream/driver';
+import type { CapacityPool } from './capacity';
+import type { InstanceChanges, InstanceItem } from './instance';
+import type { Job, JobOutcome } from './job';
+import type { UpstreamActionRecord, UpstreamServer } from './server';
 
 type Instance = Pick<
   InstanceItem,

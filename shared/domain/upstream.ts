@@ -1,8 +1,8 @@
 import { config } from '../config';
-import { DigitalOceanDriver } from './digitalocean';
-import { TokenPoolDriver } from './token-pool';
-import type { UpstreamDriver } from './driver';
-import type { UpstreamPriority } from '../domain/upstream-budget';
+import { DigitalOceanDriver } from '../upstream/digitalocean';
+import { TokenPoolDriver } from '../upstream/token-pool';
+import type { UpstreamDriver } from '../upstream/driver';
+import type { UpstreamPriority } from '../model/upstream-budget';
 import { holdUpstream, takeUpstreamToken } from '../store/upstream-budget';
 
 /**

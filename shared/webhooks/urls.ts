@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { badRequest } from './errors';
+import { badRequest } from '../model/errors';
 
 /** What receivers may be: only public addresses in production; the local runtime also allows loopback over http. */
 export interface ReceiverPolicy {

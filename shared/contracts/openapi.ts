@@ -1,8 +1,8 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import * as z from 'zod';
-import { UNSUPPORTED_MEDIA_TYPE, type ResponseDoc, type RouteContract, type RouteDoc } from '../contracts/contract';
-import { error, rateLimitHeaders, requestIdHeader } from '../contracts/docs';
-import { webhookDeliveryDoc } from '../contracts/webhooks';
+import { UNSUPPORTED_MEDIA_TYPE, type ResponseDoc, type RouteContract, type RouteDoc } from './contract';
+import { error, rateLimitHeaders, requestIdHeader } from './docs';
+import { webhookDeliveryDoc } from './webhooks';
 import { routes } from '../routes';
 
 /**

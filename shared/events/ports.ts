@@ -1,0 +1,28 @@
+import type { ServiceEvent } from '../schemas/events';
+import type { AuthMailRequest } from '../schemas/auth';
+
+/** Where published events go: the EventBridge bus on AWS, the local runtime's bus on this machine. */
+export interface EventSink {
+  publish(events: readonly ServiceEvent[]): Promise<void>;
+}
+
+/** One webhook delivery to attempt: the event, for one endpoint, and how far its retries have come. */
+export interface DeliveryMessage {
+  readonly webhook_id: string;
+  readonly event: ServiceEvent;
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+  readonly first_attempt_at: string;
+  /** Not to be attempted before this time (SQS can delay a message by 15 minutes at most). */
+  readonly not_before: string;
+}
+
+/** Webhook deliveries waiting for their attempt: SQS on AWS, an in-process queue locally. */
+export interface DeliveryQueue {
+  send(message: DeliveryMessage, delayMs: number): Promise<void>;
+}
+
+/** Console e-mails waiting to be prepared and sent: SQS on AWS, an in-process queue locally. */
+export interface AuthMailQueue {
+  send(message: AuthMailRequest): Promise<void>;
+}
