@@ -9,6 +9,37 @@ const runtimeImportPatterns = [
   { group: ['aws-cdk-lib', 'aws-cdk-lib/**', 'constructs'], message: 'CDK belongs in infra/.' },
 ];
 
+/** Packages that do I/O or belong to one runtime: never in the model. */
+const sdkPackages = ['@aws-sdk/*', '@smithy/*', '@middy/*', '@aws-lambda-powertools/*', 'stripe', '@modelcontextprotocol/*'];
+
+/** The platform modules at shared/'s root (the others there are entry helpers, above the domain). */
+const platformFiles = [
+  'access',
+  'aws',
+  'config',
+  'deadline',
+  'metric-names',
+  'observability',
+  'request-guard',
+  'retry',
+  'secrets',
+  'tables',
+  'tracing',
+  'workflow-names',
+].map((name) => `shared/${name}.ts`);
+
+/** A pattern refusing the folders of shared/ that sit above (or beside) `what`. */
+const above = (what, folders) => ({
+  group: folders.flatMap((folder) => [`**/${folder}`, `**/${folder}/**`]),
+  message: `${what} must not import ${folders.join(', ')}: see the layers in eslint.config.js (docs/architecture.md).`,
+});
+
+/** The import rule for `files`: the runtime's patterns and these. */
+const restrict = (files, patterns) => ({
+  files,
+  rules: { 'no-restricted-imports': ['error', { patterns: [...runtimeImportPatterns, ...patterns] }] },
+});
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'cdk.out/', '.local/', 'bench/out/', 'clients/sdk/schema.ts', 'console/dist/', '**/*.d.ts'] },
   js.configs.recommended,
@@ -23,32 +54,44 @@ export default tseslint.config(
       ],
     },
   },
-  {
-    // The runtime is bundled into every function: it must not reach into the deployment's code, nor CDK.
-    files: ['shared/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: runtimeImportPatterns }] },
-  },
-  {
-    // Stored items have schemas of their own, so that a change to the API is never a change to the data (and back):
-    // the domain maps items to wire objects (shared/domain/views.ts). A later block replaces the rule, so it repeats
-    // the runtime's patterns.
-    files: ['shared/store/**'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            ...runtimeImportPatterns,
-            {
-              group: ['**/schemas', '**/schemas/**'],
-              message:
-                'shared/store/ must not import the wire schemas: give the item its own schema, shared enumerations live in shared/domain/.',
-            },
-          ],
-        },
-      ],
+  // The layers of shared/, lowest first: model → platform (the root modules) → adapters (store, upstream, workflows,
+  // events, mail, webhooks, payments) → domain (use cases) → http, contracts and the root entry helpers → functions/.
+  // A module imports its own layer and those below it; the wire schemas (schemas/) import only the model. A later
+  // block replaces the rule for its files, so each repeats the runtime's patterns (restrict() does).
+  restrict(['shared/**'], []),
+  restrict(
+    ['shared/model/**'],
+    [
+      {
+        group: ['../*', '../**'],
+        message: 'shared/model/ is the bottom layer: it imports only other model modules (./…), zod and node built-ins.',
+      },
+      { group: sdkPackages, message: 'shared/model/ is pure: no SDK, no I/O.' },
+    ],
+  ),
+  restrict(platformFiles, [
+    {
+      group: ['./*/**', '!./model/**'],
+      message: 'A platform module (config, clients, observability…) imports only the model and other platform modules.',
     },
-  },
+  ]),
+  restrict(['shared/store/**'], [above('store', ['domain', 'http', 'contracts', 'schemas', 'upstream', 'workflows'])]),
+  restrict(['shared/upstream/**'], [above('upstream', ['domain', 'http', 'contracts', 'schemas', 'store', 'workflows'])]),
+  restrict(['shared/workflows/**'], [above('workflows', ['domain', 'http', 'contracts', 'schemas', 'store', 'upstream'])]),
+  restrict(
+    ['shared/events/**', 'shared/mail/**', 'shared/webhooks/**', 'shared/payments/**'],
+    [above('an adapter', ['domain', 'http', 'contracts'])],
+  ),
+  restrict(
+    ['shared/schemas/**'],
+    [
+      {
+        group: ['../*', '../**', '!../model', '!../model/**'],
+        message: 'The wire schemas stand apart: they import only the model (and each other).',
+      },
+    ],
+  ),
+  restrict(['shared/domain/**'], [above('a use case', ['http', 'contracts'])]),
   {
     files: ['test/**', 'bench/**'],
     rules: {

@@ -1,0 +1,58 @@
+import { resolve } from 'node:path';
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+import { importCycles, importGraph, upwardImports } from '../support/import-graph';
+
+const root = resolve(import.meta.dirname, '../..');
+
+/** The import-boundary errors ESLint reports for `code` as if it were the file at `path`. */
+async function boundaryErrors(path: string, code: string): Promise<string[]> {
+  const [result] = await new ESLint({ cwd: root }).lintText(code, { filePath: resolve(root, path) });
+  return result!.messages.filter((message) => message.ruleId === 'no-restricted-imports').map((message) => message.message);
+}
+
+describe('the layers of shared/', () => {
+  it('has no import that goes up a layer', () => {
+    expect(upwardImports(importGraph(root))).toEqual([]);
+  });
+
+  it('has no import cycle', () => {
+    expect(importCycles(importGraph(root))).toEqual([]);
+  });
+
+  it.each([
+    ['shared/model/planted.ts', "import { dynamo } from '../aws';"],
+    ['shared/model/planted.ts', "import { getInstanceItem } from '../store/instances';"],
+    ['shared/model/planted.ts', "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';"],
+    ['shared/config.ts', "import { getAccount } from './store/accounts';"],
+    ['shared/store/planted.ts', "import { createInstance } from '../domain/instances';"],
+    ['shared/store/planted.ts', "import { instanceDetailSchema } from '../schemas/instances';"],
+    ['shared/store/planted.ts', "import { DigitalOceanDriver } from '../upstream/digitalocean';"],
+    ['shared/upstream/planted.ts', "import { getInstanceItem } from '../store/instances';"],
+    ['shared/workflows/planted.ts', "import { getJob } from '../store/jobs';"],
+    ['shared/schemas/planted.ts', "import { config } from '../config';"],
+    ['shared/schemas/planted.ts', "import { route } from '../http/route';"],
+    ['shared/domain/planted.ts', "import { route } from '../http/route';"],
+    ['shared/store/planted.ts', "import { stack } from '../../infra/stack';"],
+  ])('refuses, in %s, %s', async (path, importLine) => {
+    const errors = await boundaryErrors(path, `${importLine}\nexport const planted = 1;\n`);
+
+    expect(errors).toHaveLength(1);
+  });
+
+  it.each([
+    ['shared/model/planted.ts', "import { flavorOf } from './flavors';"],
+    ['shared/config.ts', "import { RATE_LIMIT } from './model/rate-limits';"],
+    ['shared/store/planted.ts', "import { instanceItemSchema } from '../model/instance';"],
+    ['shared/store/planted.ts', "import { dynamo } from '../aws';"],
+    ['shared/upstream/planted.ts', "import type { UpstreamServer } from '../model/server';"],
+    ['shared/schemas/planted.ts', "import { flavorNames } from '../model/flavors';"],
+    ['shared/domain/planted.ts', "import { getInstanceItem } from '../store/instances';"],
+    ['shared/domain/planted.ts', "import { instanceDetailSchema } from '../schemas/instances';"],
+    ['shared/http/planted.ts', "import { createInstance } from '../domain/instances';"],
+  ])('allows, in %s, %s', async (path, importLine) => {
+    const errors = await boundaryErrors(path, `${importLine}\nexport const planted = 1;\n`);
+
+    expect(errors).toEqual([]);
+  });
+});
