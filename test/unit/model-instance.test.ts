@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { indexKeys } from '../../shared/model/indexes';
+import { instanceItemSchema, withSecretsLifetime, type InstanceChanges } from '../../shared/model/instance';
+import { storedActiveInstance } from '../fixtures/stored-items';
+
+const active = instanceItemSchema.parse(storedActiveInstance);
+const NOW = '2026-03-01T12:00:00.000Z';
+
+describe('withSecretsLifetime', () => {
+  it.each<[string, InstanceChanges, string | null | undefined]>([
+    ['failing', { status: 'failed' }, null],
+    ['deleting', { status: 'deleting' }, null],
+    ['destroyed', { status: 'destroyed' }, null],
+    ['a deletion', { deleted_at: NOW }, null],
+    ['powering off', { status: 'stopped' }, undefined],
+    ['a change of plan', { plan: active.plan }, undefined],
+    ['a loss that keeps them by name', { status: 'failed', sealed_secrets: 'v1.sealed.kept' }, 'v1.sealed.kept'],
+  ])('on %s, leaves sealed_secrets as %j', (_, changes, secrets) => {
+    expect(withSecretsLifetime(changes).sealed_secrets).toBe(secrets);
+  });
+
+  it('changes nothing else', () => {
+    expect(withSecretsLifetime({ status: 'failed', ipv4: null })).toEqual({ status: 'failed', ipv4: null, sealed_secrets: null });
+  });
+});
+
+describe('indexKeys', () => {
+  it('puts a running instance with a server in the sweep index (first seen now) and out of the in-flight one', () => {
+    expect(indexKeys(active, { paused_by: null }, NOW)).toEqual({
+      set: { sweep_shard: 'sweep#9' },
+      setIfAbsent: { sweep_seen_at: NOW },
+      remove: ['inflight_shard'],
+    });
+  });
+
+  it('puts an instance whose change writes billing segments in the meter index', () => {
+    const segments = [{ start: NOW, end: null, hourly_micros: 17_860, quarters: 4 }];
+
+    expect(indexKeys(active, { billing_segments: segments }, NOW).set).toEqual({ meter_shard: 'meter#9', sweep_shard: 'sweep#9' });
+  });
+
+  it('keeps an instance with an action under way in the in-flight index', () => {
+    expect(indexKeys(active, { active_job_id: 'job-1' }, NOW)).toMatchObject({
+      set: { inflight_shard: 'inflight#1', sweep_shard: 'sweep#9' },
+      remove: [],
+    });
+  });
+
+  it('takes a deleted instance out of the account list and the sweep, and into the in-flight index', () => {
+    expect(indexKeys(active, { status: 'deleting', deleted_at: NOW }, NOW)).toEqual({
+      set: { inflight_shard: 'inflight#1' },
+      setIfAbsent: {},
+      remove: ['sweep_shard', 'sweep_seen_at', 'live_account_id'],
+    });
+  });
+});
