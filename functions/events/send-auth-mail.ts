@@ -1,6 +1,6 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { sendAuthMail } from '../../shared/domain/console-auth';
-import { eventConsumer } from '../../shared/events/handler';
+import { eventConsumer, parseMessage } from '../../shared/events/handler';
 import { logger } from '../../shared/observability';
 import { authMailRequestSchema } from '../../shared/schemas/auth';
 
@@ -9,7 +9,7 @@ export const handler = eventConsumer(async (event: SQSEvent): Promise<SQSBatchRe
   const failures: SQSBatchResponse['batchItemFailures'] = [];
   for (const record of event.Records) {
     try {
-      await sendAuthMail(authMailRequestSchema.parse(JSON.parse(record.body)));
+      await sendAuthMail(parseMessage(authMailRequestSchema, record.body));
     } catch (error) {
       logger.error('a console e-mail failed; the message will be retried', { error, message_id: record.messageId });
       failures.push({ itemIdentifier: record.messageId });

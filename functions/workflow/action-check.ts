@@ -1,4 +1,5 @@
 import { checkActionStep } from '../../shared/domain/action-steps';
+import { checkActionInputSchema } from '../../shared/domain/step-inputs';
 import { workflowStep } from '../../shared/workflow-step';
 
-export const handler = workflowStep(checkActionStep);
+export const handler = workflowStep(checkActionInputSchema, checkActionStep);

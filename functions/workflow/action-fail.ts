@@ -1,4 +1,5 @@
 import { failActionStep } from '../../shared/domain/action-steps';
+import { failActionInputSchema } from '../../shared/domain/step-inputs';
 import { workflowStep } from '../../shared/workflow-step';
 
-export const handler = workflowStep(failActionStep);
+export const handler = workflowStep(failActionInputSchema, failActionStep);

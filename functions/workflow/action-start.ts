@@ -1,4 +1,5 @@
 import { startActionStep } from '../../shared/domain/action-steps';
+import { startActionInputSchema } from '../../shared/domain/step-inputs';
 import { workflowStep } from '../../shared/workflow-step';
 
-export const handler = workflowStep(startActionStep);
+export const handler = workflowStep(startActionInputSchema, startActionStep);

@@ -1,4 +1,5 @@
 import { destroyServersStep } from '../../shared/domain/delete-steps';
+import { destroyServersInputSchema } from '../../shared/domain/step-inputs';
 import { workflowStep } from '../../shared/workflow-step';
 
-export const handler = workflowStep(destroyServersStep);
+export const handler = workflowStep(destroyServersInputSchema, destroyServersStep);

@@ -1,4 +1,5 @@
 import { failDeleteStep } from '../../shared/domain/delete-steps';
+import { failDeleteInputSchema } from '../../shared/domain/step-inputs';
 import { workflowStep } from '../../shared/workflow-step';
 
-export const handler = workflowStep(failDeleteStep);
+export const handler = workflowStep(failDeleteInputSchema, failDeleteStep);

@@ -1,4 +1,5 @@
 import { finishDeleteStep } from '../../shared/domain/delete-steps';
+import { deleteStepInputSchema } from '../../shared/domain/step-inputs';
 import { workflowStep } from '../../shared/workflow-step';
 
-export const handler = workflowStep(finishDeleteStep);
+export const handler = workflowStep(deleteStepInputSchema, finishDeleteStep);

@@ -1,4 +1,5 @@
 import { stopLifecyclesStep } from '../../shared/domain/delete-steps';
+import { deleteStepInputSchema } from '../../shared/domain/step-inputs';
 import { workflowStep } from '../../shared/workflow-step';
 
-export const handler = workflowStep(stopLifecyclesStep);
+export const handler = workflowStep(deleteStepInputSchema, stopLifecyclesStep);

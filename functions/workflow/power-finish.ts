@@ -1,4 +1,5 @@
 import { finishPowerStep } from '../../shared/domain/action-steps';
+import { finishPowerInputSchema } from '../../shared/domain/step-inputs';
 import { workflowStep } from '../../shared/workflow-step';
 
-export const handler = workflowStep(finishPowerStep);
+export const handler = workflowStep(finishPowerInputSchema, finishPowerStep);

@@ -1,4 +1,5 @@
 import { checkServerStep } from '../../shared/domain/provisioning';
+import { checkServerInputSchema } from '../../shared/domain/step-inputs';
 import { workflowStep } from '../../shared/workflow-step';
 
-export const handler = workflowStep(checkServerStep);
+export const handler = workflowStep(checkServerInputSchema, checkServerStep);

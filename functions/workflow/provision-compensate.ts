@@ -1,4 +1,5 @@
 import { compensateStep } from '../../shared/domain/provisioning';
+import { compensateInputSchema } from '../../shared/domain/step-inputs';
 import { workflowStep } from '../../shared/workflow-step';
 
-export const handler = workflowStep(compensateStep);
+export const handler = workflowStep(compensateInputSchema, compensateStep);

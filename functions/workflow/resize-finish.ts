@@ -1,4 +1,5 @@
 import { finishResizeStep } from '../../shared/domain/action-steps';
+import { finishResizeInputSchema } from '../../shared/domain/step-inputs';
 import { workflowStep } from '../../shared/workflow-step';
 
-export const handler = workflowStep(finishResizeStep);
+export const handler = workflowStep(finishResizeInputSchema, finishResizeStep);

@@ -15,7 +15,8 @@ import { publishChanges } from '../../shared/domain/event-publishing';
 import type { EventSourceTable } from '../../shared/domain/events';
 import { useLocalAuthMailQueue, useLocalDeliveryQueue, useLocalEventSink } from '../../shared/events/transports';
 import { sendAuthMail } from '../../shared/domain/console-auth';
-import type { AuthMailRequest } from '../../shared/schemas/auth';
+import { authMailRequestSchema, type AuthMailRequest } from '../../shared/schemas/auth';
+import { deliveryMessageSchema } from '../../shared/events/ports';
 import { deliverWebhook, fanOut } from '../../shared/domain/webhook-delivery';
 import { LocalDeliveryQueue } from './delivery-queue';
 import { temporarySecretsKeyFile } from './secrets-key';
@@ -187,12 +188,13 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const events = new LocalEventBus();
   useLocalEventSink(events);
   const deliveries = new LocalDeliveryQueue(
-    (message) => deliverWebhook(message),
+    // Read back from disk after a restart: parsed like the SQS messages on AWS.
+    (message) => deliverWebhook(deliveryMessageSchema.parse(message)),
     options.dataDir && resolve(options.dataDir, 'webhook-deliveries'),
   );
   useLocalDeliveryQueue(deliveries);
   const authMail = new LocalDeliveryQueue<AuthMailRequest>(
-    (message) => sendAuthMail(message),
+    (message) => sendAuthMail(authMailRequestSchema.parse(message)),
     options.dataDir && resolve(options.dataDir, 'auth-mail'),
     'console e-mail',
   );

@@ -7,16 +7,21 @@ import { getInstanceItem, updateInstanceWithRetry } from '../store/instances';
 import { type InstanceChanges, type InstanceItem } from '../model/instance';
 import { finishJob, getJob } from '../store/jobs';
 import { type Job } from '../model/job';
-import type { ActionType, InstanceStatus } from '../schemas/instances';
+import type { ActionType } from '../schemas/instances';
 import { upstream } from './upstream';
 import { holdBillingPause } from './billing';
 import { lookForStartedAction, settleFromUpstream, startedAction } from '../model/convergence';
 import { lostTexts, ownServer, readInstanceServer } from './server-guard';
-
-export interface ActionStepInput {
-  readonly instance_id: number;
-  readonly job_id: string;
-}
+import type * as z from 'zod';
+import type {
+  ActionStepInput,
+  checkActionInputSchema,
+  failActionInputSchema,
+  findActionInputSchema,
+  finishPowerInputSchema,
+  finishResizeInputSchema,
+  startActionInputSchema,
+} from './step-inputs';
 
 /** The upstream reported the action as errored. */
 export class UpstreamActionFailedError extends namedError('UpstreamActionFailedError') {}
@@ -49,7 +54,7 @@ function ensureWithinBudget(startedAt: string): void {
  * Finds the action whose start answer was lost, in the server's own action list: its id; null to look again later
  * (a request may still be in flight upstream); ActionNotTakenError once the window has passed without it.
  */
-export async function findActionStep(input: ActionStepInput & { action_type: string; started_at: string }): Promise<number | null> {
+export async function findActionStep(input: z.output<typeof findActionInputSchema>): Promise<number | null> {
   ensureWithinBudget(input.started_at);
   const { job, serverId } = await readInstanceAndJob(input);
   const actions = await (await upstream()).listActions(serverId);
@@ -64,9 +69,7 @@ export async function findActionStep(input: ActionStepInput & { action_type: str
  * holds a billing pause. A retry after a
  * lost answer first looks for the action in the server's list, so it is never started twice.
  */
-export async function startActionStep(
-  input: ActionStepInput & { type: 'resize' | 'power_on' | 'power_off' },
-): Promise<{ action_id: number }> {
+export async function startActionStep(input: z.output<typeof startActionInputSchema>): Promise<{ action_id: number }> {
   const { instance, job, serverId } = await readInstanceAndJob(input);
   const target = instance.pending_plan;
   if (input.type === 'resize' && !target) throw new Error('no resize target is reserved');
@@ -84,7 +87,7 @@ export async function startActionStep(
  * Reads the action's status. Failing reads propagate (the workflow retries with backoff and keeps checking); once
  * the budget is spent with the outcome unknown, the job is left to the reconciler, never settled from a guess.
  */
-export async function checkActionStep(input: ActionStepInput & { action_id: number; started_at: string }): Promise<{ done: boolean }> {
+export async function checkActionStep(input: z.output<typeof checkActionInputSchema>): Promise<{ done: boolean }> {
   ensureWithinBudget(input.started_at);
   const action = await (await upstream()).getAction(input.action_id);
   if (action.status === 'errored') throw new UpstreamActionFailedError(`upstream action ${action.id} (${action.type}) errored`);
@@ -104,7 +107,7 @@ const succeeded = (jobId: string) => ({ job_id: jobId, outcome: { status: 'succe
  * the same job then waits for (`held`), so the pause holds for work that finishes during it.
  */
 export async function finishPowerStep(
-  input: ActionStepInput & { type: Exclude<ActionType, 'resize'>; paused_by: 'user' | 'billing' },
+  input: z.output<typeof finishPowerInputSchema>,
 ): Promise<{ held: false } | { held: true; action_id: number }> {
   if (input.type !== 'power_off' && (await accountBillingPaused(input.instance_id))) {
     logger.warn('the account was billing-paused while the server came up; powering it off', { type: input.type });
@@ -125,7 +128,7 @@ async function accountBillingPaused(instanceId: number): Promise<boolean> {
 }
 
 /** Swaps plan and capacity at the end of a resize: the new tier was held since acceptance; the old one goes back. */
-export async function finishResizeStep(input: ActionStepInput & { previous_status: InstanceStatus }): Promise<void> {
+export async function finishResizeStep(input: z.output<typeof finishResizeInputSchema>): Promise<void> {
   await updateInstanceWithRetry(input.instance_id, (instance) =>
     instance.active_job_id === input.job_id && instance.pending_plan && instance.deleted_at === null
       ? {
@@ -179,6 +182,6 @@ export async function settleAction(instanceId: number, jobId: string, errorName:
   return true;
 }
 
-export async function failActionStep(input: ActionStepInput & { error?: { Error?: string } }): Promise<void> {
+export async function failActionStep(input: z.output<typeof failActionInputSchema>): Promise<void> {
   await settleAction(input.instance_id, input.job_id, input.error?.Error);
 }

@@ -7,11 +7,8 @@ import { upstream } from './upstream';
 import { upstreamTagOf } from './instances';
 import { workflowEngine } from '../workflows';
 import { destroyTaggedServers } from './provisioning';
-
-export interface DeleteStepInput {
-  readonly instance_id: number;
-  readonly job_id: string;
-}
+import type * as z from 'zod';
+import type { DeleteStepInput, destroyServersInputSchema } from './step-inputs';
 
 export class DeleteTimeoutError extends namedError('DeleteTimeoutError') {}
 
@@ -27,7 +24,7 @@ export async function stopLifecyclesStep({ instance_id, job_id }: DeleteStepInpu
 }
 
 /** Destroys the instance's servers, then looks again: the workflow loops until none is left. */
-export async function destroyServersStep(input: DeleteStepInput & { started_at: string }): Promise<{ remaining: number }> {
+export async function destroyServersStep(input: z.output<typeof destroyServersInputSchema>): Promise<{ remaining: number }> {
   await destroyTaggedServers(input.instance_id);
   const remaining = (await (await upstream()).listServersByTag(upstreamTagOf(input.instance_id))).length;
   const elapsedSeconds = (Date.now() - Date.parse(input.started_at)) / 1000;

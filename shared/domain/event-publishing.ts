@@ -1,6 +1,9 @@
 import { config } from '../config';
 import { eventSink } from '../events/transports';
-import { eventsFromChange, type ChangeRecord, type EventSourceTable } from './events';
+import * as z from 'zod';
+import { logger } from '../observability';
+import { changeRecordSchema, eventsFromChange, type EventSourceTable } from './events';
+import { issuesOf } from './step-inputs';
 
 const SOURCE_TABLES: readonly EventSourceTable[] = ['instances', 'jobs', 'webhooks'];
 
@@ -11,7 +14,7 @@ export function sourceTableOfStream(streamArn: string | undefined): EventSourceT
 }
 
 /** A batch from one table's stream (as each event source mapping delivers them), published in order. */
-export async function publishStreamBatch(streamArn: string | undefined, records: readonly ChangeRecord[]): Promise<number> {
+export async function publishStreamBatch(streamArn: string | undefined, records: readonly unknown[]): Promise<number> {
   if (records.length === 0) return 0;
   const table = sourceTableOfStream(streamArn);
   if (!table) throw new Error(`no events are derived from the stream ${streamArn}`);
@@ -20,10 +23,19 @@ export async function publishStreamBatch(streamArn: string | undefined, records:
 
 /**
  * Publishes the events of committed changes, in the order the stream gave them. A failure throws, so the caller
- * reads the same records again: events are published at least once, each with its stable id.
+ * reads the same records again: events are published at least once, each with its stable id. A record that does not
+ * parse (nor its images) never will: it is logged and passed over, for held back it would stop every later event.
  */
-export async function publishChanges(table: EventSourceTable, records: readonly ChangeRecord[]): Promise<number> {
-  const events = records.flatMap((record) => eventsFromChange(table, record));
+export async function publishChanges(table: EventSourceTable, records: readonly unknown[]): Promise<number> {
+  const events = records.flatMap((record, position) => {
+    try {
+      return eventsFromChange(table, changeRecordSchema.parse(record));
+    } catch (error) {
+      if (!(error instanceof z.ZodError)) throw error;
+      logger.error('a change record does not parse; no event is made of it', { table, position, issues: issuesOf(error) });
+      return [];
+    }
+  });
   if (events.length > 0) await eventSink().publish(events);
   return events.length;
 }

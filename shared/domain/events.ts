@@ -10,14 +10,17 @@ import type { ServiceEvent } from '../schemas/events';
 /** The tables whose change streams events are derived from. */
 export type EventSourceTable = 'instances' | 'jobs' | 'webhooks';
 
+const attributeMap = z.record(
+  z.string(),
+  z.custom<AttributeValue>((value) => typeof value === 'object' && value !== null && !Array.isArray(value)),
+);
+
 /** One change-stream record, as DynamoDB Streams delivers it (the Lambda event and the Streams API agree). */
-export interface ChangeRecord {
-  readonly eventName?: 'INSERT' | 'MODIFY' | 'REMOVE' | string;
-  readonly dynamodb?: {
-    readonly NewImage?: Record<string, AttributeValue>;
-    readonly OldImage?: Record<string, AttributeValue>;
-  };
-}
+export const changeRecordSchema = z.looseObject({
+  eventName: z.string().optional(),
+  dynamodb: z.looseObject({ NewImage: attributeMap.optional(), OldImage: attributeMap.optional() }).optional(),
+});
+export type ChangeRecord = z.output<typeof changeRecordSchema>;
 
 // Only the attributes events are made of; each image is read leniently so that new attributes never break it.
 const instanceImage = z.object({

@@ -12,15 +12,11 @@ import { serviceTag, upstreamTagOf } from './instances';
 import { holdBillingPause } from './billing';
 import { openInstanceSecrets } from './instance-secrets';
 import { isPrintableAscii } from '../model/ssh-keys';
+import type { CheckServerInput, CompensateInput, ProvisionInput } from './step-inputs';
 
 export const UBUNTU_IMAGE = 'ubuntu-24-04-x64';
 
 const PROVISIONING_STATUSES: InstanceStatus[] = ['pending', 'provisioning'];
-
-export interface ProvisionInput {
-  readonly instance_id: number;
-  readonly job_id: string;
-}
 
 /** Thrown when the server does not become active within the budget; the workflow compensates. */
 export class ProvisionTimeoutError extends namedError('ProvisionTimeoutError') {}
@@ -97,12 +93,6 @@ export async function createServerStep({ instance_id }: ProvisionInput): Promise
   return { upstream_id: null, abandoned: true, waiting: false };
 }
 
-export interface CheckServerInput extends ProvisionInput {
-  readonly upstream_id: number;
-  /** When the execution started: the provisioning budget runs from here. */
-  readonly started_at: string;
-}
-
 export interface CheckServerResult {
   readonly ready: boolean;
   readonly abandoned: boolean;
@@ -151,10 +141,6 @@ const failureTexts: Record<string, string> = {
   UpstreamTransientError: 'The upstream kept failing',
   ProvisionTimeoutError: 'The server did not become active in time',
 };
-
-export interface CompensateInput extends ProvisionInput {
-  readonly error?: { readonly Error?: string; readonly Cause?: string };
-}
 
 /**
  * Undoes a failed provision: destroys every upstream server carrying the instance's tag, gives back the IPv4

@@ -1,4 +1,5 @@
-import type { ServiceEvent } from '../schemas/events';
+import * as z from 'zod';
+import { serviceEventSchema, type ServiceEvent } from '../schemas/events';
 import type { AuthMailRequest } from '../schemas/auth';
 
 /** Where published events go: the EventBridge bus on AWS, the local runtime's bus on this machine. */
@@ -7,15 +8,16 @@ export interface EventSink {
 }
 
 /** One webhook delivery to attempt: the event, for one endpoint, and how far its retries have come. */
-export interface DeliveryMessage {
-  readonly webhook_id: string;
-  readonly event: ServiceEvent;
+export const deliveryMessageSchema = z.object({
+  webhook_id: z.string().min(1),
+  event: serviceEventSchema,
   /** 1 for the first attempt. */
-  readonly attempt: number;
-  readonly first_attempt_at: string;
+  attempt: z.number().int().min(1),
+  first_attempt_at: z.iso.datetime({ offset: true }),
   /** Not to be attempted before this time (SQS can delay a message by 15 minutes at most). */
-  readonly not_before: string;
-}
+  not_before: z.iso.datetime({ offset: true }),
+});
+export type DeliveryMessage = z.output<typeof deliveryMessageSchema>;
 
 /** Webhook deliveries waiting for their attempt: SQS on AWS, an in-process queue locally. */
 export interface DeliveryQueue {

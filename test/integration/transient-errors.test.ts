@@ -28,6 +28,7 @@ import {
   UpstreamTransientError,
 } from '../../shared/upstream/driver';
 import { workflowStep } from '../../shared/workflow-step';
+import { provisionInputSchema } from '../../shared/domain/step-inputs';
 
 const metadata = (httpStatusCode?: number) => ({ httpStatusCode, attempts: 3, totalRetryDelay: 412 });
 
@@ -150,7 +151,7 @@ describe('transient failures', () => {
 
   it('maps at the workflow-step boundary, keeping the message', async () => {
     const refused = nodeError('Error', 'connect ECONNREFUSED 127.0.0.1:8000', 'ECONNREFUSED');
-    const failing = workflowStep(async () => {
+    const failing = workflowStep(provisionInputSchema, async () => {
       throw refused;
     });
     const failure = await failing({ job_id: 'j', instance_id: 1 }).catch((error: unknown) => error);
@@ -159,7 +160,7 @@ describe('transient failures', () => {
     expect((failure as Error).message).toBe('connect ECONNREFUSED 127.0.0.1:8000');
 
     const refusal = new UpstreamPermanentError('answered 422', 422);
-    const refusing = workflowStep(async () => {
+    const refusing = workflowStep(provisionInputSchema, async () => {
       throw refusal;
     });
     await expect(refusing({ job_id: 'j', instance_id: 1 })).rejects.toBe(refusal);

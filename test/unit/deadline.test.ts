@@ -4,6 +4,7 @@ import { UpstreamDeadlineError, UpstreamTransientError } from '../../shared/upst
 import { tokenCache } from '../../shared/domain/upstream';
 import { withTransientRetry } from '../../shared/upstream/retry';
 import { scheduledJob, workflowStep } from '../../shared/workflow-step';
+import { provisionInputSchema } from '../../shared/domain/step-inputs';
 
 const CALL_TIMEOUT_MS = 2_000;
 /** Each upstream call takes this long on the (fake) clock. */
@@ -39,7 +40,7 @@ describe('deadline', () => {
   it('stops starting upstream calls when the invocation could not finish them', async () => {
     const { driver, calls } = slowUpstream();
     // 5 s left: a 2 s call needs 3.5 s with the 1.5 s reserve, so two calls start and the third does not.
-    const step = workflowStep(async (_input: { job_id: string; instance_id: number }) => {
+    const step = workflowStep(provisionInputSchema, async () => {
       for (let call = 0; call < 5; call++) await driver.listServersByTag('instance-1');
     });
 
@@ -75,7 +76,7 @@ describe('deadline', () => {
   });
 
   it.each([
-    ['a workflow step', (check: () => Promise<number>) => workflowStep(async (_: { job_id: string; instance_id: number }) => check())],
+    ['a workflow step', (check: () => Promise<number>) => workflowStep(provisionInputSchema, () => check())],
     ['a scheduled job', (check: () => Promise<number>) => scheduledJob(check)],
   ])('gives %s the time its invocation has left', async (_kind, wrap) => {
     const handler = wrap(async () => remainingMs()) as (input: unknown, context: unknown) => Promise<number>;

@@ -42,7 +42,7 @@ describe('plans and shares', () => {
 });
 
 describe('billing segments at their edges', () => {
-  const billed = { status: 'active', plan: smallPlan, paused_by: null, deleted_at: null, billing_ends_at: null } as const;
+  const billed = { plan: smallPlan, paused_by: null, deleted_at: null, billing_ends_at: null } as const;
 
   it('reads an instance billed before segments were kept as one open segment from metered_until, none once billing ended', () => {
     expect(segmentsOf({ ...billed, metered_until: '2026-03-01T10:00:00.000Z', billing_segments: [] })).toEqual([
@@ -59,10 +59,10 @@ describe('billing segments at their edges', () => {
   });
 
   it('closes the open segment no earlier than it opened', () => {
-    const open = { start: '2026-03-01T12:00:00.000Z', end: null, hourly_micros: 17_860, quarters: 4 };
+    const open = { start: '2026-03-01T12:00:00.000Z', end: null, hourly_micros: 17_860, quarters: 4 } as const;
     const before = { ...billed, metered_until: '2026-03-01T12:00:00.000Z', billing_segments: [open] };
 
-    const after = segmentsAfterChange(before, { ...before, status: 'stopped', paused_by: 'user' }, '2026-03-01T11:00:00.000Z');
+    const after = segmentsAfterChange(before, { ...before, paused_by: 'user' }, '2026-03-01T11:00:00.000Z');
 
     expect(after).toEqual([
       { ...open, end: '2026-03-01T12:00:00.000Z' },
@@ -73,19 +73,18 @@ describe('billing segments at their edges', () => {
   it('bills a server found again from now, not from when its billing ended', () => {
     const lost = {
       ...billed,
-      status: 'failed',
       metered_until: '2026-03-01T10:00:00.000Z',
       billing_ends_at: '2026-03-01T10:30:00.000Z',
       billing_segments: [],
     } as const;
 
-    expect(segmentsAfterChange(lost, { ...lost, status: 'active', billing_ends_at: null }, '2026-03-01T14:00:00.000Z')).toEqual([
+    expect(segmentsAfterChange(lost, { ...lost, billing_ends_at: null }, '2026-03-01T14:00:00.000Z')).toEqual([
       { start: '2026-03-01T14:00:00.000Z', end: null, hourly_micros: 17_860, quarters: 4 },
     ]);
   });
 
   it('charges nothing for a segment that ends before the charge starts', () => {
-    const closed = { start: '2026-03-01T10:00:00.000Z', end: '2026-03-01T11:00:00.000Z', hourly_micros: 17_860, quarters: 4 };
+    const closed = { start: '2026-03-01T10:00:00.000Z', end: '2026-03-01T11:00:00.000Z', hourly_micros: 17_860, quarters: 4 } as const;
 
     expect(chargedPieces([closed], '2026-03-01T11:00:00.000Z', Date.parse('2026-03-01T12:00:00.000Z'))).toEqual([]);
   });

@@ -34,7 +34,7 @@ describe('indexKeys', () => {
   });
 
   it('puts an instance whose change writes billing segments in the meter index', () => {
-    const segments = [{ start: NOW, end: null, hourly_micros: 17_860, quarters: 4 }];
+    const segments = [{ start: NOW, end: null, hourly_micros: 17_860, quarters: 4 as const }];
 
     expect(indexKeys(active, { billing_segments: segments }, NOW).set).toEqual({ meter_shard: 'meter#9', sweep_shard: 'sweep#9' });
   });
