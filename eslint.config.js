@@ -93,6 +93,22 @@ export default tseslint.config(
   ),
   restrict(['shared/domain/**'], [above('a use case', ['http', 'contracts'])]),
   {
+    // Type-aware rules where promises pass between middlewares, handlers and workers: none may be left floating or
+    // handed to a place that does not await it, and a switch over a union handles every member.
+    files: ['**/*.ts', '**/*.tsx'],
+    languageOptions: {
+      parserOptions: {
+        projectService: { allowDefaultProject: ['shared/*/planted.ts'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
+    },
+  },
+  {
     files: ['test/**', 'bench/**'],
     rules: {
       // Tests read arbitrary JSON bodies and CloudFormation templates.

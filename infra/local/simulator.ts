@@ -782,7 +782,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     return found.route.handle({ id: found.id, url: requestUrl, body, now: Date.now() });
   };
 
-  server.on('request', async (request: IncomingMessage, response: ServerResponse) => {
+  const answer = async (request: IncomingMessage, response: ServerResponse) => {
     try {
       const requestUrl = new URL(request.url ?? '/', url);
       const body = await readJson(request);
@@ -793,7 +793,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       const apiError = error instanceof ApiError ? error : new ApiError(500, 'server_error', 'Unexpected server-side error');
       send(response, errorReply(apiError));
     }
-  });
+  };
+  // Every failure is answered inside `answer`: nothing is left to reject.
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => void answer(request, response));
 
   return {
     url,

@@ -56,3 +56,26 @@ describe('the layers of shared/', () => {
     expect(errors).toEqual([]);
   });
 });
+
+describe('typed lint rules', () => {
+  const ruleErrors = async (code: string) => {
+    const [result] = await new ESLint({ cwd: root }).lintText(code, { filePath: resolve(root, 'shared/domain/planted.ts') });
+    return result!.messages.map((message) => message.ruleId);
+  };
+
+  it.each([
+    ['a floating promise', 'export function run(work: () => Promise<void>) {\n  work();\n}\n', '@typescript-eslint/no-floating-promises'],
+    [
+      'a promise where a void callback is expected',
+      "export function run(events: { on(name: string, listener: () => void): void }) {\n  events.on('x', async () => {});\n}\n",
+      '@typescript-eslint/no-misused-promises',
+    ],
+    [
+      'a switch that misses a member of its union',
+      "export function name(kind: 'a' | 'b'): string {\n  switch (kind) {\n    case 'a':\n      return 'A';\n  }\n  return '';\n}\n",
+      '@typescript-eslint/switch-exhaustiveness-check',
+    ],
+  ])('refuses %s', async (_, code, rule) => {
+    expect(await ruleErrors(code)).toContain(rule);
+  });
+});
