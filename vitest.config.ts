@@ -27,7 +27,10 @@ export default defineConfig({
         test: { name: 'integration', include: ['test/integration/**/*.test.ts'], globalSetup: ['test/global-setup.ts'], pool: 'forks' },
       },
       { extends: true, test: { name: 'infra', include: ['test/infra/**/*.test.ts'], pool: 'forks' } },
-      { extends: true, test: { name: 'browser', include: ['test/browser/**/*.test.ts'], globalSetup: ['test/global-setup.ts'], pool: 'forks' } },
+      {
+        extends: true,
+        test: { name: 'browser', include: ['test/browser/**/*.test.ts'], globalSetup: ['test/global-setup.ts'], pool: 'forks' },
+      },
     ],
   },
 });

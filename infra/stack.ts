@@ -25,7 +25,7 @@ import { ScheduledWorkflow } from './constructs/scheduled-workflow';
 import { ServiceEvents } from './constructs/events';
 import { functionScheduleNames, schedules, workflowScheduleNames, type FunctionScheduleName, type WorkflowScheduleName } from './schedules';
 
-export const STAGES = ['dev', 'prod'] as const;
+const STAGES = ['dev', 'prod'] as const;
 export type Stage = (typeof STAGES)[number];
 
 /** The `stage` context value (`-c stage=dev|prod`), dev when unset. */

@@ -7,7 +7,7 @@ import type { WorkflowName } from './workflow-names';
  * The DynamoDB operations a function calls on a table, each granted as the IAM action of the same name. A
  * transaction needs the action of each of its items (PutItem, UpdateItem, DeleteItem, ConditionCheckItem).
  */
-export type DynamoAction = 'GetItem' | 'BatchGetItem' | 'Query' | 'Scan' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'ConditionCheckItem';
+type DynamoAction = 'GetItem' | 'BatchGetItem' | 'Query' | 'Scan' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'ConditionCheckItem';
 export type TableAccess = readonly DynamoAction[];
 
 /** Customers' secrets: `seal` encrypts them (KMS GenerateDataKey), `open` decrypts them (KMS Decrypt). */

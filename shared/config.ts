@@ -106,7 +106,7 @@ export interface Config {
   readonly console: ConsoleConfig;
 }
 
-export interface ConsoleConfig {
+interface ConsoleConfig {
   /** The console's address for links in e-mails; configured, never taken from a request (a forged Host would redirect them). */
   readonly url: string;
   /** Local runtime only: write each outgoing message as a file here instead of sending it through SES. */

@@ -12,7 +12,7 @@ interface Budget {
 const budgets = new AsyncLocalStorage<Budget>();
 
 /** Kept back after the last upstream call ends: to record its outcome in DynamoDB and return. */
-export const FINISH_RESERVE_MS = 1_500;
+const FINISH_RESERVE_MS = 1_500;
 
 /** The part of the Lambda context that knows the time left; the local runtimes may not provide it. */
 export interface InvocationClock {

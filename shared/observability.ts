@@ -70,7 +70,7 @@ export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_N
 export const tracer = new Tracer({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'vps-service', redact: redactText });
 
 /** CloudWatch EMF metrics, named in metric-names.ts, which the dashboard and alarms in infra/ read too. */
-export const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'vps-service' });
+const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'vps-service' });
 
 export function countMetric(name: MetricName, value = 1): void {
   metrics.addMetric(name, MetricUnit.Count, value);

@@ -11,7 +11,6 @@ export {
   DEFAULT_ROUTE,
   DEFAULT_ROUTE_TIMEOUT_SECONDS,
   functionTimeoutSeconds,
-  type HttpMethod,
   type RouteAuth,
   type RouteContract as RouteDefinition,
 } from './contracts/contract';

@@ -14,9 +14,9 @@ export interface KeyDefinition {
  * What an index copies from its table besides the keys: only the attributes its queries read, so that no index
  * holds a second copy of anything else (and never a customer's secret).
  */
-export type IndexProjection = { readonly type: 'KEYS_ONLY' } | { readonly type: 'INCLUDE'; readonly attributes: readonly string[] };
+type IndexProjection = { readonly type: 'KEYS_ONLY' } | { readonly type: 'INCLUDE'; readonly attributes: readonly string[] };
 
-export interface IndexDefinition {
+interface IndexDefinition {
   readonly indexName: string;
   readonly partitionKey: KeyDefinition;
   readonly sortKey?: KeyDefinition;

@@ -13,7 +13,7 @@ export interface Credentials {
 }
 
 /** Written by `vps auth init`, mode 0600, in the user's configuration directory. */
-export const configFile = () => join(envPaths('vps', { suffix: '' }).config, 'config.json');
+const configFile = () => join(envPaths('vps', { suffix: '' }).config, 'config.json');
 
 /** What `npm start` writes for the local service; found from the repository this CLI lives in. */
 const runtimeFile = () => process.env.VPS_RUNTIME_FILE || fileURLToPath(new URL('../../.local/runtime.json', import.meta.url));

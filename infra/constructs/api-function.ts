@@ -25,15 +25,15 @@ export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const POWERTOOLS_SERVICE_NAME = 'vps-provisioning';
 
 /** The alias every invoker but the state machines calls. */
-export const LIVE_ALIAS = 'live';
+const LIVE_ALIAS = 'live';
 
 /** Retention and removal of the log groups a construct creates. */
-export interface LogSettings {
+interface LogSettings {
   readonly retention: logs.RetentionDays;
   readonly removalPolicy: RemovalPolicy;
 }
 
-export interface UpstreamSettings {
+interface UpstreamSettings {
   readonly baseUrl: string;
   readonly tokenSecret: secretsmanager.ISecret;
 }
@@ -58,7 +58,7 @@ export interface ServiceContext {
   readonly mail?: MailSettings;
 }
 
-export interface MailSettings {
+interface MailSettings {
   /** The From address; SES must have it, or its domain, as a verified identity. */
   readonly from: string;
   /** The SES identity the functions may send as. */

@@ -13,7 +13,7 @@ import { REPO_ROOT } from './api-function';
 import { acknowledgeWildcardResources } from './nag';
 
 /** The Node.js runtime of CloudWatch Synthetics the canaries run on (its SDK v3 reads their key secrets). */
-export const CANARY_RUNTIME = synthetics.Runtime.SYNTHETICS_NODEJS_PUPPETEER_13_0;
+const CANARY_RUNTIME = synthetics.Runtime.SYNTHETICS_NODEJS_PUPPETEER_13_0;
 
 /** The API check: often, and quick. */
 const API_CHECK_EVERY = Duration.minutes(5);

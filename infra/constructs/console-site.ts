@@ -11,7 +11,7 @@ import { REPO_ROOT } from './api-function';
 import { acknowledgeWildcardResources } from './nag';
 
 /** The console's built files (`npm run build:console`). */
-export const CONSOLE_DIST = join(REPO_ROOT, 'console/dist');
+const CONSOLE_DIST = join(REPO_ROOT, 'console/dist');
 
 /**
  * BucketDeployment's handler is one function per stack that CDK builds and owns: its runtime, managed policy and

@@ -9,7 +9,7 @@ import type { HttpApi } from './http-api';
 import { EDGE_REQUESTS_PER_ADDRESS, EDGE_WINDOW_SECONDS } from './sizing';
 
 /** CloudFront's web ACLs live in us-east-1, whatever region the distribution's origin is in. */
-export const EDGE_ACL_REGION = 'us-east-1';
+const EDGE_ACL_REGION = 'us-east-1';
 /** Seconds a client blocked by the rate rule is told to wait: WAF re-evaluates addresses well within a minute. */
 const EDGE_RETRY_AFTER_SECONDS = 60;
 

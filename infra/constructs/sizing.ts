@@ -7,15 +7,13 @@ import { rateLimits } from '../../shared/model/rate-limits';
  */
 
 /** The load the service is built for: 100 requests/s over all tenants together. */
-export const TARGET_REQUESTS_PER_SECOND = 100;
+const TARGET_REQUESTS_PER_SECOND = 100;
 /** The stage takes five times that before the gateway refuses anything: its throttle guards against floods only. */
-export const STAGE_HEADROOM = 5;
+const STAGE_HEADROOM = 5;
 /** The slowest requests the bench measured, at p99: 100–250 ms (3–4 DynamoDB round trips); the upper end. */
-export const P99_REQUEST_SECONDS = 0.25;
-/** Lambda's default concurrent executions per account and region. */
-export const ACCOUNT_CONCURRENCY = 1_000;
+const P99_REQUEST_SECONDS = 0.25;
 /** A burst the stage absorbs at once: this many seconds at its rate. */
-export const STAGE_BURST_SECONDS = 2;
+const STAGE_BURST_SECONDS = 2;
 
 /** 100 × 5 = 500 requests/s. */
 export const STAGE_RATE_LIMIT = TARGET_REQUESTS_PER_SECOND * STAGE_HEADROOM;
@@ -29,7 +27,7 @@ export const STAGE_CONCURRENCY = STAGE_RATE_LIMIT * P99_REQUEST_SECONDS;
  * edge allows an address that many accounts' worth of requests and blocks the rest, so that no single address can
  * take more than a small share of the stage.
  */
-export const ACCOUNTS_PER_ADDRESS = 10;
+const ACCOUNTS_PER_ADDRESS = 10;
 /** The firewall's rate-based rule counts each address's requests over this window (WAF allows 60–600 s). */
 export const EDGE_WINDOW_SECONDS = 300;
 /** 10 accounts × 60 requests a minute × 5 minutes = 3,000 requests per address in any 5 minutes (10 requests/s). */

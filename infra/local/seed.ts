@@ -2,7 +2,7 @@ import { issueApiKey, openAccount, openSession, usdToMicros } from '../../shared
 import { deposit } from '../../shared/domain/billing';
 import { getAccount } from '../../shared/store/accounts';
 
-export const DEMO_ACCOUNT_ID = 'acct_demo';
+const DEMO_ACCOUNT_ID = 'acct_demo';
 
 export interface DemoCredentials {
   readonly accountId: string;

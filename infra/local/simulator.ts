@@ -52,7 +52,7 @@ export interface SimulatorOptions {
   readonly maxDroplets?: number;
 }
 
-export type SimulatedDropletStatus = 'new' | 'active' | 'off';
+type SimulatedDropletStatus = 'new' | 'active' | 'off';
 
 export interface SimulatedDroplet {
   readonly id: number;
@@ -64,7 +64,7 @@ export interface SimulatedDroplet {
   readonly tags: readonly string[];
 }
 
-export interface SimulatorState {
+interface SimulatorState {
   readonly droplets: SimulatedDroplet[];
   /** Calls received per "METHOD /path/template", e.g. "GET /v2/droplets/{id}"; faulted and refused ones included. */
   readonly calls: Record<string, number>;
@@ -81,12 +81,12 @@ export interface DestroyedDroplet {
   readonly at: number;
 }
 
-export type FaultSettings = z.input<typeof faultsSchema>;
-export type OutOfBandChange = { readonly type: 'power_off' | 'power_on' | 'destroy' } | { readonly type: 'resize'; readonly size: string };
-export type TimingSettings = z.input<typeof configSchema>;
+type FaultSettings = z.input<typeof faultsSchema>;
+type OutOfBandChange = { readonly type: 'power_off' | 'power_on' | 'destroy' } | { readonly type: 'resize'; readonly size: string };
+type TimingSettings = z.input<typeof configSchema>;
 
 /** The control endpoints, typed; each call fails unless the simulator accepts it. */
-export interface SimulatorControl {
+interface SimulatorControl {
   faults(settings: FaultSettings): Promise<void>;
   config(settings: TimingSettings): Promise<void>;
   powerOff(dropletId: number): Promise<void>;
@@ -692,7 +692,7 @@ function send(response: ServerResponse, reply: Reply): void {
 }
 
 /** Control of a simulator at `url`, in this process or another. */
-export function simulatorControl(url: string): SimulatorControl {
+function simulatorControl(url: string): SimulatorControl {
   const post = async (path: string, body: unknown = {}) => {
     const response = await fetch(`${url}/_sim/${path}`, { method: 'POST', body: JSON.stringify(body) });
     if (response.status !== 204) throw new Error(`simulator ${path} answered ${response.status}: ${await response.text()}`);

@@ -40,7 +40,7 @@ export const commandOptions = {
 type OptionName = keyof typeof commandOptions;
 export type Options = { [K in OptionName]?: (typeof commandOptions)[K]['type'] extends 'string' ? string : boolean };
 
-export interface Output {
+interface Output {
   readonly json: Record<string, unknown>;
   readonly text: string;
   /** 1 when the command found something wrong (audit); 0 by default. */

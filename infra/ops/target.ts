@@ -33,9 +33,7 @@ function parseJson(text: string): unknown {
   }
 }
 
-export async function localTarget(
-  file = process.env.OPS_RUNTIME_FILE || resolve(repositoryRoot, '.local/runtime.json'),
-): Promise<TargetEnv> {
+async function localTarget(file = process.env.OPS_RUNTIME_FILE || resolve(repositoryRoot, '.local/runtime.json')): Promise<TargetEnv> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -80,7 +78,7 @@ export function stackEnv(stackName: string, region: string, outputs: Readonly<Re
   };
 }
 
-export async function stackTarget(stackName: string): Promise<TargetEnv> {
+async function stackTarget(stackName: string): Promise<TargetEnv> {
   // The region shared/config falls back to as well, so the stack and its tables are looked up in the same place.
   const region = process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || 'us-east-1';
   // Loaded only here: the local target never needs it, and it is a large client to load on every run.

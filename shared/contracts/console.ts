@@ -23,7 +23,7 @@ import { error, header, ok, publicFormErrors, requestIdHeader, sessionErrors, si
 const limits = { counters: ['UpdateItem'] } as const satisfies FunctionAccess['tables'];
 
 /** The gateway's own ceiling on each public sign-in route, below the stage default: guessing stays slow for everyone. */
-export const AUTH_ROUTE_THROTTLE = { rateLimit: 10, burstLimit: 20 } as const;
+const AUTH_ROUTE_THROTTLE = { rateLimit: 10, burstLimit: 20 } as const;
 
 const tags = ['console'];
 const setCookie = {

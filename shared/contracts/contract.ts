@@ -6,7 +6,7 @@ import type { RateLimitName } from '../model/rate-limits';
  * A route's contract, declared once: the CDK stack builds its function and gateway route from it, the local gateway
  * dispatches by it, the handler's middleware stack is chosen by it, and the OpenAPI document describes it.
  */
-export type HttpMethod = 'GET' | 'POST' | 'DELETE';
+type HttpMethod = 'GET' | 'POST' | 'DELETE';
 export type RouteAuth = 'bearer' | 'session' | 'none';
 
 /** An OpenAPI header description (the document's `headers` entries). */

@@ -36,7 +36,7 @@ export const replayedHeader: HeaderDocs = {
 const retryAfter = { 'Retry-After': header('Seconds to wait before retrying.', true, { type: 'integer', minimum: 1 }) };
 
 /** 429: an account over one of its limits, or a source address over its failed authentications. */
-export const rateLimited = (description: string, headers: HeaderDocs = requestIdHeader): ResponseDoc => ({
+const rateLimited = (description: string, headers: HeaderDocs = requestIdHeader): ResponseDoc => ({
   description,
   headers: { ...headers, ...retryAfter },
   schema: RateLimitError,
@@ -54,7 +54,7 @@ export const ok = (description: string, schema: z.ZodType, headers: HeaderDocs =
   schema,
 });
 
-export const internalError = error('Internal server error (no details).');
+const internalError = error('Internal server error (no details).');
 
 /** 504 on an idempotent route whose budget ran out while its work may still complete. */
 export const outcomeUnknown = error(

@@ -6,7 +6,7 @@ import { ACTIVE_KEYS_PER_ACCOUNT, generateApiKey } from '../model/api-keys';
 import { createHash } from 'node:crypto';
 import { base62Of, randomBase62, sha256Hex } from '../model/crypto';
 
-export const SESSION_TTL_SECONDS = 24 * 3600;
+const SESSION_TTL_SECONDS = 24 * 3600;
 
 export interface NewAccount {
   readonly accountId?: string;

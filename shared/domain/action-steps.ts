@@ -24,10 +24,10 @@ import type {
 } from './step-inputs';
 
 /** The upstream reported the action as errored. */
-export class UpstreamActionFailedError extends namedError('UpstreamActionFailedError') {}
+class UpstreamActionFailedError extends namedError('UpstreamActionFailedError') {}
 
 /** The start of the action was not carried out upstream (its answer was lost, and the action never appeared). */
-export class ActionNotTakenError extends namedError('ActionNotTakenError') {}
+class ActionNotTakenError extends namedError('ActionNotTakenError') {}
 
 /** The phase's budget ran out before the upstream's answer was known: the reconciler settles the job later. */
 export class ActionOutcomeUnknownError extends namedError('ActionOutcomeUnknownError') {}

@@ -52,7 +52,7 @@ export async function charge(accountId: string, amountMicros: number, descriptio
  * At a balance of zero or below the account is billing-paused and its running instances are powered off by the
  * system. Safe to repeat: an instance busy or refused now is powered off on a later run.
  */
-export async function enforceBillingPause(accountId: string): Promise<Account> {
+async function enforceBillingPause(accountId: string): Promise<Account> {
   if (await setBillingPaused(accountId, true)) {
     logger.warn('account billing-paused', { account_id: accountId });
     countMetric(metricNames.billingPauses);

@@ -32,11 +32,11 @@ const invalidCredentials = () => unauthorized('Invalid e-mail or password');
 const invalidLink = () => new Failure('invalid_request', 'Invalid or expired link');
 const differentPassword = () => new Failure('invalid_request', 'This link belongs to a sign-up with a different password');
 
-export const SIGN_UP_ACCEPTED: Accepted = {
+const SIGN_UP_ACCEPTED: Accepted = {
   ok: true,
   message: 'If the address can be used, a confirmation link is on its way to it.',
 };
-export const RESET_ACCEPTED: Accepted = {
+const RESET_ACCEPTED: Accepted = {
   ok: true,
   message: 'If an account uses this address, a link to reset its password is on its way to it.',
 };

@@ -10,7 +10,7 @@ import { destroyTaggedServers } from './provisioning';
 import type * as z from 'zod';
 import type { DeleteStepInput, destroyServersInputSchema } from './step-inputs';
 
-export class DeleteTimeoutError extends namedError('DeleteTimeoutError') {}
+class DeleteTimeoutError extends namedError('DeleteTimeoutError') {}
 
 /** Stops every other running lifecycle of the instance, so nothing acts on it while it is destroyed. */
 export async function stopLifecyclesStep({ instance_id, job_id }: DeleteStepInput): Promise<void> {

@@ -8,7 +8,7 @@ import { issuesOf } from './step-inputs';
 const SOURCE_TABLES: readonly EventSourceTable[] = ['instances', 'jobs', 'webhooks'];
 
 /** The table a change stream belongs to, from the stream's ARN (`…:table/<name>/stream/<label>`). */
-export function sourceTableOfStream(streamArn: string | undefined): EventSourceTable | undefined {
+function sourceTableOfStream(streamArn: string | undefined): EventSourceTable | undefined {
   const name = /:table\/([^/]+)\/stream\//.exec(streamArn ?? '')?.[1];
   return SOURCE_TABLES.find((table) => config().tableNames[table] === name);
 }

@@ -237,7 +237,7 @@ export function deleteInstance(account: Account, instanceId: number | undefined)
 /** Statuses an operator may quarantine from: a settled, live instance. */
 const QUARANTINABLE: readonly InstanceStatus[] = ['active', 'stopped'];
 
-export class OperatorRefusal extends namedError('OperatorRefusal') {}
+class OperatorRefusal extends namedError('OperatorRefusal') {}
 
 /**
  * Operators quarantine an instance (abuse): every action on it is then a 409; its owner can still delete it.

@@ -14,7 +14,7 @@ import { openInstanceSecrets } from './instance-secrets';
 import { isPrintableAscii } from '../model/ssh-keys';
 import type { CheckServerInput, CompensateInput, ProvisionInput } from './step-inputs';
 
-export const UBUNTU_IMAGE = 'ubuntu-24-04-x64';
+const UBUNTU_IMAGE = 'ubuntu-24-04-x64';
 
 const PROVISIONING_STATUSES: InstanceStatus[] = ['pending', 'provisioning'];
 

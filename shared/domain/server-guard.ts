@@ -110,7 +110,7 @@ async function admitLoss(at: string): Promise<boolean> {
 }
 
 /** The upstream did not find the server this time, but its absence is not concluded: nothing was done, try later. */
-export class ServerAbsenceUnconfirmedError extends UpstreamTransientError {}
+class ServerAbsenceUnconfirmedError extends UpstreamTransientError {}
 
 /**
  * The instance's own server, read before any call that acts on it: a server that does not carry the instance's tag

@@ -12,7 +12,6 @@ const instant = z.iso.datetime({ offset: true });
 /** What a Catch puts at `$.error`: the error's name and its cause. */
 const caughtError = z.looseObject({ Error: z.string().optional(), Cause: z.string().optional() }).optional();
 
-export const actionStepInputSchema = stepInput;
 export const findActionInputSchema = stepInput.extend({ action_type: z.string().min(1), started_at: instant });
 export const startActionInputSchema = stepInput.extend({ type: z.enum(['resize', 'power_on', 'power_off']) });
 export const checkActionInputSchema = stepInput.extend({ action_id: z.number().int(), started_at: instant });
@@ -31,7 +30,7 @@ export const provisionInputSchema = stepInput;
 export const checkServerInputSchema = stepInput.extend({ upstream_id: z.number().int(), started_at: instant });
 export const compensateInputSchema = stepInput.extend({ error: caughtError });
 
-export type ActionStepInput = z.output<typeof actionStepInputSchema>;
+export type ActionStepInput = z.output<typeof stepInput>;
 export type DeleteStepInput = z.output<typeof deleteStepInputSchema>;
 export type ProvisionInput = z.output<typeof provisionInputSchema>;
 export type CheckServerInput = z.output<typeof checkServerInputSchema>;

@@ -12,10 +12,10 @@ import { openWebhookSecret } from './webhook-secrets';
 import { signedHeaders } from '../model/webhook-signing';
 import type { Resolver } from '../webhooks/urls';
 
-export const DISABLED_REASON = 'Every delivery failed for 3 days';
+const DISABLED_REASON = 'Every delivery failed for 3 days';
 
 /** The wait before retry number `attempt` (the first retry follows attempt 1): doubling from the base, capped. */
-export function retryDelayMs(attempt: number, settings: { retryBaseMs: number; retryMaxDelayMs: number }): number {
+function retryDelayMs(attempt: number, settings: { retryBaseMs: number; retryMaxDelayMs: number }): number {
   return Math.min(settings.retryBaseMs * 2 ** (attempt - 1), settings.retryMaxDelayMs);
 }
 

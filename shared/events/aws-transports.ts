@@ -10,7 +10,7 @@ import type { AuthMailQueue, DeliveryMessage, DeliveryQueue, EventSink } from '.
 /** PutEvents takes at most 10 entries per call. */
 const PUT_EVENTS_BATCH = 10;
 /** SQS delays a message by 15 minutes at most; longer waits are made of several sends. */
-export const SQS_MAX_DELAY_SECONDS = 900;
+const SQS_MAX_DELAY_SECONDS = 900;
 
 let eventBridge: EventBridgeClient | undefined;
 let sqs: SQSClient | undefined;

@@ -1,7 +1,7 @@
 import { Failure, type FailureKind } from '../model/errors';
 
 /** The one table from the domain's failures to HTTP statuses. */
-export const failureStatus: Readonly<Record<FailureKind, number>> = {
+const failureStatus: Readonly<Record<FailureKind, number>> = {
   invalid_request: 400,
   unauthenticated: 401,
   payment_required: 402,

@@ -6,7 +6,7 @@ const BODY_LENGTH = 32; // 32 base62 characters carry 190 bits of entropy
 const CHECKSUM_LENGTH = 6;
 const KEY_LENGTH = API_KEY_PREFIX.length + BODY_LENGTH + CHECKSUM_LENGTH;
 export const FULL_KEY_PATTERN = new RegExp(`^${API_KEY_PREFIX}[0-9A-Za-z]{${BODY_LENGTH + CHECKSUM_LENGTH}}$`);
-export const KEY_PREFIX_LENGTH = 12;
+const KEY_PREFIX_LENGTH = 12;
 /** Active keys an account may hold at once; revoking one gives its place back. */
 export const ACTIVE_KEYS_PER_ACCOUNT = 50;
 export const KEY_PREFIX_PATTERN = new RegExp(`^${API_KEY_PREFIX}[0-9A-Za-z]{${KEY_PREFIX_LENGTH - API_KEY_PREFIX.length}}$`);

@@ -31,10 +31,10 @@ export interface BilledState {
   readonly billing_segments: readonly BillingSegment[];
 }
 
-export type Rate = Pick<BillingSegment, 'hourly_micros' | 'quarters'>;
+type Rate = Pick<BillingSegment, 'hourly_micros' | 'quarters'>;
 
 /** What the instance is billed per hour now, or null when it is not billed (not yet active, deleted, lost). */
-export function rateOf(state: Omit<BilledState, 'billing_segments'>): Rate | null {
+function rateOf(state: Omit<BilledState, 'billing_segments'>): Rate | null {
   if (state.metered_until === null || state.deleted_at !== null || state.billing_ends_at !== null) return null;
   return { hourly_micros: hourlyMicros(state.plan), quarters: state.paused_by === null ? 4 : 1 };
 }

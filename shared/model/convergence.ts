@@ -134,7 +134,7 @@ export function startKnownNotTaken(error: { readonly name: string; readonly stat
 const secondOf = (iso: string) => Math.floor(Date.parse(iso) / 1000) * 1000;
 
 /** The server's actions that may belong to a job started at `since`. */
-export function actionsSince(actions: readonly UpstreamActionRecord[], since: string): UpstreamActionRecord[] {
+function actionsSince(actions: readonly UpstreamActionRecord[], since: string): UpstreamActionRecord[] {
   return actions.filter((action) => Date.parse(action.startedAt) >= secondOf(since));
 }
 

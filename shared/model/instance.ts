@@ -4,7 +4,7 @@ import { billingSegmentSchema } from './billing-segments';
 import { instanceStatusSchema, type InstanceStatus } from './instance-status';
 
 /** A plan as stored on an instance (its own and a resize's target): the flavor and what it gave when chosen. */
-export const storedPlanSchema = z.strictObject({
+const storedPlanSchema = z.strictObject({
   flavor: z.string(),
   vcpu: z.number().int().nullable(),
   ram_mb: z.number().int().nullable(),
@@ -15,7 +15,7 @@ export const storedPlanSchema = z.strictObject({
 export type StoredPlan = z.infer<typeof storedPlanSchema>;
 
 /** The instance's SSH key as stored: the public half only; a generated private key lives sealed in `sealed_secrets`. */
-export const storedSshKeySchema = z.strictObject({
+const storedSshKeySchema = z.strictObject({
   name: z.string(),
   fingerprint: z.string().nullable(),
   public_key: z.string(),
@@ -92,7 +92,7 @@ export type InstanceItem = z.infer<typeof instanceItemSchema>;
 export type InstanceChanges = Partial<Omit<InstanceItem, 'instance_id' | 'account_id' | 'version' | 'updated_at'>>;
 
 /** Once an instance has failed or is being deleted, nobody may log in with its credentials again: they go. */
-export const SECRETS_END_STATUSES: readonly InstanceStatus[] = ['failed', 'deleting', 'destroyed'];
+const SECRETS_END_STATUSES: readonly InstanceStatus[] = ['failed', 'deleting', 'destroyed'];
 
 /**
  * The changes with the customer's secrets' lifetime applied: a change to an end status or a deletion erases them,

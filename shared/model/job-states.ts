@@ -6,9 +6,7 @@ import * as z from 'zod';
  */
 export const jobTypes = ['provision', 'delete', 'power_on', 'power_off', 'reboot', 'resize', 'reconcile'] as const;
 export const jobTypeSchema = z.enum(jobTypes);
-export type JobType = z.infer<typeof jobTypeSchema>;
 
 /** Where a job stands: running until it ends, once, one way or the other. */
-export const jobStatuses = ['running', 'succeeded', 'failed'] as const;
+const jobStatuses = ['running', 'succeeded', 'failed'] as const;
 export const jobStatusSchema = z.enum(jobStatuses);
-export type JobStatus = z.infer<typeof jobStatusSchema>;

@@ -1,5 +1,5 @@
 /** What the upstream compute API reports of a server and of its actions: the facts the model decides on. */
-export type UpstreamServerStatus = 'new' | 'active' | 'off' | 'archive';
+type UpstreamServerStatus = 'new' | 'active' | 'off' | 'archive';
 
 export interface UpstreamServer {
   readonly id: number;
@@ -12,7 +12,7 @@ export interface UpstreamServer {
   readonly tags: readonly string[];
 }
 
-export type UpstreamActionStatus = 'in-progress' | 'completed' | 'errored';
+type UpstreamActionStatus = 'in-progress' | 'completed' | 'errored';
 
 export interface UpstreamAction {
   readonly id: number;

@@ -23,7 +23,7 @@ export interface BucketState {
  * The share of the bucket each priority must leave for those above it: workflow steps (lifecycles under way) may
  * empty it, the fleet sweep stops at a fifth, live status reads at half (they have the stored state to fall back on).
  */
-export const RESERVED_SHARE: Readonly<Record<UpstreamPriority, number>> = { workflow: 0, sweep: 0.2, live: 0.5 };
+const RESERVED_SHARE: Readonly<Record<UpstreamPriority, number>> = { workflow: 0, sweep: 0.2, live: 0.5 };
 
 export function tokensAt(state: BucketState | undefined, nowMs: number, settings: BudgetSettings): number {
   if (!state) return settings.capacity;

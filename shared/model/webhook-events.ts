@@ -1,7 +1,7 @@
 import * as z from 'zod';
 
 /** Every kind of event the service publishes; webhooks subscribe to a subset (stored with the webhook). */
-export const eventTypes = [
+const eventTypes = [
   'instance.created',
   'instance.status_changed',
   'instance.deleted',
@@ -10,9 +10,7 @@ export const eventTypes = [
   'webhook.disabled',
 ] as const;
 export const eventTypeSchema = z.enum(eventTypes);
-export type EventType = z.infer<typeof eventTypeSchema>;
 
 /** How one delivery attempt ended: a 2xx answer, or anything else. */
-export const deliveryStatuses = ['succeeded', 'failed'] as const;
+const deliveryStatuses = ['succeeded', 'failed'] as const;
 export const deliveryStatusSchema = z.enum(deliveryStatuses);
-export type DeliveryStatus = z.infer<typeof deliveryStatusSchema>;

@@ -1,8 +1,8 @@
 import * as z from 'zod';
 import { timestampSchema } from './timestamps';
 
-export const PASSWORD_MIN = 10;
-export const PASSWORD_MAX = 128;
+const PASSWORD_MIN = 10;
+const PASSWORD_MAX = 128;
 
 /** Addresses are kept in one form, so `Ann@Example.com` and `ann@example.com` are one login. */
 const emailSchema = z
@@ -59,7 +59,6 @@ export const sessionInfoSchema = z.strictObject({
   csrf_token: z.string().meta({ description: 'Send it as X-CSRFToken on POST and DELETE.' }),
   expires_at: timestampSchema.meta({ description: 'When the session ends; signing in again starts a new one.' }),
 });
-export type SessionInfo = z.infer<typeof sessionInfoSchema>;
 
 export const accountViewSchema = z.strictObject({
   account_id: z.string(),
@@ -77,7 +76,7 @@ export const accountViewSchema = z.strictObject({
 });
 export type AccountView = z.infer<typeof accountViewSchema>;
 
-export const ledgerEntryViewSchema = z.strictObject({
+const ledgerEntryViewSchema = z.strictObject({
   created_at: timestampSchema,
   kind: z.enum(['deposit', 'charge', 'meter']),
   amount_usd: z.string(),

@@ -2,9 +2,9 @@ import * as z from 'zod';
 import { instanceStatusSchema, planSchema } from './instances';
 import { jobTypes } from './jobs';
 import { timestampSchema } from './timestamps';
-import { eventTypes, eventTypeSchema, type EventType } from '../model/webhook-events';
+import { eventTypeSchema } from '../model/webhook-events';
 
-export { eventTypes, eventTypeSchema, type EventType };
+export { eventTypeSchema };
 
 /** Sent only by POST /api/v1/webhooks/{id}/test, to that endpoint alone. */
 export const TEST_EVENT_TYPE = 'webhook.test';

@@ -2,9 +2,9 @@ import * as z from 'zod';
 import { displayName } from './validation';
 import { catalog, flavorIds, flavorRefusal } from '../model/flavors';
 import { timestampSchema } from './timestamps';
-import { instanceStatuses, instanceStatusSchema, type InstanceStatus } from '../model/instance-status';
+import { instanceStatusSchema, type InstanceStatus } from '../model/instance-status';
 
-export { instanceStatuses, instanceStatusSchema, type InstanceStatus };
+export { instanceStatusSchema, type InstanceStatus };
 
 export const planSchema = z.strictObject({
   flavor: z.string(),
@@ -44,10 +44,10 @@ export const instanceDetailSchema = instanceSummarySchema.extend({
 export type InstanceSummary = z.infer<typeof instanceSummarySchema>;
 export type InstanceDetail = z.infer<typeof instanceDetailSchema>;
 
-export const PROJECT_NAME_MAX = 64;
+const PROJECT_NAME_MAX = 64;
 
 /** An orderable flavor; anything else is refused with the spec's own text for it. */
-export const flavorSchema = z
+const flavorSchema = z
   .enum(flavorIds, { error: (issue) => (issue.input === undefined ? undefined : flavorRefusal(String(issue.input))) })
   .meta({
     id: 'Flavor',
@@ -75,7 +75,7 @@ export function instanceIdFrom(pathParameters: Record<string, string | undefined
   return parsed.success ? parsed.data : undefined;
 }
 
-export const actionTypes = ['power_on', 'power_off', 'reboot', 'resize'] as const;
+const actionTypes = ['power_on', 'power_off', 'reboot', 'resize'] as const;
 export type ActionType = (typeof actionTypes)[number];
 
 export const actionBodySchema = z

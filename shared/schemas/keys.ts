@@ -3,7 +3,7 @@ import { displayName } from './validation';
 import { FULL_KEY_PATTERN, KEY_PREFIX_PATTERN } from '../model/api-keys';
 import { timestampSchema } from './timestamps';
 
-export const KEY_NAME_MAX = 100;
+const KEY_NAME_MAX = 100;
 export const DEFAULT_KEY_NAME = 'Default';
 
 export const apiKeyInfoSchema = z.strictObject({

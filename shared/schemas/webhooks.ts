@@ -3,7 +3,7 @@ import { eventTypeSchema } from './events';
 import { timestampSchema } from './timestamps';
 import { deliveryStatusSchema } from '../model/webhook-events';
 
-export const WEBHOOK_URL_MAX = 2_048;
+const WEBHOOK_URL_MAX = 2_048;
 export const WEBHOOKS_PER_ACCOUNT = 10;
 
 export const createWebhookBodySchema = z.strictObject({

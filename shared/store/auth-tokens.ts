@@ -4,7 +4,7 @@ import * as z from 'zod';
 import { dynamo } from '../aws';
 import { tableName } from '../config';
 
-export const authTokenSchema = z.object({
+const authTokenSchema = z.object({
   token_hash: z.string(),
   purpose: z.enum(['confirm', 'reset']),
   account_id: z.string(),

@@ -152,7 +152,7 @@ export async function giveBackSlidingWindow(name: string, entry: number): Promis
 }
 
 /** The pool's single counter item of before sharding: it only takes units back (from instances that hold one of it). */
-export function capacityCounterName(pool: CapacityPool): string {
+function capacityCounterName(pool: CapacityPool): string {
   return pool.kind === 'ipv4' ? 'capacity#ipv4' : `capacity#tier#${pool.flavor}`;
 }
 

@@ -27,7 +27,7 @@ const storedResponseSchema = z.object({
 });
 export type StoredResponse = z.input<typeof storedResponseSchema>;
 
-export const idempotencyRecordSchema = z.object({
+const idempotencyRecordSchema = z.object({
   idempotency_key: z.string(),
   request_hash: z.string(),
   status: z.enum(['in_progress', 'completed']),
@@ -36,7 +36,7 @@ export const idempotencyRecordSchema = z.object({
   locked_until: z.number().int(),
   [TTL_ATTRIBUTE]: z.number().int(),
 });
-export type IdempotencyRecord = z.infer<typeof idempotencyRecordSchema>;
+type IdempotencyRecord = z.infer<typeof idempotencyRecordSchema>;
 
 /** A claim that took over an abandoned one carries it: its request may have committed before it died. */
 export type Claim = { claimed: true; lapsed?: IdempotencyRecord } | { claimed: false; existing: IdempotencyRecord };

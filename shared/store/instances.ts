@@ -295,7 +295,7 @@ export async function listUnseenSince(since: string): Promise<InstanceItem[]> {
   );
 }
 
-export type TransactionCheck = Required<Pick<NonNullable<TransactWriteCommandInput['TransactItems']>[number], 'ConditionCheck'>>;
+type TransactionCheck = Required<Pick<NonNullable<TransactWriteCommandInput['TransactItems']>[number], 'ConditionCheck'>>;
 
 const NO_INDEX_KEYS: IndexKeys = { set: {}, setIfAbsent: {}, remove: [] };
 

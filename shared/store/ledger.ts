@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { tableName } from '../config';
 import { readAll, transactWrite } from './dynamo-helpers';
 
-export const ledgerEntrySchema = z.object({
+const ledgerEntrySchema = z.object({
   account_id: z.string(),
   /** Deterministic for the meter (`meter#<instance>#<period start>`), so a retried charge is refused as a duplicate. */
   entry_id: z.string(),

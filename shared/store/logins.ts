@@ -6,7 +6,7 @@ import { tableName } from '../config';
 import { accountSchema, atPasswordVersion, type Account } from './accounts';
 import { transactWrite } from './dynamo-helpers';
 
-export const loginSchema = z.object({
+const loginSchema = z.object({
   /** Normalised (trimmed, lower-case). */
   email: z.string(),
   account_id: z.string(),

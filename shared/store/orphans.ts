@@ -8,7 +8,7 @@ import { updatedWhenConditionHolds, whenConditionHolds } from './dynamo-helpers'
  * A server of ours that no instance owns, on its way out: found (and powered off) by the fleet sweep, destroyed once
  * its grace period has passed unless an operator spared it.
  */
-export const orphanSchema = z.object({
+const orphanSchema = z.object({
   server_id: z.number().int(),
   /** The instance its tag names, if any. */
   instance_id: z.number().int().nullable(),

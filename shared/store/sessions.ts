@@ -6,7 +6,7 @@ import { tableName } from '../config';
 import { atPasswordVersion } from './accounts';
 import { readAll, transactWrite } from './dynamo-helpers';
 
-export const sessionSchema = z.object({
+const sessionSchema = z.object({
   session_hash: z.string(),
   account_id: z.string(),
   csrf_hash: z.string(),
