@@ -7,7 +7,10 @@ export default class SummaryReporter implements Reporter {
     for (const module of testModules) {
       for (const test of module.children.allTests()) counts[test.result().state] += 1;
     }
-    const failedModules = testModules.filter((module) => module.state() === 'failed' && module.children.size === 0).length;
+    // A file that failed outside its tests (a hook, an import) counts once, whatever its tests say.
+    const failedModules = testModules.filter(
+      (module) => module.state() === 'failed' && ![...module.children.allTests()].some((test) => test.result().state === 'failed'),
+    ).length;
     process.stdout.write(`\nTests: ${counts.passed} passed, ${counts.failed + failedModules} failed, ${counts.skipped} skipped\n`);
   }
 }

@@ -1,6 +1,6 @@
-import Table from 'cli-table3';
 import ora from 'ora';
 import type { ApiKeyInfo, FlavorPlan, Instance, InstanceSummary, Job } from '../sdk';
+import { renderFields, renderTable } from './table';
 
 /** Where the result goes: one JSON document, or tables (coloured only on a terminal). */
 export interface OutputMode {
@@ -21,18 +21,11 @@ export function withoutSecrets<T extends InstanceSummary | Instance>(instance: T
   return hidden;
 }
 
-/** No rule between rows; colour only for a terminal, so piped output carries no escape codes. */
-const compact = { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' };
-const style = (head: string[]) => (stdoutIsTerminal() ? { head, border: ['grey'] } : { head: [], border: [] });
-
-function table(head: string[]) {
-  return new Table({ head, chars: compact, style: style(['cyan']) });
-}
+/** Colour only for a terminal, so piped output carries no escape codes. */
+const boxed = () => ({ style: 'boxed', colour: stdoutIsTerminal() }) as const;
 
 function keyValues(rows: Array<[string, string]>) {
-  const out = new Table({ chars: compact, style: style([]) });
-  out.push(...rows.map(([name, value]) => ({ [name]: value })));
-  return out.toString();
+  return renderFields(rows, boxed());
 }
 
 const dash = (value: string | number | null) => (value === null || value === '' ? '-' : String(value));
@@ -63,9 +56,11 @@ export function instanceTable(instance: Instance, mode: OutputMode, savedKeyFile
 
 export function instancesTable(instances: InstanceSummary[]): string {
   if (instances.length === 0) return 'No instances.';
-  const out = table(['ID', 'NAME', 'STATUS', 'FLAVOR', 'IPV4', 'CREATED']);
-  out.push(...instances.map((i) => [String(i.instance_id), i.project_name, i.status, i.plan.flavor, dash(i.ipv4), dash(i.created_at)]));
-  return out.toString();
+  return renderTable(
+    ['ID', 'NAME', 'STATUS', 'FLAVOR', 'IPV4', 'CREATED'],
+    instances.map((i) => [String(i.instance_id), i.project_name, i.status, i.plan.flavor, dash(i.ipv4), dash(i.created_at)]),
+    boxed(),
+  );
 }
 
 export function jobTable(job: Job): string {
@@ -81,16 +76,20 @@ export function jobTable(job: Job): string {
 }
 
 export function flavorsTable(flavors: FlavorPlan[]): string {
-  const out = table(['FLAVOR', 'VCPU', 'RAM', 'DISK', 'USD/HOUR']);
-  out.push(...flavors.map((f) => [f.flavor, String(f.vcpu), `${f.ram_mb / 1024} GB`, `${f.disk_gb} GB`, f.hourly_price.toFixed(5)]));
-  return out.toString();
+  return renderTable(
+    ['FLAVOR', 'VCPU', 'RAM', 'DISK', 'USD/HOUR'],
+    flavors.map((f) => [f.flavor, String(f.vcpu), `${f.ram_mb / 1024} GB`, `${f.disk_gb} GB`, f.hourly_price.toFixed(5)]),
+    boxed(),
+  );
 }
 
 export function keysTable(keys: ApiKeyInfo[]): string {
   if (keys.length === 0) return 'No keys.';
-  const out = table(['ID', 'NAME', 'PREFIX', 'ACTIVE', 'CREATED', 'LAST USED']);
-  out.push(...keys.map((k) => [String(k.id), k.name, k.key_prefix, k.is_active ? 'yes' : 'no', dash(k.created_at), dash(k.last_used_at)]));
-  return out.toString();
+  return renderTable(
+    ['ID', 'NAME', 'PREFIX', 'ACTIVE', 'CREATED', 'LAST USED'],
+    keys.map((k) => [String(k.id), k.name, k.key_prefix, k.is_active ? 'yes' : 'no', dash(k.created_at), dash(k.last_used_at)]),
+    boxed(),
+  );
 }
 
 export function fieldsTable(fields: Record<string, string | number | boolean | null>): string {

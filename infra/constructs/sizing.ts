@@ -1,7 +1,7 @@
 import { rateLimits } from '../../shared/model/rate-limits';
 
 /**
- * The numbers the gateway's throttle and the edge firewall's rate rule are computed from, as the README states them
+ * The numbers the gateway's throttle and the edge firewall's rate rule are computed from, as docs/operations.md states them
  * (Operations on AWS → Throttling). Each limit below is arithmetic on these, so changing a stated number changes the
  * limits with it.
  */

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { Command as Program, CommanderError, Help } from 'commander';
 import { resolveTarget } from './target';
 import { escapeUnsafeCharacters } from '../../shared/model/text';
 
@@ -11,43 +11,75 @@ import { escapeUnsafeCharacters } from '../../shared/model/text';
  * only after the target's environment is in place.
  */
 if (!process.env.OPS_DEBUG) process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
-const { commandOptions, prepareCommand, usage, UsageError } = await import('./commands');
+const { commandOptions, commands, prepareCommand, usage, usageOf, UsageError } = await import('./commands');
+type OptionName = keyof typeof commandOptions;
 
-const globalOptions = {
-  json: { type: 'boolean' },
-  stack: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+/** Node's and commander's own messages may span lines or carry their own prefix; the CLI reports one plain line. */
+const oneLine = (message: string) => message.replace(/^error: /, '').replace(/\s*\n\s*/g, ' ');
 
-/** Node's own argument errors span several lines; the CLI reports one. */
-const oneLine = (message: string) => message.replace(/\s*\n\s*/g, ' ');
-
-function parse(argv: string[]) {
-  try {
-    return parseArgs({ args: argv, options: { ...globalOptions, ...commandOptions }, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+/** The program: one subcommand per command (`account deposit` is `deposit` under `account`), its arguments and options. */
+function program(run: (name: string, args: string[], options: Record<string, unknown>) => Promise<void>): Program {
+  const root: Program = new Program('ops')
+    .option('--json', 'print one JSON object')
+    .option('--stack <name>', 'a deployed stack instead of the local service')
+    .configureHelp({
+      // The root lists every command with its synopsis; a command's own help is commander's.
+      formatHelp: (command, helper): string =>
+        command === root ? `${usage()}\n` : Help.prototype.formatHelp.call(helper, command, helper),
+    });
+  const groups = new Map<string, Program>();
+  for (const [name, definition] of commands) {
+    const [group = '', verb] = name.split(' ');
+    let parent = root;
+    if (verb) {
+      parent = groups.get(group) ?? root.command(group).description(`${group} commands`);
+      groups.set(group, parent);
+    }
+    const command = parent
+      .command(verb ?? group)
+      .description(definition.summary)
+      .usage(usageOf('', definition).trim() || '[options]');
+    for (const argument of definition.args) command.argument(`<${argument}>`);
+    for (const option of definition.options ?? []) {
+      const spec: { value?: string } = commandOptions[option as OptionName];
+      command.option(spec.value ? `--${option} <${spec.value.toLowerCase()}>` : `--${option}`);
+    }
+    command.action((...received: unknown[]) => {
+      const invoked = received.at(-1) as Program;
+      return run(name, invoked.args, invoked.opts());
+    });
   }
+  // Every subcommand (and the root) answers errors through exceptions, and prints nothing of its own on stderr.
+  const quiet = (command: Program) => {
+    command.exitOverride().configureOutput({ writeErr: () => undefined, outputError: () => undefined });
+    command.allowExcessArguments(false);
+    command.commands.forEach(quiet);
+  };
+  quiet(root);
+  return root;
 }
 
 async function main(argv: string[]): Promise<number> {
-  try {
-    const { values, positionals } = parse(argv);
-    const { json, stack, help, ...options } = values;
-    if (help || positionals.length === 0 || positionals[0] === 'help') {
-      console.log(usage());
-      return 0;
-    }
-    const action = prepareCommand(positionals, options);
+  let exitCode = 0;
+  const cli = program(async (name, args, options) => {
+    const action = prepareCommand([...name.split(' '), ...args], options);
+    const { json, stack } = cli.opts<{ json?: boolean; stack?: string }>();
     Object.assign(process.env, await resolveTarget(stack));
     const output = await action();
     // JSON.stringify leaves C1 controls, separators and bidi overrides raw; as \u escapes the JSON means the same.
     console.log(json ? escapeUnsafeCharacters(JSON.stringify(output.json)) : output.text);
-    return output.exitCode ?? 0;
+    exitCode = output.exitCode ?? 0;
+  });
+  try {
+    if (argv.length === 0) argv = ['help'];
+    await cli.parseAsync(argv, { from: 'user' });
+    return exitCode;
   } catch (error) {
+    if (error instanceof CommanderError && ['commander.helpDisplayed', 'commander.help', 'commander.version'].includes(error.code))
+      return 0;
     if (process.env.OPS_DEBUG) console.error(error);
     console.error(`error: ${escapeUnsafeCharacters(oneLine(error instanceof Error ? error.message : String(error)))}`);
-    return error instanceof UsageError ? 2 : 1;
+    return error instanceof UsageError || error instanceof CommanderError ? 2 : 1;
   }
 }
 

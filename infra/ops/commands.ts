@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { ParseArgsOptionsConfig } from 'node:util';
 import { microsToUsd, openAccount, openSession, usdToMicros } from '../../shared/domain/accounts';
 import { charge, deposit, runMeter } from '../../shared/domain/billing';
 import { catalog, flavorIds } from '../../shared/model/flavors';
@@ -18,27 +17,28 @@ import { type InstanceItem } from '../../shared/model/instance';
 import { listLedgerEntries } from '../../shared/store/ledger';
 import { escapeUnsafeCharacters } from '../../shared/model/text';
 import { eventLine, tailEvents } from './events-tail';
+import { renderFields, renderTable } from '../../clients/cli/table';
 
 /** Wrong arguments: nothing was changed (exit code 2). */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-/** The options commands take, besides the global --json and --stack. */
+/** The options commands take, besides the global --json and --stack: those with a value name it. */
 export const commandOptions = {
-  email: { type: 'string' },
-  deposit: { type: 'string' },
-  unconfirmed: { type: 'boolean' },
-  suspended: { type: 'boolean' },
-  ipv4: { type: 'string' },
-  flavor: { type: 'string' },
-  limit: { type: 'string' },
-  grace: { type: 'string' },
-  account: { type: 'string' },
-} as const satisfies ParseArgsOptionsConfig;
+  email: { value: 'E' },
+  deposit: { value: 'USD' },
+  unconfirmed: {},
+  suspended: {},
+  ipv4: { value: 'N' },
+  flavor: { value: 'F' },
+  limit: { value: 'N' },
+  grace: { value: 'SECONDS' },
+  account: { value: 'ID' },
+} as const satisfies Record<string, { value?: string }>;
 
 type OptionName = keyof typeof commandOptions;
-export type Options = { [K in OptionName]?: (typeof commandOptions)[K]['type'] extends 'string' ? string : boolean };
+export type Options = { [K in OptionName]?: (typeof commandOptions)[K] extends { value: string } ? string : boolean };
 
 interface Output {
   readonly json: Record<string, unknown>;
@@ -50,7 +50,7 @@ interface Output {
 /** What a command does once its arguments are valid; it may still refuse (UsageError) before changing anything. */
 export type Action = () => Promise<Output>;
 
-interface Command<A extends string = string> {
+export interface Command<A extends string = string> {
   /** Positional arguments, by name. */
   readonly args: readonly A[];
   readonly options?: readonly OptionName[];
@@ -141,19 +141,18 @@ const shown = (value: unknown) => (value === null || value === undefined ? '-' :
 
 /** `name  value` lines, aligned. */
 function fields(record: Readonly<Record<string, unknown>>): string {
-  const width = Math.max(...Object.keys(record).map((key) => key.length));
-  return Object.entries(record)
-    .map(([key, value]) => `${key.padEnd(width)}  ${shown(value)}`)
-    .join('\n');
+  return renderFields(
+    Object.entries(record).map(([key, value]) => [key, shown(value)] as const),
+    { style: 'plain' },
+  );
 }
 
 /** Rows under a heading, in aligned columns named after the first row's fields. */
 function table(heading: string, rows: readonly Readonly<Record<string, unknown>>[]): string {
   const columns = Object.keys(rows[0] ?? {});
   if (columns.length === 0) return `${heading}: none`;
-  const widths = columns.map((column) => Math.max(column.length, ...rows.map((row) => shown(row[column]).length)));
-  const line = (cells: string[]) => `  ${cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')}`.trimEnd();
-  return [`${heading}:`, line(columns), ...rows.map((row) => line(columns.map((column) => shown(row[column]))))].join('\n');
+  const cells = rows.map((row) => columns.map((column) => shown(row[column])));
+  return `${heading}:\n${renderTable(columns, cells, { style: 'plain', indent: '  ' })}`;
 }
 
 // Commands
@@ -238,7 +237,7 @@ function capacityPool(options: Options): { pool: CapacityPool; limit: number } {
   throw new UsageError('give either --ipv4 N or --flavor F --limit N');
 }
 
-const commands = new Map<string, Command>([
+export const commands = new Map<string, Command>([
   [
     'account create',
     command({
@@ -497,7 +496,7 @@ const commands = new Map<string, Command>([
   ['instance release', instanceCommand('lift a quarantine', releaseInstance)],
 ]);
 
-function usageOf(name: string, { args, synopsis }: Command): string {
+export function usageOf(name: string, { args, synopsis }: Command): string {
   return [name, ...args.map((a) => a.toUpperCase()), ...(synopsis ? [synopsis] : [])].join(' ');
 }
 
@@ -517,11 +516,12 @@ export function usage(): string {
 /** Finds the command and checks its arguments and options; a UsageError when any is wrong. */
 export function prepareCommand(positionals: readonly string[], options: Options): Action {
   const [group = '', verb = '', ...args] = positionals;
-  const name = `${group} ${verb}`.trim();
+  const name = commands.has(group) ? group : `${group} ${verb}`.trim();
+  const rest = commands.has(group) ? [verb, ...args].filter(Boolean) : args;
   const definition = commands.get(name);
   if (!definition) throw new UsageError(`unknown command ${name}; see help`);
-  if (args.length !== definition.args.length) throw new UsageError(`usage: ${usageOf(name, definition)}`);
+  if (rest.length !== definition.args.length) throw new UsageError(`usage: ${usageOf(name, definition)}`);
   const stray = (Object.keys(options) as OptionName[]).find((o) => options[o] !== undefined && !definition.options?.includes(o));
   if (stray) throw new UsageError(`${name} takes no --${stray}`);
-  return definition.prepare(Object.fromEntries(definition.args.map((a, i) => [a, args[i] ?? ''])), options);
+  return definition.prepare(Object.fromEntries(definition.args.map((a, i) => [a, rest[i] ?? ''])), options);
 }
