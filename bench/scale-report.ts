@@ -225,7 +225,7 @@ export function scaleSection(r: ScaleResults): string {
     row([
       'upstream calls an hour at 1M live and 30,000 provisions a day ≤ 80 % of the tokens’ limit',
       `${n(upstreamPerHour)} an hour: ${n(upstreamPerHour / TOKEN_LIMIT_PER_HOUR, 1)} tokens’ worth`,
-      `met with ${tokensNeeded} tokens configured: ${n((100 * upstreamPerHour) / (tokensNeeded * TOKEN_LIMIT_PER_HOUR))} % of their combined limit (the secret holds several, README: "The upstream token")`,
+      `met with ${tokensNeeded} tokens configured: ${n((100 * upstreamPerHour) / (tokensNeeded * TOKEN_LIMIT_PER_HOUR))} % of their combined limit (the secret holds several, docs/deploying.md: "The upstream token")`,
     ]),
     '',
     `### Projected to ${n(r.target.live)} live and ${n(r.target.deleted)} deleted`,
@@ -249,7 +249,7 @@ export function scaleSection(r: ScaleResults): string {
     '',
     ...hotItemsSection(r.creates),
     '',
-    `Per sweep page of ${r.reconciler.pageSize} servers: ${n(perPage.ms)} ms and ${usd(perPage.cost * 1000)} per 1,000 pages. The meter's cost is its charges: one transaction per instance and period (ledger entry, balance, instance), which is why charging per account instead is weighed in the README.`,
+    `Per sweep page of ${r.reconciler.pageSize} servers: ${n(perPage.ms)} ms and ${usd(perPage.cost * 1000)} per 1,000 pages. The meter's cost is its charges: one transaction per instance and period (ledger entry, balance, instance), which is why charging per account instead is weighed in docs/billing.md.`,
     END,
   ].join('\n');
 }

@@ -161,7 +161,7 @@ const SHARD_CONCURRENCY = 4;
 const RUN_ACCOUNT_CONCURRENCY = 8;
 /**
  * Accounts of a page charged at once by one shard worker of the meter state machine. With its 16 shards at once that
- * is 512 charges in flight: at about 15 ms a transaction on AWS, 1M instances take about 29 s (see the README).
+ * is 512 charges in flight: at about 15 ms a transaction on AWS, 1M instances take about 29 s (see docs/billing.md).
  */
 export const SHARD_ACCOUNT_CONCURRENCY = 32;
 /**

@@ -9,7 +9,7 @@ export type CapacityPool = { kind: 'ipv4' } | { kind: 'tier'; flavor: string };
  */
 export const CAPACITY_SHARDS = 8;
 
-/** Where one held unit came from: a shard, or null for the pool's single item of before sharding (see README). */
+/** Where one held unit came from: a shard, or null for the pool's single item of before sharding (see docs/architecture.md). */
 export type CapacityShard = number | null;
 
 /** One unit of a pool, as an instance holds it: the pool and the shard it was taken from. */

@@ -9,15 +9,15 @@ import { useTestRuntime } from '../support/runtime';
 
 const runtime = useTestRuntime();
 
-/** The receiver exactly as the README shows it (the only `js` block there), on a free port instead of 4000. */
+/** The receiver exactly as docs/api.md shows it (the only `js` block there), on a free port instead of 4000. */
 async function readmeReceiver(port: number): Promise<string> {
-  const readme = await readFile(join(repositoryRoot, 'README.md'), 'utf8');
+  const readme = await readFile(join(repositoryRoot, 'docs/api.md'), 'utf8');
   const code = /```js\n([\s\S]*?)```/.exec(readme)?.[1];
-  if (!code) throw new Error('the README has no js block');
+  if (!code) throw new Error('docs/api.md has no js block');
   return code.replace('.listen(4000,', `.listen(${port},`);
 }
 
-describe('the README’s 20-line receiver', () => {
+describe('the documented 20-line receiver', () => {
   it('verifies and prints pending → provisioning → active for a new server, with no polling', async () => {
     const { apiKey } = await runtime.newAccount();
     const port = await freePort();
