@@ -7,7 +7,7 @@ import { getInstanceItem, updateInstanceWithRetry } from '../store/instances';
 import { type InstanceChanges, type InstanceItem } from '../model/instance';
 import { finishJob, getJob } from '../store/jobs';
 import { type Job } from '../model/job';
-import type { ActionType } from '../schemas/instances';
+import type { ActionType } from '../model/actions';
 import { upstream } from './upstream';
 import { holdBillingPause } from './billing';
 import { lookForStartedAction, settleFromUpstream, startedAction } from '../model/convergence';

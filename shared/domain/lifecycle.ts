@@ -7,20 +7,13 @@ import { finishJob, getJob } from '../store/jobs';
 import { type Job } from '../model/job';
 import { assertRequestStillAuthorized } from '../store/request-guard';
 import { runUnguarded } from '../request-guard';
-import type { ActionBody, ActionResult, ActionType, DeleteResult, InstanceStatus } from '../schemas/instances';
+import type { ActionBody, ActionResult, DeleteResult } from '../schemas/instances';
+import { judgeAction, type ActionType } from '../model/actions';
+import type { InstanceStatus } from '../model/instance-status';
 import { upstreamForRequests } from './upstream';
 import { UpstreamDeadlineError, UpstreamPermanentError, UpstreamTransientError, type UpstreamActionRequest } from '../upstream/driver';
 import { refusedUnprocessed, withTransientRetry } from '../upstream/retry';
-import {
-  Failure,
-  namedError,
-  forbidden,
-  instanceNotFound,
-  lifecycleConflict,
-  paymentRequired,
-  serviceUnavailable,
-  badRequest,
-} from '../model/errors';
+import { Failure, namedError, instanceNotFound, lifecycleConflict, serviceUnavailable } from '../model/errors';
 import { orderablePlan, type Plan } from '../model/flavors';
 import { newJob } from './jobs';
 import { workflowEngine } from '../workflows';
@@ -29,31 +22,12 @@ import { startKnownNotTaken } from '../model/convergence';
 import { ownServer, ServerNotOursError } from './server-guard';
 import { retry, retryPolicies, TRY_AGAIN } from '../retry';
 
-/** DESIGN §7: where each action may start from. power_off on a stopped instance is a no-op success. */
-const allowedFrom: Record<ActionType, readonly InstanceStatus[]> = {
-  power_on: ['stopped'],
-  power_off: ['active'],
-  reboot: ['active'],
-  resize: ['active', 'stopped'],
-};
-
 const upstreamError = () => new Failure('upstream_error', 'Upstream error');
 
 /** The 409 for `type` on the instance as it is now, naming the job it is busy with, if any. */
 async function conflictWith(instance: InstanceItem, type: ActionType): Promise<Failure> {
   const running = instance.active_job_id === null ? undefined : await getJob(instance.active_job_id);
   return lifecycleConflict(instance.status, type.replace('_', ' '), running?.type);
-}
-
-/** The checks of DESIGN §6 that come after the lookup, in that order. */
-async function checkAction(account: Account, instance: InstanceItem, type: ActionType, target: Plan | undefined): Promise<void> {
-  if (type !== 'power_off' && account.billing_paused) throw forbidden('Instance is billing-paused');
-  if (type === 'power_on' && account.balance <= 0) throw paymentRequired('Insufficient balance to power on');
-  if (instance.active_job_id !== null || !allowedFrom[type].includes(instance.status)) throw await conflictWith(instance, type);
-  if (target) {
-    if (target.flavor === instance.plan.flavor) throw badRequest('Already on this flavor');
-    if ((target.disk_gb ?? 0) < (instance.plan.disk_gb ?? 0)) throw badRequest('Cannot downgrade disk size');
-  }
 }
 
 /** The upstream call that begins an action, made while the client waits so that a refusal can answer 502. */
@@ -101,10 +75,10 @@ export async function performAction(account: Account, instanceId: number | undef
   const target = body.type === 'resize' ? orderablePlan(body.flavor ?? '') : undefined;
   const instance = instanceId === undefined ? undefined : await getOwnedInstance(instanceId, account.account_id);
   if (!instance) throw instanceNotFound();
-  if (body.type === 'power_off' && instance.status === 'stopped' && instance.active_job_id === null) {
-    return { ok: true, action: body.type, job_id: null };
-  }
-  await checkAction(account, instance, body.type, target);
+  const verdict = judgeAction(account, instance, body.type, target);
+  if (verdict.kind === 'done') return { ok: true, action: body.type, job_id: null };
+  if (verdict.kind === 'refused') throw verdict.failure;
+  if (verdict.kind === 'conflict') throw await conflictWith(instance, body.type);
   const job = await launchAction(instance, body.type, target, 'user');
   return { ok: true, action: body.type, job_id: job.job_id };
 }

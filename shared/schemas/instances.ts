@@ -3,6 +3,7 @@ import { displayName } from './validation';
 import { catalog, flavorIds, flavorRefusal } from '../model/flavors';
 import { timestampSchema } from './timestamps';
 import { instanceStatusSchema, type InstanceStatus } from '../model/instance-status';
+import { actionTypes } from '../model/actions';
 
 export { instanceStatusSchema, type InstanceStatus };
 
@@ -74,9 +75,6 @@ export function instanceIdFrom(pathParameters: Record<string, string | undefined
   const parsed = instanceIdSchema.safeParse(pathParameters.instance_id);
   return parsed.success ? parsed.data : undefined;
 }
-
-const actionTypes = ['power_on', 'power_off', 'reboot', 'resize'] as const;
-export type ActionType = (typeof actionTypes)[number];
 
 export const actionBodySchema = z
   .strictObject({
