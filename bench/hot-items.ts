@@ -3,7 +3,7 @@ import { newJob } from '../shared/domain/jobs';
 import { setCapacityLimit } from '../shared/store/counters';
 import { CAPACITY_SHARDS } from '../shared/model/capacity';
 import { insertInstanceReservingCapacity } from '../shared/store/instances';
-import { type InstanceItem } from '../shared/model/instance';
+import { type Instance } from '../shared/model/instance';
 
 export interface CreateRate {
   readonly workers: number;
@@ -31,7 +31,7 @@ export const POOL_CREATES_PER_SECOND = SHARD_UPDATES_PER_SECOND * CAPACITY_SHARD
  * collide only when they pick the same shard. Ids are distinct and the pools large, so no shard is ever full and
  * only collisions can refuse a create.
  */
-export async function measureCreateRate(template: InstanceItem, firstId: number, workers: number, seconds: number): Promise<CreateRate> {
+export async function measureCreateRate(template: Instance, firstId: number, workers: number, seconds: number): Promise<CreateRate> {
   await setCapacityLimit({ kind: 'ipv4' }, 10_000_000);
   await setCapacityLimit({ kind: 'tier', flavor: template.plan.flavor }, 10_000_000);
   let nextId = firstId;

@@ -10,7 +10,7 @@ import { catalog } from '../shared/model/flavors';
 import { serviceTag, upstreamTagOf } from '../shared/domain/instances';
 import { reconcile } from '../shared/domain/reconciler';
 import { listOwnedInstances } from '../shared/store/instances';
-import { instanceItemSchema } from '../shared/model/instance';
+import { instanceSchema } from '../shared/model/instance';
 import { DigitalOceanDriver } from '../shared/upstream/digitalocean';
 import { startDynamoDbLocal } from '../infra/local/dynamodb-local';
 import { localHandlerEnv, localTableNames } from '../infra/local/handler-env';
@@ -250,7 +250,7 @@ async function main() {
     });
 
     log('hot items: creates against the sharded capacity counters');
-    const template = instanceItemSchema.parse({
+    const template = instanceSchema.parse({
       ...instanceItem(0, who.fresh, true, null),
       status: 'pending',
       billing_segments: [],

@@ -13,7 +13,7 @@ import { listAccountApiKeys } from '../../shared/store/api-keys';
 import { setCapacityLimit } from '../../shared/store/counters';
 import { type CapacityPool } from '../../shared/model/capacity';
 import { getInstanceItem, listOwnedInstances } from '../../shared/store/instances';
-import { type InstanceItem } from '../../shared/model/instance';
+import { type Instance } from '../../shared/model/instance';
 import { listLedgerEntries } from '../../shared/store/ledger';
 import { escapeUnsafeCharacters } from '../../shared/model/text';
 import { eventLine, tailEvents } from './events-tail';
@@ -195,7 +195,7 @@ function flagCommand(summary: string, verb: string, flags: () => AccountFlags): 
 }
 
 /** Quarantine or release: prints the instance's status afterwards. */
-function instanceCommand(summary: string, apply: (instanceId: number) => Promise<InstanceItem>): Command {
+function instanceCommand(summary: string, apply: (instanceId: number) => Promise<Instance>): Command {
   return command({
     args: ['id'],
     summary,

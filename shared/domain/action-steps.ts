@@ -4,7 +4,7 @@ import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
 import { getAccount } from '../store/accounts';
 import { getInstanceItem, updateInstanceWithRetry } from '../store/instances';
-import { type InstanceChanges, type InstanceItem } from '../model/instance';
+import { type InstanceChanges, type Instance } from '../model/instance';
 import { finishJob, getJob } from '../store/jobs';
 import { type Job } from '../model/job';
 import type { ActionType } from '../model/actions';
@@ -32,7 +32,7 @@ class ActionNotTakenError extends namedError('ActionNotTakenError') {}
 /** The phase's budget ran out before the upstream's answer was known: the reconciler settles the job later. */
 export class ActionOutcomeUnknownError extends namedError('ActionOutcomeUnknownError') {}
 
-async function readInstanceAndJob(input: ActionStepInput): Promise<{ instance: InstanceItem; job: Job; serverId: number }> {
+async function readInstanceAndJob(input: ActionStepInput): Promise<{ instance: Instance; job: Job; serverId: number }> {
   const [instance, job] = await Promise.all([getInstanceItem(input.instance_id), getJob(input.job_id)]);
   if (instance?.upstream_id == null) throw new Error('the instance has no upstream server');
   if (!job) throw new Error(`job ${input.job_id} does not exist`);

@@ -3,7 +3,7 @@ import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
 import { getAccount, setBillingPaused, type Account } from '../store/accounts';
 import { getInstanceItem, leaveMeterIndex, listInstancesToMeter, listOwnedInstances } from '../store/instances';
-import { type InstanceItem } from '../model/instance';
+import { type Instance } from '../model/instance';
 import { recordLedgerEntry, recordMeteredPeriod, recordMeteredPeriodKeepingCredit } from '../store/ledger';
 import { releaseMeterLease, takeMeterLease } from '../store/meter-leases';
 import { chargedPieces, hasUnbilledTime, METER_SHARDS, meterShardOf, segmentsOf, type BillingSegment } from '../model/billing-segments';
@@ -107,7 +107,7 @@ interface Charged {
  * on condition that the balance stays above zero; when that alone refuses it, it is booked anyway and reported as
  * exhausting the balance (`outOfCredit`: the account is known to be out already, so book it at once).
  */
-async function meterInstance(read: InstanceItem, nowMs: number, outOfCredit: boolean): Promise<Charged | undefined> {
+async function meterInstance(read: Instance, nowMs: number, outOfCredit: boolean): Promise<Charged | undefined> {
   let exhausted = outOfCredit;
   const attempt = async (n: number): Promise<Charged | undefined | TryAgain> => {
     const instance = n === 1 ? read : await getInstanceItem(read.instance_id);
@@ -181,7 +181,7 @@ interface ShardTally {
 const emptyTally = (): ShardTally => ({ periodsCharged: 0, amountCharged: 0, accountsBilled: new Set(), failures: [] });
 
 /** Charges one account's instances of a page, then applies its billing pause if a charge took its balance to zero. */
-async function meterAccount(accountId: string, owned: readonly InstanceItem[], nowMs: number, tally: ShardTally): Promise<void> {
+async function meterAccount(accountId: string, owned: readonly Instance[], nowMs: number, tally: ShardTally): Promise<void> {
   let exhausted = false;
   let billed = 0;
   for (const instance of owned) {
@@ -223,7 +223,7 @@ async function meterShardUnderLease(
   if (!(await takeMeterLease(key, holder, Date.now(), Date.now() + METER_LEASE_MS))) return false;
   try {
     const pages = listInstancesToMeter(key)[Symbol.asyncIterator]();
-    const waiting: [string, InstanceItem[]][] = [];
+    const waiting: [string, Instance[]][] = [];
     let allRead = false;
     let reading: Promise<void> | undefined;
     const readAhead = () =>

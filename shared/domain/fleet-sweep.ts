@@ -4,7 +4,7 @@ import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
 import { getInstanceItems, listUnseenSince, recordServerSeen, updateInstanceAtVersion } from '../store/instances';
 import { CapacityExhaustedError } from '../model/capacity';
-import { type InstanceItem } from '../model/instance';
+import { type Instance } from '../model/instance';
 import { markOrphanSeen, readOrphanBook, recordOrphan, removeOrphan, type Orphan } from '../store/orphans';
 import { getSweepCursor, moveSweepCursor } from '../store/sweeps';
 import { upstreamForSweeps } from './upstream';
@@ -51,7 +51,7 @@ function instanceIdOf(server: UpstreamServer, tag = instanceTag()): number | nul
 }
 
 /** Whether a tagged server of ours is a leak: no live instance owns it, or it must be restored to its instance. */
-export function isLeaked(server: UpstreamServer, instance: InstanceItem | undefined): boolean {
+export function isLeaked(server: UpstreamServer, instance: Instance | undefined): boolean {
   return claimOf(server, instance) !== 'owned';
 }
 
@@ -67,7 +67,7 @@ export async function withInstances(servers: readonly UpstreamServer[]) {
 }
 
 /** Settled: active or stopped with no action running, so the record must match the server as it is. */
-const settled = (instance: InstanceItem) =>
+const settled = (instance: Instance) =>
   ['active', 'stopped'].includes(instance.status) && instance.deleted_at === null && instance.active_job_id === null;
 
 /**
@@ -76,7 +76,7 @@ const settled = (instance: InstanceItem) =>
  * seen; power and size changed out of band are adopted, capacity moving to the new tier. Each repair is conditioned
  * on the version read, so an action that starts meanwhile is never overwritten from an older picture.
  */
-async function followServer(instance: InstanceItem, server: UpstreamServer | null, seenAt: string, report: DriftReport): Promise<void> {
+async function followServer(instance: Instance, server: UpstreamServer | null, seenAt: string, report: DriftReport): Promise<void> {
   try {
     const drift = driftOf(instance, server, upstreamTagOf(instance.instance_id), (flavor) => catalog.get(flavor));
     if (!drift) return await recordServerSeen(instance.instance_id, seenAt);
@@ -179,7 +179,7 @@ async function handleOrphan(driver: UpstreamDriver, server: UpstreamServer, inst
  * An instance lost by inference whose server the listing shows after all: restored from the server (its power and
  * size, capacity held again, billed again from now), with a `reconcile` job saying so, at the version read.
  */
-async function readopt(instance: InstanceItem, server: UpstreamServer, run: SweepRun): Promise<void> {
+async function readopt(instance: Instance, server: UpstreamServer, run: SweepRun): Promise<void> {
   if (server.status !== 'active' && server.status !== 'off') return;
   const change = readoptionOf(instance, server, (flavor) => catalog.get(flavor));
   try {

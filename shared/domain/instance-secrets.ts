@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { open, seal, type SecretContext } from '../secrets';
-import type { InstanceItem } from '../model/instance';
+import type { Instance } from '../model/instance';
 
 /** What an instance's owner is shown on every read, and what must never be stored in clear. */
 const instanceSecretsSchema = z.object({
@@ -10,7 +10,7 @@ const instanceSecretsSchema = z.object({
 });
 export type InstanceSecrets = z.infer<typeof instanceSecretsSchema>;
 
-type InstanceIds = Pick<InstanceItem, 'account_id' | 'instance_id'>;
+type InstanceIds = Pick<Instance, 'account_id' | 'instance_id'>;
 
 /** Binds the sealed secrets to their account and instance: copied onto another record, they do not open. */
 const contextOf = ({ account_id, instance_id }: InstanceIds): SecretContext => ({
@@ -24,7 +24,7 @@ export async function sealInstanceSecrets(ids: InstanceIds, secrets: InstanceSec
 }
 
 /** The instance's secrets, or null once they were removed (a failed or deleted instance). */
-export async function openInstanceSecrets(item: InstanceItem): Promise<InstanceSecrets | null> {
+export async function openInstanceSecrets(item: Instance): Promise<InstanceSecrets | null> {
   if (item.sealed_secrets === null) return null;
   return instanceSecretsSchema.parse(JSON.parse(await open(item.sealed_secrets, contextOf(item))));
 }

@@ -13,7 +13,7 @@ import {
   updateInstanceAtVersion,
 } from '../store/instances';
 import { CapacityExhaustedError, heldPools } from '../model/capacity';
-import { type InstanceItem } from '../model/instance';
+import { type Instance } from '../model/instance';
 import { committedInstanceOf } from '../store/idempotency';
 import { finishJob } from '../store/jobs';
 import { type Job } from '../model/job';
@@ -63,7 +63,7 @@ export async function createInstance(account: Account, body: CreateInstanceBody,
   const now = new Date().toISOString();
   const { private_key: generatedPrivateKey, ...publicKey } = sshKey ?? generateSshKey(keyName, `root@vps-${instanceId}`);
   const secrets: InstanceSecrets = { root_password: randomMixedBase62(ROOT_PASSWORD_LENGTH), private_key: generatedPrivateKey };
-  const instance: InstanceItem = {
+  const instance: Instance = {
     instance_id: instanceId,
     account_id: account.account_id,
     vps_id: '',
@@ -159,7 +159,7 @@ const withSecrets = (detail: InstanceDetail, secrets: InstanceSecrets | null): I
 });
 
 /** Starts the provision workflow; if it cannot start, the instance fails at once and gives its capacity back. */
-async function startProvisioning(instance: InstanceItem, job: Job): Promise<void> {
+async function startProvisioning(instance: Instance, job: Job): Promise<void> {
   try {
     await workflowEngine().start('provision', job, {});
   } catch (error) {
@@ -189,7 +189,7 @@ export async function getInstanceDetail(accountId: string, instanceId: number | 
  * stopped (and is billed as such). The record follows when it changed. Any upstream trouble, or an answer slower
  * than the short live-read budget, leaves the stored state as the answer: this read never fails the request.
  */
-async function withLivePowerState(item: InstanceItem): Promise<InstanceItem> {
+async function withLivePowerState(item: Instance): Promise<Instance> {
   if (!['active', 'stopped'].includes(item.status) || item.active_job_id !== null || item.upstream_id === null) return item;
   try {
     const server = await (await upstreamForLiveReads()).getServer(item.upstream_id);
@@ -225,8 +225,7 @@ export interface InstanceListPage {
 /** The caller's live instances by id: all of them, or one page when `per_page` or `page_token` is given. */
 export async function listInstanceSummaries(accountId: string, query: ListInstancesQuery = {}): Promise<InstanceListPage> {
   prepareSecrets();
-  const summaries = (items: InstanceItem[]) =>
-    Promise.all(items.map(async (item) => toInstanceSummary(item, await openInstanceSecrets(item))));
+  const summaries = (items: Instance[]) => Promise.all(items.map(async (item) => toInstanceSummary(item, await openInstanceSecrets(item))));
   if (query.per_page === undefined && query.page_token === undefined)
     return { instances: await summaries(await listOwnedInstances(accountId)) };
   const after = query.page_token === undefined ? undefined : decodePageToken(query.page_token);

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { getJob } from '../store/jobs';
 import { type Job } from '../model/job';
-import type { InstanceItem } from '../model/instance';
+import type { Instance } from '../model/instance';
 import type { JobView } from '../schemas/jobs';
 import { notFound } from '../model/errors';
 import { toJobView } from './views';
 
-export function newJob(type: Job['type'], instance: Pick<InstanceItem, 'instance_id' | 'account_id'>): Job {
+export function newJob(type: Job['type'], instance: Pick<Instance, 'instance_id' | 'account_id'>): Job {
   return {
     job_id: randomUUID(),
     type,

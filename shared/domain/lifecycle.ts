@@ -2,7 +2,7 @@ import { logger } from '../observability';
 import { stillBillingPausedCheck, type Account } from '../store/accounts';
 import { getInstanceItem, getOwnedInstance, updateInstanceAtVersion, updateInstanceWithRetry } from '../store/instances';
 import { CapacityExhaustedError } from '../model/capacity';
-import { type InstanceItem } from '../model/instance';
+import { type Instance } from '../model/instance';
 import { finishJob, getJob } from '../store/jobs';
 import { type Job } from '../model/job';
 import { assertRequestStillAuthorized } from '../store/request-guard';
@@ -25,7 +25,7 @@ import { retry, retryPolicies, TRY_AGAIN } from '../retry';
 const upstreamError = () => new Failure('upstream_error', 'Upstream error');
 
 /** The 409 for `type` on the instance as it is now, naming the job it is busy with, if any. */
-async function conflictWith(instance: InstanceItem, type: ActionType): Promise<Failure> {
+async function conflictWith(instance: Instance, type: ActionType): Promise<Failure> {
   const running = instance.active_job_id === null ? undefined : await getJob(instance.active_job_id);
   return lifecycleConflict(instance.status, type.replace('_', ' '), running?.type);
 }
@@ -33,7 +33,7 @@ async function conflictWith(instance: InstanceItem, type: ActionType): Promise<F
 /** The upstream call that begins an action, made while the client waits so that a refusal can answer 502. */
 function firstUpstreamAction(
   type: ActionType,
-  instance: InstanceItem,
+  instance: Instance,
   target: Plan | undefined,
 ): { request: UpstreamActionRequest; phase: string } {
   switch (type) {
@@ -51,7 +51,7 @@ function firstUpstreamAction(
 }
 
 /** Undoes an accepted action that the upstream refused: status, lock and any reserved tier go back as they were. */
-async function withdrawAction(instance: InstanceItem, job: Job, reason: string): Promise<void> {
+async function withdrawAction(instance: Instance, job: Job, reason: string): Promise<void> {
   const finish = { job_id: job.job_id, outcome: { status: 'failed' as const, error: reason }, at: new Date().toISOString() };
   await updateInstanceWithRetry(instance.instance_id, (current) =>
     // A delete that came in meanwhile owns the instance now, capacity included.
@@ -88,7 +88,7 @@ export async function performAction(account: Account, instanceId: number | undef
  * instance is then marked `paused_by: billing`. Undefined when it could not be done now (busy or upstream
  * refused): the next meter run tries again.
  */
-export async function powerOffForBilling(instance: InstanceItem): Promise<Job | undefined> {
+export async function powerOffForBilling(instance: Instance): Promise<Job | undefined> {
   try {
     return await launchAction(instance, 'power_off', undefined, 'billing');
   } catch (error) {
@@ -101,12 +101,7 @@ export async function powerOffForBilling(instance: InstanceItem): Promise<Job | 
  * Records an accepted action with its job (taking the instance's one action slot and, for a resize, the target
  * tier), makes its first upstream call, and starts its workflow.
  */
-async function launchAction(
-  instance: InstanceItem,
-  type: ActionType,
-  target: Plan | undefined,
-  pausedBy: 'user' | 'billing',
-): Promise<Job> {
+async function launchAction(instance: Instance, type: ActionType, target: Plan | undefined, pausedBy: 'user' | 'billing'): Promise<Job> {
   const job = newJob(type, instance);
   let accepted: boolean;
   try {
@@ -217,7 +212,7 @@ class OperatorRefusal extends namedError('OperatorRefusal') {}
  * Operators quarantine an instance (abuse): every action on it is then a 409; its owner can still delete it.
  * Only a settled instance with no action running can be quarantined, so no workflow overwrites the status.
  */
-export async function quarantineInstance(instanceId: number): Promise<InstanceItem> {
+export async function quarantineInstance(instanceId: number): Promise<Instance> {
   const updated = await updateInstanceWithRetry(instanceId, (instance) => {
     if (instance.deleted_at !== null || instance.status === 'quarantined') return undefined;
     if (!QUARANTINABLE.includes(instance.status) || instance.active_job_id !== null) {
@@ -232,7 +227,7 @@ export async function quarantineInstance(instanceId: number): Promise<InstanceIt
 }
 
 /** Lifts a quarantine: the instance returns to the status it had. */
-export async function releaseInstance(instanceId: number): Promise<InstanceItem> {
+export async function releaseInstance(instanceId: number): Promise<Instance> {
   const updated = await updateInstanceWithRetry(instanceId, (instance) =>
     instance.status === 'quarantined' && instance.deleted_at === null
       ? { changes: { status: instance.quarantined_from ?? 'stopped', quarantined_from: null } }

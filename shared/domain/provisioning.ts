@@ -4,7 +4,7 @@ import { metricNames } from '../metric-names';
 import { countMetric, durationMetric, logger } from '../observability';
 import { getInstanceItem, transitionInstance, updateInstanceWithRetry } from '../store/instances';
 import { heldPools } from '../model/capacity';
-import { type InstanceItem } from '../model/instance';
+import { type Instance } from '../model/instance';
 import { finishJob } from '../store/jobs';
 import { upstream } from './upstream';
 import type { InstanceStatus } from '../schemas/instances';
@@ -26,7 +26,7 @@ export class ProvisionTimeoutError extends namedError('ProvisionTimeoutError') {
  * double-quoted scalar. Both are printable ASCII (checked again here), which JSON quoting escapes so that no YAML or
  * shell reading can split them into another line or key.
  */
-export function userDataFor(instance: InstanceItem, rootPassword: string): string {
+export function userDataFor(instance: Instance, rootPassword: string): string {
   if (!isPrintableAscii(rootPassword) || !isPrintableAscii(instance.ssh_key.public_key)) {
     throw new Error(`instance ${instance.instance_id} has credentials that cannot be written into user data safely`);
   }

@@ -1,7 +1,7 @@
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
 import { getInstanceItem, listInFlightInstances } from '../store/instances';
-import { type InstanceItem } from '../model/instance';
+import { type Instance } from '../model/instance';
 import { finishJob, insertJob, listRunningJobs, listAllRunningJobs } from '../store/jobs';
 import { type Job } from '../model/job';
 import { readOrphanBook } from '../store/orphans';
@@ -44,7 +44,7 @@ const GRACE_MS = 120_000;
 type Repair = 'deletesRestarted' | 'provisionsFailed' | 'actionsSettled';
 
 /** Repairs one instance whose lifecycle has no running workflow behind it; undefined when nothing was wrong. */
-async function repair(instance: InstanceItem): Promise<Repair | undefined> {
+async function repair(instance: Instance): Promise<Repair | undefined> {
   const running = await listRunningJobs(instance.instance_id);
   const owning = (types: Job['type'][]) => running.find((job) => types.includes(job.type));
   if (instance.status === 'deleting') {
@@ -77,7 +77,7 @@ async function repair(instance: InstanceItem): Promise<Repair | undefined> {
 }
 
 /** Whether the instance's own lifecycle still points at the job (then `repair` is what settles it). */
-function ownedByInstance(job: Job, instance: InstanceItem | undefined): boolean {
+function ownedByInstance(job: Job, instance: Instance | undefined): boolean {
   if (!instance) return false;
   if (job.type === 'delete') return instance.status === 'deleting';
   if (job.type === 'provision') return instance.status === 'pending' || instance.status === 'provisioning';

@@ -3,7 +3,7 @@ import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
 import { clearSlidingWindow, hitSlidingWindow } from '../store/counters';
 import { clearServerAbsence, recordServerAbsent, updateInstanceWithRetry } from '../store/instances';
-import { type InstanceItem } from '../model/instance';
+import { type Instance } from '../model/instance';
 import { readOrphanBook, setOrphanGuard } from '../store/orphans';
 import { UpstreamTransientError, type UpstreamDriver } from '../upstream/driver';
 import { type UpstreamServer } from '../model/server';
@@ -49,7 +49,7 @@ export type ServerReading =
 
 export async function readInstanceServer(
   driver: UpstreamDriver,
-  instance: Pick<InstanceItem, 'instance_id' | 'upstream_id' | 'absent_since'>,
+  instance: Pick<Instance, 'instance_id' | 'upstream_id' | 'absent_since'>,
   at = new Date().toISOString(),
 ): Promise<ServerReading> {
   const serverId = instance.upstream_id ?? 0;
@@ -117,7 +117,7 @@ class ServerAbsenceUnconfirmedError extends UpstreamTransientError {}
  * is never acted on, nor is one the upstream does not find now (ServerAbsenceUnconfirmedError, a transient error:
  * nothing changes); that is logged and counted. Only a server concluded gone, or foreign, loses the instance.
  */
-export async function ownServer(driver: UpstreamDriver, instance: InstanceItem): Promise<UpstreamServer> {
+export async function ownServer(driver: UpstreamDriver, instance: Instance): Promise<UpstreamServer> {
   if (instance.upstream_id === null) throw new ServerNotOursError(`instance ${instance.instance_id} has no server`);
   const reading = await readInstanceServer(driver, instance);
   if (reading.kind === 'unconfirmed') throw new ServerAbsenceUnconfirmedError(`server ${instance.upstream_id} not found upstream now`);

@@ -8,7 +8,7 @@ import type { JobView } from '../schemas/jobs';
 import type { ApiKeyInfo } from '../schemas/keys';
 import type { DeliveryAttempt, WebhookView } from '../schemas/webhooks';
 import type { ApiKey } from '../store/api-keys';
-import type { InstanceItem, StoredPlan } from '../model/instance';
+import type { Instance, StoredPlan } from '../model/instance';
 import type { Job } from '../model/job';
 import type { DeliveryAttemptItem } from '../store/webhook-deliveries';
 import type { WebhookSummary } from '../store/webhooks';
@@ -25,7 +25,7 @@ function toPlanView(plan: StoredPlan): InstanceSummary['plan'] {
 }
 
 /** The summary form; `secrets` are null once removed (a failed instance), and the password then shows as null. */
-export function toInstanceSummary(item: InstanceItem, secrets: InstanceSecrets | null): InstanceSummary {
+export function toInstanceSummary(item: Instance, secrets: InstanceSecrets | null): InstanceSummary {
   return {
     instance_id: item.instance_id,
     vps_id: item.vps_id,
@@ -43,7 +43,7 @@ export function toInstanceSummary(item: InstanceItem, secrets: InstanceSecrets |
 }
 
 /** The detail form: the summary, the SSH key (its private half only when generated and not yet removed) and activation. */
-export function toInstanceDetail(item: InstanceItem, secrets: InstanceSecrets | null): InstanceDetail {
+export function toInstanceDetail(item: Instance, secrets: InstanceSecrets | null): InstanceDetail {
   return {
     ...toInstanceSummary(item, secrets),
     ssh_key: {

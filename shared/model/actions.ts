@@ -1,6 +1,6 @@
 import { badRequest, forbidden, paymentRequired, type Failure } from './errors';
 import type { Plan } from './flavors';
-import type { InstanceItem } from './instance';
+import type { Instance } from './instance';
 import type { InstanceStatus } from './instance-status';
 
 export const actionTypes = ['power_on', 'power_off', 'reboot', 'resize'] as const;
@@ -38,7 +38,7 @@ export type ActionVerdict =
  */
 export function judgeAction(
   account: ActionAccount,
-  instance: Pick<InstanceItem, 'status' | 'active_job_id' | 'plan'>,
+  instance: Pick<Instance, 'status' | 'active_job_id' | 'plan'>,
   type: ActionType,
   target: Plan | undefined,
 ): ActionVerdict {

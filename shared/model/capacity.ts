@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import type { InstanceChanges, InstanceItem } from './instance';
+import type { InstanceChanges, Instance } from './instance';
 
 export type CapacityPool = { kind: 'ipv4' } | { kind: 'tier'; flavor: string };
 
@@ -37,13 +37,13 @@ export class CapacityExhaustedError extends Error {
 }
 
 /** The pools an instance holds a unit of right now; releasing exactly these leaves no counter drifting. */
-export function heldPools(instance: InstanceItem): CapacityPool[] {
+export function heldPools(instance: Instance): CapacityPool[] {
   return heldUnits(instance).map((unit) => unit.pool);
 }
 
 /** The units an instance holds right now, each with the counter shard it came from (null: the old single item). */
 export function heldUnits(
-  instance: Pick<InstanceItem, 'capacity_held' | 'plan' | 'pending_plan' | 'ipv4_shard' | 'tier_shard' | 'pending_tier_shard'>,
+  instance: Pick<Instance, 'capacity_held' | 'plan' | 'pending_plan' | 'ipv4_shard' | 'tier_shard' | 'pending_tier_shard'>,
 ): CapacityUnit[] {
   return [
     ...(instance.capacity_held
@@ -58,7 +58,7 @@ export function heldUnits(
   ];
 }
 
-export type ShardFields = Pick<InstanceItem, 'ipv4_shard' | 'tier_shard' | 'pending_tier_shard'>;
+export type ShardFields = Pick<Instance, 'ipv4_shard' | 'tier_shard' | 'pending_tier_shard'>;
 
 const samePool = (a: CapacityPool, b: CapacityPool) => (a.kind === 'tier' && b.kind === 'tier' ? a.flavor === b.flavor : a.kind === b.kind);
 
@@ -71,7 +71,7 @@ const poolName = (pool: CapacityPool) => (pool.kind === 'ipv4' ? 'ipv4' : `tier 
  * leaves it holding units it does not account for: a counter would drift.
  */
 export function capacityBookkeeping(
-  instance: InstanceItem,
+  instance: Instance,
   changes: InstanceChanges,
   release: readonly CapacityPool[],
   reserved: readonly CapacityUnit[],
@@ -128,14 +128,14 @@ export class ShardPicker {
 }
 
 /** The shard attributes that differ from what the instance has (nothing is written for a change that moves nothing). */
-export function changedShards(instance: InstanceItem, shards: ShardFields): Partial<ShardFields> {
+export function changedShards(instance: Instance, shards: ShardFields): Partial<ShardFields> {
   return Object.fromEntries(Object.entries(shards).filter(([key, value]) => instance[key as keyof ShardFields] !== value));
 }
 
 export type ShardField = keyof ShardFields;
 
 /** The units an instance holds of the pools' old single items, by the attribute that would record their shard. */
-export function unitsOfOldItems(instance: InstanceItem): { field: ShardField; pool: CapacityPool }[] {
+export function unitsOfOldItems(instance: Instance): { field: ShardField; pool: CapacityPool }[] {
   const slots: { field: ShardField; pool: CapacityPool | undefined }[] = [
     { field: 'ipv4_shard', pool: instance.capacity_held ? { kind: 'ipv4' } : undefined },
     { field: 'tier_shard', pool: instance.capacity_held ? { kind: 'tier', flavor: instance.plan.flavor } : undefined },

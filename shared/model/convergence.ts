@@ -4,12 +4,12 @@
  * and write the answer conditionally.
  */
 import type { CapacityPool } from './capacity';
-import type { InstanceChanges, InstanceItem } from './instance';
+import type { InstanceChanges, Instance } from './instance';
 import type { Job, JobOutcome } from './job';
 import type { UpstreamActionRecord, UpstreamServer } from './server';
 
-type Instance = Pick<
-  InstanceItem,
+type InstanceFacts = Pick<
+  Instance,
   | 'status'
   | 'plan'
   | 'pending_plan'
@@ -29,7 +29,7 @@ type Instance = Pick<
  * only from several observations over time, and the caller still checks a listing by tag before acting on it.
  */
 export function absenceConcluded(
-  evidence: Pick<InstanceItem, 'absent_since' | 'absent_last_at' | 'absent_reads'>,
+  evidence: Pick<Instance, 'absent_since' | 'absent_last_at' | 'absent_reads'>,
   rule: { readonly reads: number; readonly windowSeconds: number },
 ): boolean {
   const { absent_since: since, absent_last_at: last, absent_reads: reads } = evidence;
@@ -49,7 +49,7 @@ export type ServerClaim = 'owned' | 'readopt' | 'orphan';
 
 export function claimOf(
   server: Pick<UpstreamServer, 'id'>,
-  instance: Pick<InstanceItem, 'status' | 'upstream_id' | 'deleted_at' | 'activated_at'> | undefined,
+  instance: Pick<Instance, 'status' | 'upstream_id' | 'deleted_at' | 'activated_at'> | undefined,
 ): ServerClaim {
   if (!instance) return 'orphan';
   if (instance.status === 'failed')
@@ -64,9 +64,9 @@ export function claimOf(
  * do not sell keeps the plan), holds capacity again and is billed again from now.
  */
 export function readoptionOf(
-  instance: Instance,
+  instance: InstanceFacts,
   server: UpstreamServer,
-  planOf: (flavor: string) => InstanceItem['plan'] | undefined,
+  planOf: (flavor: string) => Instance['plan'] | undefined,
 ): Change {
   const plan = server.sizeSlug === instance.plan.flavor ? instance.plan : (planOf(server.sizeSlug) ?? instance.plan);
   return {
@@ -85,13 +85,13 @@ export function readoptionOf(
 }
 
 /** Statuses in which a lifecycle is under way whatever the instance's job says. */
-const IN_FLIGHT_STATUSES: readonly InstanceItem['status'][] = ['pending', 'provisioning', 'resizing', 'deleting'];
+const IN_FLIGHT_STATUSES: readonly Instance['status'][] = ['pending', 'provisioning', 'resizing', 'deleting'];
 
 /**
  * Whether a lifecycle is under way on the instance (a transitional status, or an action on a settled one): what the
  * reconciler must watch, so that a workflow that died never leaves it half-way.
  */
-export function isInFlight(instance: Pick<InstanceItem, 'status' | 'active_job_id'>): boolean {
+export function isInFlight(instance: Pick<Instance, 'status' | 'active_job_id'>): boolean {
   return (
     IN_FLIGHT_STATUSES.includes(instance.status) || (['active', 'stopped'].includes(instance.status) && instance.active_job_id !== null)
   );
@@ -103,9 +103,9 @@ export const IN_FLIGHT_SHARDS = 8;
 export const inFlightShardOf = (instanceId: number) => `inflight#${instanceId % IN_FLIGHT_SHARDS}`;
 
 /** Statuses in which an instance has a server, which the fleet sweep must see every pass. */
-export const HAS_SERVER: readonly InstanceItem['status'][] = ['active', 'stopped', 'resizing', 'quarantined'];
+export const HAS_SERVER: readonly Instance['status'][] = ['active', 'stopped', 'resizing', 'quarantined'];
 
-export function isSwept(instance: Pick<InstanceItem, 'status' | 'upstream_id'>): boolean {
+export function isSwept(instance: Pick<Instance, 'status' | 'upstream_id'>): boolean {
   return HAS_SERVER.includes(instance.status) && instance.upstream_id !== null;
 }
 
@@ -168,7 +168,7 @@ export function lookForStartedAction(
  * A server that is gone (or is not ours): the instance has lost it; capacity goes back, the action slot frees, and
  * billing ends when the server was last seen (or where metering had got to, if it was never seen by a sweep).
  */
-export function lostServerChange(instance: Instance): Change {
+export function lostServerChange(instance: InstanceFacts): Change {
   const lastSeen =
     [instance.seen_at, instance.metered_until]
       .filter((at): at is string => at !== null)
@@ -193,7 +193,7 @@ export function lostServerChange(instance: Instance): Change {
 }
 
 /** The power part of the record, as the server's own state says. */
-function poweredChanges(instance: Instance, server: UpstreamServer): InstanceChanges {
+function poweredChanges(instance: InstanceFacts, server: UpstreamServer): InstanceChanges {
   return server.status === 'active'
     ? { status: 'active', paused_by: null }
     : { status: 'stopped', paused_by: instance.paused_by ?? 'user' };
@@ -207,7 +207,7 @@ function poweredChanges(instance: Instance, server: UpstreamServer): InstanceCha
 export type Settlement = { readonly kind: 'wait' } | ({ readonly kind: 'settle' | 'lost' } & Change);
 
 export function settleFromUpstream(
-  instance: Instance,
+  instance: InstanceFacts,
   jobStartedAt: string,
   server: UpstreamServer | null,
   actions: readonly UpstreamActionRecord[],
@@ -229,7 +229,7 @@ export function settleFromUpstream(
 }
 
 /** What a running job with no live execution becomes, when its instance no longer points at it. */
-export function orphanJobOutcome(job: Pick<Job, 'type'>, instance: Pick<InstanceItem, 'status' | 'deleted_at'> | undefined): JobOutcome {
+export function orphanJobOutcome(job: Pick<Job, 'type'>, instance: Pick<Instance, 'status' | 'deleted_at'> | undefined): JobOutcome {
   if (
     job.type === 'provision' &&
     instance &&
@@ -261,10 +261,10 @@ export interface Drift extends Change {
  * (capacity moves to the new tier). `planOf` knows the plans of the sizes we sell. Undefined when nothing drifted.
  */
 export function driftOf(
-  instance: Instance,
+  instance: InstanceFacts,
   server: UpstreamServer | null,
   instanceTag: string,
-  planOf: (flavor: string) => InstanceItem['plan'] | undefined,
+  planOf: (flavor: string) => Instance['plan'] | undefined,
 ): Drift | undefined {
   const ownership = ownershipOf(server, instanceTag);
   if (ownership !== 'ours' || server === null)

@@ -1,6 +1,6 @@
 import { meterShardOf } from './billing-segments';
 import { inFlightShardOf, isInFlight, isSwept, sweepShardOf } from './convergence';
-import type { InstanceChanges, InstanceItem } from './instance';
+import type { InstanceChanges, Instance } from './instance';
 
 export interface IndexKeys {
   readonly set: Record<string, string>;
@@ -15,7 +15,7 @@ export interface IndexKeys {
  * of them); a lifecycle under way keeps it in the in-flight index; an instance with a server is in the fleet sweep's
  * index from the moment it is first recorded with one (as seen then); a deletion takes it out of the account's list.
  */
-export function indexKeys(instance: InstanceItem, changes: InstanceChanges, now: string): IndexKeys {
+export function indexKeys(instance: Instance, changes: InstanceChanges, now: string): IndexKeys {
   const after = { ...instance, ...changes };
   const inFlight = isInFlight(after);
   const swept = isSwept(after);

@@ -27,7 +27,7 @@ const storedSshKeySchema = z.strictObject({
  * keys beside it, see ./indexes.ts); the root password and a generated private key are never kept in clear: they
  * live sealed in `sealed_secrets`. What the API shows of it is made by the mappers in shared/domain/views.ts.
  */
-export const instanceItemSchema = z.object({
+export const instanceSchema = z.object({
   instance_id: z.number().int(),
   /** The upstream server's id as text; empty until the server exists. */
   vps_id: z.string(),
@@ -87,9 +87,9 @@ export const instanceItemSchema = z.object({
   idempotency_key: z.string().optional(),
   version: z.number().int(),
 });
-export type InstanceItem = z.infer<typeof instanceItemSchema>;
+export type Instance = z.infer<typeof instanceSchema>;
 
-export type InstanceChanges = Partial<Omit<InstanceItem, 'instance_id' | 'account_id' | 'version' | 'updated_at'>>;
+export type InstanceChanges = Partial<Omit<Instance, 'instance_id' | 'account_id' | 'version' | 'updated_at'>>;
 
 /** Once an instance has failed or is being deleted, nobody may log in with its credentials again: they go. */
 const SECRETS_END_STATUSES: readonly InstanceStatus[] = ['failed', 'deleting', 'destroyed'];

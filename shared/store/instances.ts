@@ -17,7 +17,7 @@ import {
 } from '../model/capacity';
 import { IN_FLIGHT_SHARDS, inFlightShardOf, isInFlight, isSwept, SWEEP_SHARDS, sweepShardOf } from '../model/convergence';
 import { indexKeys, type IndexKeys } from '../model/indexes';
-import { instanceItemSchema, withSecretsLifetime, type InstanceChanges, type InstanceItem } from '../model/instance';
+import { instanceSchema, withSecretsLifetime, type InstanceChanges, type Instance } from '../model/instance';
 import type { InstanceStatus } from '../model/instance-status';
 import type { Job, JobFinish } from '../model/job';
 import { batchGetAll, readAll, rideOutTransient, transactWrite, updatedWhenConditionHolds, whenConditionHolds } from './dynamo-helpers';
@@ -40,7 +40,7 @@ function fullReservations(error: unknown, count: number): number[] {
  * random; a full shard cancels the transaction, which is made again with another, until every shard of a pool was
  * found full (CapacityExhaustedError).
  */
-export async function insertInstanceReservingCapacity(instance: InstanceItem, job: Job): Promise<void> {
+export async function insertInstanceReservingCapacity(instance: Instance, job: Job): Promise<void> {
   const picker = new ShardPicker(heldPools(instance));
   for (;;) {
     const picked = picker.pick();
@@ -52,7 +52,7 @@ export async function insertInstanceReservingCapacity(instance: InstanceItem, jo
         Put: {
           TableName: tableName('instances'),
           Item: {
-            ...instanceItemSchema.parse({ ...recorded, updated_at: recorded.created_at }),
+            ...instanceSchema.parse({ ...recorded, updated_at: recorded.created_at }),
             live_account_id: recorded.account_id,
             ...(isInFlight(recorded) ? { inflight_shard: inFlightShardOf(recorded.instance_id) } : {}),
           },
@@ -77,24 +77,24 @@ export async function insertInstanceReservingCapacity(instance: InstanceItem, jo
 }
 
 /** The instance as stored, deleted or not (workflows need to see deletions). */
-export async function getInstanceItem(instanceId: number): Promise<InstanceItem | undefined> {
+export async function getInstanceItem(instanceId: number): Promise<Instance | undefined> {
   const { Item } = await dynamo().send(
     new GetCommand({ TableName: tableName('instances'), Key: { instance_id: instanceId }, ConsistentRead: true }),
   );
-  return Item ? instanceItemSchema.parse(Item) : undefined;
+  return Item ? instanceSchema.parse(Item) : undefined;
 }
 
 /** The instances with these ids that exist, read in batches, consistently (deleted ones included). */
-export async function getInstanceItems(instanceIds: readonly number[]): Promise<InstanceItem[]> {
+export async function getInstanceItems(instanceIds: readonly number[]): Promise<Instance[]> {
   return batchGetAll(
     tableName('instances'),
     instanceIds.map((instance_id) => ({ instance_id })),
-    instanceItemSchema,
+    instanceSchema,
   );
 }
 
 /** The caller's instance, or undefined when it is missing, someone else's, or deleted: all the same 404. */
-export async function getOwnedInstance(instanceId: number, accountId: string): Promise<InstanceItem | undefined> {
+export async function getOwnedInstance(instanceId: number, accountId: string): Promise<Instance | undefined> {
   const item = await getInstanceItem(instanceId);
   return item && item.account_id === accountId && item.deleted_at === null ? item : undefined;
 }
@@ -113,8 +113,8 @@ const liveKeySchema = z.object({ instance_id: z.number().int() });
  * index is sparse (deleted instances leave it) and holds only keys, so the items themselves are read from the table
  * by key, consistently: a deletion or change shows at once, and no index keeps a copy of any instance's data.
  */
-export async function listOwnedInstances(accountId: string): Promise<InstanceItem[]>;
-export async function listOwnedInstances(accountId: string, page: InstancePage): Promise<{ items: InstanceItem[]; lastId?: number }>;
+export async function listOwnedInstances(accountId: string): Promise<Instance[]>;
+export async function listOwnedInstances(accountId: string, page: InstancePage): Promise<{ items: Instance[]; lastId?: number }>;
 export async function listOwnedInstances(accountId: string, page?: InstancePage) {
   const query = {
     TableName: tableName('instances'),
@@ -127,7 +127,7 @@ export async function listOwnedInstances(accountId: string, page?: InstancePage)
       await batchGetAll(
         tableName('instances'),
         keys.map(({ instance_id }) => ({ instance_id })),
-        instanceItemSchema,
+        instanceSchema,
       )
     )
       .filter((item) => item.account_id === accountId && item.deleted_at === null)
@@ -145,7 +145,7 @@ export async function listOwnedInstances(accountId: string, page?: InstancePage)
 }
 
 /** Every instance in one of the statuses, deleted ones included (for the reconciler and the meter). */
-export async function scanInstancesByStatus(statuses: readonly InstanceStatus[]): Promise<InstanceItem[]> {
+export async function scanInstancesByStatus(statuses: readonly InstanceStatus[]): Promise<Instance[]> {
   const values = Object.fromEntries(statuses.map((status, i) => [`:s${i}`, status]));
   return readAll(
     {
@@ -156,7 +156,7 @@ export async function scanInstancesByStatus(statuses: readonly InstanceStatus[])
       ExpressionAttributeValues: values,
       ConsistentRead: true,
     },
-    instanceItemSchema,
+    instanceSchema,
   );
 }
 
@@ -169,7 +169,7 @@ async function instancesInShards(
   shards: readonly string[],
   keyCondition: string,
   values: Record<string, unknown> = {},
-): Promise<InstanceItem[]> {
+): Promise<Instance[]> {
   const keys = await Promise.all(
     shards.map((shard) =>
       readAll(
@@ -188,7 +188,7 @@ async function instancesInShards(
 }
 
 /** Every instance with a lifecycle under way, from the sparse in-flight index. */
-export async function listInFlightInstances(): Promise<InstanceItem[]> {
+export async function listInFlightInstances(): Promise<Instance[]> {
   const shards = Array.from({ length: IN_FLIGHT_SHARDS }, (_, n) => inFlightShardOf(n));
   return (await instancesInShards('inflight_by_shard', shards, 'inflight_shard = :shard')).filter(isInFlight);
 }
@@ -196,7 +196,7 @@ export async function listInFlightInstances(): Promise<InstanceItem[]> {
 /**
  * The instances of one meter shard, a page at a time (read by key, consistently): those with time left to bill.
  */
-export async function* listInstancesToMeter(shard: string): AsyncGenerator<InstanceItem[]> {
+export async function* listInstancesToMeter(shard: string): AsyncGenerator<Instance[]> {
   let start: Record<string, unknown> | undefined;
   do {
     const page = await dynamo().send(
@@ -210,13 +210,13 @@ export async function* listInstancesToMeter(shard: string): AsyncGenerator<Insta
       }),
     );
     const keys = (page.Items ?? []).map((item) => ({ instance_id: z.number().int().parse(item.instance_id) }));
-    if (keys.length > 0) yield await batchGetAll(tableName('instances'), keys, instanceItemSchema);
+    if (keys.length > 0) yield await batchGetAll(tableName('instances'), keys, instanceSchema);
     start = page.LastEvaluatedKey;
   } while (start);
 }
 
 /** Takes an instance out of the meter's index once nothing is left to bill (unless it changed since it was read). */
-export async function leaveMeterIndex(instance: InstanceItem): Promise<void> {
+export async function leaveMeterIndex(instance: Instance): Promise<void> {
   await whenConditionHolds(
     dynamo().send(
       new UpdateCommand({
@@ -251,7 +251,7 @@ export async function recordServerSeen(instanceId: number, at: string): Promise<
 
 const ABSENCE_ATTRIBUTES = 'absent_since, absent_last_at, absent_reads';
 
-const absenceEvidenceSchema = instanceItemSchema.pick({ absent_since: true, absent_last_at: true, absent_reads: true });
+const absenceEvidenceSchema = instanceSchema.pick({ absent_since: true, absent_last_at: true, absent_reads: true });
 export type AbsenceEvidence = z.infer<typeof absenceEvidenceSchema>;
 
 /**
@@ -288,7 +288,7 @@ export async function clearServerAbsence(instanceId: number): Promise<void> {
  * Instances with a server that the fleet sweep has not seen since `since` (from its sparse index, by shard): at the
  * end of a pass, those whose server the listing did not show.
  */
-export async function listUnseenSince(since: string): Promise<InstanceItem[]> {
+export async function listUnseenSince(since: string): Promise<Instance[]> {
   const shards = Array.from({ length: SWEEP_SHARDS }, (_, n) => sweepShardOf(n));
   return (await instancesInShards('sweep_by_shard', shards, 'sweep_shard = :shard AND sweep_seen_at < :since', { ':since': since })).filter(
     isSwept,
@@ -334,7 +334,7 @@ export async function transitionInstance(
   instanceId: number,
   from: readonly InstanceStatus[],
   changes: ProvisioningChanges,
-): Promise<InstanceItem | undefined> {
+): Promise<Instance | undefined> {
   const update = setExpression(changes);
   const statusValues = Object.fromEntries(from.map((status, i) => [`:from${i}`, status]));
   let attributes: Record<string, unknown> | undefined;
@@ -353,7 +353,7 @@ export async function transitionInstance(
       )
       .then((output) => (attributes = output.Attributes)),
   );
-  return applied ? instanceItemSchema.parse(attributes) : undefined;
+  return applied ? instanceSchema.parse(attributes) : undefined;
 }
 
 export interface VersionedUpdate {
@@ -377,7 +377,7 @@ export interface VersionedUpdate {
  * older read is refused and decided again). A unit whose pool has no shard with room stays on its old item, where it
  * is still given back. Undefined when the instance changed since it was read (read it again).
  */
-export async function moveUnitsToShards(instance: InstanceItem): Promise<{ moved: number; left: number } | undefined> {
+export async function moveUnitsToShards(instance: Instance): Promise<{ moved: number; left: number } | undefined> {
   let units = unitsOfOldItems(instance);
   let left = 0;
   let picker = new ShardPicker(units.map((unit) => unit.pool));
@@ -436,12 +436,12 @@ export async function moveUnitsToShards(instance: InstanceItem): Promise<{ moved
  * answer is false (read again and decide again). Each released unit goes back to the shard it was taken from; each
  * reserved one comes from a shard picked at random, and another is tried while the picked one is full.
  */
-export async function updateInstanceAtVersion(instance: InstanceItem, update: VersionedUpdate): Promise<boolean> {
+export async function updateInstanceAtVersion(instance: Instance, update: VersionedUpdate): Promise<boolean> {
   return (await applyAtVersion(instance, update)) !== undefined;
 }
 
 /** updateInstanceAtVersion, answering with the changes written (the shard attributes included), or undefined. */
-async function applyAtVersion(instance: InstanceItem, update: VersionedUpdate): Promise<InstanceChanges | undefined> {
+async function applyAtVersion(instance: Instance, update: VersionedUpdate): Promise<InstanceChanges | undefined> {
   const picker = new ShardPicker(update.reserve ?? []);
   for (;;) {
     const picked = picker.pick();
@@ -496,8 +496,8 @@ async function applyAtVersion(instance: InstanceItem, update: VersionedUpdate): 
  */
 export function updateInstanceWithRetry(
   instanceId: number,
-  decide: (instance: InstanceItem) => VersionedUpdate | undefined,
-): Promise<InstanceItem | undefined> {
+  decide: (instance: Instance) => VersionedUpdate | undefined,
+): Promise<Instance | undefined> {
   return retry(
     retryPolicies.versionConflict,
     async () => {

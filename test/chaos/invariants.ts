@@ -6,7 +6,7 @@ import { tableName } from '../../shared/config';
 import { executionArnOf } from '../../shared/workflows/step-functions';
 import { catalog } from '../../shared/model/flavors';
 import { getAccount } from '../../shared/store/accounts';
-import { instanceItemSchema, type InstanceItem } from '../../shared/model/instance';
+import { instanceSchema, type Instance } from '../../shared/model/instance';
 import { listLedgerEntries, type LedgerEntry } from '../../shared/store/ledger';
 import { jobSchema } from '../../shared/model/job';
 import type { ServiceEvent } from '../../shared/schemas/events';
@@ -59,21 +59,21 @@ export async function checkInvariants(input: InvariantInput): Promise<string[]> 
   return violations;
 }
 
-export async function allInstances(): Promise<InstanceItem[]> {
-  const items: InstanceItem[] = [];
+export async function allInstances(): Promise<Instance[]> {
+  const items: Instance[] = [];
   let start: Record<string, unknown> | undefined;
   do {
     const page = await dynamo().send(
       new ScanCommand({ TableName: tableName('instances'), ConsistentRead: true, ExclusiveStartKey: start }),
     );
-    items.push(...(page.Items ?? []).map((item) => instanceItemSchema.parse(item)));
+    items.push(...(page.Items ?? []).map((item) => instanceSchema.parse(item)));
     start = page.LastEvaluatedKey;
   } while (start);
   return items;
 }
 
 /** Every live instance's status and plan equal its server's; exactly one server per live instance, none otherwise. */
-function checkServers(instances: readonly InstanceItem[], droplets: readonly SimulatedDroplet[]): string[] {
+function checkServers(instances: readonly Instance[], droplets: readonly SimulatedDroplet[]): string[] {
   const violations: string[] = [];
   const owned = new Set<number>();
   for (const instance of instances) {
@@ -117,7 +117,7 @@ const instanceOfTags = (tags: readonly string[]) => {
  * recorded server of a live instance, or of one that failed after it had been running (lost by inference: its server
  * must be restored, not destroyed), is a violation.
  */
-function checkDestroyed(instances: readonly InstanceItem[], destroyed: readonly DestroyedDroplet[]): string[] {
+function checkDestroyed(instances: readonly Instance[], destroyed: readonly DestroyedDroplet[]): string[] {
   const byId = new Map(instances.map((instance) => [instance.instance_id, instance]));
   const violations: string[] = [];
   for (const droplet of destroyed) {
@@ -133,7 +133,7 @@ function checkDestroyed(instances: readonly InstanceItem[], destroyed: readonly 
 }
 
 /** Once every workflow has ended, no server of a billing-paused account runs. */
-function checkPaused(instances: readonly InstanceItem[], droplets: readonly SimulatedDroplet[], paused: ReadonlySet<string>): string[] {
+function checkPaused(instances: readonly Instance[], droplets: readonly SimulatedDroplet[], paused: ReadonlySet<string>): string[] {
   const accountOf = new Map(instances.map((instance) => [instance.instance_id, instance.account_id]));
   return droplets
     .filter((droplet) => droplet.status === 'active' && paused.has(accountOf.get(instanceOfTags(droplet.tags) ?? -1) ?? ''))
@@ -148,7 +148,7 @@ function checkPaused(instances: readonly InstanceItem[], droplets: readonly Simu
  * instance a key deployed is one its answers named (a create answered 5xx, 504 or a dropped connection deployed
  * nothing, or its key replays what it deployed).
  */
-function checkCreates(instances: readonly InstanceItem[], creates: readonly CreateRecord[]): string[] {
+function checkCreates(instances: readonly Instance[], creates: readonly CreateRecord[]): string[] {
   const violations: string[] = [];
   for (const record of creates) {
     const deployed = instances.filter((i) => i.account_id === record.accountId && i.project_name === record.projectName);
@@ -200,7 +200,7 @@ type Piece = NonNullable<LedgerEntry['pieces']>[number];
  * segments cover its billed time without gap or overlap; the open one bills what the instance is; balances equal
  * their ledgers.
  */
-async function checkBilling(instances: readonly InstanceItem[], accountIds: readonly string[]): Promise<string[]> {
+async function checkBilling(instances: readonly Instance[], accountIds: readonly string[]): Promise<string[]> {
   const violations: string[] = [];
   const ledgers = new Map<string, LedgerEntry[]>();
   for (const accountId of accountIds) {
@@ -261,8 +261,8 @@ async function checkBilling(instances: readonly InstanceItem[], accountIds: read
 }
 
 /** Every committed status change yields exactly one event, in order: each instance's events chain without a gap. */
-async function checkEvents(instances: readonly InstanceItem[], events: () => readonly ServiceEvent[]): Promise<string[]> {
-  const chainEnd = (instance: InstanceItem) => {
+async function checkEvents(instances: readonly Instance[], events: () => readonly ServiceEvent[]): Promise<string[]> {
+  const chainEnd = (instance: Instance) => {
     const mine = events().filter(
       (e) => e.instance_id === instance.instance_id && (e.type === 'instance.created' || e.type === 'instance.status_changed'),
     );

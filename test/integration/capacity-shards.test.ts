@@ -6,7 +6,7 @@ import { capacityShardName, setCapacityLimit } from '../../shared/store/counters
 import { CAPACITY_SHARDS, type CapacityPool } from '../../shared/model/capacity';
 import { getInstanceItem, insertInstanceReservingCapacity } from '../../shared/store/instances';
 import { CapacityExhaustedError } from '../../shared/model/capacity';
-import { instanceItemSchema, type InstanceItem } from '../../shared/model/instance';
+import { instanceSchema, type Instance } from '../../shared/model/instance';
 import { storedActiveInstance } from '../fixtures/stored-items';
 import { capacityCounters, capacityHeldByInstances, capacityShardItems, capacityUsed } from '../support/capacity';
 import { useTestRuntime } from '../support/runtime';
@@ -130,7 +130,7 @@ describe('sharded capacity pools', () => {
     const pool: CapacityPool = { kind: 'tier', flavor: 's-16vcpu-32gb' };
     await setCapacityLimit(pool, 5);
     const { accountId } = await runtime.newAccount();
-    const template = instanceItemSchema.parse({
+    const template = instanceSchema.parse({
       ...storedActiveInstance,
       status: 'pending',
       account_id: accountId,
@@ -138,7 +138,7 @@ describe('sharded capacity pools', () => {
       billing_segments: [],
       version: 1,
     });
-    const instances: InstanceItem[] = Array.from({ length: 24 }, (_, i) => ({ ...template, instance_id: 900_000 + i }));
+    const instances: Instance[] = Array.from({ length: 24 }, (_, i) => ({ ...template, instance_id: 900_000 + i }));
 
     const outcomes = await Promise.allSettled(
       instances.map((instance) => insertInstanceReservingCapacity(instance, newJob('provision', instance))),

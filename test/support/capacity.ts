@@ -4,7 +4,7 @@ import { tableName } from '../../shared/config';
 import { capacityShardName } from '../../shared/store/counters';
 import { CAPACITY_SHARDS } from '../../shared/model/capacity';
 import { heldUnits } from '../../shared/model/capacity';
-import { instanceItemSchema } from '../../shared/model/instance';
+import { instanceSchema } from '../../shared/model/instance';
 
 /** Every capacity counter item (each shard, and a pool's old single item) with a unit in use. */
 export async function capacityCounters(): Promise<Record<string, number>> {
@@ -22,7 +22,7 @@ export async function capacityHeldByInstances(): Promise<Record<string, number>>
   const { Items = [] } = await dynamo().send(new ScanCommand({ TableName: tableName('instances'), ConsistentRead: true }));
   const held: Record<string, number> = {};
   for (const item of Items) {
-    for (const { pool, shard } of heldUnits(instanceItemSchema.parse(item))) {
+    for (const { pool, shard } of heldUnits(instanceSchema.parse(item))) {
       const name = capacityShardName(pool, shard);
       held[name] = (held[name] ?? 0) + 1;
     }

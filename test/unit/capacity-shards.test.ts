@@ -1,6 +1,6 @@
 import { capacityShares } from '../../shared/model/capacity';
 import { capacityBookkeeping, heldUnits } from '../../shared/model/capacity';
-import { instanceItemSchema, type InstanceItem } from '../../shared/model/instance';
+import { instanceSchema, type Instance } from '../../shared/model/instance';
 import { storedActiveInstance } from '../fixtures/stored-items';
 
 describe('capacityShares', () => {
@@ -31,8 +31,8 @@ describe('capacityShares', () => {
 const small = { flavor: 's-1vcpu-2gb', vcpu: 1, ram_mb: 2048, disk_gb: 30, hourly_price: 0.01786 };
 const large = { flavor: 's-2vcpu-4gb', vcpu: 2, ram_mb: 4096, disk_gb: 40, hourly_price: 0.03571 };
 /** An instance stored before the pools were sharded: no shard attributes at all. */
-const legacy = instanceItemSchema.parse(storedActiveInstance);
-const sharded = (changes: Partial<InstanceItem>): InstanceItem => ({ ...legacy, ipv4_shard: 5, tier_shard: 2, ...changes });
+const legacy = instanceSchema.parse(storedActiveInstance);
+const sharded = (changes: Partial<Instance>): Instance => ({ ...legacy, ipv4_shard: 5, tier_shard: 2, ...changes });
 
 describe('capacity bookkeeping on the instance', () => {
   it('reads an instance stored before sharding as holding units of the old single items', () => {

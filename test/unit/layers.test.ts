@@ -43,7 +43,7 @@ describe('the layers of shared/', () => {
   it.each([
     ['shared/model/planted.ts', "import { flavorOf } from './flavors';"],
     ['shared/config.ts', "import { RATE_LIMIT } from './model/rate-limits';"],
-    ['shared/store/planted.ts', "import { instanceItemSchema } from '../model/instance';"],
+    ['shared/store/planted.ts', "import { instanceSchema } from '../model/instance';"],
     ['shared/store/planted.ts', "import { dynamo } from '../aws';"],
     ['shared/upstream/planted.ts', "import type { UpstreamServer } from '../model/server';"],
     ['shared/schemas/planted.ts', "import { flavorNames } from '../model/flavors';"],

@@ -1,25 +1,26 @@
 import { describe, expect, it } from 'vitest';
 import { judgeAction, type ActionAccount, type ActionType } from '../../shared/model/actions';
 import { orderablePlan, type Plan } from '../../shared/model/flavors';
-import { instanceItemSchema, type InstanceItem } from '../../shared/model/instance';
+import { instanceSchema, type Instance } from '../../shared/model/instance';
 import { storedActiveInstance } from '../fixtures/stored-items';
 
-const active = instanceItemSchema.parse(storedActiveInstance);
-const stopped: InstanceItem = { ...active, status: 'stopped', paused_by: 'user' };
-const busy: InstanceItem = { ...active, active_job_id: 'job-reboot' };
+const active = instanceSchema.parse(storedActiveInstance);
+const stopped: Instance = { ...active, status: 'stopped', paused_by: 'user' };
+const busy: Instance = { ...active, active_job_id: 'job-reboot' };
 const funded: ActionAccount = { billing_paused: false, balance: 5_000_000 };
 const paused: ActionAccount = { billing_paused: true, balance: 0 };
 const broke: ActionAccount = { billing_paused: false, balance: 0 };
 const larger = orderablePlan('s-2vcpu-4gb');
 const smallerDisk = orderablePlan('s-2vcpu-2gb');
+const sameFlavor = orderablePlan('s-1vcpu-2gb');
 
-const verdictOf = (account: ActionAccount, instance: InstanceItem, type: ActionType, target?: Plan) => {
+const verdictOf = (account: ActionAccount, instance: Instance, type: ActionType, target?: Plan) => {
   const verdict = judgeAction(account, instance, type, target);
   return verdict.kind === 'refused' ? { kind: verdict.kind, status: verdict.failure.kind, text: verdict.failure.message } : verdict;
 };
 
 describe('judgeAction, in the order of the checks', () => {
-  it.each<[string, ActionAccount, InstanceItem, ActionType, Plan | undefined, object]>([
+  it.each<[string, ActionAccount, Instance, ActionType, Plan | undefined, object]>([
     ['power_off on a stopped, idle instance is done already', paused, stopped, 'power_off', undefined, { kind: 'done' }],
     [
       'a billing pause refuses power_on before the balance',
@@ -42,7 +43,7 @@ describe('judgeAction, in the order of the checks', () => {
       paused,
       active,
       'resize',
-      active.plan,
+      sameFlavor,
       { kind: 'refused', status: 'forbidden', text: 'Instance is billing-paused' },
     ],
     ['a billing pause leaves power_off allowed', paused, active, 'power_off', undefined, { kind: 'accepted' }],
@@ -57,13 +58,13 @@ describe('judgeAction, in the order of the checks', () => {
     ['no balance leaves reboot allowed', broke, active, 'reboot', undefined, { kind: 'accepted' }],
     ['power_on on a running instance conflicts', funded, active, 'power_on', undefined, { kind: 'conflict' }],
     ['an action while another runs conflicts', funded, busy, 'power_off', undefined, { kind: 'conflict' }],
-    ['a resize while another action runs conflicts before its rules', funded, busy, 'resize', active.plan, { kind: 'conflict' }],
+    ['a resize while another action runs conflicts before its rules', funded, busy, 'resize', sameFlavor, { kind: 'conflict' }],
     [
       'a resize to the same flavor is refused',
       funded,
       active,
       'resize',
-      active.plan,
+      sameFlavor,
       { kind: 'refused', status: 'invalid_request', text: 'Already on this flavor' },
     ],
     [

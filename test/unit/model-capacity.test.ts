@@ -7,15 +7,15 @@ import {
   unitsOfOldItems,
   type CapacityPool,
 } from '../../shared/model/capacity';
-import { instanceItemSchema, type InstanceItem } from '../../shared/model/instance';
+import { instanceSchema, type Instance } from '../../shared/model/instance';
 import { storedActiveInstance } from '../fixtures/stored-items';
 
 const ipv4: CapacityPool = { kind: 'ipv4' };
 const small: CapacityPool = { kind: 'tier', flavor: 's-1vcpu-2gb' };
 const largePlan = { flavor: 's-2vcpu-4gb', vcpu: 2, ram_mb: 4096, disk_gb: 40, hourly_price: 0.03571 };
 /** Stored before the pools were sharded: every unit it holds is on a pool's old single item. */
-const legacy = instanceItemSchema.parse(storedActiveInstance);
-const sharded = (changes: Partial<InstanceItem>): InstanceItem => ({ ...legacy, ipv4_shard: 5, tier_shard: 2, ...changes });
+const legacy = instanceSchema.parse(storedActiveInstance);
+const sharded = (changes: Partial<Instance>): Instance => ({ ...legacy, ipv4_shard: 5, tier_shard: 2, ...changes });
 
 describe('ShardPicker', () => {
   it('picks one shard of each pool, in pool order, from the eight', () => {

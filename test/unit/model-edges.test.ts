@@ -3,13 +3,13 @@ import { chargedPieces, segmentsAfterChange, segmentsOf } from '../../shared/mod
 import { capacityShares } from '../../shared/model/capacity';
 import { driftOf, lostServerChange, readoptionOf } from '../../shared/model/convergence';
 import { orderablePlan } from '../../shared/model/flavors';
-import { instanceItemSchema } from '../../shared/model/instance';
+import { instanceSchema } from '../../shared/model/instance';
 import type { UpstreamServer } from '../../shared/model/server';
 import { parsePublicKey } from '../../shared/model/ssh-keys';
 import { takeToken } from '../../shared/model/upstream-budget';
 import { storedActiveInstance } from '../fixtures/stored-items';
 
-const active = instanceItemSchema.parse(storedActiveInstance);
+const active = instanceSchema.parse(storedActiveInstance);
 const smallPlan = active.plan;
 const largePlan = { flavor: 's-2vcpu-4gb', vcpu: 2, ram_mb: 4096, disk_gb: 40, hourly_price: 0.03571 };
 const server = (changes: Partial<UpstreamServer> = {}): UpstreamServer => ({

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { indexKeys } from '../../shared/model/indexes';
-import { instanceItemSchema, withSecretsLifetime, type InstanceChanges } from '../../shared/model/instance';
+import { instanceSchema, withSecretsLifetime, type InstanceChanges } from '../../shared/model/instance';
 import { storedActiveInstance } from '../fixtures/stored-items';
 
-const active = instanceItemSchema.parse(storedActiveInstance);
+const active = instanceSchema.parse(storedActiveInstance);
 const NOW = '2026-03-01T12:00:00.000Z';
 
 describe('withSecretsLifetime', () => {

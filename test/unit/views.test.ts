@@ -7,7 +7,7 @@ import {
   toWebhookView,
 } from '../../shared/domain/views';
 import { apiKeySchema } from '../../shared/store/api-keys';
-import { instanceItemSchema } from '../../shared/model/instance';
+import { instanceSchema } from '../../shared/model/instance';
 import { jobSchema } from '../../shared/model/job';
 import { deliveryAttemptItemSchema } from '../../shared/store/webhook-deliveries';
 import { webhookItemSchema, webhookSummarySchema } from '../../shared/store/webhooks';
@@ -42,7 +42,7 @@ const bytes = (value: unknown) => JSON.stringify(value);
 
 describe('instance views', () => {
   it('shows an active instance in detail: the wire fields in the wire order, secrets opened, nothing the service keeps', () => {
-    const view = toInstanceDetail(instanceItemSchema.parse(storedActiveInstance), activeInstanceSecrets);
+    const view = toInstanceDetail(instanceSchema.parse(storedActiveInstance), activeInstanceSecrets);
 
     expect(bytes(view)).toBe(bytes(activeInstanceDetail));
     expect(Object.keys(view)).toEqual([
@@ -65,7 +65,7 @@ describe('instance views', () => {
   });
 
   it('leaves out every service-only attribute of the stored item', () => {
-    const body = bytes(toInstanceDetail(instanceItemSchema.parse(storedActiveInstance), activeInstanceSecrets));
+    const body = bytes(toInstanceDetail(instanceSchema.parse(storedActiveInstance), activeInstanceSecrets));
 
     for (const attribute of [
       'sealed_secrets',
@@ -96,21 +96,21 @@ describe('instance views', () => {
   });
 
   it('shows the summary form without the key and the activation time', () => {
-    const view = toInstanceSummary(instanceItemSchema.parse(storedActiveInstance), activeInstanceSecrets);
+    const view = toInstanceSummary(instanceSchema.parse(storedActiveInstance), activeInstanceSecrets);
 
     expect(bytes(view)).toBe(bytes(activeInstanceSummary));
     expect(instanceSummarySchema.parse(view)).toStrictEqual(activeInstanceSummary);
   });
 
   it('shows null for the password and the private key once the secrets are gone', () => {
-    const item = instanceItemSchema.parse(storedActiveInstance);
+    const item = instanceSchema.parse(storedActiveInstance);
 
     expect(toInstanceDetail(item, null)).toMatchObject({ root_password: null, ssh_key: { private_key: null } });
     expect(toInstanceSummary(item, null).root_password).toBeNull();
   });
 
   it('shows no private key for a key the customer brought, whatever the secrets hold', () => {
-    const view = toInstanceDetail(instanceItemSchema.parse(storedEarlyFailedInstance), { root_password: 'p', private_key: null });
+    const view = toInstanceDetail(instanceSchema.parse(storedEarlyFailedInstance), { root_password: 'p', private_key: null });
 
     expect(view.ssh_key).toStrictEqual({
       name: 'legacy-key',
@@ -123,11 +123,11 @@ describe('instance views', () => {
 
 describe('stored instance items', () => {
   it('reads an item written before later attributes existed, filling them with their defaults', () => {
-    expect(instanceItemSchema.parse(storedEarlyFailedInstance)).toStrictEqual(earlyFailedInstanceItem);
+    expect(instanceSchema.parse(storedEarlyFailedInstance)).toStrictEqual(earlyFailedInstanceItem);
   });
 
   it('maps such an item to the same wire object as ever', () => {
-    const view = toInstanceDetail(instanceItemSchema.parse(storedEarlyFailedInstance), null);
+    const view = toInstanceDetail(instanceSchema.parse(storedEarlyFailedInstance), null);
 
     expect(bytes(view)).toBe(bytes(earlyFailedInstanceDetail));
   });
@@ -136,7 +136,7 @@ describe('stored instance items', () => {
     const { live_account_id: _a, meter_shard: _m, sweep_shard: _s, sweep_seen_at: _t, ...named } = storedActiveInstance;
 
     // Stored before the capacity pools were sharded: no shard recorded for its units, read as null.
-    expect(instanceItemSchema.parse(storedActiveInstance)).toStrictEqual({
+    expect(instanceSchema.parse(storedActiveInstance)).toStrictEqual({
       ...named,
       ipv4_shard: null,
       tier_shard: null,
@@ -147,11 +147,11 @@ describe('stored instance items', () => {
   it('refuses an item holding a private key in clear', () => {
     const leaky = { ...storedActiveInstance, ssh_key: { ...storedActiveInstance.ssh_key, private_key: 'PRIVATE' } };
 
-    expect(instanceItemSchema.safeParse(leaky).success).toBe(false);
+    expect(instanceSchema.safeParse(leaky).success).toBe(false);
   });
 
   it('refuses an item with a status the service does not know', () => {
-    expect(instanceItemSchema.safeParse({ ...storedActiveInstance, status: 'sleeping' }).success).toBe(false);
+    expect(instanceSchema.safeParse({ ...storedActiveInstance, status: 'sleeping' }).success).toBe(false);
   });
 });
 
