@@ -13,7 +13,7 @@ import {
   updateInstanceAtVersion,
 } from '../store/instances';
 import { CapacityExhaustedError, heldPools } from '../model/capacity';
-import { type Instance } from '../model/instance';
+import { newInstance, type Instance } from '../model/instance';
 import { committedInstanceOf } from '../store/idempotency';
 import { finishJob } from '../store/jobs';
 import { type Job } from '../model/job';
@@ -63,51 +63,18 @@ export async function createInstance(account: Account, body: CreateInstanceBody,
   const now = new Date().toISOString();
   const { private_key: generatedPrivateKey, ...publicKey } = sshKey ?? generateSshKey(keyName, `root@vps-${instanceId}`);
   const secrets: InstanceSecrets = { root_password: randomMixedBase62(ROOT_PASSWORD_LENGTH), private_key: generatedPrivateKey };
-  const instance: Instance = {
-    instance_id: instanceId,
-    account_id: account.account_id,
-    vps_id: '',
-    upstream_id: null,
-    status: 'pending',
-    ipv4: null,
-    domain: `vps-${instanceId}.${config().instanceDomainSuffix}`,
-    custom_domain: null,
-    root_user: 'root',
-    ssh_port: 22,
-    ssh_key: { ...publicKey, private_key: null },
-    sealed_secrets: await sealInstanceSecrets({ account_id: account.account_id, instance_id: instanceId }, secrets),
-    project_name: body.project_name,
+  const { instance, job } = newInstance({
+    instanceId,
+    accountId: account.account_id,
+    projectName: body.project_name,
     plan,
-    activated_at: null,
-    created_at: now,
-    capacity_held: true,
-    pending_plan: null,
-    // The shards of its units are picked when the create's transaction takes them.
-    ipv4_shard: null,
-    tier_shard: null,
-    pending_tier_shard: null,
-    active_job_id: null,
-    quarantined_from: null,
-    deleted_at: null,
-    paused_by: null,
-    metered_until: null,
-    create_requested_at: null,
-    seen_at: null,
-    billing_ends_at: null,
-    billing_segments: [],
-    version: 1,
-    ...(idempotencyKey === undefined ? {} : { idempotency_key: idempotencyKey }),
-  };
-  const job: Job = {
-    job_id: randomUUID(),
-    type: 'provision',
-    instance_id: instanceId,
-    account_id: account.account_id,
-    status: 'running',
-    started_at: now,
-    finished_at: null,
-    error: null,
-  };
+    sshKey: { ...publicKey, private_key: null },
+    sealedSecrets: await sealInstanceSecrets({ account_id: account.account_id, instance_id: instanceId }, secrets),
+    domain: `vps-${instanceId}.${config().instanceDomainSuffix}`,
+    jobId: randomUUID(),
+    now,
+    idempotencyKey,
+  });
 
   // The request was answered without waiting: it stops here, before it commits anything.
   budget?.throwIfAborted();

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { isoInstant } from './attributes';
 import { billingSegmentSchema } from './billing-segments';
 import { instanceStatusSchema, type InstanceStatus } from './instance-status';
+import type { Job } from './job';
 
 /** A plan as stored on an instance (its own and a resize's target): the flavor and what it gave when chosen. */
 const storedPlanSchema = z.strictObject({
@@ -103,4 +104,71 @@ export function withSecretsLifetime(changes: InstanceChanges): InstanceChanges {
     !('sealed_secrets' in changes) &&
     ((changes.status !== undefined && SECRETS_END_STATUSES.includes(changes.status)) || Boolean(changes.deleted_at));
   return ending ? { ...changes, sealed_secrets: null } : changes;
+}
+
+export interface NewInstance {
+  readonly instanceId: number;
+  readonly accountId: string;
+  readonly projectName: string;
+  readonly plan: StoredPlan;
+  /** The public half only: a generated private key goes into the sealed secrets. */
+  readonly sshKey: Instance['ssh_key'];
+  readonly sealedSecrets: string;
+  readonly domain: string;
+  readonly jobId: string;
+  readonly now: string;
+  /** The create's Idempotency-Key (scoped to the account), recorded with it. */
+  readonly idempotencyKey?: string | undefined;
+}
+
+/**
+ * A new instance, pending, holding an IPv4 address and a unit of its plan's tier (the shards are picked when the
+ * create's transaction takes them), and its running provision job.
+ */
+export function newInstance(created: NewInstance): { instance: Instance; job: Job } {
+  const instance: Instance = {
+    instance_id: created.instanceId,
+    account_id: created.accountId,
+    vps_id: '',
+    upstream_id: null,
+    status: 'pending',
+    ipv4: null,
+    domain: created.domain,
+    custom_domain: null,
+    root_user: 'root',
+    ssh_port: 22,
+    ssh_key: created.sshKey,
+    sealed_secrets: created.sealedSecrets,
+    project_name: created.projectName,
+    plan: created.plan,
+    activated_at: null,
+    created_at: created.now,
+    capacity_held: true,
+    pending_plan: null,
+    ipv4_shard: null,
+    tier_shard: null,
+    pending_tier_shard: null,
+    active_job_id: null,
+    quarantined_from: null,
+    deleted_at: null,
+    paused_by: null,
+    metered_until: null,
+    create_requested_at: null,
+    seen_at: null,
+    billing_ends_at: null,
+    billing_segments: [],
+    version: 1,
+    ...(created.idempotencyKey === undefined ? {} : { idempotency_key: created.idempotencyKey }),
+  };
+  const job: Job = {
+    job_id: created.jobId,
+    type: 'provision',
+    instance_id: created.instanceId,
+    account_id: created.accountId,
+    status: 'running',
+    started_at: created.now,
+    finished_at: null,
+    error: null,
+  };
+  return { instance, job };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { indexKeys } from '../../shared/model/indexes';
-import { instanceSchema, withSecretsLifetime, type InstanceChanges } from '../../shared/model/instance';
+import { instanceSchema, newInstance, withSecretsLifetime, type InstanceChanges } from '../../shared/model/instance';
 import { storedActiveInstance } from '../fixtures/stored-items';
 
 const active = instanceSchema.parse(storedActiveInstance);
@@ -52,5 +52,41 @@ describe('indexKeys', () => {
       setIfAbsent: {},
       remove: ['sweep_shard', 'sweep_seen_at', 'live_account_id'],
     });
+  });
+});
+
+describe('newInstance', () => {
+  const created = {
+    instanceId: 42,
+    accountId: 'acct_new',
+    projectName: 'web',
+    plan: { flavor: 's-1vcpu-2gb', vcpu: 1, ram_mb: 2048, disk_gb: 30, hourly_price: 0.01786 },
+    sshKey: { name: 'web-key', fingerprint: 'SHA256:abc', public_key: 'ssh-ed25519 AAAA root@vps-42', private_key: null },
+    sealedSecrets: 'v1.sealed.x',
+    domain: 'vps-42.vps.example.test',
+    jobId: 'job-42',
+    now: NOW,
+  };
+
+  it('is pending, holds its capacity, bills nothing yet, and runs a provision job', () => {
+    const { instance, job } = newInstance(created);
+
+    expect(instanceSchema.parse(instance)).toEqual(instance);
+    expect(instance).toMatchObject({ status: 'pending', capacity_held: true, metered_until: null, billing_segments: [], version: 1 });
+    expect(instance).not.toHaveProperty('idempotency_key');
+    expect(job).toEqual({
+      job_id: 'job-42',
+      type: 'provision',
+      instance_id: 42,
+      account_id: 'acct_new',
+      status: 'running',
+      started_at: NOW,
+      finished_at: null,
+      error: null,
+    });
+  });
+
+  it('records the Idempotency-Key of a keyed create', () => {
+    expect(newInstance({ ...created, idempotencyKey: 'acct_new#key-1' }).instance.idempotency_key).toBe('acct_new#key-1');
   });
 });
