@@ -14,13 +14,25 @@ type AnyStack = MiddlewareStack<object, object>;
  * Revokes `keyId` at the moment the handler sends its first `commandName` call (on `table`, if named), before that
  * call goes out: the key was good when the request was authenticated and is revoked before its own work lands.
  */
-function revokeJustBefore(commandName: string, account: TestAccount, keyId: number, table?: string): void {
+type CommandInput = { TableName?: string; TransactItems?: Record<string, { TableName?: string } | undefined>[] };
+
+/** The tables a command reads or writes: its own, or those of its transaction's items. */
+const tablesOf = (input: CommandInput | undefined): string[] => [
+  ...(input?.TableName ? [input.TableName] : []),
+  ...(input?.TransactItems ?? []).flatMap((item) => Object.values(item).flatMap((entry) => (entry?.TableName ? [entry.TableName] : []))),
+];
+
+/**
+ * Revokes the key just before the first `commandName` on `table` is sent, in this process (the local runtime's
+ * workflows and timers share the client: matching the table keeps their own writes from setting it off early).
+ */
+function revokeJustBefore(commandName: string, account: TestAccount, keyId: number, table: string): void {
   const stack = dynamo().middlewareStack as unknown as AnyStack;
   let armed = true;
   stack.add(
     (next, context) => async (args) => {
-      const input = (args as { input?: { TableName?: string } }).input;
-      if (armed && (context as { commandName?: string }).commandName === commandName && (!table || input?.TableName === table)) {
+      const input = (args as { input?: CommandInput }).input;
+      if (armed && (context as { commandName?: string }).commandName === commandName && tablesOf(input).includes(table)) {
         armed = false;
         await revokeKey(account.accountId, keyId);
       }
@@ -48,7 +60,7 @@ describe('revocation in flight', () => {
     const { account, doomed, doomedId } = await accountWithDoomedKey();
     const instance = await runtime.activeInstance(account.apiKey);
     const upstreamBefore = runtime.simulator.state().calls;
-    revokeJustBefore('TransactWriteItemsCommand', account, doomedId);
+    revokeJustBefore('TransactWriteItemsCommand', account, doomedId, runtime.tableNames.instances);
 
     const response =
       what === 'delete'
@@ -65,7 +77,7 @@ describe('revocation in flight', () => {
 
   it('refuses a create whose key is revoked before its write commits (401), creating nothing and using no deploy', async () => {
     const { account, doomed, doomedId } = await accountWithDoomedKey();
-    revokeJustBefore('TransactWriteItemsCommand', account, doomedId);
+    revokeJustBefore('TransactWriteItemsCommand', account, doomedId, runtime.tableNames.instances);
 
     const response = await runtime.call('POST', '/api/v1/instances', {
       apiKey: doomed,
@@ -84,7 +96,7 @@ describe('revocation in flight', () => {
 
   it('does not keep a 401 for the Idempotency-Key: the same key sent with another key of the account deploys', async () => {
     const { account, doomed, doomedId } = await accountWithDoomedKey();
-    revokeJustBefore('TransactWriteItemsCommand', account, doomedId);
+    revokeJustBefore('TransactWriteItemsCommand', account, doomedId, runtime.tableNames.instances);
     const body = { project_name: 'keyed', flavor: 's-1vcpu-2gb' };
     const headers = { 'idempotency-key': 'revoked-mid-create' };
 
@@ -148,7 +160,7 @@ describe('revocation in flight on the webhook routes', () => {
 
   it('refuses a create whose key is revoked before its write commits (401): no webhook, no place taken', async () => {
     const { account, doomed, doomedId } = await accountWithDoomedKey();
-    revokeJustBefore('TransactWriteItemsCommand', account, doomedId);
+    revokeJustBefore('TransactWriteItemsCommand', account, doomedId, runtime.tableNames.webhooks);
 
     const response = await runtime.call('POST', '/api/v1/webhooks', { apiKey: doomed, body: hook() });
     const listed = await runtime.call('GET', '/api/v1/webhooks', { apiKey: account.apiKey });
@@ -161,7 +173,7 @@ describe('revocation in flight on the webhook routes', () => {
   it('refuses a delete whose key is revoked before its write commits (401): the webhook stays', async () => {
     const { account, doomed, doomedId } = await accountWithDoomedKey();
     const webhook = (await runtime.call('POST', '/api/v1/webhooks', { apiKey: account.apiKey, body: hook() })).body;
-    revokeJustBefore('TransactWriteItemsCommand', account, doomedId);
+    revokeJustBefore('TransactWriteItemsCommand', account, doomedId, runtime.tableNames.webhooks);
 
     const response = await runtime.call('DELETE', `/api/v1/webhooks/${webhook.id}`, { apiKey: doomed });
     const listed = await runtime.call('GET', '/api/v1/webhooks', { apiKey: account.apiKey });
