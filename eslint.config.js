@@ -20,6 +20,7 @@ const platformFiles = [
   'deadline',
   'metric-names',
   'observability',
+  'platform',
   'request-guard',
   'retry',
   'secrets',
@@ -75,12 +76,12 @@ export default tseslint.config(
       message: 'A platform module (config, clients, observability…) imports only the model and other platform modules.',
     },
   ]),
-  restrict(['shared/store/**'], [above('store', ['domain', 'http', 'contracts', 'schemas', 'upstream', 'workflows'])]),
-  restrict(['shared/upstream/**'], [above('upstream', ['domain', 'http', 'contracts', 'schemas', 'store', 'workflows'])]),
-  restrict(['shared/workflows/**'], [above('workflows', ['domain', 'http', 'contracts', 'schemas', 'store', 'upstream'])]),
+  restrict(['shared/store/**'], [above('store', ['domain', 'http', 'contracts', 'schemas', 'upstream', 'workflows', 'wiring'])]),
+  restrict(['shared/upstream/**'], [above('upstream', ['domain', 'http', 'contracts', 'schemas', 'store', 'workflows', 'wiring'])]),
+  restrict(['shared/workflows/**'], [above('workflows', ['domain', 'http', 'contracts', 'schemas', 'store', 'upstream', 'wiring'])]),
   restrict(
     ['shared/events/**', 'shared/mail/**', 'shared/webhooks/**', 'shared/payments/**'],
-    [above('an adapter', ['domain', 'http', 'contracts'])],
+    [above('an adapter', ['domain', 'http', 'contracts', 'wiring'])],
   ),
   restrict(
     ['shared/schemas/**'],
@@ -91,7 +92,7 @@ export default tseslint.config(
       },
     ],
   ),
-  restrict(['shared/domain/**'], [above('a use case', ['http', 'contracts'])]),
+  restrict(['shared/domain/**'], [above('a use case', ['http', 'contracts', 'wiring'])]),
   {
     // Type-aware rules where promises pass between middlewares, handlers and workers: none may be left floating or
     // handed to a place that does not await it, and a switch over a union handles every member.

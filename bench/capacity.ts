@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ConsumedCapacity } from '@aws-sdk/client-dynamodb';
-import { dynamo } from '../shared/aws';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Platform } from '../shared/platform';
 
 /** What a piece of work cost DynamoDB, as DynamoDB itself reports it (`ReturnConsumedCapacity`). */
 export interface CapacityTally {
@@ -13,16 +14,17 @@ export interface CapacityTally {
 
 const READ_OPERATIONS = new Set(['GetItem', 'Query', 'Scan', 'BatchGetItem', 'TransactGetItems']);
 const tallies = new AsyncLocalStorage<CapacityTally>();
-let installed = false;
+/** The clients that tally already (each runtime has its own). */
+const installed = new WeakSet<DynamoDBDocumentClient>();
 
 const unitsOf = (consumed: ConsumedCapacity | ConsumedCapacity[] | undefined) =>
   [consumed ?? []].flat().reduce((sum, entry) => sum + (entry.CapacityUnits ?? 0), 0);
 
 /** Asks DynamoDB for the capacity of every call made on the service's client and adds it to the current tally. */
-function install(): void {
-  if (installed) return;
-  installed = true;
-  dynamo().middlewareStack.add(
+function install(client: DynamoDBDocumentClient): void {
+  if (installed.has(client)) return;
+  installed.add(client);
+  client.middlewareStack.add(
     (next, context) => async (args) => {
       const tally = tallies.getStore();
       if (!tally) return next(args);
@@ -40,9 +42,9 @@ function install(): void {
   );
 }
 
-/** Runs `work` and returns what its DynamoDB calls consumed, with its wall time. */
-export async function measure<T>(work: () => Promise<T>): Promise<{ result: T; tally: CapacityTally; ms: number }> {
-  install();
+/** Runs `work` and returns what its DynamoDB calls on the runtime's client consumed, with its wall time. */
+export async function measure<T>(deps: Platform, work: () => Promise<T>): Promise<{ result: T; tally: CapacityTally; ms: number }> {
+  install(deps.dynamo);
   const tally: CapacityTally = { calls: 0, readUnits: 0, writeUnits: 0, operations: {} };
   const started = performance.now();
   const result = await tallies.run(tally, work);

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { dynamo } from '../shared/aws';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Platform } from '../shared/platform';
 
 /** One DynamoDB call as the client made it: which operation, and when it started and ended. */
 export interface DynamoCall {
@@ -32,13 +33,18 @@ const transactItemOperations: Record<string, string> = {
   ConditionCheck: 'ConditionCheckItem',
 };
 
-let installed = false;
+/** The clients that record already (each runtime has its own). */
+const installed = new WeakSet<DynamoDBDocumentClient>();
 
-/** Adds the recording middleware to the service's DynamoDB client, once. */
-function install(): void {
-  if (installed) return;
-  installed = true;
-  dynamo().middlewareStack.add(
+/**
+ * Adds the recording middleware to a runtime's DynamoDB client, once: from then on recordDynamoCalls sees the calls
+ * its work makes on that client.
+ */
+export function installDynamoCallRecorder(deps: Platform): void {
+  const client = deps.dynamo;
+  if (installed.has(client)) return;
+  installed.add(client);
+  client.middlewareStack.add(
     (next, context) => async (args) => {
       const calls = dynamoCallLog.getStore();
       if (!calls) return next(args);
@@ -74,8 +80,7 @@ function install(): void {
   );
 }
 
-/** Runs `work` recording every DynamoDB call it makes into `calls`. */
+/** Runs `work` recording every DynamoDB call it makes (on a client with the recorder installed) into `calls`. */
 export function recordDynamoCalls<T>(calls: DynamoCall[], work: () => T): T {
-  install();
   return dynamoCallLog.run(calls, work);
 }

@@ -1,3 +1,4 @@
+import type { Platform } from '../shared/platform';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { newJob } from '../shared/domain/jobs';
 import { setCapacityLimit } from '../shared/store/counters';
@@ -31,9 +32,9 @@ export const POOL_CREATES_PER_SECOND = SHARD_UPDATES_PER_SECOND * CAPACITY_SHARD
  * collide only when they pick the same shard. Ids are distinct and the pools large, so no shard is ever full and
  * only collisions can refuse a create.
  */
-export async function measureCreateRate(template: Instance, firstId: number, workers: number, seconds: number): Promise<CreateRate> {
-  await setCapacityLimit({ kind: 'ipv4' }, 10_000_000);
-  await setCapacityLimit({ kind: 'tier', flavor: template.plan.flavor }, 10_000_000);
+export async function measureCreateRate(deps: Platform, template: Instance, firstId: number, workers: number, seconds: number): Promise<CreateRate> {
+  await setCapacityLimit(deps, { kind: 'ipv4' }, 10_000_000);
+  await setCapacityLimit(deps, { kind: 'tier', flavor: template.plan.flavor }, 10_000_000);
   let nextId = firstId;
   let created = 0;
   let gaveUp = 0;
@@ -44,7 +45,7 @@ export async function measureCreateRate(template: Instance, firstId: number, wor
       while (Date.now() < until) {
         const instance = { ...template, instance_id: nextId++ };
         try {
-          await insertInstanceReservingCapacity(instance, newJob('provision', instance));
+          await insertInstanceReservingCapacity(deps, instance, newJob('provision', instance));
           created += 1;
         } catch (error) {
           if (!(error instanceof TransactionCanceledException)) throw error;

@@ -1,8 +1,9 @@
 import '../infra/local/env-defaults';
+import { tableName } from '../shared/platform';
+import type { Deps } from '../shared/domain/deps';
+import { awsDeps } from '../shared/wiring/aws';
 import { parseArgs } from 'node:util';
 import { BatchWriteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../shared/aws';
-import { tableName } from '../shared/config';
 import { meterShard } from '../shared/domain/billing';
 import { METER_SHARDS, meterShardOf } from '../shared/model/billing-segments';
 import { sweepShardOf } from '../shared/model/convergence';
@@ -108,13 +109,13 @@ function instanceItem(instanceId: number, accountId: string, live: boolean, upst
   };
 }
 
-async function writeAll(table: string, items: Record<string, unknown>[]): Promise<void> {
+async function writeAll(deps: Deps, table: string, items: Record<string, unknown>[]): Promise<void> {
   const batches: Record<string, unknown>[][] = [];
   for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25));
   const write = async (batch: Record<string, unknown>[]) => {
     let pending: Record<string, unknown>[] = batch.map((Item) => ({ PutRequest: { Item } }));
     while (pending.length > 0) {
-      const { UnprocessedItems } = await dynamo().send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
+      const { UnprocessedItems } = await deps.dynamo.send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
       pending = (UnprocessedItems?.[table] ?? []) as Record<string, unknown>[];
     }
   };
@@ -136,11 +137,12 @@ function owners() {
   return { big, history, fresh, live, deleted, accounts };
 }
 
-async function seed(simulatorUrl: string) {
+async function seed(deps: Deps, simulatorUrl: string) {
   const who = owners();
   log(`seeding ${who.accounts.length} accounts`);
   await writeAll(
-    tableName('accounts'),
+    deps,
+    tableName(deps, 'accounts'),
     who.accounts.map((account_id) => ({
       account_id,
       email: `${account_id}@example.com`,
@@ -163,7 +165,7 @@ async function seed(simulatorUrl: string) {
       for (let i = next.i++; i < LIVE; i = next.i++) {
         const server = await driver.createServer({
           name: `vps-${i + 1}`,
-          tags: [serviceTag(), upstreamTagOf(i + 1)],
+          tags: [serviceTag(deps), upstreamTagOf(deps, i + 1)],
           size: 's-1vcpu-2gb',
           image: 'ubuntu-24-04-x64',
           userData: '',
@@ -174,13 +176,15 @@ async function seed(simulatorUrl: string) {
   );
   log(`seeding ${LIVE} live and ${DELETED} deleted instances`);
   await writeAll(
-    tableName('instances'),
+    deps,
+    tableName(deps, 'instances'),
     Array.from({ length: LIVE }, (_, i) => instanceItem(i + 1, who.live(i), true, serverIds[i]!)),
   );
   for (let start = 0; start < DELETED; start += 50_000) {
     const count = Math.min(50_000, DELETED - start);
     await writeAll(
-      tableName('instances'),
+      deps,
+      tableName(deps, 'instances'),
       Array.from({ length: count }, (_, k) => instanceItem(LIVE + start + k + 1, who.deleted(start + k), false, null)),
     );
     log(`  ${start + count} deleted seeded`);
@@ -193,9 +197,8 @@ async function main() {
   const simulator = await startSimulator({ bootMs: 0, token: 'bench-token', maxDroplets: LIVE });
   const secretsKey = temporarySecretsKeyFile();
   const prefix = `scale${Date.now().toString(36)}`;
-  Object.assign(
-    process.env,
-    localHandlerEnv({
+  const deps = awsDeps({
+    ...localHandlerEnv({
       dynamodbEndpoint: dynamodb.endpoint,
       sfnEndpoint: 'http://127.0.0.1:9',
       simulatorUrl: simulator.url,
@@ -204,44 +207,41 @@ async function main() {
       secretsKeyFile: secretsKey.path,
     }),
     // The simulator has no rate limit: the budget is sized for it, as in the local runtime (its calls are still taken).
-    {
-      POWERTOOLS_LOG_LEVEL: 'ERROR',
-      SWEEP_PAGES_PER_RUN: args['sweep-pages'],
-      UPSTREAM_BUDGET_PER_HOUR: '36000000',
-      UPSTREAM_BUDGET_BURST: '100000',
-    },
-  );
+    SWEEP_PAGES_PER_RUN: args['sweep-pages'],
+    UPSTREAM_BUDGET_PER_HOUR: '36000000',
+    UPSTREAM_BUDGET_BURST: '100000',
+  });
   try {
     await createLocalTables(dynamodb.endpoint, localTableNames(prefix));
-    const who = await seed(simulator.url);
+    const who = await seed(deps, simulator.url);
 
     log('list: an account with many live instances');
-    const bigList = await measure(() => listOwnedInstances(who.big));
+    const bigList = await measure(deps, () => listOwnedInstances(deps, who.big));
     log('list: an account with 5 live among its deleted history');
-    const historyList = await measure(() => listOwnedInstances(who.history));
-    const freshList = await measure(() => listOwnedInstances(who.fresh));
+    const historyList = await measure(deps, () => listOwnedInstances(deps, who.history));
+    const freshList = await measure(deps, () => listOwnedInstances(deps, who.fresh));
 
     log('reconciler run');
     const listCalls = () => simulator.state().calls['GET /v2/droplets'] ?? 0;
     const listedBefore = listCalls();
-    const reconcilerRun = await measure(() => reconcile(now));
+    const reconcilerRun = await measure(deps, () => reconcile(deps, now));
     const pages = listCalls() - listedBefore;
     log('meter: each shard as its worker in the meter state machine charges it');
     const meterShards: MeterShardMeasure[] = [];
     for (let shard = 0; shard < METER_SHARDS; shard++) {
-      const run = await measure(() => meterShard(shard, now, 'bench:scale'));
+      const run = await measure(deps, () => meterShard(deps, shard, now, 'bench:scale'));
       meterShards.push({ shard, ...pick(run), items: run.result.periodsCharged });
     }
     const meterRun = { ms: sum(meterShards.map((m) => m.ms)), tally: mergeTallies(meterShards.map((m) => m.tally)) };
     const meterCharged = sum(meterShards.map((m) => m.items));
 
     log('the scanning design: one consistent Scan of the instances table');
-    const scan = await measure(async () => {
+    const scan = await measure(deps, async () => {
       let items = 0;
       let start: Record<string, unknown> | undefined;
       do {
-        const page = await dynamo().send(
-          new ScanCommand({ TableName: tableName('instances'), ConsistentRead: true, ExclusiveStartKey: start }),
+        const page = await deps.dynamo.send(
+          new ScanCommand({ TableName: tableName(deps, 'instances'), ConsistentRead: true, ExclusiveStartKey: start }),
         );
         items += page.Count ?? 0;
         start = page.LastEvaluatedKey;
@@ -260,7 +260,7 @@ async function main() {
       version: 1,
     });
     const creates = [];
-    for (const workers of [1, 8, 32]) creates.push(await measureCreateRate(template, 10_000_000 + workers * 1_000_000, workers, 8));
+    for (const workers of [1, 8, 32]) creates.push(await measureCreateRate(deps, template, 10_000_000 + workers * 1_000_000, workers, 8));
 
     const results: ScaleResults = {
       at: new Date().toISOString(),

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { routes } from '../shared/routes';
 import { localHandlerEnv } from '../infra/local/handler-env';
 import { startLocalRuntime } from '../infra/local/runtime';
-import { recordDynamoCalls, type DynamoCall } from './dynamo-calls';
+import { installDynamoCallRecorder, recordDynamoCalls, type DynamoCall } from './dynamo-calls';
 import { issueApiKey, openAccount, openSession, usdToMicros } from '../shared/domain/accounts';
 import { deposit } from '../shared/domain/billing';
 import {
@@ -121,6 +121,8 @@ const runtime = await startLocalRuntime({
       taskStats.set(workflow, stats);
     }),
 });
+installDynamoCallRecorder(runtime.deps);
+const { deps } = runtime;
 
 function executions(): ExecutionSummary[] {
   return [...runtime.stepFunctions.executions.values()].map((execution) => ({
@@ -139,14 +141,14 @@ async function handle(request: Request): Promise<unknown> {
     case 'accounts':
       return Promise.all(
         Array.from({ length: request.count }, async () => {
-          const account = await openAccount({ email: `${randomBytes(4).toString('hex')}@example.com`, confirmed: true, suspended: false });
-          await deposit(account.account_id, usdToMicros(request.depositUsd));
-          const { fullKey } = await issueApiKey(account.account_id, 'Bench');
+          const account = await openAccount(deps, { email: `${randomBytes(4).toString('hex')}@example.com`, confirmed: true, suspended: false });
+          await deposit(deps, account.account_id, usdToMicros(request.depositUsd));
+          const { fullKey } = await issueApiKey(deps, account.account_id, 'Bench');
           return { accountId: account.account_id, apiKey: fullKey };
         }),
       );
     case 'session':
-      return openSession(request.accountId);
+      return openSession(deps, request.accountId);
     case 'recordCalls':
       recording = request.on;
       return null;

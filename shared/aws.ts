@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { config } from './config';
+import type { Config } from './config';
 import { tracer } from './observability';
 
 /** Static credentials for the local stand-ins, which accept any signature: no real secret is involved. */
@@ -12,18 +12,13 @@ function localOverrides(endpoint: string | undefined) {
   return endpoint ? { endpoint, credentials: LOCAL_CREDENTIALS } : {};
 }
 
-let documentClient: DynamoDBDocumentClient | undefined;
-let sfnClient: SFNClient | undefined;
-
-export function dynamo(): DynamoDBDocumentClient {
-  documentClient ??= DynamoDBDocumentClient.from(
-    tracer.captureAWSv3Client(new DynamoDBClient({ region: config().region, ...localOverrides(config().dynamodbEndpoint) })),
+export function dynamoClient(config: Config): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(
+    tracer.captureAWSv3Client(new DynamoDBClient({ region: config.region, ...localOverrides(config.dynamodbEndpoint) })),
     { marshallOptions: { removeUndefinedValues: true } },
   );
-  return documentClient;
 }
 
-export function sfn(): SFNClient {
-  sfnClient ??= tracer.captureAWSv3Client(new SFNClient({ region: config().region, ...localOverrides(config().sfnEndpoint) }));
-  return sfnClient;
+export function sfnClient(config: Config): SFNClient {
+  return tracer.captureAWSv3Client(new SFNClient({ region: config.region, ...localOverrides(config.sfnEndpoint) }));
 }

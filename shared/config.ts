@@ -3,8 +3,8 @@ import { tables, type TableName } from './tables';
 import { workflowEnvVars, type WorkflowName } from './workflow-names';
 
 /**
- * Everything that differs between AWS and the local runtime comes from environment variables, read here once.
- * Handlers never read process.env themselves.
+ * Everything that differs between AWS and the local runtime, read from an environment once by the runtime's wiring
+ * (process.env on AWS; the local runtime's own record) and carried in its Platform. Nothing else reads process.env.
  */
 export interface Config {
   readonly stage: string;
@@ -125,33 +125,38 @@ interface ConsoleConfig {
   };
 }
 
-function integer(name: string, fallback: number): number {
-  const raw = process.env[name];
+/** The environment a runtime is configured from: process.env on AWS, a record of its own in the local runtime. */
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+function integerOf(env: Environment, name: string, fallback: number): number {
+  const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer`);
   return value;
 }
 
-function load(): Config {
-  const tableNames = Object.fromEntries(Object.entries(tables).map(([name, def]) => [name, process.env[def.envVar] ?? ''])) as Record<
+/** Reads the configuration from an environment; every setting not given takes its default. */
+export function loadConfig(env: Environment): Config {
+  const integer = (name: string, fallback: number) => integerOf(env, name, fallback);
+  const tableNames = Object.fromEntries(Object.entries(tables).map(([name, def]) => [name, env[def.envVar] ?? ''])) as Record<
     TableName,
     string
   >;
   const stateMachineArns = Object.fromEntries(
-    Object.entries(workflowEnvVars).map(([name, envVar]) => [name, process.env[envVar] ?? '']),
+    Object.entries(workflowEnvVars).map(([name, envVar]) => [name, env[envVar] ?? '']),
   ) as Record<WorkflowName, string>;
   return {
-    stage: process.env.STAGE ?? 'local',
-    region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
-    dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT || undefined,
-    sfnEndpoint: process.env.SFN_ENDPOINT || undefined,
+    stage: env.STAGE ?? 'local',
+    region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
+    dynamodbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
+    sfnEndpoint: env.SFN_ENDPOINT || undefined,
     tableNames,
     stateMachineArns,
     upstream: {
-      baseUrl: process.env.UPSTREAM_BASE_URL ?? 'https://api.digitalocean.com',
-      token: process.env.UPSTREAM_TOKEN || undefined,
-      tokenSecretArn: process.env.UPSTREAM_TOKEN_SECRET_ARN || undefined,
+      baseUrl: env.UPSTREAM_BASE_URL ?? 'https://api.digitalocean.com',
+      token: env.UPSTREAM_TOKEN || undefined,
+      tokenSecretArn: env.UPSTREAM_TOKEN_SECRET_ARN || undefined,
       timeoutMs: integer('UPSTREAM_TIMEOUT_MS', 10_000),
       requestTimeoutMs: integer('UPSTREAM_REQUEST_TIMEOUT_MS', 4_000),
       liveStatusTimeoutMs: integer('LIVE_STATUS_TIMEOUT_MS', 800),
@@ -160,16 +165,16 @@ function load(): Config {
       budgetPerHour: integer('UPSTREAM_BUDGET_PER_HOUR', 4_000),
       budgetBurst: integer('UPSTREAM_BUDGET_BURST', 150),
     },
-    instanceDomainSuffix: process.env.INSTANCE_DOMAIN_SUFFIX ?? 'vps.example.net',
+    instanceDomainSuffix: env.INSTANCE_DOMAIN_SUFFIX ?? 'vps.example.net',
     secrets: {
-      kmsKeyArn: process.env.SECRETS_KMS_KEY_ARN || undefined,
-      localKeyFile: process.env.SECRETS_KEY_FILE || undefined,
+      kmsKeyArn: env.SECRETS_KMS_KEY_ARN || undefined,
+      localKeyFile: env.SECRETS_KEY_FILE || undefined,
     },
-    trustedOrigins: (process.env.TRUSTED_ORIGINS ?? '')
+    trustedOrigins: (env.TRUSTED_ORIGINS ?? '')
       .split(',')
       .map((origin) => origin.trim())
       .filter(Boolean),
-    edgeOriginSecret: process.env.EDGE_ORIGIN_SECRET || undefined,
+    edgeOriginSecret: env.EDGE_ORIGIN_SECRET || undefined,
     failedAuthLimit: integer('FAILED_AUTH_LIMIT', DEFAULT_FAILED_AUTH_LIMIT),
     provisionTimeoutSeconds: integer('PROVISION_TIMEOUT_SECONDS', 600),
     actionTimeoutSeconds: integer('ACTION_TIMEOUT_SECONDS', 900),
@@ -187,11 +192,11 @@ function load(): Config {
     defaultIpv4PoolSize: integer('DEFAULT_IPV4_POOL_SIZE', 1000),
     defaultTierCapacity: integer('DEFAULT_TIER_CAPACITY', 200),
     events: {
-      busName: process.env.EVENT_BUS_NAME || undefined,
-      deliveryQueueUrl: process.env.WEBHOOK_QUEUE_URL || undefined,
+      busName: env.EVENT_BUS_NAME || undefined,
+      deliveryQueueUrl: env.WEBHOOK_QUEUE_URL || undefined,
     },
     webhooks: {
-      allowLoopback: process.env.WEBHOOK_ALLOW_LOOPBACK === 'true',
+      allowLoopback: env.WEBHOOK_ALLOW_LOOPBACK === 'true',
       retryBaseMs: integer('WEBHOOK_RETRY_BASE_MS', 30_000),
       retryMaxDelayMs: integer('WEBHOOK_RETRY_MAX_DELAY_MS', 4 * 3_600_000),
       retryWindowMs: integer('WEBHOOK_RETRY_WINDOW_MS', 24 * 3_600_000),
@@ -199,11 +204,11 @@ function load(): Config {
       timeoutMs: integer('WEBHOOK_TIMEOUT_MS', 10_000),
     },
     console: {
-      url: process.env.CONSOLE_URL ?? '',
-      mailDir: process.env.MAIL_DIR || undefined,
-      mailFrom: process.env.MAIL_FROM ?? '',
-      mailQueueUrl: process.env.AUTH_MAIL_QUEUE_URL || undefined,
-      secureCookies: process.env.INSECURE_COOKIES !== 'true',
+      url: env.CONSOLE_URL ?? '',
+      mailDir: env.MAIL_DIR || undefined,
+      mailFrom: env.MAIL_FROM ?? '',
+      mailQueueUrl: env.AUTH_MAIL_QUEUE_URL || undefined,
+      secureCookies: env.INSECURE_COOKIES !== 'true',
       limits: {
         perAddress: integer('AUTH_LIMIT_PER_ADDRESS', 30),
         failedSignInsPerEmailAndSource: integer('AUTH_LIMIT_FAILED_SIGN_INS_PER_EMAIL_AND_SOURCE', 5),
@@ -212,24 +217,4 @@ function load(): Config {
       },
     },
   };
-}
-
-let cached: Config | undefined;
-
-export function config(): Config {
-  cached ??= load();
-  return cached;
-}
-
-/** The physical name of a table; fails loudly when the deployment forgot to wire it. */
-export function tableName(table: TableName): string {
-  const name = config().tableNames[table];
-  if (!name) throw new Error(`${tables[table].envVar} is not set`);
-  return name;
-}
-
-export function stateMachineArn(workflow: WorkflowName): string {
-  const arn = config().stateMachineArns[workflow];
-  if (!arn) throw new Error(`${workflowEnvVars[workflow]} is not set`);
-  return arn;
 }

@@ -1,6 +1,6 @@
+import { runtimeSlot, type Platform } from './platform';
 import { readFileSync } from 'node:fs';
 import type { KeyringNode } from '@aws-crypto/client-node';
-import { config } from './config';
 
 /**
  * Envelope encryption of customers' secrets (root passwords, generated private keys, stored responses that carry
@@ -19,25 +19,28 @@ interface Crypto {
   readonly keyring: KeyringNode;
 }
 
-let loaded: Promise<Crypto> | undefined;
+/** The runtime's Encryption SDK client and keyring, once loaded (a failed load is tried again). */
+const loading = runtimeSlot((): { crypto?: Promise<Crypto> } => ({}));
 
 /**
  * The Encryption SDK is loaded on the first seal or open, not with the function: most requests of most functions
  * never touch a sealed secret, and it is the heaviest module a function bundles (the bundle still holds it).
  */
-function crypto(): Promise<Crypto> {
-  if (loaded) return loaded;
-  loaded = import('@aws-crypto/client-node').then((sdk) => ({
+function crypto(deps: Platform): Promise<Crypto> {
+  const state = loading.of(deps);
+  if (state.crypto) return state.crypto;
+  const loaded = import('@aws-crypto/client-node').then((sdk) => ({
     sdk,
     client: sdk.buildClient({
       commitmentPolicy: sdk.CommitmentPolicy.REQUIRE_ENCRYPT_REQUIRE_DECRYPT,
       // One keyring wraps each message's data key once; refusing more bounds the work a forged message can cause.
       maxEncryptedDataKeys: 1,
     }),
-    keyring: secretsKeyring(sdk),
+    keyring: secretsKeyring(deps, sdk),
   }));
+  state.crypto = loaded;
   loaded.catch(() => {
-    loaded = undefined;
+    state.crypto = undefined;
   });
   return loaded;
 }
@@ -46,12 +49,12 @@ function crypto(): Promise<Crypto> {
  * Starts loading the Encryption SDK without waiting for it, for a caller that will seal or open soon: its loading
  * then overlaps the caller's I/O instead of following it. Does nothing once it is loaded.
  */
-export function prepareSecrets(): void {
-  crypto().catch(() => undefined);
+export function prepareSecrets(deps: Platform): void {
+  crypto(deps).catch(() => undefined);
 }
 
-function secretsKeyring({ KmsKeyringNode, RawAesKeyringNode, RawAesWrappingSuiteIdentifier }: EncryptionSdk): KeyringNode {
-  const { kmsKeyArn, localKeyFile } = config().secrets;
+function secretsKeyring(deps: Platform, { KmsKeyringNode, RawAesKeyringNode, RawAesWrappingSuiteIdentifier }: EncryptionSdk): KeyringNode {
+  const { kmsKeyArn, localKeyFile } = deps.config.secrets;
   if (kmsKeyArn) return new KmsKeyringNode({ generatorKeyId: kmsKeyArn });
   if (localKeyFile) {
     const key = readFileSync(localKeyFile);
@@ -67,9 +70,9 @@ function secretsKeyring({ KmsKeyringNode, RawAesKeyringNode, RawAesWrappingSuite
 }
 
 /** Encrypts `plaintext` under the context; the result is a base64 Encryption SDK message. */
-export async function seal(plaintext: string, context: SecretContext): Promise<string> {
+export async function seal(deps: Platform, plaintext: string, context: SecretContext): Promise<string> {
   // Committing and unsigned: only this service encrypts and decrypts, so a signature would add cost, not trust.
-  const { sdk, client, keyring } = await crypto();
+  const { sdk, client, keyring } = await crypto(deps);
   const { result } = await client.encrypt(keyring, plaintext, {
     encryptionContext: { ...context },
     suiteId: sdk.AlgorithmSuiteIdentifier.ALG_AES256_GCM_IV12_TAG16_HKDF_SHA512_COMMIT_KEY,
@@ -78,8 +81,8 @@ export async function seal(plaintext: string, context: SecretContext): Promise<s
 }
 
 /** Decrypts a sealed message, refusing it unless it was sealed under exactly this context. */
-export async function open(sealed: string, context: SecretContext): Promise<string> {
-  const { client, keyring } = await crypto();
+export async function open(deps: Platform, sealed: string, context: SecretContext): Promise<string> {
+  const { client, keyring } = await crypto(deps);
   const { plaintext, messageHeader } = await client.decrypt(keyring, Buffer.from(sealed, 'base64'));
   const stored = messageHeader.encryptionContext;
   const expected = Object.entries(context);

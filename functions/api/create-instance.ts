@@ -1,3 +1,4 @@
+import type { Deps } from '../../shared/domain/deps';
 import { route } from '../../shared/http/route';
 import { createInstanceRoute } from '../../shared/contracts/instances';
 import { json, type ApiResponse } from '../../shared/http/responses';
@@ -13,15 +14,15 @@ async function withDetail(response: ApiResponse, change: (detail: InstanceDetail
 
 export const handler = route(
   createInstanceRoute,
-  async ({ principal, body, idempotencyKey }) => json(202, await createInstance(principal.account, body, idempotencyKey)),
+  async (deps: Deps, { principal, body, idempotencyKey }) => json(202, await createInstance(deps, principal.account, body, idempotencyKey)),
   {
-    resume: async (idempotencyKey) => {
-      const committed = await committedCreate(idempotencyKey);
+    resume: async (deps, idempotencyKey) => {
+      const committed = await committedCreate(deps, idempotencyKey);
       return committed && json(202, committed);
     },
     credentials: {
       withheld: (response) => withDetail(response, withoutCredentials),
-      restored: (response, accountId) => withDetail(response, (detail) => withCurrentCredentials(detail, accountId)),
+      restored: (deps, response, accountId) => withDetail(response, (detail) => withCurrentCredentials(deps, detail, accountId)),
     },
   },
 );

@@ -1,3 +1,4 @@
+import type { Deps } from '../../shared/domain/deps';
 import * as z from 'zod';
 import { meterShard } from '../../shared/domain/billing';
 import { runWithDeadline, type InvocationClock } from '../../shared/deadline';
@@ -11,12 +12,12 @@ const inputSchema = z.object({
   holder: z.string().min(1),
 });
 
-export const handler = async (event: unknown, context?: InvocationClock) => {
+export const handler = async (deps: Deps, event: unknown, context?: InvocationClock) => {
   const input = inputSchema.parse(event);
   logger.resetKeys();
   logger.appendKeys({ meter_shard: input.shard });
   try {
-    return await runWithDeadline(context, () => meterShard(input.shard, Date.parse(input.now), input.holder));
+    return await runWithDeadline(context, () => meterShard(deps, input.shard, Date.parse(input.now), input.holder));
   } catch (error) {
     // Named as the workflow steps name theirs, for the Map's Retry.
     throw asStepError(error);

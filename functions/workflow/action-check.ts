@@ -1,5 +1,5 @@
 import { checkActionStep } from '../../shared/domain/action-steps';
 import { checkActionInputSchema } from '../../shared/domain/step-inputs';
-import { workflowStep } from '../../shared/workflow-step';
+import { workflowStep } from '../../shared/entry-points';
 
 export const handler = workflowStep(checkActionInputSchema, checkActionStep);

@@ -1,5 +1,5 @@
 import { failActionStep } from '../../shared/domain/action-steps';
 import { failActionInputSchema } from '../../shared/domain/step-inputs';
-import { workflowStep } from '../../shared/workflow-step';
+import { workflowStep } from '../../shared/entry-points';
 
 export const handler = workflowStep(failActionInputSchema, failActionStep);

@@ -1,5 +1,5 @@
 import { startActionStep } from '../../shared/domain/action-steps';
 import { startActionInputSchema } from '../../shared/domain/step-inputs';
-import { workflowStep } from '../../shared/workflow-step';
+import { workflowStep } from '../../shared/entry-points';
 
 export const handler = workflowStep(startActionInputSchema, startActionStep);

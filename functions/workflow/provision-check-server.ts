@@ -1,5 +1,5 @@
 import { checkServerStep } from '../../shared/domain/provisioning';
 import { checkServerInputSchema } from '../../shared/domain/step-inputs';
-import { workflowStep } from '../../shared/workflow-step';
+import { workflowStep } from '../../shared/entry-points';
 
 export const handler = workflowStep(checkServerInputSchema, checkServerStep);

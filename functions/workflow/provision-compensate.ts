@@ -1,5 +1,5 @@
 import { compensateStep } from '../../shared/domain/provisioning';
 import { compensateInputSchema } from '../../shared/domain/step-inputs';
-import { workflowStep } from '../../shared/workflow-step';
+import { workflowStep } from '../../shared/entry-points';
 
 export const handler = workflowStep(compensateInputSchema, compensateStep);

@@ -1,5 +1,5 @@
 import { createServerStep } from '../../shared/domain/provisioning';
 import { provisionInputSchema } from '../../shared/domain/step-inputs';
-import { workflowStep } from '../../shared/workflow-step';
+import { workflowStep } from '../../shared/entry-points';
 
 export const handler = workflowStep(provisionInputSchema, createServerStep);

@@ -1,3 +1,5 @@
+import type { Deps } from '../../shared/domain/deps';
+import type { EntryHandler } from '../../shared/wiring/entry';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
@@ -28,6 +30,8 @@ export interface GatewayOptions {
   readonly aroundInvocation?: <T>(route: RouteDefinition, invoke: () => Promise<T>) => Promise<T>;
   /** The built console to serve under /console/, as CloudFront does on AWS. */
   readonly consoleDir?: string;
+  /** The runtime whose dependencies the handlers run with (asked for at each request: it may be built after the gateway). */
+  readonly deps: () => Deps;
 }
 
 export interface Gateway {
@@ -138,8 +142,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const around = options.aroundInvocation ?? ((_route, invoke) => invoke());
   const handlers = new Map<RouteDefinition, Handler>();
   for (const route of served) {
-    const module = (await import(pathToFileURL(resolve(options.root, route.entry)).href)) as { handler: Handler };
-    handlers.set(route, module.handler);
+    const module = (await import(pathToFileURL(resolve(options.root, route.entry)).href)) as { handler: EntryHandler<Handler> };
+    handlers.set(route, (event, context) => module.handler.forRuntime(options.deps())(event, context));
   }
   const defaultRoute = served.find((route) => route.path === DEFAULT_ROUTE);
   if (!defaultRoute) throw new Error('the route table has no $default route');

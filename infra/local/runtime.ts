@@ -13,7 +13,11 @@ import { startStreamPoller } from './stream-poller';
 import { tables, tableNames as allTables, type TableDefinition } from '../../shared/tables';
 import { publishChanges } from '../../shared/domain/event-publishing';
 import type { EventSourceTable } from '../../shared/domain/events';
-import { useLocalAuthMailQueue, useLocalDeliveryQueue, useLocalEventSink } from '../../shared/events/transports';
+import type { Deps } from '../../shared/domain/deps';
+import type { EventTransports } from '../../shared/events/ports';
+import { loadConfig } from '../../shared/config';
+import { depsOf } from '../../shared/wiring/platform';
+import type { EntryHandler } from '../../shared/wiring/entry';
 import { sendAuthMail } from '../../shared/domain/console-auth';
 import { authMailRequestSchema, type AuthMailRequest } from '../../shared/schemas/auth';
 import { deliveryMessageSchema } from '../../shared/events/ports';
@@ -64,6 +68,8 @@ export interface LocalRuntime {
   readonly simulator: Simulator;
   readonly stepFunctions: LocalStepFunctions;
   readonly tableNames: Record<TableName, string>;
+  /** The service's dependencies in this runtime (its configuration, clients, engine and transports), for tools and tests. */
+  readonly deps: Deps;
   /** The simulator's tokens as the service reads them (comma-separated), for tools that drive the upstream as it does. */
   readonly upstreamToken: string;
   /** The local event bus: every event the change streams yield, as EventBridge receives them on AWS. */
@@ -92,7 +98,7 @@ export interface LocalRuntime {
  * workflow on the local Step Functions endpoint (as EventBridge Scheduler starts it on AWS). A failed run is logged,
  * not fatal.
  */
-async function startScheduleTimers(stepFunctions: () => LocalStepFunctions): Promise<NodeJS.Timeout[]> {
+async function startScheduleTimers(stepFunctions: () => LocalStepFunctions, deps: Deps): Promise<NodeJS.Timeout[]> {
   return Promise.all(
     (Object.keys(schedules) as ScheduleName[]).map(async (name) => {
       const definition: ScheduleDefinition = schedules[name];
@@ -105,8 +111,10 @@ async function startScheduleTimers(stepFunctions: () => LocalStepFunctions): Pro
           if (execution.status === 'FAILED') throw new Error(`${execution.error}: ${execution.cause}`);
         };
       } else {
-        const module = (await import(pathToFileURL(resolve(repositoryRoot, definition.entry)).href)) as { handler: () => Promise<unknown> };
-        job = () => module.handler();
+        const module = (await import(pathToFileURL(resolve(repositoryRoot, definition.entry)).href)) as {
+          handler: EntryHandler<() => Promise<unknown>>;
+        };
+        job = () => module.handler.forRuntime(deps)();
       }
       const run = () => void job().catch((error: unknown) => console.error(`${name} failed:`, error));
       if (definition.runAtLocalStart) run();
@@ -153,6 +161,12 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const temporaryKey = options.secretsKeyFile === undefined ? temporarySecretsKeyFile() : undefined;
   const secretsKeyFile = options.secretsKeyFile ?? temporaryKey?.path ?? '';
   await createLocalTables(options.dynamodbEndpoint, names);
+  // Built once the gateway has its port (the console's address is part of the configuration); nothing runs before.
+  const built: { deps?: Deps } = {};
+  const deps = () => {
+    if (!built.deps) throw new Error('the local runtime is not ready yet');
+    return built.deps;
+  };
   const startStepFunctions = (port?: number) =>
     startLocalStepFunctions({
       root: repositoryRoot,
@@ -161,10 +175,10 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       waitScale: options.waitScale,
       retryMs: options.retryMs ?? 200,
       aroundTask: options.aroundTask,
+      deps,
     });
   let stepFunctions = await startStepFunctions(options.stepFunctionsPort);
-  // The handlers read their configuration once, on first use: it must be in place before any of them runs.
-  Object.assign(process.env, {
+  const handlerEnv = {
     ...localHandlerEnv({
       dynamodbEndpoint: options.dynamodbEndpoint,
       sfnEndpoint: stepFunctions.endpoint,
@@ -182,32 +196,26 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     // The simulator has no rate limit of its own: a budget sized for it (tests of the budget set theirs).
     UPSTREAM_BUDGET_PER_HOUR: '36000000',
     UPSTREAM_BUDGET_BURST: '100000',
-    ...options.env,
-  });
+  };
   // Events flow from here on, before any handler can change anything.
   const events = new LocalEventBus();
-  useLocalEventSink(events);
   const deliveries = new LocalDeliveryQueue(
     // Read back from disk after a restart: parsed like the SQS messages on AWS.
-    (message) => deliverWebhook(deliveryMessageSchema.parse(message)),
+    (message) => deliverWebhook(deps(), deliveryMessageSchema.parse(message)),
     options.dataDir && resolve(options.dataDir, 'webhook-deliveries'),
   );
-  useLocalDeliveryQueue(deliveries);
   const authMail = new LocalDeliveryQueue<AuthMailRequest>(
-    (message) => sendAuthMail(authMailRequestSchema.parse(message)),
+    (message) => sendAuthMail(deps(), authMailRequestSchema.parse(message)),
     options.dataDir && resolve(options.dataDir, 'auth-mail'),
     'console e-mail',
   );
-  useLocalAuthMailQueue({ send: (message) => authMail.send(message, 0) });
-  await authMail.resume();
-  events.subscribe(async (event) => void (await fanOut(event)));
-  await deliveries.resume();
+  const transports: EventTransports = { events, deliveries, authMail: { send: (message) => authMail.send(message, 0) } };
   const streamTables = allTables.filter((table): table is EventSourceTable => Boolean((tables[table] as TableDefinition).stream));
   const byPhysicalName = new Map(streamTables.map((table) => [names[table], table]));
   const poller = await startStreamPoller({
     endpoint: options.dynamodbEndpoint,
     tables: [...byPhysicalName.keys()],
-    onRecords: async (physical, records) => void (await publishChanges(byPhysicalName.get(physical)!, records)),
+    onRecords: async (physical, records) => void (await publishChanges(deps(), byPhysicalName.get(physical)!, records)),
     checkpointFile: options.dataDir && resolve(options.dataDir, 'stream-checkpoint.json'),
   });
   const startServiceGateway = (port: number) =>
@@ -218,12 +226,16 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       routes: options.routes,
       aroundInvocation: options.aroundInvocation,
       consoleDir: resolve(repositoryRoot, 'console/dist'),
+      deps,
     });
   let gateway = await startServiceGateway(options.port ?? 0);
   const consoleUrl = `${gateway.url}/console/`;
-  // Known once the gateway has its port, and before any handler has read its configuration.
-  process.env.CONSOLE_URL = consoleUrl;
-  const timers = options.schedules === false ? [] : await startScheduleTimers(() => stepFunctions);
+  const runtimeDeps = depsOf(loadConfig({ ...handlerEnv, CONSOLE_URL: consoleUrl, ...options.env }), () => transports);
+  built.deps = runtimeDeps;
+  await authMail.resume();
+  events.subscribe(async (event) => void (await fanOut(deps(), event)));
+  await deliveries.resume();
+  const timers = options.schedules === false ? [] : await startScheduleTimers(() => stepFunctions, runtimeDeps);
 
   return {
     baseUrl: gateway.url,
@@ -231,6 +243,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       return stepFunctions;
     },
     tableNames: names,
+    deps: runtimeDeps,
     upstreamToken,
     events,
     consoleUrl,
@@ -250,9 +263,6 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       await poller.stop();
       await deliveries.close();
       await authMail.close();
-      useLocalAuthMailQueue(undefined);
-      useLocalEventSink(undefined);
-      useLocalDeliveryQueue(undefined);
       await stepFunctions.close();
       temporaryKey?.remove();
     },

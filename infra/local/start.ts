@@ -69,7 +69,7 @@ try {
 }
 if (!runtime) throw new Error('unreachable');
 
-const demo = await seedDemoAccount();
+const demo = await seedDemoAccount(runtime.deps);
 announceMail(runtime.mailDir);
 const runtimeFile = resolve(repositoryRoot, '.local/runtime.json');
 writeFileSync(

@@ -1,3 +1,5 @@
+import type { Deps } from '../../shared/domain/deps';
+import type { EntryHandler } from '../../shared/wiring/entry';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -61,6 +63,8 @@ export interface LocalStepFunctionsOptions {
    * step this way; tests inject failures).
    */
   readonly aroundTask?: <T>(workflow: WorkflowName, stateName: string, invoke: () => Promise<T>, input: unknown) => Promise<T>;
+  /** The runtime whose dependencies the steps run with (asked for at each step: it may be built after the endpoint). */
+  readonly deps: () => Deps;
 }
 
 export interface LocalStepFunctions {
@@ -120,9 +124,10 @@ async function loadMachine(root: string, name: WorkflowName, options: LocalStepF
     const key = /^\$\{(\w+)\}$/.exec(state.Resource ?? '')?.[1];
     const step = key ? (workflow.steps as Record<string, { entry: string }>)[key] : undefined;
     if (!step) throw new Error(`${workflow.definitionFile}: state ${stateName} has no step for ${state.Resource}`);
-    const module = (await import(pathToFileURL(resolve(root, step.entry)).href)) as { handler: TaskHandler };
+    const module = (await import(pathToFileURL(resolve(root, step.entry)).href)) as { handler: EntryHandler<TaskHandler> };
+    const run: TaskHandler = (input) => module.handler.forRuntime(options.deps())(input);
     const around = options.aroundTask;
-    taskHandlers[stateName] = around ? (input) => around(name, stateName, async () => module.handler(input), input) : module.handler;
+    taskHandlers[stateName] = around ? (input) => around(name, stateName, async () => run(input), input) : run;
   }
   const definition = JSON.parse(raw.replace(/\$\{(\w+)\}/g, (_, key: string) => localFunctionArn(key)));
   return { machine: new StateMachine(definition), taskHandlers, waitOverrides, retryOverrides };

@@ -1,5 +1,6 @@
 import { Command as Program, CommanderError, Help } from 'commander';
 import { resolveTarget } from './target';
+import { awsDeps } from '../../shared/wiring/aws';
 import { escapeUnsafeCharacters } from '../../shared/model/text';
 
 /**
@@ -7,8 +8,8 @@ import { escapeUnsafeCharacters } from '../../shared/model/text';
  * deployed stack. Exit codes: 0 done, 1 failed or refused, 2 wrong arguments (nothing changed).
  *
  * The service's logger writes to stdout and reads its level when loaded, so it is silenced before the commands
- * (and the domain modules behind them) are imported. shared/config reads its settings on first use, which comes
- * only after the target's environment is in place.
+ * (and the domain modules behind them) are imported. A command runs with the service's dependencies built from the
+ * target's environment, as a function's are on AWS.
  */
 if (!process.env.OPS_DEBUG) process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 const { commandOptions, commands, prepareCommand, usage, usageOf, UsageError } = await import('./commands');
@@ -64,8 +65,7 @@ async function main(argv: string[]): Promise<number> {
   const cli = program(async (name, args, options) => {
     const action = prepareCommand([...name.split(' '), ...args], options);
     const { json, stack } = cli.opts<{ json?: boolean; stack?: string }>();
-    Object.assign(process.env, await resolveTarget(stack));
-    const output = await action();
+    const output = await action(awsDeps({ ...process.env, ...(await resolveTarget(stack)) }));
     // JSON.stringify leaves C1 controls, separators and bidi overrides raw; as \u escapes the JSON means the same.
     console.log(json ? escapeUnsafeCharacters(JSON.stringify(output.json)) : output.text);
     exitCode = output.exitCode ?? 0;

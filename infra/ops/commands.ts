@@ -1,3 +1,4 @@
+import type { Deps } from '../../shared/domain/deps';
 import { randomBytes } from 'node:crypto';
 import { microsToUsd, openAccount, openSession, usdToMicros } from '../../shared/domain/accounts';
 import { charge, deposit, runMeter } from '../../shared/domain/billing';
@@ -48,7 +49,7 @@ interface Output {
 }
 
 /** What a command does once its arguments are valid; it may still refuse (UsageError) before changing anything. */
-export type Action = () => Promise<Output>;
+export type Action = (deps: Deps) => Promise<Output>;
 
 export interface Command<A extends string = string> {
   /** Positional arguments, by name. */
@@ -104,14 +105,14 @@ function emailArg(email: string | undefined): string {
 
 // Lookups made before any change
 
-async function existingAccount(accountId: string): Promise<Account> {
-  const account = await getAccount(accountId);
+async function existingAccount(deps: Deps, accountId: string): Promise<Account> {
+  const account = await getAccount(deps, accountId);
   if (!account) throw new UsageError(`no account ${accountId}`);
   return account;
 }
 
-async function requireLiveInstance(instanceId: number): Promise<void> {
-  const instance = await getInstanceItem(instanceId);
+async function requireLiveInstance(deps: Deps, instanceId: number): Promise<void> {
+  const instance = await getInstanceItem(deps, instanceId);
   if (!instance || instance.deleted_at !== null) throw new UsageError(`no instance ${instanceId}`);
 }
 
@@ -160,15 +161,15 @@ function table(heading: string, rows: readonly Readonly<Record<string, unknown>>
 const LEDGER_ENTRIES_SHOWN = 20;
 
 /** A deposit or a charge: the account must exist; prints the account with the amount moved. */
-function moneyCommand(summary: string, verb: string, move: (accountId: string, micros: number) => Promise<Account>): Command {
+function moneyCommand(summary: string, verb: string, move: (deps: Deps, accountId: string, micros: number) => Promise<Account>): Command {
   return command({
     args: ['id', 'usd'],
     summary,
     prepare: ({ id, usd: amount }) => {
       const micros = positiveUsd(amount);
-      return async () => {
-        await existingAccount(id);
-        const account = await move(id, micros);
+      return async (deps) => {
+        await existingAccount(deps, id);
+        const account = await move(deps, id, micros);
         return {
           json: { ...accountView(account), ...money('amount', micros) },
           text: `${id}: ${verb} ${dollars(micros)}; balance ${dollars(account.balance)}${account.billing_paused ? ' (billing paused)' : ''}`,
@@ -185,25 +186,25 @@ function flagCommand(summary: string, verb: string, flags: () => AccountFlags): 
     summary,
     prepare:
       ({ id }) =>
-      async () => {
+      async (deps) => {
         // A conditional update: a missing account is refused, not created.
-        if (!(await updateAccountFlags(id, flags()))) throw new UsageError(`no account ${id}`);
-        const account = await existingAccount(id);
+        if (!(await updateAccountFlags(deps, id, flags()))) throw new UsageError(`no account ${id}`);
+        const account = await existingAccount(deps, id);
         return { json: accountView(account), text: `${id}: ${verb}` };
       },
   });
 }
 
 /** Quarantine or release: prints the instance's status afterwards. */
-function instanceCommand(summary: string, apply: (instanceId: number) => Promise<Instance>): Command {
+function instanceCommand(summary: string, apply: (deps: Deps, instanceId: number) => Promise<Instance>): Command {
   return command({
     args: ['id'],
     summary,
     prepare: ({ id }) => {
       const instanceId = instanceIdArg(id);
-      return async () => {
-        await requireLiveInstance(instanceId);
-        const { status } = await apply(instanceId);
+      return async (deps) => {
+        await requireLiveInstance(deps, instanceId);
+        const { status } = await apply(deps, instanceId);
         return { json: { instance_id: instanceId, status }, text: `instance ${instanceId}: ${status}` };
       };
     },
@@ -217,8 +218,8 @@ function orphanCommand(summary: string, spared: boolean): Command {
     summary,
     prepare: ({ server_id: serverIdText }) => {
       const serverId = nonNegativeInteger(serverIdText ?? '', 'SERVER_ID');
-      return async () => {
-        const orphan = await spareOrphan(serverId, spared);
+      return async (deps) => {
+        const orphan = await spareOrphan(deps, serverId, spared);
         if (!orphan) throw new UsageError(`no orphaned server ${serverId} is waiting`);
         return { json: orphan, text: `server ${serverId}: ${spared ? 'spared' : 'destroyed after its grace period'}` };
       };
@@ -248,10 +249,10 @@ export const commands = new Map<string, Command>([
       prepare: (_, options) => {
         const email = emailArg(options.email);
         const depositMicros = options.deposit === undefined ? 0 : usd(options.deposit);
-        return async () => {
-          const opened = await openAccount({ email, confirmed: !options.unconfirmed, suspended: options.suspended === true });
-          const account = depositMicros > 0 ? await deposit(opened.account_id, depositMicros) : opened;
-          const { session, csrfToken, expiresAt } = await openSession(account.account_id);
+        return async (deps) => {
+          const opened = await openAccount(deps, { email, confirmed: !options.unconfirmed, suspended: options.suspended === true });
+          const account = depositMicros > 0 ? await deposit(deps, opened.account_id, depositMicros) : opened;
+          const { session, csrfToken, expiresAt } = await openSession(deps, account.account_id);
           const json = { ...accountView(account), session, csrf_token: csrfToken, session_expires_at: expiresAt.toISOString() };
           return { json, text: fields(json) };
         };
@@ -261,7 +262,7 @@ export const commands = new Map<string, Command>([
   ['account deposit', moneyCommand('credit an account', 'deposited', deposit)],
   [
     'account charge',
-    moneyCommand('debit an account (billing pause applies)', 'charged', (id, micros) => charge(id, micros, 'operator charge')),
+    moneyCommand('debit an account (billing pause applies)', 'charged', (deps, id, micros) => charge(deps, id, micros, 'operator charge')),
   ],
   ['account confirm', flagCommand('mark an account confirmed', 'confirmed', () => ({ confirmed: true }))],
   ['account suspend', flagCommand('suspend an account', 'suspended', () => ({ suspended: true }))],
@@ -274,9 +275,9 @@ export const commands = new Map<string, Command>([
       summary: `an account, its keys, live instances and last ${LEDGER_ENTRIES_SHOWN} ledger entries`,
       prepare:
         ({ id }) =>
-        async () => {
-          const summary = accountView(await existingAccount(id));
-          const [keys, instances, ledger] = await Promise.all([listAccountApiKeys(id), listOwnedInstances(id), listLedgerEntries(id)]);
+        async (deps) => {
+          const summary = accountView(await existingAccount(deps, id));
+          const [keys, instances, ledger] = await Promise.all([listAccountApiKeys(deps, id), listOwnedInstances(deps, id), listLedgerEntries(deps, id)]);
           const json = {
             ...summary,
             keys: keys.map(({ id: keyId, name, key_prefix, is_active, last_used_at }) => ({
@@ -315,9 +316,9 @@ export const commands = new Map<string, Command>([
       summary: 'a browser session and its CSRF token',
       prepare:
         ({ id }) =>
-        async () => {
-          await existingAccount(id);
-          const { session, csrfToken, expiresAt } = await openSession(id);
+        async (deps) => {
+          await existingAccount(deps, id);
+          const { session, csrfToken, expiresAt } = await openSession(deps, id);
           const json = { account_id: id, session, csrf_token: csrfToken, expires_at: expiresAt.toISOString() };
           return { json, text: fields(json) };
         },
@@ -328,8 +329,8 @@ export const commands = new Map<string, Command>([
     command({
       args: [],
       summary: 'charge every instance up to now, once',
-      prepare: () => async () => {
-        const report = await runMeter();
+      prepare: () => async (deps) => {
+        const report = await runMeter(deps);
         return {
           json: {
             periods_charged: report.periodsCharged,
@@ -350,8 +351,8 @@ export const commands = new Map<string, Command>([
       summary: 'size the IPv4 pool or a flavor tier (units in use stay in use)',
       prepare: (_, options) => {
         const { pool, limit } = capacityPool(options);
-        return async () => {
-          await setCapacityLimit(pool, limit);
+        return async (deps) => {
+          await setCapacityLimit(deps, pool, limit);
           return {
             json: { pool: pool.kind, ...(pool.kind === 'tier' ? { flavor: pool.flavor } : {}), limit },
             text: `${pool.kind === 'tier' ? `tier ${pool.flavor}` : 'ipv4 pool'}: limit ${limit}`,
@@ -365,8 +366,8 @@ export const commands = new Map<string, Command>([
     command({
       args: [],
       summary: 'the IPv4 pool and every flavor tier: limit and units in use',
-      prepare: () => async () => {
-        const capacity = await capacityOverview();
+      prepare: () => async (deps) => {
+        const capacity = await capacityOverview(deps);
         const rows = [
           { pool: 'ipv4', ...capacity.ipv4 },
           ...Object.entries(capacity.tiers).map(([flavor, tier]) => ({ pool: `tier ${flavor}`, ...tier })),
@@ -380,8 +381,8 @@ export const commands = new Map<string, Command>([
     command({
       args: [],
       summary: 'move the limits and units of the counters of before sharding onto the shards (safe to run again)',
-      prepare: () => async () => {
-        const json = { ...(await moveCapacityToShards()) };
+      prepare: () => async (deps) => {
+        const json = { ...(await moveCapacityToShards(deps)) };
         return { json, text: fields(json) };
       },
     }),
@@ -395,8 +396,8 @@ export const commands = new Map<string, Command>([
       summary: 'run the reconciler now (work untouched for --grace seconds, default 120, counts as stuck)',
       prepare: (_, options) => {
         const graceMs = options.grace === undefined ? undefined : nonNegativeInteger(options.grace, '--grace') * 1000;
-        return async () => {
-          const report = await reconcile(Date.now(), graceMs);
+        return async (deps) => {
+          const report = await reconcile(deps, Date.now(), graceMs);
           const { drift, ...repairs } = report;
           const json = {
             deletes_restarted: repairs.deletesRestarted,
@@ -428,10 +429,10 @@ export const commands = new Map<string, Command>([
       summary: 'print events as they are committed, until Ctrl-C or N events (--json: one object per event)',
       prepare: (_, options) => {
         const limit = options.limit === undefined ? undefined : nonNegativeInteger(options.limit, '--limit');
-        return async () => {
+        return async (deps) => {
           // --json is a global option: the stream follows it, one object per line.
           const json = process.argv.includes('--json');
-          const printed = await tailEvents({
+          const printed = await tailEvents(deps, {
             accountId: options.account,
             limit,
             print: (event) => console.log(json ? JSON.stringify(event) : eventLine(event)),
@@ -447,8 +448,8 @@ export const commands = new Map<string, Command>([
     command({
       args: [],
       summary: 'compare every live instance with its server and every counter with what instances hold (exit 1 on drift)',
-      prepare: () => async () => {
-        const report = await audit();
+      prepare: () => async (deps) => {
+        const report = await audit(deps);
         const drifts = report.instances.length + report.leaked_servers.length + report.counters.length;
         const text = [
           table(
@@ -467,8 +468,8 @@ export const commands = new Map<string, Command>([
     command({
       args: [],
       summary: 'servers no instance owns, waiting for destruction (powered off), and whether the sweep’s guard holds',
-      prepare: () => async () => {
-        const { guard, orphans } = await orphanOverview();
+      prepare: () => async (deps) => {
+        const { guard, orphans } = await orphanOverview(deps);
         const text = [
           guard.halted_at
             ? `sweep guard: halted at ${guard.halted_at} (${guard.reason ?? ''}); resume with: orphans resume`
@@ -486,8 +487,8 @@ export const commands = new Map<string, Command>([
     command({
       args: [],
       summary: 'let the sweep power off, destroy and lose servers again after its guard tripped (its count of losses starts anew)',
-      prepare: () => async () => {
-        await resumeSweepGuard();
+      prepare: () => async (deps) => {
+        await resumeSweepGuard(deps);
         return { json: { halted_at: null }, text: 'sweep guard: clear' };
       },
     }),

@@ -1,4 +1,4 @@
-import { config } from '../../shared/config';
+import type { Platform } from '../../shared/platform';
 import { eventsFromChange, type EventSourceTable } from '../../shared/domain/events';
 import type { ServiceEvent } from '../../shared/schemas/events';
 import { startStreamPoller } from '../local/stream-poller';
@@ -21,20 +21,20 @@ export function eventLine(event: ServiceEvent): string {
  * Follows the tables' change streams (DynamoDB Local's, or the deployed tables' own) and prints the events they
  * stand for, as the bus receives them, from now on; until `limit` events were printed, or forever.
  */
-export async function tailEvents(options: {
+export async function tailEvents(deps: Platform, options: {
   accountId?: string;
   limit?: number;
   print: (event: ServiceEvent) => void;
   /** Called once the streams are followed: every change from then on is printed. */
   onReady?: () => void;
 }): Promise<number> {
-  const names = new Map(SOURCE_TABLES.map((table) => [config().tableNames[table], table]));
+  const names = new Map(SOURCE_TABLES.map((table) => [deps.config.tableNames[table], table]));
   let printed = 0;
   let finish: () => void = () => undefined;
   const done = new Promise<void>((resolve) => (finish = resolve));
   const poller = await startStreamPoller({
-    endpoint: config().dynamodbEndpoint,
-    region: config().region,
+    endpoint: deps.config.dynamodbEndpoint,
+    region: deps.config.region,
     tables: [...names.keys()],
     onRecords: async (table, records) => {
       for (const event of records.flatMap((record) => eventsFromChange(names.get(table)!, record))) {

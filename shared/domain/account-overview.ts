@@ -1,3 +1,4 @@
+import type { Deps } from './deps';
 import type { Account } from '../store/accounts';
 import { listLedgerEntries } from '../store/ledger';
 import type { AccountActivity, AccountView } from '../schemas/auth';
@@ -25,8 +26,8 @@ const SPENDING_DAYS = 30;
 const DAY_MS = 86_400_000;
 
 /** The latest ledger entries and the charges per UTC day over the last 30 days (today included). */
-export async function accountActivity(accountId: string, now = new Date()): Promise<AccountActivity> {
-  const entries = (await listLedgerEntries(accountId)).sort((a, b) => b.created_at.localeCompare(a.created_at));
+export async function accountActivity(deps: Deps, accountId: string, now = new Date()): Promise<AccountActivity> {
+  const entries = (await listLedgerEntries(deps, accountId)).sort((a, b) => b.created_at.localeCompare(a.created_at));
   const today = Math.floor(now.getTime() / DAY_MS);
   const days = Array.from({ length: SPENDING_DAYS }, (_, i) =>
     new Date((today - SPENDING_DAYS + 1 + i) * DAY_MS).toISOString().slice(0, 10),

@@ -1,3 +1,4 @@
+import type { Deps } from './deps';
 import { getAccount, insertAccount, type Account } from '../store/accounts';
 import { insertApiKeyWithinLimit, type ApiKey } from '../store/api-keys';
 import { nextSequenceValue } from '../store/counters';
@@ -15,9 +16,9 @@ export interface NewAccount {
   readonly suspended: boolean;
 }
 
-export async function openAccount(details: NewAccount): Promise<Account> {
+export async function openAccount(deps: Deps, details: NewAccount): Promise<Account> {
   const account = newAccountRecord(details);
-  await insertAccount(account);
+  await insertAccount(deps, account);
   return account;
 }
 
@@ -55,11 +56,11 @@ export interface IssuedApiKey {
   readonly fullKey: string;
 }
 
-export async function issueApiKey(accountId: string, name: string): Promise<IssuedApiKey> {
+export async function issueApiKey(deps: Deps, accountId: string, name: string): Promise<IssuedApiKey> {
   const { fullKey, keyHash, keyPrefix } = generateApiKey();
   const record: ApiKey = {
     key_hash: keyHash,
-    id: await nextSequenceValue('api_key_id'),
+    id: await nextSequenceValue(deps, 'api_key_id'),
     account_id: accountId,
     name,
     key_prefix: keyPrefix,
@@ -69,7 +70,7 @@ export async function issueApiKey(accountId: string, name: string): Promise<Issu
     revoked_at: null,
     counted: true,
   };
-  await insertApiKeyWithinLimit(record, ACTIVE_KEYS_PER_ACCOUNT);
+  await insertApiKeyWithinLimit(deps, record, ACTIVE_KEYS_PER_ACCOUNT);
   return { record, fullKey };
 }
 
@@ -91,7 +92,7 @@ export function csrfTokenFor(session: string): string {
  * A browser session and its synchronizer CSRF token, opened under the credential generation a password was just
  * checked against; only their hashes are stored. Undefined when the password changed meanwhile.
  */
-export async function openSessionUnder(
+export async function openSessionUnder(deps: Deps, 
   accountId: string,
   passwordVersion: number,
   ttlSeconds = SESSION_TTL_SECONDS,
@@ -101,7 +102,7 @@ export async function openSessionUnder(
   const now = Date.now();
   // Whole seconds, as stored, so the time told at sign-in is the one the session really ends.
   const expiresAt = new Date(Math.floor(now / 1000 + ttlSeconds) * 1000);
-  const stored = await insertSession({
+  const stored = await insertSession(deps, {
     session_hash: sha256Hex(session),
     account_id: accountId,
     csrf_hash: sha256Hex(csrfToken),
@@ -113,9 +114,9 @@ export async function openSessionUnder(
 }
 
 /** A session for an account as it stands now (operator commands, the local demo account), without a password. */
-export async function openSession(accountId: string, ttlSeconds = SESSION_TTL_SECONDS): Promise<IssuedSession> {
-  const account = await getAccount(accountId);
-  const issued = account && (await openSessionUnder(accountId, account.password_version, ttlSeconds));
+export async function openSession(deps: Deps, accountId: string, ttlSeconds = SESSION_TTL_SECONDS): Promise<IssuedSession> {
+  const account = await getAccount(deps, accountId);
+  const issued = account && (await openSessionUnder(deps, accountId, account.password_version, ttlSeconds));
   if (!issued) throw new Error(`no session opened for ${accountId}: the account is missing or its password just changed`);
   return issued;
 }

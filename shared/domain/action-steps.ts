@@ -1,4 +1,4 @@
-import { config } from '../config';
+import type { Deps } from './deps';
 import { namedError } from '../model/errors';
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
@@ -32,8 +32,8 @@ class ActionNotTakenError extends namedError('ActionNotTakenError') {}
 /** The phase's budget ran out before the upstream's answer was known: the reconciler settles the job later. */
 export class ActionOutcomeUnknownError extends namedError('ActionOutcomeUnknownError') {}
 
-async function readInstanceAndJob(input: ActionStepInput): Promise<{ instance: Instance; job: Job; serverId: number }> {
-  const [instance, job] = await Promise.all([getInstanceItem(input.instance_id), getJob(input.job_id)]);
+async function readInstanceAndJob(deps: Deps, input: ActionStepInput): Promise<{ instance: Instance; job: Job; serverId: number }> {
+  const [instance, job] = await Promise.all([getInstanceItem(deps, input.instance_id), getJob(deps, input.job_id)]);
   if (instance?.upstream_id == null) throw new Error('the instance has no upstream server');
   if (!job) throw new Error(`job ${input.job_id} does not exist`);
   return { instance, job, serverId: instance.upstream_id };
@@ -43,9 +43,9 @@ async function readInstanceAndJob(input: ActionStepInput): Promise<{ instance: I
  * Fails the step once the action's budget is spent, counted from `startedAt`: when the phase being waited for began
  * (the execution's start for the action the API started, the moment the workflow started it for a later phase).
  */
-function ensureWithinBudget(startedAt: string): void {
+function ensureWithinBudget(deps: Deps, startedAt: string): void {
   const elapsedSeconds = (Date.now() - Date.parse(startedAt)) / 1000;
-  if (elapsedSeconds > config().actionTimeoutSeconds) {
+  if (elapsedSeconds > deps.config.actionTimeoutSeconds) {
     throw new ActionOutcomeUnknownError(`outcome still unknown after ${Math.round(elapsedSeconds)} s`);
   }
 }
@@ -54,11 +54,11 @@ function ensureWithinBudget(startedAt: string): void {
  * Finds the action whose start answer was lost, in the server's own action list: its id; null to look again later
  * (a request may still be in flight upstream); ActionNotTakenError once the window has passed without it.
  */
-export async function findActionStep(input: z.output<typeof findActionInputSchema>): Promise<number | null> {
-  ensureWithinBudget(input.started_at);
-  const { job, serverId } = await readInstanceAndJob(input);
-  const actions = await (await upstream()).listActions(serverId);
-  const outcome = lookForStartedAction(actions, input.action_type, job.started_at, Date.now(), config().unknownOutcomeWindowSeconds * 1000);
+export async function findActionStep(deps: Deps, input: z.output<typeof findActionInputSchema>): Promise<number | null> {
+  ensureWithinBudget(deps, input.started_at);
+  const { job, serverId } = await readInstanceAndJob(deps, input);
+  const actions = await (await upstream(deps)).listActions(serverId);
+  const outcome = lookForStartedAction(actions, input.action_type, job.started_at, Date.now(), deps.config.unknownOutcomeWindowSeconds * 1000);
   if (outcome.kind === 'found') return outcome.actionId;
   if (outcome.kind === 'keep-looking') return null;
   throw new ActionNotTakenError(`no ${input.action_type} action appeared upstream`);
@@ -69,14 +69,14 @@ export async function findActionStep(input: z.output<typeof findActionInputSchem
  * holds a billing pause. A retry after a
  * lost answer first looks for the action in the server's list, so it is never started twice.
  */
-export async function startActionStep(input: z.output<typeof startActionInputSchema>): Promise<{ action_id: number }> {
-  const { instance, job, serverId } = await readInstanceAndJob(input);
+export async function startActionStep(deps: Deps, input: z.output<typeof startActionInputSchema>): Promise<{ action_id: number }> {
+  const { instance, job, serverId } = await readInstanceAndJob(deps, input);
   const target = instance.pending_plan;
   if (input.type === 'resize' && !target) throw new Error('no resize target is reserved');
-  const driver = await upstream();
+  const driver = await upstream(deps);
   const already = startedAction(await driver.listActions(serverId), input.type, job.started_at);
   if (already) return { action_id: already.id };
-  await ownServer(driver, instance);
+  await ownServer(deps, driver, instance);
   const request =
     input.type === 'resize' ? { type: 'resize' as const, size: target?.flavor ?? '', disk: true as const } : { type: input.type };
   const action = await driver.startAction(serverId, request);
@@ -87,9 +87,9 @@ export async function startActionStep(input: z.output<typeof startActionInputSch
  * Reads the action's status. Failing reads propagate (the workflow retries with backoff and keeps checking); once
  * the budget is spent with the outcome unknown, the job is left to the reconciler, never settled from a guess.
  */
-export async function checkActionStep(input: z.output<typeof checkActionInputSchema>): Promise<{ done: boolean }> {
-  ensureWithinBudget(input.started_at);
-  const action = await (await upstream()).getAction(input.action_id);
+export async function checkActionStep(deps: Deps, input: z.output<typeof checkActionInputSchema>): Promise<{ done: boolean }> {
+  ensureWithinBudget(deps, input.started_at);
+  const action = await (await upstream(deps)).getAction(input.action_id);
   if (action.status === 'errored') throw new UpstreamActionFailedError(`upstream action ${action.id} (${action.type}) errored`);
   return { done: action.status === 'completed' };
 }
@@ -106,30 +106,30 @@ const succeeded = (jobId: string) => ({ job_id: jobId, outcome: { status: 'succe
  * power-on or reboot that finds its account billing-paused does not finish: it starts the system's power-off, which
  * the same job then waits for (`held`), so the pause holds for work that finishes during it.
  */
-export async function finishPowerStep(
+export async function finishPowerStep(deps: Deps, 
   input: z.output<typeof finishPowerInputSchema>,
 ): Promise<{ held: false } | { held: true; action_id: number }> {
-  if (input.type !== 'power_off' && (await accountBillingPaused(input.instance_id))) {
+  if (input.type !== 'power_off' && (await accountBillingPaused(deps, input.instance_id))) {
     logger.warn('the account was billing-paused while the server came up; powering it off', { type: input.type });
-    return { held: true, ...(await startActionStep({ ...input, type: 'power_off' })) };
+    return { held: true, ...(await startActionStep(deps, { ...input, type: 'power_off' })) };
   }
-  await updateInstanceWithRetry(input.instance_id, (instance) =>
+  await updateInstanceWithRetry(deps, input.instance_id, (instance) =>
     instance.active_job_id === input.job_id && instance.deleted_at === null
       ? { changes: { ...poweredState(input.type, input.paused_by), active_job_id: null }, finish: succeeded(input.job_id) }
       : undefined,
   );
-  await finishJob(input.job_id, { status: 'succeeded' }, new Date().toISOString());
+  await finishJob(deps, input.job_id, { status: 'succeeded' }, new Date().toISOString());
   return { held: false };
 }
 
-async function accountBillingPaused(instanceId: number): Promise<boolean> {
-  const instance = await getInstanceItem(instanceId);
-  return instance !== undefined && (await getAccount(instance.account_id))?.billing_paused === true;
+async function accountBillingPaused(deps: Deps, instanceId: number): Promise<boolean> {
+  const instance = await getInstanceItem(deps, instanceId);
+  return instance !== undefined && (await getAccount(deps, instance.account_id))?.billing_paused === true;
 }
 
 /** Swaps plan and capacity at the end of a resize: the new tier was held since acceptance; the old one goes back. */
-export async function finishResizeStep(input: z.output<typeof finishResizeInputSchema>): Promise<void> {
-  await updateInstanceWithRetry(input.instance_id, (instance) =>
+export async function finishResizeStep(deps: Deps, input: z.output<typeof finishResizeInputSchema>): Promise<void> {
+  await updateInstanceWithRetry(deps, input.instance_id, (instance) =>
     instance.active_job_id === input.job_id && instance.pending_plan && instance.deleted_at === null
       ? {
           changes: { plan: instance.pending_plan, pending_plan: null, status: input.previous_status, active_job_id: null },
@@ -138,8 +138,8 @@ export async function finishResizeStep(input: z.output<typeof finishResizeInputS
         }
       : undefined,
   );
-  await finishJob(input.job_id, { status: 'succeeded' }, new Date().toISOString());
-  await holdBillingPause(input.instance_id);
+  await finishJob(deps, input.job_id, { status: 'succeeded' }, new Date().toISOString());
+  await holdBillingPause(deps, input.instance_id);
 }
 
 const failureTexts: Record<string, string> = {
@@ -155,12 +155,12 @@ const failureTexts: Record<string, string> = {
  * the state the upstream reports, its slot is freed, capacity follows the plan it really has, and the job fails
  * with a text safe to show, all in one transaction. A server concluded gone (never one that a single read did not find) makes the instance failed.
  */
-export async function settleAction(instanceId: number, jobId: string, errorName: string | undefined): Promise<boolean> {
-  const [instance, job] = await Promise.all([getInstanceItem(instanceId), getJob(jobId)]);
+export async function settleAction(deps: Deps, instanceId: number, jobId: string, errorName: string | undefined): Promise<boolean> {
+  const [instance, job] = await Promise.all([getInstanceItem(deps, instanceId), getJob(deps, jobId)]);
   const at = new Date().toISOString();
   if (instance && job && instance.active_job_id === jobId && instance.deleted_at === null && instance.upstream_id !== null) {
-    const driver = await upstream();
-    const reading = await readInstanceServer(driver, instance);
+    const driver = await upstream(deps);
+    const reading = await readInstanceServer(deps, driver, instance);
     // A server not found now is not a lost one: the job waits for the reconciler, which reads it again later.
     const server = reading.kind === 'found' ? reading.server : null;
     const actions = server ? await driver.listActions(server.id) : [];
@@ -168,7 +168,7 @@ export async function settleAction(instanceId: number, jobId: string, errorName:
       logger.warn('action outcome not final yet; left for the reconciler', { cause: errorName, server: reading.kind });
       return false;
     }
-    await updateInstanceWithRetry(instanceId, (current) => {
+    await updateInstanceWithRetry(deps, instanceId, (current) => {
       if (current.active_job_id !== jobId || current.deleted_at !== null) return undefined;
       const settlement = settleFromUpstream(current, job.started_at, server, actions);
       if (settlement.kind === 'wait') return undefined;
@@ -178,10 +178,10 @@ export async function settleAction(instanceId: number, jobId: string, errorName:
     logger.warn('action failed; settled to the upstream state', { cause: errorName, upstream_status: server?.status ?? 'gone' });
     if (errorName?.startsWith('Upstream')) countMetric(metricNames.upstreamErrors);
   }
-  await finishJob(jobId, { status: 'failed', error: failureTexts[errorName ?? ''] ?? 'Upstream error' }, at);
+  await finishJob(deps, jobId, { status: 'failed', error: failureTexts[errorName ?? ''] ?? 'Upstream error' }, at);
   return true;
 }
 
-export async function failActionStep(input: z.output<typeof failActionInputSchema>): Promise<void> {
-  await settleAction(input.instance_id, input.job_id, input.error?.Error);
+export async function failActionStep(deps: Deps, input: z.output<typeof failActionInputSchema>): Promise<void> {
+  await settleAction(deps, input.instance_id, input.job_id, input.error?.Error);
 }

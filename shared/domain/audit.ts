@@ -1,3 +1,4 @@
+import type { Deps } from './deps';
 import { capacityShardName, moveLimitToShards, readCapacity, readCapacityShards } from '../store/counters';
 import { type CapacityPool } from '../model/capacity';
 import { getInstanceItem, moveUnitsToShards, scanInstancesByStatus } from '../store/instances';
@@ -22,24 +23,24 @@ export interface AuditReport {
 const pools = (): CapacityPool[] => [{ kind: 'ipv4' }, ...flavorIds.map((flavor) => ({ kind: 'tier', flavor }) as const)];
 
 /** The capacity of every pool, summed over its shards: `{ipv4: {limit, used}, tiers: {<flavor>: {limit, used}}}`. */
-export async function capacityOverview() {
-  const [ipv4, ...tiers] = await Promise.all(pools().map(readCapacity));
+export async function capacityOverview(deps: Deps) {
+  const [ipv4, ...tiers] = await Promise.all(pools().map((pool) => readCapacity(deps, pool)));
   return { ipv4: ipv4!, tiers: Object.fromEntries(flavorIds.map((flavor, i) => [flavor, tiers[i]!])) };
 }
 
 /** Compares every live instance with its server and every counter with what instances hold; changes nothing. */
-export async function audit(): Promise<AuditReport> {
-  const everyInstance = await scanInstancesByStatus(instanceStatuses);
-  const driver = await upstream();
+export async function audit(deps: Deps): Promise<AuditReport> {
+  const everyInstance = await scanInstancesByStatus(deps, instanceStatuses);
+  const driver = await upstream(deps);
   const instances: AuditReport['instances'] = [];
   for (const instance of everyInstance) {
     const settled = ['active', 'stopped'].includes(instance.status) && instance.active_job_id === null && instance.deleted_at === null;
     if (!settled || instance.upstream_id === null) continue;
     const server = await driver.getServer(instance.upstream_id);
-    const drift = driftOf(instance, server, upstreamTagOf(instance.instance_id), (flavor) => catalog.get(flavor));
+    const drift = driftOf(instance, server, upstreamTagOf(deps, instance.instance_id), (flavor) => catalog.get(flavor));
     if (drift) instances.push({ instance_id: instance.instance_id, kinds: drift.kinds });
   }
-  const leaked = (await findLeakedServers()).map(({ server, instanceId }) => ({ server_id: server.id, instance_id: instanceId }));
+  const leaked = (await findLeakedServers(deps)).map(({ server, instanceId }) => ({ server_id: server.id, instance_id: instanceId }));
   const held = new Map<string, number>();
   for (const { pool, shard } of everyInstance.flatMap(heldUnits)) {
     const counter = capacityShardName(pool, shard);
@@ -47,7 +48,7 @@ export async function audit(): Promise<AuditReport> {
   }
   const counters: AuditReport['counters'] = [];
   for (const pool of pools()) {
-    for (const { counter, used } of await readCapacityShards(pool)) {
+    for (const { counter, used } of await readCapacityShards(deps, pool)) {
       if (used !== (held.get(counter) ?? 0)) counters.push({ counter, used, held: held.get(counter) ?? 0 });
     }
   }
@@ -72,27 +73,27 @@ export interface CapacityMigration {
  * Safe to run again, and while the service runs: a moved unit never moves twice, and an instance that changed
  * meanwhile is read again.
  */
-export async function moveCapacityToShards(): Promise<CapacityMigration> {
+export async function moveCapacityToShards(deps: Deps): Promise<CapacityMigration> {
   let limitsMoved = 0;
   let limitsDropped = 0;
   for (const pool of pools()) {
-    const outcome = await moveLimitToShards(pool);
+    const outcome = await moveLimitToShards(deps, pool);
     if (outcome === 'moved') limitsMoved += 1;
     if (outcome === 'dropped') limitsDropped += 1;
   }
   let instancesMoved = 0;
   let unitsMoved = 0;
   let unitsLeft = 0;
-  const holding = (await scanInstancesByStatus(instanceStatuses)).filter((instance) =>
+  const holding = (await scanInstancesByStatus(deps, instanceStatuses)).filter((instance) =>
     heldUnits(instance).some((unit) => unit.shard === null),
   );
   for (const read of holding) {
     const outcome = await retry(
       retryPolicies.versionConflict,
       async (n) => {
-        const instance = n === 1 ? read : await getInstanceItem(read.instance_id);
+        const instance = n === 1 ? read : await getInstanceItem(deps, read.instance_id);
         if (!instance) return undefined;
-        return (await moveUnitsToShards(instance)) ?? TRY_AGAIN;
+        return (await moveUnitsToShards(deps, instance)) ?? TRY_AGAIN;
       },
       {
         exhausted: () => {

@@ -1,5 +1,5 @@
+import type { Deps } from './deps';
 import { giveBackSlidingWindow, hitSlidingWindow } from '../store/counters';
-import { config } from '../config';
 import { rateLimitExceeded } from '../model/errors';
 import { sha256Hex } from '../model/crypto';
 import { entryTimeMs } from '../model/rate-limits';
@@ -14,30 +14,30 @@ import { entryTimeMs } from '../model/rate-limits';
 const WINDOW_MS = 15 * 60_000;
 const DAY_MS = 24 * 3_600_000;
 
-async function take(counter: string, limit: number, windowMs: number, now: Date): Promise<() => Promise<void>> {
+async function take(deps: Deps, counter: string, limit: number, windowMs: number, now: Date): Promise<() => Promise<void>> {
   const name = `auth#${counter}`;
-  const hit = await hitSlidingWindow(name, limit, windowMs, now.getTime());
+  const hit = await hitSlidingWindow(deps, name, limit, windowMs, now.getTime());
   if (!hit.allowed) {
     // Free again when the limit-th newest entry leaves the window.
     const freedAtMs = entryTimeMs(hit.newestFirst[limit - 1] ?? hit.entry) + windowMs;
     throw rateLimitExceeded(Math.max(1, Math.ceil((freedAtMs - now.getTime()) / 1000)));
   }
-  return () => giveBackSlidingWindow(name, hit.entry);
+  return () => giveBackSlidingWindow(deps, name, hit.entry);
 }
 
 /** One request of any console auth route from this source address. */
-export async function limitSourceAddress(address: string, now = new Date()): Promise<void> {
-  await take(`addr#${address}`, config().console.limits.perAddress, WINDOW_MS, now);
+export async function limitSourceAddress(deps: Deps, address: string, now = new Date()): Promise<void> {
+  await take(deps, `addr#${address}`, deps.config.console.limits.perAddress, WINDOW_MS, now);
 }
 
 /**
  * One message to this address (sign-up, reset) asked for from this source address, and one of the address's
  * allowance for the day: someone else can use up their own share, not the owner's.
  */
-export async function limitMailsTo(email: string, sourceAddress: string, now = new Date()): Promise<void> {
-  const { mailsPerEmailAndSource, mailsPerEmailPerDay } = config().console.limits;
-  await take(`mail#${sha256Hex(email)}#${sourceAddress}`, mailsPerEmailAndSource, WINDOW_MS, now);
-  await take(`mail-day#${sha256Hex(email)}`, mailsPerEmailPerDay, DAY_MS, now);
+export async function limitMailsTo(deps: Deps, email: string, sourceAddress: string, now = new Date()): Promise<void> {
+  const { mailsPerEmailAndSource, mailsPerEmailPerDay } = deps.config.console.limits;
+  await take(deps, `mail#${sha256Hex(email)}#${sourceAddress}`, mailsPerEmailAndSource, WINDOW_MS, now);
+  await take(deps, `mail-day#${sha256Hex(email)}`, mailsPerEmailPerDay, DAY_MS, now);
 }
 
 /**
@@ -46,12 +46,12 @@ export async function limitMailsTo(email: string, sourceAddress: string, now = n
  * reservation back. Guesses from elsewhere never lock the owner out, and a password reset starts a new generation,
  * so it lifts every lock on the address.
  */
-export async function reserveFailedSignIn(
+export async function reserveFailedSignIn(deps: Deps, 
   email: string,
   passwordVersion: number,
   sourceAddress: string,
   now = new Date(),
 ): Promise<{ release(): Promise<void> }> {
   const counter = `sign-in#${sha256Hex(email)}#${passwordVersion}#${sourceAddress}`;
-  return { release: await take(counter, config().console.limits.failedSignInsPerEmailAndSource, WINDOW_MS, now) };
+  return { release: await take(deps, counter, deps.config.console.limits.failedSignInsPerEmailAndSource, WINDOW_MS, now) };
 }

@@ -1,3 +1,4 @@
+import type { Deps } from './deps';
 import { randomUUID } from 'node:crypto';
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
@@ -13,16 +14,16 @@ import { retry, retryPolicies, TRY_AGAIN, type TryAgain } from '../retry';
 /** The meter charges in five-minute periods, aligned to the clock, so every run agrees on period boundaries. */
 export const METER_PERIOD_MS = 5 * 60_000;
 
-async function requireAccount(accountId: string): Promise<Account> {
-  const account = await getAccount(accountId);
+async function requireAccount(deps: Deps, accountId: string): Promise<Account> {
+  const account = await getAccount(deps, accountId);
   if (!account) throw new Error(`account ${accountId} does not exist`);
   return account;
 }
 
 /** Credits a deposit; a balance brought above zero lifts a billing pause (instances stay off until powered on). */
-export async function deposit(accountId: string, amountMicros: number, entryId = `deposit#${randomUUID()}`): Promise<Account> {
+export async function deposit(deps: Deps, accountId: string, amountMicros: number, entryId = `deposit#${randomUUID()}`): Promise<Account> {
   if (!Number.isSafeInteger(amountMicros) || amountMicros <= 0) throw new Error('a deposit is a positive amount');
-  await recordLedgerEntry({
+  await recordLedgerEntry(deps, {
     account_id: accountId,
     entry_id: entryId,
     kind: 'deposit',
@@ -30,14 +31,14 @@ export async function deposit(accountId: string, amountMicros: number, entryId =
     created_at: new Date().toISOString(),
   });
   // Conditional on the balance being above zero now, so it needs no read first.
-  if (await setBillingPaused(accountId, false)) logger.info('billing pause lifted', { account_id: accountId });
-  return requireAccount(accountId);
+  if (await setBillingPaused(deps, accountId, false)) logger.info('billing pause lifted', { account_id: accountId });
+  return requireAccount(deps, accountId);
 }
 
 /** A manual debit (operators); it applies the billing pause exactly as the meter does. */
-export async function charge(accountId: string, amountMicros: number, description: string): Promise<Account> {
+export async function charge(deps: Deps, accountId: string, amountMicros: number, description: string): Promise<Account> {
   if (!Number.isSafeInteger(amountMicros) || amountMicros <= 0) throw new Error('a charge is a positive amount');
-  await recordLedgerEntry({
+  await recordLedgerEntry(deps, {
     account_id: accountId,
     entry_id: `charge#${randomUUID()}`,
     kind: 'charge',
@@ -45,23 +46,23 @@ export async function charge(accountId: string, amountMicros: number, descriptio
     description,
     created_at: new Date().toISOString(),
   });
-  return enforceBillingPause(accountId);
+  return enforceBillingPause(deps, accountId);
 }
 
 /**
  * At a balance of zero or below the account is billing-paused and its running instances are powered off by the
  * system. Safe to repeat: an instance busy or refused now is powered off on a later run.
  */
-async function enforceBillingPause(accountId: string): Promise<Account> {
-  if (await setBillingPaused(accountId, true)) {
+async function enforceBillingPause(deps: Deps, accountId: string): Promise<Account> {
+  if (await setBillingPaused(deps, accountId, true)) {
     logger.warn('account billing-paused', { account_id: accountId });
     countMetric(metricNames.billingPauses);
   }
   // Decide on a fresh read: a deposit that landed meanwhile keeps the servers running.
-  const account = await requireAccount(accountId);
+  const account = await requireAccount(deps, accountId);
   if (!account.billing_paused) return account;
-  const running = (await listOwnedInstances(accountId)).filter((i) => i.status === 'active' && i.active_job_id === null);
-  await Promise.all(running.map(powerOffForBilling));
+  const running = (await listOwnedInstances(deps, accountId)).filter((i) => i.status === 'active' && i.active_job_id === null);
+  await Promise.all(running.map((instance) => powerOffForBilling(deps, instance)));
   return account;
 }
 
@@ -70,13 +71,13 @@ async function enforceBillingPause(accountId: string): Promise<Account> {
  * provision, a resize or a power-on finishing) calls this, and a running instance of a paused account is powered
  * off by the system there and then. Safe to repeat; the power-off is recorded only while the account is still paused.
  */
-export async function holdBillingPause(instanceId: number): Promise<void> {
-  const instance = await getInstanceItem(instanceId);
+export async function holdBillingPause(deps: Deps, instanceId: number): Promise<void> {
+  const instance = await getInstanceItem(deps, instanceId);
   if (!instance || instance.deleted_at !== null || instance.status !== 'active' || instance.active_job_id !== null) return;
-  const account = await getAccount(instance.account_id);
+  const account = await getAccount(deps, instance.account_id);
   if (!account?.billing_paused) return;
   logger.warn('the instance became running on a billing-paused account; powering it off', { instance_id: instanceId });
-  await powerOffForBilling(instance);
+  await powerOffForBilling(deps, instance);
 }
 
 export interface MeterReport {
@@ -107,15 +108,15 @@ interface Charged {
  * on condition that the balance stays above zero; when that alone refuses it, it is booked anyway and reported as
  * exhausting the balance (`outOfCredit`: the account is known to be out already, so book it at once).
  */
-async function meterInstance(read: Instance, nowMs: number, outOfCredit: boolean): Promise<Charged | undefined> {
+async function meterInstance(deps: Deps, read: Instance, nowMs: number, outOfCredit: boolean): Promise<Charged | undefined> {
   let exhausted = outOfCredit;
   const attempt = async (n: number): Promise<Charged | undefined | TryAgain> => {
-    const instance = n === 1 ? read : await getInstanceItem(read.instance_id);
+    const instance = n === 1 ? read : await getInstanceItem(deps, read.instance_id);
     if (!instance || instance.metered_until === null) return undefined;
     const segments = segmentsOf(instance);
     const until = chargeableUntil(segments, nowMs);
     if (until <= Date.parse(instance.metered_until)) {
-      if (!hasUnbilledTime(segments, instance.metered_until)) await leaveMeterIndex(instance);
+      if (!hasUnbilledTime(segments, instance.metered_until)) await leaveMeterIndex(deps, instance);
       return undefined;
     }
     const pieces = chargedPieces(segments, instance.metered_until, until);
@@ -134,8 +135,8 @@ async function meterInstance(read: Instance, nowMs: number, outOfCredit: boolean
     const last = !hasUnbilledTime(segments, entry.period_end);
     const book = async (keepCredit: boolean) =>
       keepCredit
-        ? recordMeteredPeriodKeepingCredit(entry, instance.version, last)
-        : (await recordMeteredPeriod(entry, instance.version, last))
+        ? recordMeteredPeriodKeepingCredit(deps, entry, instance.version, last)
+        : (await recordMeteredPeriod(deps, entry, instance.version, last))
           ? 'charged'
           : 'refused';
     let outcome = await book(!exhausted);
@@ -181,12 +182,12 @@ interface ShardTally {
 const emptyTally = (): ShardTally => ({ periodsCharged: 0, amountCharged: 0, accountsBilled: new Set(), failures: [] });
 
 /** Charges one account's instances of a page, then applies its billing pause if a charge took its balance to zero. */
-async function meterAccount(accountId: string, owned: readonly Instance[], nowMs: number, tally: ShardTally): Promise<void> {
+async function meterAccount(deps: Deps, accountId: string, owned: readonly Instance[], nowMs: number, tally: ShardTally): Promise<void> {
   let exhausted = false;
   let billed = 0;
   for (const instance of owned) {
     try {
-      const charged = await meterInstance(instance, nowMs, exhausted);
+      const charged = await meterInstance(deps, instance, nowMs, exhausted);
       if (charged === undefined) continue;
       tally.periodsCharged += 1;
       tally.amountCharged += charged.amount;
@@ -200,7 +201,7 @@ async function meterAccount(accountId: string, owned: readonly Instance[], nowMs
   }
   if (billed > 0) tally.accountsBilled.add(accountId);
   if (!exhausted) return;
-  await enforceBillingPause(accountId).catch((error: unknown) => {
+  await enforceBillingPause(deps, accountId).catch((error: unknown) => {
     logger.error('could not apply the billing pause', { account_id: accountId, error });
     tally.failures.push(error);
   });
@@ -212,7 +213,7 @@ async function meterAccount(accountId: string, owned: readonly Instance[], nowMs
  * that page; the next page is read while they charge, as soon as fewer accounts than workers are waiting, so that no
  * worker waits on a read or idles at the end of a page.
  */
-async function meterShardUnderLease(
+async function meterShardUnderLease(deps: Deps, 
   shard: number,
   nowMs: number,
   holder: string,
@@ -220,9 +221,9 @@ async function meterShardUnderLease(
   tally: ShardTally,
 ): Promise<boolean> {
   const key = meterShardOf(shard);
-  if (!(await takeMeterLease(key, holder, Date.now(), Date.now() + METER_LEASE_MS))) return false;
+  if (!(await takeMeterLease(deps, key, holder, Date.now(), Date.now() + METER_LEASE_MS))) return false;
   try {
-    const pages = listInstancesToMeter(key)[Symbol.asyncIterator]();
+    const pages = listInstancesToMeter(deps, key)[Symbol.asyncIterator]();
     const waiting: [string, Instance[]][] = [];
     let allRead = false;
     let reading: Promise<void> | undefined;
@@ -246,14 +247,14 @@ async function meterShardUnderLease(
       for (;;) {
         if (!allRead && waiting.length <= accountsAtOnce) void readAhead();
         const next = waiting.shift();
-        if (next) await meterAccount(...next, nowMs, tally);
+        if (next) await meterAccount(deps, ...next, nowMs, tally);
         else if (allRead) return;
         else await readAhead();
       }
     };
     await Promise.all(Array.from({ length: accountsAtOnce }, worker));
   } finally {
-    await releaseMeterLease(key, holder).catch((error: unknown) => logger.error('could not release a meter lease', { shard: key, error }));
+    await releaseMeterLease(deps, key, holder).catch((error: unknown) => logger.error('could not release a meter lease', { shard: key, error }));
   }
   return true;
 }
@@ -283,10 +284,10 @@ export interface ShardMeterReport extends MeterReport {
  * to zero or below is billing-paused as soon as its charges on the page are booked. `holder` (the execution) holds
  * the shard's lease meanwhile: another execution skips the shard, a retry of this one takes it over.
  */
-export async function meterShard(shard: number, nowMs: number, holder: string): Promise<ShardMeterReport> {
+export async function meterShard(deps: Deps, shard: number, nowMs: number, holder: string): Promise<ShardMeterReport> {
   if (!Number.isInteger(shard) || shard < 0 || shard >= METER_SHARDS) throw new Error(`no meter shard ${shard}`);
   const tally = emptyTally();
-  const metered = await meterShardUnderLease(shard, nowMs, holder, SHARD_ACCOUNT_CONCURRENCY, tally);
+  const metered = await meterShardUnderLease(deps, shard, nowMs, holder, SHARD_ACCOUNT_CONCURRENCY, tally);
   const report = { shard, skipped: !metered, ...reportOf(tally) };
   logger.info(metered ? 'meter shard' : 'meter shard held by another run', report);
   countMetric(metricNames.meteredPeriods, report.periodsCharged);
@@ -304,13 +305,13 @@ const reportOf = (tally: ShardTally): MeterReport => ({
  * The whole meter in one process (the operations CLI, tests): every shard as meterShard charges it, four at once,
  * up to the same instant. Shards another run holds are left to it.
  */
-export async function runMeter(nowMs = Date.now()): Promise<MeterReport> {
+export async function runMeter(deps: Deps, nowMs = Date.now()): Promise<MeterReport> {
   const tally = emptyTally();
   const holder = `run#${randomUUID()}`;
   const shards = Array.from({ length: METER_SHARDS }, (_, i) => i);
   const workers = Array.from({ length: SHARD_CONCURRENCY }, async () => {
     for (let shard = shards.shift(); shard !== undefined; shard = shards.shift()) {
-      await meterShardUnderLease(shard, nowMs, holder, RUN_ACCOUNT_CONCURRENCY, tally);
+      await meterShardUnderLease(deps, shard, nowMs, holder, RUN_ACCOUNT_CONCURRENCY, tally);
     }
   });
   await Promise.all(workers);

@@ -1,10 +1,9 @@
-import { config } from '../config';
+import type { Deps } from './deps';
 import { sendMail } from '../mail';
 import { getAccount, type Account } from '../store/accounts';
 import { consumeAuthToken, getAuthToken, insertAuthToken, type AuthTokenPurpose } from '../store/auth-tokens';
 import { changePassword, getLogin, insertAccountWithLogin } from '../store/logins';
 import { deleteAccountSessions, deleteSession } from '../store/sessions';
-import { authMailQueue } from '../events/transports';
 import type {
   Accepted,
   AuthMailRequest,
@@ -49,14 +48,14 @@ const tokenHash = (purpose: AuthTokenPurpose, token: string) => sha256Hex(`${pur
  * out of access logs and Referer headers. It holds only while the account stays at its current credential
  * generation; a confirmation link also carries the hash of the password chosen in the sign-up that sent it.
  */
-async function mailLink(
+async function mailLink(deps: Deps, 
   account: Pick<Account, 'account_id' | 'email' | 'password_version'>,
   purpose: AuthTokenPurpose,
   now: Date,
   passwordHash?: string,
 ): Promise<void> {
   const token = randomBase62(43);
-  await insertAuthToken({
+  await insertAuthToken(deps, {
     token_hash: tokenHash(purpose, token),
     purpose,
     account_id: account.account_id,
@@ -66,9 +65,9 @@ async function mailLink(
     password_version: account.password_version,
     ...(passwordHash === undefined ? {} : { password_hash: passwordHash }),
   });
-  const link = `${config().console.url}#/${LINK_PAGE[purpose]}?token=${token}`;
+  const link = `${deps.config.console.url}#/${LINK_PAGE[purpose]}?token=${token}`;
   const hours = LINK_LIFETIME_SECONDS[purpose] / 3600;
-  await sendMail(
+  await sendMail(deps, 
     purpose === 'confirm'
       ? {
           to: account.email,
@@ -84,8 +83,8 @@ async function mailLink(
 }
 
 /** Takes a link's token out for good: valid once, and only for its purpose and within its lifetime. */
-async function spendLink(purpose: AuthTokenPurpose, token: string, now: Date) {
-  const spent = await consumeAuthToken(tokenHash(purpose, token));
+async function spendLink(deps: Deps, purpose: AuthTokenPurpose, token: string, now: Date) {
+  const spent = await consumeAuthToken(deps, tokenHash(purpose, token));
   if (!spent || spent.purpose !== purpose || spent.expires_at * 1000 <= now.getTime()) throw invalidLink();
   return spent;
 }
@@ -94,21 +93,21 @@ async function spendLink(purpose: AuthTokenPurpose, token: string, now: Date) {
  * Answers at once, alike for every address: the same limits, the same scrypt work and one message queued. Whether
  * the address is taken decides only what the mail sender writes and sends afterwards.
  */
-export async function signUp({ email, password }: SignUpBody, sourceAddress: string, now = new Date()): Promise<Accepted> {
-  await limitSourceAddress(sourceAddress, now);
-  await limitMailsTo(email, sourceAddress, now);
-  await authMailQueue().send({ kind: 'sign-up', email, password_hash: await hashPassword(password) });
+export async function signUp(deps: Deps, { email, password }: SignUpBody, sourceAddress: string, now = new Date()): Promise<Accepted> {
+  await limitSourceAddress(deps, sourceAddress, now);
+  await limitMailsTo(deps, email, sourceAddress, now);
+  await deps.transports.authMail.send({ kind: 'sign-up', email, password_hash: await hashPassword(password) });
   return SIGN_UP_ACCEPTED;
 }
 
 /** Prepares and sends one queued console e-mail, after its request has been answered. */
-export async function sendAuthMail(request: AuthMailRequest, now = new Date()): Promise<void> {
-  if (request.kind === 'reset') return mailResetLink(request.email, now);
+export async function sendAuthMail(deps: Deps, request: AuthMailRequest, now = new Date()): Promise<void> {
+  if (request.kind === 'reset') return mailResetLink(deps, request.email, now);
   const { email, password_hash: passwordHash } = request;
   const account = newAccountRecord({ email, confirmed: false, suspended: false });
   const at = now.toISOString();
   if (
-    await insertAccountWithLogin(account, {
+    await insertAccountWithLogin(deps, account, {
       email,
       account_id: account.account_id,
       password_hash: passwordHash,
@@ -117,19 +116,19 @@ export async function sendAuthMail(request: AuthMailRequest, now = new Date()): 
       password_version: account.password_version,
     })
   ) {
-    return mailLink(account, 'confirm', now, passwordHash);
+    return mailLink(deps, account, 'confirm', now, passwordHash);
   }
   // Taken. While unconfirmed, a link of its own that confirms this sign-up's password, opened with that password:
   // whoever signed up first with someone else's address never chooses the password the mailbox's owner confirms.
   // Once confirmed, a note on how to get in.
-  const login = await getLogin(email);
-  const existing = login && (await getAccount(login.account_id));
-  if (existing && existing.deleted_at === null && !existing.confirmed) await mailLink(existing, 'confirm', now, passwordHash);
+  const login = await getLogin(deps, email);
+  const existing = login && (await getAccount(deps, login.account_id));
+  if (existing && existing.deleted_at === null && !existing.confirmed) await mailLink(deps, existing, 'confirm', now, passwordHash);
   else if (existing && existing.deleted_at === null) {
-    await sendMail({
+    await sendMail(deps, {
       to: email,
       subject: 'You already have an account',
-      text: `Someone, perhaps you, tried to sign up with this address, which already has an account.\n\nSign in at ${config().console.url}#/sign-in, or reset your password at ${config().console.url}#/forgot if you have forgotten it.`,
+      text: `Someone, perhaps you, tried to sign up with this address, which already has an account.\n\nSign in at ${deps.config.console.url}#/sign-in, or reset your password at ${deps.config.console.url}#/forgot if you have forgotten it.`,
     });
   }
 }
@@ -141,21 +140,21 @@ export async function sendAuthMail(request: AuthMailRequest, now = new Date()): 
  * failed sign-in of the address from this source, so the link is no way round that limit. Confirming moves the
  * account to its next credential generation: every other link of the account stops working.
  */
-export async function confirmEmail({ token, password }: ConfirmBody, sourceAddress: string, now = new Date()): Promise<{ ok: true }> {
-  await limitSourceAddress(sourceAddress, now);
-  const link = await getAuthToken(tokenHash('confirm', token));
+export async function confirmEmail(deps: Deps, { token, password }: ConfirmBody, sourceAddress: string, now = new Date()): Promise<{ ok: true }> {
+  await limitSourceAddress(deps, sourceAddress, now);
+  const link = await getAuthToken(deps, tokenHash('confirm', token));
   // A link sent before links carried their password cannot say whose password it confirms.
   if (!link || link.purpose !== 'confirm' || link.expires_at * 1000 <= now.getTime() || link.password_hash === undefined) {
     throw invalidLink();
   }
   // Only a link of the account's current generation is checked against, so a worthless one cannot test passwords.
-  const login = await getLogin(link.email);
+  const login = await getLogin(deps, link.email);
   if (login?.account_id !== link.account_id || login.password_version !== link.password_version) throw invalidLink();
-  const attempt = await reserveFailedSignIn(link.email, link.password_version, sourceAddress, now);
+  const attempt = await reserveFailedSignIn(deps, link.email, link.password_version, sourceAddress, now);
   if (!(await verifyPassword(password, link.password_hash))) throw differentPassword();
   await attempt.release();
-  const spent = await spendLink('confirm', token, now);
-  const changed = await changePassword({
+  const spent = await spendLink(deps, 'confirm', token, now);
+  const changed = await changePassword(deps, {
     accountId: spent.account_id,
     email: spent.email,
     passwordHash: link.password_hash,
@@ -176,13 +175,13 @@ export interface SignedIn extends IssuedSession {
  * The session is opened under the credential generation the checked hash belongs to, so a password reset that
  * lands meanwhile leaves no session behind.
  */
-export async function signIn({ email, password }: SignInBody, sourceAddress: string, now = new Date()): Promise<SignedIn> {
-  await limitSourceAddress(sourceAddress, now);
-  const login = await getLogin(email);
+export async function signIn(deps: Deps, { email, password }: SignInBody, sourceAddress: string, now = new Date()): Promise<SignedIn> {
+  await limitSourceAddress(deps, sourceAddress, now);
+  const login = await getLogin(deps, email);
   const passwordVersion = login?.password_version ?? 0;
-  const attempt = await reserveFailedSignIn(email, passwordVersion, sourceAddress, now);
+  const attempt = await reserveFailedSignIn(deps, email, passwordVersion, sourceAddress, now);
   const passwordMatches = await verifyPassword(password, login?.password_hash ?? (await decoyPasswordHash()));
-  const account = login && passwordMatches ? await getAccount(login.account_id) : undefined;
+  const account = login && passwordMatches ? await getAccount(deps, login.account_id) : undefined;
   const standing = standingOf(account);
   if (!account || standing === 'gone') throw invalidCredentials();
   if (standing !== 'in-standing') {
@@ -190,7 +189,7 @@ export async function signIn({ email, password }: SignInBody, sourceAddress: str
     if (standing === 'suspended') throw forbidden('Account suspended');
     throw forbidden('E-mail address not confirmed: open the link we sent, or sign up again for a new one');
   }
-  const session = await openSessionUnder(account.account_id, passwordVersion);
+  const session = await openSessionUnder(deps, account.account_id, passwordVersion);
   // The password changed while it was being checked: it is no longer the password.
   if (!session) throw invalidCredentials();
   await attempt.release();
@@ -198,23 +197,23 @@ export async function signIn({ email, password }: SignInBody, sourceAddress: str
 }
 
 /** Ends the session on the server, so the cookie is worthless even if a copy of it survives. */
-export async function signOut(sessionHash: string): Promise<{ ok: true }> {
-  await deleteSession(sessionHash);
+export async function signOut(deps: Deps, sessionHash: string): Promise<{ ok: true }> {
+  await deleteSession(deps, sessionHash);
   return { ok: true };
 }
 
 /** Answers at once, alike for every address: the mail sender looks the address up afterwards. */
-export async function requestPasswordReset({ email }: ForgotPasswordBody, sourceAddress: string, now = new Date()): Promise<Accepted> {
-  await limitSourceAddress(sourceAddress, now);
-  await limitMailsTo(email, sourceAddress, now);
-  await authMailQueue().send({ kind: 'reset', email });
+export async function requestPasswordReset(deps: Deps, { email }: ForgotPasswordBody, sourceAddress: string, now = new Date()): Promise<Accepted> {
+  await limitSourceAddress(deps, sourceAddress, now);
+  await limitMailsTo(deps, email, sourceAddress, now);
+  await deps.transports.authMail.send({ kind: 'reset', email });
   return RESET_ACCEPTED;
 }
 
-async function mailResetLink(email: string, now: Date): Promise<void> {
-  const login = await getLogin(email);
-  const account = login && (await getAccount(login.account_id));
-  if (account && account.deleted_at === null) await mailLink(account, 'reset', now);
+async function mailResetLink(deps: Deps, email: string, now: Date): Promise<void> {
+  const login = await getLogin(deps, email);
+  const account = login && (await getAccount(deps, login.account_id));
+  if (account && account.deleted_at === null) await mailLink(deps, account, 'reset', now);
 }
 
 /**
@@ -222,14 +221,14 @@ async function mailResetLink(email: string, now: Date): Promise<void> {
  * link of the account stops working, wherever it was, and the failed sign-ins counted against the old password
  * no longer count. Opening the link also proves the address, so an unconfirmed account becomes confirmed.
  */
-export async function resetPassword(
+export async function resetPassword(deps: Deps, 
   { token, password }: ResetPasswordBody,
   sourceAddress: string,
   now = new Date(),
 ): Promise<{ ok: true }> {
-  await limitSourceAddress(sourceAddress, now);
-  const spent = await spendLink('reset', token, now);
-  const changed = await changePassword({
+  await limitSourceAddress(deps, sourceAddress, now);
+  const spent = await spendLink(deps, 'reset', token, now);
+  const changed = await changePassword(deps, {
     accountId: spent.account_id,
     email: spent.email,
     passwordHash: await hashPassword(password),
@@ -238,6 +237,6 @@ export async function resetPassword(
   });
   if (!changed) throw invalidLink();
   // Refused by their generation already; this clears them out of the table.
-  await deleteAccountSessions(spent.account_id);
+  await deleteAccountSessions(deps, spent.account_id);
   return { ok: true };
 }

@@ -1,5 +1,4 @@
-import { config } from '../config';
-import { eventSink } from '../events/transports';
+import type { Deps } from './deps';
 import * as z from 'zod';
 import { logger } from '../observability';
 import { changeRecordSchema, eventsFromChange, type EventSourceTable } from './events';
@@ -8,17 +7,17 @@ import { issuesOf } from './step-inputs';
 const SOURCE_TABLES: readonly EventSourceTable[] = ['instances', 'jobs', 'webhooks'];
 
 /** The table a change stream belongs to, from the stream's ARN (`…:table/<name>/stream/<label>`). */
-function sourceTableOfStream(streamArn: string | undefined): EventSourceTable | undefined {
+function sourceTableOfStream(deps: Deps, streamArn: string | undefined): EventSourceTable | undefined {
   const name = /:table\/([^/]+)\/stream\//.exec(streamArn ?? '')?.[1];
-  return SOURCE_TABLES.find((table) => config().tableNames[table] === name);
+  return SOURCE_TABLES.find((table) => deps.config.tableNames[table] === name);
 }
 
 /** A batch from one table's stream (as each event source mapping delivers them), published in order. */
-export async function publishStreamBatch(streamArn: string | undefined, records: readonly unknown[]): Promise<number> {
+export async function publishStreamBatch(deps: Deps, streamArn: string | undefined, records: readonly unknown[]): Promise<number> {
   if (records.length === 0) return 0;
-  const table = sourceTableOfStream(streamArn);
+  const table = sourceTableOfStream(deps, streamArn);
   if (!table) throw new Error(`no events are derived from the stream ${streamArn}`);
-  return publishChanges(table, records);
+  return publishChanges(deps, table, records);
 }
 
 /**
@@ -26,7 +25,7 @@ export async function publishStreamBatch(streamArn: string | undefined, records:
  * reads the same records again: events are published at least once, each with its stable id. A record that does not
  * parse (nor its images) never will: it is logged and passed over, for held back it would stop every later event.
  */
-export async function publishChanges(table: EventSourceTable, records: readonly unknown[]): Promise<number> {
+export async function publishChanges(deps: Deps, table: EventSourceTable, records: readonly unknown[]): Promise<number> {
   const events = records.flatMap((record, position) => {
     try {
       return eventsFromChange(table, changeRecordSchema.parse(record));
@@ -36,6 +35,6 @@ export async function publishChanges(table: EventSourceTable, records: readonly 
       return [];
     }
   });
-  if (events.length > 0) await eventSink().publish(events);
+  if (events.length > 0) await deps.transports.events.publish(events);
   return events.length;
 }

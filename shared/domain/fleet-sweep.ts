@@ -1,4 +1,4 @@
-import { config } from '../config';
+import type { Deps } from './deps';
 import { hasTimeFor } from '../deadline';
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
@@ -42,10 +42,10 @@ const PASS_END_RESERVE_MS = 15_000;
 /** Instances of one page checked at once. */
 const CHECKS_AT_ONCE = 20;
 
-const instanceTag = () => new RegExp(`^${serviceTag()}-instance-(\\d+)$`);
+const instanceTag = (deps: Deps) => new RegExp(`^${serviceTag(deps)}-instance-(\\d+)$`);
 
 /** The instance id in a server's tags, or null when it carries none of ours. */
-function instanceIdOf(server: UpstreamServer, tag = instanceTag()): number | null {
+function instanceIdOf(server: UpstreamServer, tag: RegExp): number | null {
   const id = Number(server.tags.map((t) => tag.exec(t)?.[1]).find(Boolean));
   return Number.isSafeInteger(id) && id > 0 ? id : null;
 }
@@ -56,10 +56,10 @@ export function isLeaked(server: UpstreamServer, instance: Instance | undefined)
 }
 
 /** Each page's servers with the instances their tags name, read in batches: the leak and drift sweeps' unit of work. */
-export async function withInstances(servers: readonly UpstreamServer[]) {
-  const tag = instanceTag();
+export async function withInstances(deps: Deps, servers: readonly UpstreamServer[]) {
+  const tag = instanceTag(deps);
   const ids = [...new Set(servers.map((server) => instanceIdOf(server, tag)).filter((id): id is number => id !== null))];
-  const instances = new Map((await getInstanceItems(ids)).map((instance) => [instance.instance_id, instance]));
+  const instances = new Map((await getInstanceItems(deps, ids)).map((instance) => [instance.instance_id, instance]));
   return servers.map((server) => {
     const instanceId = instanceIdOf(server, tag);
     return { server, instanceId, instance: instanceId === null ? undefined : instances.get(instanceId) };
@@ -76,14 +76,14 @@ const settled = (instance: Instance) =>
  * seen; power and size changed out of band are adopted, capacity moving to the new tier. Each repair is conditioned
  * on the version read, so an action that starts meanwhile is never overwritten from an older picture.
  */
-async function followServer(instance: Instance, server: UpstreamServer | null, seenAt: string, report: DriftReport): Promise<void> {
+async function followServer(deps: Deps, instance: Instance, server: UpstreamServer | null, seenAt: string, report: DriftReport): Promise<void> {
   try {
-    const drift = driftOf(instance, server, upstreamTagOf(instance.instance_id), (flavor) => catalog.get(flavor));
-    if (!drift) return await recordServerSeen(instance.instance_id, seenAt);
+    const drift = driftOf(instance, server, upstreamTagOf(deps, instance.instance_id), (flavor) => catalog.get(flavor));
+    if (!drift) return await recordServerSeen(deps, instance.instance_id, seenAt);
     const [kind] = drift.kinds;
     if (kind === 'vanished' || kind === 'foreign') {
-      await loseInstance(instance.instance_id, kind === 'vanished' ? 'gone' : 'foreign');
-    } else if (!(await updateInstanceAtVersion(instance, drift))) {
+      await loseInstance(deps, instance.instance_id, kind === 'vanished' ? 'gone' : 'foreign');
+    } else if (!(await updateInstanceAtVersion(deps, instance, drift))) {
       return;
     } else {
       for (const changed of drift.kinds) countMetric(changed === 'power' ? metricNames.driftPowerChanged : metricNames.driftSizeChanged);
@@ -118,10 +118,10 @@ interface SweepRun {
 }
 
 /** Stops the sweep's power-offs, destructions and losses, in this run and the next ones, until an operator resumes them. */
-async function tripGuard(run: SweepRun, reason: string): Promise<void> {
+async function tripGuard(deps: Deps, run: SweepRun, reason: string): Promise<void> {
   if (run.halted) return;
   run.halted = true;
-  await tripSweepGuard(run.at, reason);
+  await tripSweepGuard(deps, run.at, reason);
 }
 
 async function powerOffOrphan(driver: UpstreamDriver, server: UpstreamServer): Promise<void> {
@@ -135,15 +135,15 @@ async function powerOffOrphan(driver: UpstreamDriver, server: UpstreamServer): P
  * A server no instance owns takes a slow, reversible path: found, it is recorded and powered off; it is destroyed
  * only once the grace period has passed since, unless an operator spared it, and never beyond the guard's limits.
  */
-async function handleOrphan(driver: UpstreamDriver, server: UpstreamServer, instanceId: number | null, run: SweepRun): Promise<void> {
-  const limits = config().orphans;
+async function handleOrphan(deps: Deps, driver: UpstreamDriver, server: UpstreamServer, instanceId: number | null, run: SweepRun): Promise<void> {
+  const limits = deps.config.orphans;
   const orphan = run.orphans.get(server.id);
   if (!orphan) {
     if (run.halted) return;
-    if (run.found >= limits.maxFoundPerRun) return tripGuard(run, `more than ${limits.maxFoundPerRun} servers found orphaned in one run`);
+    if (run.found >= limits.maxFoundPerRun) return tripGuard(deps, run, `more than ${limits.maxFoundPerRun} servers found orphaned in one run`);
     // Counted before the write: the servers of a page are handled side by side.
     run.found += 1;
-    if (!(await recordOrphan({ server_id: server.id, instance_id: instanceId, found_at: run.at, seen_at: run.at }))) {
+    if (!(await recordOrphan(deps, { server_id: server.id, instance_id: instanceId, found_at: run.at, seen_at: run.at }))) {
       run.found -= 1;
       return;
     }
@@ -154,11 +154,11 @@ async function handleOrphan(driver: UpstreamDriver, server: UpstreamServer, inst
     });
     return powerOffOrphan(driver, server);
   }
-  await markOrphanSeen(server.id, run.at);
+  await markOrphanSeen(deps, server.id, run.at);
   if (orphan.spared || run.halted) return;
   if (run.nowMs - Date.parse(orphan.found_at) < limits.graceSeconds * 1000) return powerOffOrphan(driver, server);
   if (run.destroyed >= limits.maxDestroyedPerRun)
-    return tripGuard(run, `more than ${limits.maxDestroyedPerRun} orphaned servers due for destruction in one run`);
+    return tripGuard(deps, run, `more than ${limits.maxDestroyedPerRun} orphaned servers due for destruction in one run`);
   run.destroyed += 1;
   logger.warn('destroying an orphaned upstream server after its grace period', {
     server_id: server.id,
@@ -167,7 +167,7 @@ async function handleOrphan(driver: UpstreamDriver, server: UpstreamServer, inst
   });
   try {
     await driver.deleteServer(server.id);
-    await removeOrphan(server.id, true);
+    await removeOrphan(deps, server.id, true);
     countMetric(metricNames.leakedServersDestroyed);
   } catch (error) {
     run.destroyed -= 1;
@@ -179,18 +179,18 @@ async function handleOrphan(driver: UpstreamDriver, server: UpstreamServer, inst
  * An instance lost by inference whose server the listing shows after all: restored from the server (its power and
  * size, capacity held again, billed again from now), with a `reconcile` job saying so, at the version read.
  */
-async function readopt(instance: Instance, server: UpstreamServer, run: SweepRun): Promise<void> {
+async function readopt(deps: Deps, instance: Instance, server: UpstreamServer, run: SweepRun): Promise<void> {
   if (server.status !== 'active' && server.status !== 'off') return;
   const change = readoptionOf(instance, server, (flavor) => catalog.get(flavor));
   try {
     const job = { ...newJob('reconcile', instance), status: 'succeeded' as const, finished_at: run.at };
-    if (!(await updateInstanceAtVersion(instance, { ...change, job }))) return;
+    if (!(await updateInstanceAtVersion(deps, instance, { ...change, job }))) return;
   } catch (error) {
     if (error instanceof CapacityExhaustedError)
       return logger.error('a lost instance’s server was found again, but its capacity is spent', { instance_id: instance.instance_id });
     throw error;
   }
-  await recordServerSeen(instance.instance_id, run.at);
+  await recordServerSeen(deps, instance.instance_id, run.at);
   run.readopted += 1;
   countMetric(metricNames.serversReadopted);
   logger.warn('an instance taken for lost has its server after all: restored from it', {
@@ -201,15 +201,15 @@ async function readopt(instance: Instance, server: UpstreamServer, run: SweepRun
 }
 
 /** One listing page: each server's claim settled (orphans on their way out, lost instances restored, owned ones checked). */
-async function sweepPage(driver: UpstreamDriver, servers: readonly UpstreamServer[], run: SweepRun): Promise<void> {
-  await inGroups(await withInstances(servers), async ({ server, instanceId, instance }) => {
+async function sweepPage(deps: Deps, driver: UpstreamDriver, servers: readonly UpstreamServer[], run: SweepRun): Promise<void> {
+  await inGroups(await withInstances(deps, servers), async ({ server, instanceId, instance }) => {
     run.listed.add(server.id);
     const claim = claimOf(server, instance);
-    if (claim === 'orphan') await handleOrphan(driver, server, instanceId, run);
-    else if (claim === 'readopt' && instance) await readopt(instance, server, run);
+    if (claim === 'orphan') await handleOrphan(deps, driver, server, instanceId, run);
+    else if (claim === 'readopt' && instance) await readopt(deps, instance, server, run);
     else if (instance && instance.upstream_id === server.id && isSwept(instance)) {
-      if (settled(instance)) await followServer(instance, server, run.at, run.drift);
-      else await recordServerSeen(instance.instance_id, run.at);
+      if (settled(instance)) await followServer(deps, instance, server, run.at, run.drift);
+      else await recordServerSeen(deps, instance.instance_id, run.at);
     }
   });
 }
@@ -218,9 +218,9 @@ async function sweepPage(driver: UpstreamDriver, servers: readonly UpstreamServe
  * At the end of a pass: orphans the whole pass did not list (gone, or owned after all) are forgotten; one that shows up
  * again starts its grace period anew.
  */
-async function forgetUnlistedOrphans(run: SweepRun, passStartedAt: string): Promise<void> {
+async function forgetUnlistedOrphans(deps: Deps, run: SweepRun, passStartedAt: string): Promise<void> {
   for (const orphan of run.orphans.values())
-    if (!run.listed.has(orphan.server_id) && orphan.seen_at < passStartedAt && !orphan.spared) await removeOrphan(orphan.server_id);
+    if (!run.listed.has(orphan.server_id) && orphan.seen_at < passStartedAt && !orphan.spared) await removeOrphan(deps, orphan.server_id);
 }
 
 /**
@@ -233,11 +233,11 @@ async function forgetUnlistedOrphans(run: SweepRun, passStartedAt: string): Prom
  * absence (lost only once that concludes it), and one that a change of the listing moved across a page boundary is
  * simply seen there.
  */
-export async function sweepFleet(nowMs = Date.now(), pages = config().upstream.sweepPagesPerRun): Promise<SweepReport> {
+export async function sweepFleet(deps: Deps, nowMs = Date.now(), pages = deps.config.upstream.sweepPagesPerRun): Promise<SweepReport> {
   let read = 0;
   let passCompleted = false;
-  const driver = await upstreamForSweeps();
-  const [cursor, { guard, orphans }] = await Promise.all([getSweepCursor(), readOrphanBook()]);
+  const driver = await upstreamForSweeps(deps);
+  const [cursor, { guard, orphans }] = await Promise.all([getSweepCursor(deps), readOrphanBook(deps)]);
   const at = new Date(nowMs).toISOString();
   const run: SweepRun = {
     at,
@@ -254,34 +254,34 @@ export async function sweepFleet(nowMs = Date.now(), pages = config().upstream.s
   const passStartedAt = cursor.pass_started_at ?? at;
   let page = cursor.next_page;
   while (read < pages && !passCompleted && hasTimeFor(PASS_END_RESERVE_MS)) {
-    const listing = await driver.serverPageByTag(serviceTag(), page).catch(async (error: unknown) => {
+    const listing = await driver.serverPageByTag(serviceTag(deps), page).catch(async (error: unknown) => {
       // The budget left is the lifecycles' own: this run's slice ends here, and the next run resumes at this page.
       if (error instanceof UpstreamBudgetSpentError) return undefined;
       // Any other failure fails the run, but the pages already swept stay swept.
-      await moveSweepCursor(cursor, { next_page: page, pass_started_at: passStartedAt });
+      await moveSweepCursor(deps, cursor, { next_page: page, pass_started_at: passStartedAt });
       throw error;
     });
     if (!listing) break;
-    await sweepPage(driver, listing.servers, run);
+    await sweepPage(deps, driver, listing.servers, run);
     read += 1;
     page += 1;
     passCompleted = !listing.more;
   }
   if (passCompleted) {
-    const unseen = (await listUnseenSince(passStartedAt)).filter(settled);
+    const unseen = (await listUnseenSince(deps, passStartedAt)).filter(settled);
     await inGroups(unseen, async (instance) => {
       // Absent from the listing: read by id, so a server that lost our tags is told from one that is not found.
-      const reading = await readInstanceServer(driver, instance, at).catch((error: unknown) => {
+      const reading = await readInstanceServer(deps, driver, instance, at).catch((error: unknown) => {
         logger.error('could not read an unseen instance’s server', { instance_id: instance.instance_id, error });
         return undefined;
       });
       if (reading?.kind === 'unconfirmed') run.suspected += 1;
-      else if (reading?.kind === 'found') await followServer(instance, reading.server, at, run.drift);
-      else if (reading) await followServer(instance, null, at, run.drift);
+      else if (reading?.kind === 'found') await followServer(deps, instance, reading.server, at, run.drift);
+      else if (reading) await followServer(deps, instance, null, at, run.drift);
     });
-    await forgetUnlistedOrphans(run, passStartedAt);
+    await forgetUnlistedOrphans(deps, run, passStartedAt);
   }
-  await moveSweepCursor(
+  await moveSweepCursor(deps, 
     cursor,
     passCompleted ? { next_page: 1, pass_started_at: null } : { next_page: page, pass_started_at: passStartedAt },
   );
@@ -292,16 +292,16 @@ export async function sweepFleet(nowMs = Date.now(), pages = config().upstream.s
     readopted: run.readopted,
     absencesSuspected: run.suspected,
     // Also when a loss tripped it during this run.
-    guardHalted: run.halted || (await readOrphanBook()).guard.halted_at !== null,
+    guardHalted: run.halted || (await readOrphanBook(deps)).guard.halted_at !== null,
     pages: read,
     passCompleted,
   };
 }
 
 /** The orphans waiting, each with when it may be destroyed, and the sweep's guard: for operators. */
-export async function orphanOverview() {
-  const { guard, orphans } = await readOrphanBook();
-  const graceMs = config().orphans.graceSeconds * 1000;
+export async function orphanOverview(deps: Deps) {
+  const { guard, orphans } = await readOrphanBook(deps);
+  const graceMs = deps.config.orphans.graceSeconds * 1000;
   return {
     guard,
     orphans: [...orphans.values()]

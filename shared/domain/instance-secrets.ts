@@ -1,3 +1,4 @@
+import type { Deps } from './deps';
 import * as z from 'zod';
 import { open, seal, type SecretContext } from '../secrets';
 import type { Instance } from '../model/instance';
@@ -19,12 +20,12 @@ const contextOf = ({ account_id, instance_id }: InstanceIds): SecretContext => (
   instance_id: String(instance_id),
 });
 
-export async function sealInstanceSecrets(ids: InstanceIds, secrets: InstanceSecrets): Promise<string> {
-  return seal(JSON.stringify(secrets), contextOf(ids));
+export async function sealInstanceSecrets(deps: Deps, ids: InstanceIds, secrets: InstanceSecrets): Promise<string> {
+  return seal(deps, JSON.stringify(secrets), contextOf(ids));
 }
 
 /** The instance's secrets, or null once they were removed (a failed or deleted instance). */
-export async function openInstanceSecrets(item: Instance): Promise<InstanceSecrets | null> {
+export async function openInstanceSecrets(deps: Deps, item: Instance): Promise<InstanceSecrets | null> {
   if (item.sealed_secrets === null) return null;
-  return instanceSecretsSchema.parse(JSON.parse(await open(item.sealed_secrets, contextOf(item))));
+  return instanceSecretsSchema.parse(JSON.parse(await open(deps, item.sealed_secrets, contextOf(item))));
 }

@@ -1,5 +1,5 @@
+import type { Deps } from './deps';
 import { randomUUID } from 'node:crypto';
-import { config } from '../config';
 import { budgetSignal } from '../deadline';
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
@@ -31,7 +31,6 @@ import { generateSshKey, parsePublicKey } from '../model/ssh-keys';
 import { openInstanceSecrets, sealInstanceSecrets, type InstanceSecrets } from './instance-secrets';
 import { upstreamForLiveReads } from './upstream';
 import { prepareSecrets } from '../secrets';
-import { workflowEngine } from '../workflows';
 import { toInstanceDetail, toInstanceSummary } from './views';
 
 /** Deploying needs a balance strictly above $3 (micro-dollars). */
@@ -43,14 +42,14 @@ const ROOT_PASSWORD_LENGTH = 24;
  * one for its instance, which makes creation idempotent. Both name the stage, so that two stages sharing one
  * upstream account never adopt or destroy each other's servers.
  */
-export const serviceTag = () => `vps-${config().stage}`;
-export const upstreamTagOf = (instanceId: number) => `${serviceTag()}-instance-${instanceId}`;
+export const serviceTag = (deps: Deps) => `vps-${deps.config.stage}`;
+export const upstreamTagOf = (deps: Deps, instanceId: number) => `${serviceTag(deps)}-instance-${instanceId}`;
 
 /**
  * Accepts a deploy: validates, reserves capacity, records the instance and its job, and starts provisioning. A keyed
  * create records its Idempotency-Key (scoped) with the instance, in the same transaction, for `committedCreate`.
  */
-export async function createInstance(account: Account, body: CreateInstanceBody, idempotencyKey?: string): Promise<InstanceDetail> {
+export async function createInstance(deps: Deps, account: Account, body: CreateInstanceBody, idempotencyKey?: string): Promise<InstanceDetail> {
   const plan = orderablePlan(body.flavor);
   const keyName = `${body.project_name}-key`;
   const sshKey = body.ssh_public_key === undefined ? null : parsePublicKey(body.ssh_public_key, keyName);
@@ -59,7 +58,7 @@ export async function createInstance(account: Account, body: CreateInstanceBody,
   }
 
   const budget = budgetSignal();
-  const instanceId = await nextSequenceValue('instance_id', budget);
+  const instanceId = await nextSequenceValue(deps, 'instance_id', budget);
   const now = new Date().toISOString();
   const { private_key: generatedPrivateKey, ...publicKey } = sshKey ?? generateSshKey(keyName, `root@vps-${instanceId}`);
   const secrets: InstanceSecrets = { root_password: randomMixedBase62(ROOT_PASSWORD_LENGTH), private_key: generatedPrivateKey };
@@ -69,8 +68,8 @@ export async function createInstance(account: Account, body: CreateInstanceBody,
     projectName: body.project_name,
     plan,
     sshKey: { ...publicKey, private_key: null },
-    sealedSecrets: await sealInstanceSecrets({ account_id: account.account_id, instance_id: instanceId }, secrets),
-    domain: `vps-${instanceId}.${config().instanceDomainSuffix}`,
+    sealedSecrets: await sealInstanceSecrets(deps, { account_id: account.account_id, instance_id: instanceId }, secrets),
+    domain: `vps-${instanceId}.${deps.config.instanceDomainSuffix}`,
     jobId: randomUUID(),
     now,
     idempotencyKey,
@@ -79,14 +78,14 @@ export async function createInstance(account: Account, body: CreateInstanceBody,
   // The request was answered without waiting: it stops here, before it commits anything.
   budget?.throwIfAborted();
   try {
-    await insertInstanceReservingCapacity(instance, job);
+    await insertInstanceReservingCapacity(deps, instance, job);
   } catch (error) {
     if (error instanceof CapacityExhaustedError) {
       throw serviceUnavailable(error.pool === 'ipv4' ? 'IPv4 capacity exhausted' : 'Tier capacity exhausted');
     }
     throw error;
   }
-  await startProvisioning(instance, job);
+  await startProvisioning(deps, instance, job);
   countMetric(metricNames.deploysAccepted);
   return toInstanceDetail(instance, secrets);
 }
@@ -95,11 +94,11 @@ export async function createInstance(account: Account, body: CreateInstanceBody,
  * The instance a create committed under this Idempotency-Key (scoped), as its create answers it, with its current
  * state and credentials; undefined when no create committed under it.
  */
-export async function committedCreate(idempotencyKey: string): Promise<InstanceDetail | undefined> {
-  const instanceId = await committedInstanceOf(idempotencyKey, Math.floor(Date.now() / 1000));
-  const item = instanceId === undefined ? undefined : await getInstanceItem(instanceId);
+export async function committedCreate(deps: Deps, idempotencyKey: string): Promise<InstanceDetail | undefined> {
+  const instanceId = await committedInstanceOf(deps, idempotencyKey, Math.floor(Date.now() / 1000));
+  const item = instanceId === undefined ? undefined : await getInstanceItem(deps, instanceId);
   if (!item || item.idempotency_key !== idempotencyKey) return undefined;
-  return toInstanceDetail(item, await openInstanceSecrets(item));
+  return toInstanceDetail(item, await openInstanceSecrets(deps, item));
 }
 
 /**
@@ -114,9 +113,9 @@ export function withoutCredentials(detail: InstanceDetail): InstanceDetail {
  * A kept create answer with the credentials its instance has now: none once the instance failed or was deleted, as
  * its detail would show (a deleted one answers 404 there).
  */
-export async function withCurrentCredentials(detail: InstanceDetail, accountId: string): Promise<InstanceDetail> {
-  const item = await getOwnedInstance(detail.instance_id, accountId);
-  return withSecrets(detail, item ? await openInstanceSecrets(item) : null);
+export async function withCurrentCredentials(deps: Deps, detail: InstanceDetail, accountId: string): Promise<InstanceDetail> {
+  const item = await getOwnedInstance(deps, detail.instance_id, accountId);
+  return withSecrets(detail, item ? await openInstanceSecrets(deps, item) : null);
 }
 
 const withSecrets = (detail: InstanceDetail, secrets: InstanceSecrets | null): InstanceDetail => ({
@@ -126,9 +125,9 @@ const withSecrets = (detail: InstanceDetail, secrets: InstanceSecrets | null): I
 });
 
 /** Starts the provision workflow; if it cannot start, the instance fails at once and gives its capacity back. */
-async function startProvisioning(instance: Instance, job: Job): Promise<void> {
+async function startProvisioning(deps: Deps, instance: Instance, job: Job): Promise<void> {
   try {
-    await workflowEngine().start('provision', job, {});
+    await deps.workflows.start('provision', job, {});
   } catch (error) {
     logger.error('could not start provisioning', { error, instance_id: instance.instance_id });
     const finish = {
@@ -136,18 +135,18 @@ async function startProvisioning(instance: Instance, job: Job): Promise<void> {
       outcome: { status: 'failed' as const, error: 'Provisioning could not be started' },
       at: new Date().toISOString(),
     };
-    await updateInstanceAtVersion(instance, { changes: { status: 'failed', capacity_held: false }, release: heldPools(instance), finish });
-    await finishJob(job.job_id, finish.outcome, finish.at);
+    await updateInstanceAtVersion(deps, instance, { changes: { status: 'failed', capacity_held: false }, release: heldPools(instance), finish });
+    await finishJob(deps, job.job_id, finish.outcome, finish.at);
     throw error;
   }
 }
 
-export async function getInstanceDetail(accountId: string, instanceId: number | undefined): Promise<InstanceDetail> {
-  prepareSecrets();
-  const item = instanceId === undefined ? undefined : await getOwnedInstance(instanceId, accountId);
+export async function getInstanceDetail(deps: Deps, accountId: string, instanceId: number | undefined): Promise<InstanceDetail> {
+  prepareSecrets(deps);
+  const item = instanceId === undefined ? undefined : await getOwnedInstance(deps, instanceId, accountId);
   if (!item) throw instanceNotFound();
   // The secrets open (a KMS call on AWS) while the live state is read upstream, not after it.
-  const [current, secrets] = await Promise.all([withLivePowerState(item), openInstanceSecrets(item)]);
+  const [current, secrets] = await Promise.all([withLivePowerState(deps, item), openInstanceSecrets(deps, item)]);
   return toInstanceDetail(current, secrets);
 }
 
@@ -156,10 +155,10 @@ export async function getInstanceDetail(accountId: string, instanceId: number | 
  * stopped (and is billed as such). The record follows when it changed. Any upstream trouble, or an answer slower
  * than the short live-read budget, leaves the stored state as the answer: this read never fails the request.
  */
-async function withLivePowerState(item: Instance): Promise<Instance> {
+async function withLivePowerState(deps: Deps, item: Instance): Promise<Instance> {
   if (!['active', 'stopped'].includes(item.status) || item.active_job_id !== null || item.upstream_id === null) return item;
   try {
-    const server = await (await upstreamForLiveReads()).getServer(item.upstream_id);
+    const server = await (await upstreamForLiveReads(deps)).getServer(item.upstream_id);
     const live = server?.status === 'active' ? 'active' : server?.status === 'off' ? 'stopped' : item.status;
     if (live === item.status) return item;
     const changes =
@@ -167,7 +166,7 @@ async function withLivePowerState(item: Instance): Promise<Instance> {
         ? ({ status: 'stopped', paused_by: item.paused_by ?? 'user' } as const)
         : ({ status: 'active', paused_by: null } as const);
     // Conditional on the version read: an action accepted meanwhile wins, and this answer keeps the stored state.
-    return (await updateInstanceAtVersion(item, { changes })) ? { ...item, ...changes } : item;
+    return (await updateInstanceAtVersion(deps, item, { changes })) ? { ...item, ...changes } : item;
   } catch (error) {
     logger.warn('live status unavailable; answering from stored state', { error });
     return item;
@@ -190,12 +189,12 @@ export interface InstanceListPage {
 }
 
 /** The caller's live instances by id: all of them, or one page when `per_page` or `page_token` is given. */
-export async function listInstanceSummaries(accountId: string, query: ListInstancesQuery = {}): Promise<InstanceListPage> {
-  prepareSecrets();
-  const summaries = (items: Instance[]) => Promise.all(items.map(async (item) => toInstanceSummary(item, await openInstanceSecrets(item))));
+export async function listInstanceSummaries(deps: Deps, accountId: string, query: ListInstancesQuery = {}): Promise<InstanceListPage> {
+  prepareSecrets(deps);
+  const summaries = (items: Instance[]) => Promise.all(items.map(async (item) => toInstanceSummary(item, await openInstanceSecrets(deps, item))));
   if (query.per_page === undefined && query.page_token === undefined)
-    return { instances: await summaries(await listOwnedInstances(accountId)) };
+    return { instances: await summaries(await listOwnedInstances(deps, accountId)) };
   const after = query.page_token === undefined ? undefined : decodePageToken(query.page_token);
-  const { items, lastId } = await listOwnedInstances(accountId, { limit: query.per_page ?? LIST_PAGE_MAX, after });
+  const { items, lastId } = await listOwnedInstances(deps, accountId, { limit: query.per_page ?? LIST_PAGE_MAX, after });
   return { instances: await summaries(items), ...(lastId === undefined ? {} : { nextPageToken: encodePageToken(lastId) }) };
 }

@@ -1,3 +1,4 @@
+import type { Deps } from './deps';
 import { randomUUID } from 'node:crypto';
 import { getJob } from '../store/jobs';
 import { type Job } from '../model/job';
@@ -23,8 +24,8 @@ export function newJob(type: Job['type'], instance: Pick<Instance, 'instance_id'
 const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** GET /jobs/{id}: the caller's own jobs only; anyone else's is the same 404 as a missing one. */
-export async function getJobView(accountId: string, jobId: string | undefined): Promise<JobView> {
-  const job = jobId && JOB_ID.test(jobId) ? await getJob(jobId) : undefined;
+export async function getJobView(deps: Deps, accountId: string, jobId: string | undefined): Promise<JobView> {
+  const job = jobId && JOB_ID.test(jobId) ? await getJob(deps, jobId) : undefined;
   if (!job || job.account_id !== accountId) throw notFound('Job not found');
   return toJobView(job);
 }

@@ -1,3 +1,4 @@
+import type { Deps } from './deps';
 import type { Account } from '../store/accounts';
 import { getAccountApiKey, KeyLimitError, listAccountApiKeys, revokeApiKey } from '../store/api-keys';
 import { DEFAULT_KEY_NAME, type ApiKeyInfo, type CreateKeyBody, type CreatedApiKey } from '../schemas/keys';
@@ -9,14 +10,14 @@ import { toApiKeyInfo } from './views';
 /** Creating keys needs deposits of $1 or more in total, ever: sticky, whatever the balance is now. */
 export const KEY_DEPOSIT_MIN_MICROS = 1_000_000;
 
-export async function listKeys(accountId: string): Promise<ApiKeyInfo[]> {
-  return (await listAccountApiKeys(accountId)).map(toApiKeyInfo);
+export async function listKeys(deps: Deps, accountId: string): Promise<ApiKeyInfo[]> {
+  return (await listAccountApiKeys(deps, accountId)).map(toApiKeyInfo);
 }
 
-export async function createKey(account: Account, body: CreateKeyBody): Promise<CreatedApiKey> {
+export async function createKey(deps: Deps, account: Account, body: CreateKeyBody): Promise<CreatedApiKey> {
   if (account.total_deposited < KEY_DEPOSIT_MIN_MICROS) throw paymentRequired('Deposit required');
   try {
-    const { record, fullKey } = await issueApiKey(account.account_id, body?.name ?? DEFAULT_KEY_NAME);
+    const { record, fullKey } = await issueApiKey(deps, account.account_id, body?.name ?? DEFAULT_KEY_NAME);
     return { ...toApiKeyInfo(record), full_key: fullKey };
   } catch (error) {
     if (error instanceof KeyLimitError) {
@@ -27,9 +28,9 @@ export async function createKey(account: Account, body: CreateKeyBody): Promise<
 }
 
 /** Revokes for good; the very next request with the key is refused. Revoking a revoked key is still ok. */
-export async function revokeKey(accountId: string, keyId: number | undefined): Promise<{ ok: true; id: number }> {
-  const key = keyId === undefined ? undefined : await getAccountApiKey(accountId, keyId);
+export async function revokeKey(deps: Deps, accountId: string, keyId: number | undefined): Promise<{ ok: true; id: number }> {
+  const key = keyId === undefined ? undefined : await getAccountApiKey(deps, accountId, keyId);
   if (!key) throw notFound('Key not found');
-  await revokeApiKey(key, new Date().toISOString());
+  await revokeApiKey(deps, key, new Date().toISOString());
   return { ok: true, id: key.id };
 }

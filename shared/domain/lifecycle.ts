@@ -1,3 +1,4 @@
+import type { Deps } from './deps';
 import { logger } from '../observability';
 import { stillBillingPausedCheck, type Account } from '../store/accounts';
 import { getInstanceItem, getOwnedInstance, updateInstanceAtVersion, updateInstanceWithRetry } from '../store/instances';
@@ -16,7 +17,6 @@ import { refusedUnprocessed, withTransientRetry } from '../upstream/retry';
 import { Failure, namedError, instanceNotFound, lifecycleConflict, serviceUnavailable } from '../model/errors';
 import { orderablePlan, type Plan } from '../model/flavors';
 import { newJob } from './jobs';
-import { workflowEngine } from '../workflows';
 import { workflowOfJob } from '../workflows/jobs-to-workflows';
 import { startKnownNotTaken } from '../model/convergence';
 import { ownServer, ServerNotOursError } from './server-guard';
@@ -25,8 +25,8 @@ import { retry, retryPolicies, TRY_AGAIN } from '../retry';
 const upstreamError = () => new Failure('upstream_error', 'Upstream error');
 
 /** The 409 for `type` on the instance as it is now, naming the job it is busy with, if any. */
-async function conflictWith(instance: Instance, type: ActionType): Promise<Failure> {
-  const running = instance.active_job_id === null ? undefined : await getJob(instance.active_job_id);
+async function conflictWith(deps: Deps, instance: Instance, type: ActionType): Promise<Failure> {
+  const running = instance.active_job_id === null ? undefined : await getJob(deps, instance.active_job_id);
   return lifecycleConflict(instance.status, type.replace('_', ' '), running?.type);
 }
 
@@ -51,9 +51,9 @@ function firstUpstreamAction(
 }
 
 /** Undoes an accepted action that the upstream refused: status, lock and any reserved tier go back as they were. */
-async function withdrawAction(instance: Instance, job: Job, reason: string): Promise<void> {
+async function withdrawAction(deps: Deps, instance: Instance, job: Job, reason: string): Promise<void> {
   const finish = { job_id: job.job_id, outcome: { status: 'failed' as const, error: reason }, at: new Date().toISOString() };
-  await updateInstanceWithRetry(instance.instance_id, (current) =>
+  await updateInstanceWithRetry(deps, instance.instance_id, (current) =>
     // A delete that came in meanwhile owns the instance now, capacity included.
     current.active_job_id === job.job_id && current.deleted_at === null
       ? {
@@ -63,7 +63,7 @@ async function withdrawAction(instance: Instance, job: Job, reason: string): Pro
         }
       : undefined,
   );
-  await finishJob(job.job_id, finish.outcome, finish.at);
+  await finishJob(deps, job.job_id, finish.outcome, finish.at);
 }
 
 /**
@@ -71,15 +71,15 @@ async function withdrawAction(instance: Instance, job: Job, reason: string): Pro
  * then the action is recorded with its job (holding the instance's one action slot), its first upstream call is
  * made, and its workflow takes it from there.
  */
-export async function performAction(account: Account, instanceId: number | undefined, body: ActionBody): Promise<ActionResult> {
+export async function performAction(deps: Deps, account: Account, instanceId: number | undefined, body: ActionBody): Promise<ActionResult> {
   const target = body.type === 'resize' ? orderablePlan(body.flavor ?? '') : undefined;
-  const instance = instanceId === undefined ? undefined : await getOwnedInstance(instanceId, account.account_id);
+  const instance = instanceId === undefined ? undefined : await getOwnedInstance(deps, instanceId, account.account_id);
   if (!instance) throw instanceNotFound();
   const verdict = judgeAction(account, instance, body.type, target);
   if (verdict.kind === 'done') return { ok: true, action: body.type, job_id: null };
   if (verdict.kind === 'refused') throw verdict.failure;
-  if (verdict.kind === 'conflict') throw await conflictWith(instance, body.type);
-  const job = await launchAction(instance, body.type, target, 'user');
+  if (verdict.kind === 'conflict') throw await conflictWith(deps, instance, body.type);
+  const job = await launchAction(deps, instance, body.type, target, 'user');
   return { ok: true, action: body.type, job_id: job.job_id };
 }
 
@@ -88,9 +88,9 @@ export async function performAction(account: Account, instanceId: number | undef
  * instance is then marked `paused_by: billing`. Undefined when it could not be done now (busy or upstream
  * refused): the next meter run tries again.
  */
-export async function powerOffForBilling(instance: Instance): Promise<Job | undefined> {
+export async function powerOffForBilling(deps: Deps, instance: Instance): Promise<Job | undefined> {
   try {
-    return await launchAction(instance, 'power_off', undefined, 'billing');
+    return await launchAction(deps, instance, 'power_off', undefined, 'billing');
   } catch (error) {
     if (error instanceof Failure) return undefined;
     throw error;
@@ -101,16 +101,16 @@ export async function powerOffForBilling(instance: Instance): Promise<Job | unde
  * Records an accepted action with its job (taking the instance's one action slot and, for a resize, the target
  * tier), makes its first upstream call, and starts its workflow.
  */
-async function launchAction(instance: Instance, type: ActionType, target: Plan | undefined, pausedBy: 'user' | 'billing'): Promise<Job> {
+async function launchAction(deps: Deps, instance: Instance, type: ActionType, target: Plan | undefined, pausedBy: 'user' | 'billing'): Promise<Job> {
   const job = newJob(type, instance);
   let accepted: boolean;
   try {
-    accepted = await updateInstanceAtVersion(instance, {
+    accepted = await updateInstanceAtVersion(deps, instance, {
       changes: target ? { active_job_id: job.job_id, status: 'resizing', pending_plan: target } : { active_job_id: job.job_id },
       reserve: target ? [{ kind: 'tier', flavor: target.flavor }] : [],
       job,
       // The system powers off only an account that is still paused when the action is recorded.
-      checks: pausedBy === 'billing' ? [stillBillingPausedCheck(instance.account_id)] : [],
+      checks: pausedBy === 'billing' ? [stillBillingPausedCheck(deps, instance.account_id)] : [],
     });
   } catch (error) {
     if (error instanceof CapacityExhaustedError) throw serviceUnavailable('Tier capacity exhausted');
@@ -118,41 +118,41 @@ async function launchAction(instance: Instance, type: ActionType, target: Plan |
   }
   if (!accepted) {
     // Something else changed the instance since it was read: report the state it is in now.
-    const current = await getInstanceItem(instance.instance_id);
+    const current = await getInstanceItem(deps, instance.instance_id);
     if (!current || current.deleted_at !== null) throw instanceNotFound();
-    throw await conflictWith(current, type);
+    throw await conflictWith(deps, current, type);
   }
 
   const { request, phase } = firstUpstreamAction(type, instance, target);
   const serverId = instance.upstream_id;
   if (serverId === null) throw new Error(`instance ${instance.instance_id} is ${instance.status} without an upstream server`);
   let actionId: number | null;
-  const driver = await upstreamForRequests();
+  const driver = await upstreamForRequests(deps);
   try {
     // One read, not retried: the client's time is kept for the start itself.
-    await ownServer(driver, instance);
+    await ownServer(deps, driver, instance);
   } catch (error) {
     if (error instanceof ServerNotOursError) throw upstreamError();
     if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
     // Nothing was sent to the server yet: the action did not happen.
-    await withdrawAction(instance, job, 'Upstream error');
+    await withdrawAction(deps, instance, job, 'Upstream error');
     throw upstreamError();
   }
   try {
     // Only refusals are sent again: a timed-out action may have been taken, and a second one would be refused.
     // Before each attempt the request's key is checked again: once it is revoked, nothing more goes upstream.
-    const attempt = async () => (await assertRequestStillAuthorized(), driver.startAction(serverId, request));
+    const attempt = async () => (await assertRequestStillAuthorized(deps), driver.startAction(serverId, request));
     actionId = (await withTransientRetry(attempt, { retryable: refusedUnprocessed })).id;
   } catch (error) {
     if (error instanceof Failure) {
-      await runUnguarded(() => withdrawAction(instance, job, 'The request was no longer authorized'));
+      await runUnguarded(() => withdrawAction(deps, instance, job, 'The request was no longer authorized'));
       throw error;
     }
     if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
     // A start the driver did not send for lack of time is as known as a refusal.
     if (error instanceof UpstreamDeadlineError || startKnownNotTaken(error)) {
       logger.warn('upstream refused an action', { type, status: error.status });
-      await withdrawAction(instance, job, 'Upstream error');
+      await withdrawAction(deps, instance, job, 'Upstream error');
       throw upstreamError();
     }
     // The answer was lost, not the action: the workflow finds out from the server's action list what was done.
@@ -160,7 +160,7 @@ async function launchAction(instance: Instance, type: ActionType, target: Plan |
     actionId = null;
   }
 
-  await workflowEngine().start(workflowOfJob[type], job, {
+  await deps.workflows.start(workflowOfJob[type], job, {
     type,
     action_id: actionId,
     action_type: request.type,
@@ -175,20 +175,20 @@ async function launchAction(instance: Instance, type: ActionType, target: Plan |
  * DELETE /instances/{id}: the instance leaves the API at once (deleted_at, status deleting) together with its
  * delete job; the delete workflow stops whatever else runs for it and destroys it upstream.
  */
-export function deleteInstance(account: Account, instanceId: number | undefined): Promise<DeleteResult> {
+export function deleteInstance(deps: Deps, account: Account, instanceId: number | undefined): Promise<DeleteResult> {
   return retry(
     retryPolicies.requestVersionConflict,
     async () => {
-      const instance = instanceId === undefined ? undefined : await getOwnedInstance(instanceId, account.account_id);
+      const instance = instanceId === undefined ? undefined : await getOwnedInstance(deps, instanceId, account.account_id);
       if (!instance) throw instanceNotFound();
       const job = newJob('delete', instance);
-      const recorded = await updateInstanceAtVersion(instance, {
+      const recorded = await updateInstanceAtVersion(deps, instance, {
         changes: { status: 'deleting', deleted_at: new Date().toISOString() },
         job,
       });
       if (!recorded) return TRY_AGAIN;
       try {
-        await workflowEngine().start('delete', job, {});
+        await deps.workflows.start('delete', job, {});
       } catch (error) {
         // The deletion is recorded; the reconciler starts the workflow for instances left deleting without one.
         logger.error('could not start the delete workflow', { error });
@@ -212,8 +212,8 @@ class OperatorRefusal extends namedError('OperatorRefusal') {}
  * Operators quarantine an instance (abuse): every action on it is then a 409; its owner can still delete it.
  * Only a settled instance with no action running can be quarantined, so no workflow overwrites the status.
  */
-export async function quarantineInstance(instanceId: number): Promise<Instance> {
-  const updated = await updateInstanceWithRetry(instanceId, (instance) => {
+export async function quarantineInstance(deps: Deps, instanceId: number): Promise<Instance> {
+  const updated = await updateInstanceWithRetry(deps, instanceId, (instance) => {
     if (instance.deleted_at !== null || instance.status === 'quarantined') return undefined;
     if (!QUARANTINABLE.includes(instance.status) || instance.active_job_id !== null) {
       throw new OperatorRefusal(
@@ -227,8 +227,8 @@ export async function quarantineInstance(instanceId: number): Promise<Instance> 
 }
 
 /** Lifts a quarantine: the instance returns to the status it had. */
-export async function releaseInstance(instanceId: number): Promise<Instance> {
-  const updated = await updateInstanceWithRetry(instanceId, (instance) =>
+export async function releaseInstance(deps: Deps, instanceId: number): Promise<Instance> {
+  const updated = await updateInstanceWithRetry(deps, instanceId, (instance) =>
     instance.status === 'quarantined' && instance.deleted_at === null
       ? { changes: { status: instance.quarantined_from ?? 'stopped', quarantined_from: null } }
       : undefined,

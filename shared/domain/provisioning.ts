@@ -1,4 +1,4 @@
-import { config } from '../config';
+import type { Deps } from './deps';
 import { namedError } from '../model/errors';
 import { metricNames } from '../metric-names';
 import { countMetric, durationMetric, logger } from '../observability';
@@ -56,33 +56,33 @@ export type CreateServerResult =
  * a create whose answer was lost, the upstream may still be carrying it out: until the window has passed the step
  * answers `waiting` and the workflow looks again, rather than create a second server.
  */
-export async function createServerStep({ instance_id }: ProvisionInput): Promise<CreateServerResult> {
-  const instance = await getInstanceItem(instance_id);
+export async function createServerStep(deps: Deps, { instance_id }: ProvisionInput): Promise<CreateServerResult> {
+  const instance = await getInstanceItem(deps, instance_id);
   if (!instance || instance.deleted_at !== null || !PROVISIONING_STATUSES.includes(instance.status)) {
     return { upstream_id: null, abandoned: true, waiting: false };
   }
-  const driver = await upstream();
-  const tag = upstreamTagOf(instance_id);
+  const driver = await upstream(deps);
+  const tag = upstreamTagOf(deps, instance_id);
   // Should two exist, the oldest is the instance's; the reconciler destroys the other as a leak.
   let [server] = (await driver.listServersByTag(tag)).sort((a, b) => a.id - b.id);
   if (!server) {
     const requestedAt = instance.create_requested_at === null ? undefined : Date.parse(instance.create_requested_at);
-    if (requestedAt !== undefined && Date.now() - requestedAt < config().unknownOutcomeWindowSeconds * 1000) {
+    if (requestedAt !== undefined && Date.now() - requestedAt < deps.config.unknownOutcomeWindowSeconds * 1000) {
       return { upstream_id: null, abandoned: false, waiting: true };
     }
-    const noted = await transitionInstance(instance_id, PROVISIONING_STATUSES, { create_requested_at: new Date().toISOString() });
+    const noted = await transitionInstance(deps, instance_id, PROVISIONING_STATUSES, { create_requested_at: new Date().toISOString() });
     if (!noted) return { upstream_id: null, abandoned: true, waiting: false };
-    const secrets = await openInstanceSecrets(instance);
+    const secrets = await openInstanceSecrets(deps, instance);
     if (!secrets) throw new Error(`instance ${instance_id} has no credentials to provision with`);
     server = await driver.createServer({
       name: `vps-${instance_id}`,
-      tags: [tag, serviceTag()],
+      tags: [tag, serviceTag(deps)],
       size: instance.plan.flavor,
       image: UBUNTU_IMAGE,
       userData: userDataFor(instance, secrets.root_password),
     });
   }
-  const moved = await transitionInstance(instance_id, PROVISIONING_STATUSES, {
+  const moved = await transitionInstance(deps, instance_id, PROVISIONING_STATUSES, {
     status: 'provisioning',
     vps_id: String(server.id),
     upstream_id: server.id,
@@ -102,11 +102,11 @@ export interface CheckServerResult {
  * One poll of the new server. A server the upstream does not find now is not taken as lost (it answers 404 for
  * existing servers for short periods, new ones most of all): the workflow polls again, within the provisioning budget.
  */
-export async function checkServerStep(input: CheckServerInput): Promise<CheckServerResult> {
+export async function checkServerStep(deps: Deps, input: CheckServerInput): Promise<CheckServerResult> {
   const elapsedSeconds = () => (Date.now() - Date.parse(input.started_at)) / 1000;
-  const server = await (await upstream()).getServer(input.upstream_id).catch((error: unknown) => {
+  const server = await (await upstream(deps)).getServer(input.upstream_id).catch((error: unknown) => {
     // Reads that keep failing are polled again, but only within the provisioning budget.
-    if (elapsedSeconds() > config().provisionTimeoutSeconds)
+    if (elapsedSeconds() > deps.config.provisionTimeoutSeconds)
       throw new ProvisionTimeoutError(`server status unknown after ${Math.round(elapsedSeconds())} s`);
     throw error;
   });
@@ -114,7 +114,7 @@ export async function checkServerStep(input: CheckServerInput): Promise<CheckSer
     const now = new Date().toISOString();
     const ipv4 = server.ipv4;
     // The instance write and the job's end are one transaction: no crash can leave the job running.
-    const activated = await updateInstanceWithRetry(input.instance_id, (instance) =>
+    const activated = await updateInstanceWithRetry(deps, input.instance_id, (instance) =>
       instance.status === 'provisioning' && instance.deleted_at === null
         ? {
             changes: { status: 'active', ipv4, activated_at: now, metered_until: now },
@@ -123,13 +123,13 @@ export async function checkServerStep(input: CheckServerInput): Promise<CheckSer
         : undefined,
     );
     // Also after a retry that finds it already active: the step that made it running applies the billing pause.
-    if (activated?.status === 'active') await holdBillingPause(input.instance_id);
+    if (activated?.status === 'active') await holdBillingPause(deps, input.instance_id);
     if (activated?.activated_at !== now) return { ready: false, abandoned: true };
     countMetric(metricNames.provisionSucceeded);
     durationMetric(metricNames.provisionDuration, Date.parse(now) - Date.parse(activated.created_at ?? now));
     return { ready: true, abandoned: false };
   }
-  if (elapsedSeconds() > config().provisionTimeoutSeconds) {
+  if (elapsedSeconds() > deps.config.provisionTimeoutSeconds) {
     throw new ProvisionTimeoutError(`server not active after ${Math.round(elapsedSeconds())} s`);
   }
   return { ready: false, abandoned: false };
@@ -146,16 +146,16 @@ const failureTexts: Record<string, string> = {
  * Undoes a failed provision: destroys every upstream server carrying the instance's tag, gives back the IPv4
  * address and tier capacity exactly once, and marks the instance and its job failed. Safe to retry.
  */
-export async function compensateStep({ instance_id, job_id, error }: CompensateInput): Promise<{ compensated: boolean }> {
-  return { compensated: await failProvision(instance_id, job_id, error?.Error) };
+export async function compensateStep(deps: Deps, { instance_id, job_id, error }: CompensateInput): Promise<{ compensated: boolean }> {
+  return { compensated: await failProvision(deps, instance_id, job_id, error?.Error) };
 }
 
 /**
  * Undoes a provision that cannot finish: destroys every upstream server carrying the instance's tag, gives back
  * its capacity exactly once, and marks the instance and its job failed. False when there was nothing to undo.
  */
-export async function failProvision(instanceId: number, jobId: string | undefined, errorName: string | undefined): Promise<boolean> {
-  const instance = await getInstanceItem(instanceId);
+export async function failProvision(deps: Deps, instanceId: number, jobId: string | undefined, errorName: string | undefined): Promise<boolean> {
+  const instance = await getInstanceItem(deps, instanceId);
   const live = instance !== undefined && instance.deleted_at === null;
   if (live && !PROVISIONING_STATUSES.includes(instance.status)) {
     // Provisioning got past the point of failure (the instance is active): there is nothing to undo.
@@ -164,7 +164,7 @@ export async function failProvision(instanceId: number, jobId: string | undefine
   logger.warn('provisioning failed; compensating', { cause: errorName });
   countMetric(metricNames.provisionFailed);
   if (errorName?.startsWith('Upstream')) countMetric(metricNames.upstreamErrors);
-  await destroyTaggedServers(instanceId);
+  await destroyTaggedServers(deps, instanceId);
   const finish = jobId
     ? {
         job_id: jobId,
@@ -173,20 +173,20 @@ export async function failProvision(instanceId: number, jobId: string | undefine
       }
     : undefined;
   if (live) {
-    await updateInstanceWithRetry(instanceId, (current) =>
+    await updateInstanceWithRetry(deps, instanceId, (current) =>
       current.deleted_at === null && PROVISIONING_STATUSES.includes(current.status)
         ? { changes: { status: 'failed', capacity_held: false, pending_plan: null }, release: heldPools(current), finish }
         : undefined,
     );
   }
-  if (finish) await finishJob(finish.job_id, finish.outcome, finish.at);
+  if (finish) await finishJob(deps, finish.job_id, finish.outcome, finish.at);
   return true;
 }
 
 /** Destroys every upstream server carrying the instance's tag; returns how many it found. */
-export async function destroyTaggedServers(instanceId: number): Promise<number> {
-  const driver = await upstream();
-  const servers = await driver.listServersByTag(upstreamTagOf(instanceId));
+export async function destroyTaggedServers(deps: Deps, instanceId: number): Promise<number> {
+  const driver = await upstream(deps);
+  const servers = await driver.listServersByTag(upstreamTagOf(deps, instanceId));
   await Promise.all(servers.map((server) => driver.deleteServer(server.id)));
   return servers.length;
 }

@@ -1,3 +1,4 @@
+import type { Deps } from './deps';
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
 import { getInstanceItem, listInFlightInstances } from '../store/instances';
@@ -10,7 +11,6 @@ import type { UpstreamServer } from '../model/server';
 import { settleAction } from './action-steps';
 import { serviceTag } from './instances';
 import { newJob } from './jobs';
-import { workflowEngine } from '../workflows';
 import { failProvision } from './provisioning';
 import { orphanJobOutcome } from '../model/convergence';
 import { isLeaked, sweepFleet, withInstances, type DriftReport } from './fleet-sweep';
@@ -44,34 +44,34 @@ const GRACE_MS = 120_000;
 type Repair = 'deletesRestarted' | 'provisionsFailed' | 'actionsSettled';
 
 /** Repairs one instance whose lifecycle has no running workflow behind it; undefined when nothing was wrong. */
-async function repair(instance: Instance): Promise<Repair | undefined> {
-  const running = await listRunningJobs(instance.instance_id);
+async function repair(deps: Deps, instance: Instance): Promise<Repair | undefined> {
+  const running = await listRunningJobs(deps, instance.instance_id);
   const owning = (types: Job['type'][]) => running.find((job) => types.includes(job.type));
   if (instance.status === 'deleting') {
     const job = owning(['delete']);
-    if (job && (await workflowEngine().isRunning(job))) return undefined;
+    if (job && (await deps.workflows.isRunning(job))) return undefined;
     if (job)
-      await finishJob(
+      await finishJob(deps, 
         job.job_id,
         { status: 'failed', error: 'The delete was interrupted; it has been restarted' },
         new Date().toISOString(),
       );
     const restart = newJob('delete', instance);
-    await insertJob(restart);
-    await workflowEngine().start('delete', restart, {});
+    await insertJob(deps, restart);
+    await deps.workflows.start('delete', restart, {});
     return 'deletesRestarted';
   }
   if (instance.status === 'pending' || instance.status === 'provisioning') {
     const job = owning(['provision']);
-    if (job && (await workflowEngine().isRunning(job))) return undefined;
-    await failProvision(instance.instance_id, job?.job_id, 'ProvisionAbandoned');
+    if (job && (await deps.workflows.isRunning(job))) return undefined;
+    await failProvision(deps, instance.instance_id, job?.job_id, 'ProvisionAbandoned');
     return 'provisionsFailed';
   }
   if (instance.active_job_id !== null) {
     const job = running.find((candidate) => candidate.job_id === instance.active_job_id);
-    if (job && (await workflowEngine().isRunning(job))) return undefined;
+    if (job && (await deps.workflows.isRunning(job))) return undefined;
     // Settled only once the upstream's actions have ended; until then the instance keeps its transitional status.
-    return (await settleAction(instance.instance_id, instance.active_job_id, 'ActionAbandoned')) ? 'actionsSettled' : undefined;
+    return (await settleAction(deps, instance.instance_id, instance.active_job_id, 'ActionAbandoned')) ? 'actionsSettled' : undefined;
   }
   return undefined;
 }
@@ -85,14 +85,14 @@ function ownedByInstance(job: Job, instance: Instance | undefined): boolean {
 }
 
 /** Ends running jobs that have no execution and that their instance no longer points at; returns how many. */
-async function endOrphanJobs(now: number, graceMs: number): Promise<number> {
+async function endOrphanJobs(deps: Deps, now: number, graceMs: number): Promise<number> {
   let ended = 0;
-  for (const job of await listAllRunningJobs()) {
+  for (const job of await listAllRunningJobs(deps)) {
     if (now - Date.parse(job.started_at) < graceMs) continue;
     try {
-      const instance = await getInstanceItem(job.instance_id);
-      if (ownedByInstance(job, instance) || (await workflowEngine().isRunning(job))) continue;
-      await finishJob(job.job_id, orphanJobOutcome(job, instance), new Date().toISOString());
+      const instance = await getInstanceItem(deps, job.instance_id);
+      if (ownedByInstance(job, instance) || (await deps.workflows.isRunning(job))) continue;
+      await finishJob(deps, job.job_id, orphanJobOutcome(job, instance), new Date().toISOString());
       ended += 1;
     } catch (error) {
       logger.error('could not end an orphaned job', { job_id: job.job_id, error });
@@ -105,11 +105,11 @@ async function endOrphanJobs(now: number, graceMs: number): Promise<number> {
  * Our tagged servers that no live instance owns and that the sweep has not taken in hand yet (orphans it has not
  * found, lost instances' servers to restore), for an audit: orphans already waiting out their grace are not drift.
  */
-export async function findLeakedServers(): Promise<{ server: UpstreamServer; instanceId: number | null }[]> {
-  const { orphans } = await readOrphanBook();
+export async function findLeakedServers(deps: Deps): Promise<{ server: UpstreamServer; instanceId: number | null }[]> {
+  const { orphans } = await readOrphanBook(deps);
   const leaked = [];
-  for await (const servers of (await upstream()).serverPagesByTag(serviceTag()))
-    for (const { server, instanceId, instance } of await withInstances(servers))
+  for await (const servers of (await upstream(deps)).serverPagesByTag(serviceTag(deps)))
+    for (const { server, instanceId, instance } of await withInstances(deps, servers))
       if (isLeaked(server, instance) && !orphans.has(server.id)) leaked.push({ server, instanceId });
   return leaked;
 }
@@ -119,7 +119,7 @@ export async function findLeakedServers(): Promise<{ server: UpstreamServer; ins
  * then sweeps the fleet: servers that belong to no live instance are powered off and, after a grace period, destroyed,
  * so that a leak never costs anyone silently and nothing a customer may own is destroyed on one observation.
  */
-export async function reconcile(now = Date.now(), graceMs = GRACE_MS): Promise<ReconcileReport> {
+export async function reconcile(deps: Deps, now = Date.now(), graceMs = GRACE_MS): Promise<ReconcileReport> {
   const report = {
     deletesRestarted: 0,
     provisionsFailed: 0,
@@ -132,17 +132,17 @@ export async function reconcile(now = Date.now(), graceMs = GRACE_MS): Promise<R
     sweepGuardHalted: false,
     drift: { vanished: 0, foreign: 0, power: 0, size: 0 },
   };
-  for (const instance of await listInFlightInstances()) {
+  for (const instance of await listInFlightInstances(deps)) {
     if (now - Date.parse(instance.updated_at ?? instance.created_at ?? '') < graceMs) continue;
     try {
-      const repaired = await repair(instance);
+      const repaired = await repair(deps, instance);
       if (repaired) report[repaired] += 1;
     } catch (error) {
       logger.error('could not reconcile an instance', { instance_id: instance.instance_id, error });
     }
   }
-  report.jobsEnded = await endOrphanJobs(now, graceMs);
-  const sweep = await sweepFleet(now);
+  report.jobsEnded = await endOrphanJobs(deps, now, graceMs);
+  const sweep = await sweepFleet(deps, now);
   report.drift = sweep.drift;
   report.leakedServersDestroyed = sweep.leakedServersDestroyed;
   report.orphansFound = sweep.orphansFound;

@@ -1,4 +1,4 @@
-import { config } from '../config';
+import type { Deps } from './deps';
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
 import { clearSlidingWindow, hitSlidingWindow } from '../store/counters';
@@ -24,10 +24,10 @@ export const lostTexts: Record<Exclude<Ownership, 'ours'>, string> = {
  * Records that an instance has lost its server: it fails, gives back its capacity, and the job that found out (or,
  * when none was running, a `reconcile` job recorded as ended) fails with a text saying why, in one transaction.
  */
-export async function loseInstance(instanceId: number, why: Exclude<Ownership, 'ours'>): Promise<void> {
+export async function loseInstance(deps: Deps, instanceId: number, why: Exclude<Ownership, 'ours'>): Promise<void> {
   const at = new Date().toISOString();
   const error = lostTexts[why];
-  await updateInstanceWithRetry(instanceId, (current) => {
+  await updateInstanceWithRetry(deps, instanceId, (current) => {
     if (current.deleted_at !== null || !HAS_SERVER.includes(current.status)) return undefined;
     const { reserve, release, changes } = lostServerChange(current);
     const ended = { status: 'failed' as const, error, finished_at: at };
@@ -47,7 +47,7 @@ export async function loseInstance(instanceId: number, why: Exclude<Ownership, '
 export type ServerReading =
   { readonly kind: 'found'; readonly server: UpstreamServer } | { readonly kind: 'unconfirmed' } | { readonly kind: 'gone' };
 
-export async function readInstanceServer(
+export async function readInstanceServer(deps: Deps, 
   driver: UpstreamDriver,
   instance: Pick<Instance, 'instance_id' | 'upstream_id' | 'absent_since'>,
   at = new Date().toISOString(),
@@ -55,17 +55,17 @@ export async function readInstanceServer(
   const serverId = instance.upstream_id ?? 0;
   const server = await driver.getServer(serverId);
   if (server) {
-    if (instance.absent_since !== undefined) await clearServerAbsence(instance.instance_id);
+    if (instance.absent_since !== undefined) await clearServerAbsence(deps, instance.instance_id);
     return { kind: 'found', server };
   }
-  const evidence = await recordServerAbsent(instance.instance_id, at);
-  if (evidence && absenceConcluded(evidence, config().absence)) {
-    const listed = (await driver.listServersByTag(upstreamTagOf(instance.instance_id))).find((candidate) => candidate.id === serverId);
+  const evidence = await recordServerAbsent(deps, instance.instance_id, at);
+  if (evidence && absenceConcluded(evidence, deps.config.absence)) {
+    const listed = (await driver.listServersByTag(upstreamTagOf(deps, instance.instance_id))).find((candidate) => candidate.id === serverId);
     if (listed) {
-      await clearServerAbsence(instance.instance_id);
+      await clearServerAbsence(deps, instance.instance_id);
       return { kind: 'found', server: listed };
     }
-    if (await admitLoss(at)) return { kind: 'gone' };
+    if (await admitLoss(deps, at)) return { kind: 'gone' };
   }
   logger.warn('the upstream does not know the server now; recorded as evidence, not taken as gone', {
     instance_id: instance.instance_id,
@@ -84,28 +84,28 @@ const HOUR_MS = 3_600_000;
  * Stops the sweep's power-offs, destructions and losses until an operator resumes them, and alarms: too much at
  * once is more likely a fault of ours (a wrong token, a table restored from an old backup) than of the fleet.
  */
-export async function tripSweepGuard(at: string, reason: string): Promise<void> {
-  await setOrphanGuard({ halted_at: at, reason });
+export async function tripSweepGuard(deps: Deps, at: string, reason: string): Promise<void> {
+  await setOrphanGuard(deps, { halted_at: at, reason });
   countMetric(metricNames.sweepGuardTripped);
   logger.error('the sweep stopped powering off, destroying and losing servers: its blast-radius guard tripped', { reason });
 }
 
 /** Lets the sweep act again after its guard tripped: the losses it counted no longer count. */
-export async function resumeSweepGuard(): Promise<void> {
-  await clearSlidingWindow(LOSSES_WINDOW);
-  await setOrphanGuard({ halted_at: null, reason: null });
+export async function resumeSweepGuard(deps: Deps): Promise<void> {
+  await clearSlidingWindow(deps, LOSSES_WINDOW);
+  await setOrphanGuard(deps, { halted_at: null, reason: null });
 }
 
 /**
  * Whether a server concluded gone may be taken as lost now: not while the guard holds, and not past the hourly
  * allowance, which is counted across every path and run (past it, the guard trips). Until then it stays a suspicion.
  */
-async function admitLoss(at: string): Promise<boolean> {
-  const { guard } = await readOrphanBook();
+async function admitLoss(deps: Deps, at: string): Promise<boolean> {
+  const { guard } = await readOrphanBook(deps);
   if (guard.halted_at !== null) return false;
-  const limit = config().absence.maxLossesPerHour;
-  if ((await hitSlidingWindow(LOSSES_WINDOW, limit, HOUR_MS, Date.parse(at))).allowed) return true;
-  await tripSweepGuard(at, `more than ${limit} servers concluded gone within an hour`);
+  const limit = deps.config.absence.maxLossesPerHour;
+  if ((await hitSlidingWindow(deps, LOSSES_WINDOW, limit, HOUR_MS, Date.parse(at))).allowed) return true;
+  await tripSweepGuard(deps, at, `more than ${limit} servers concluded gone within an hour`);
   return false;
 }
 
@@ -117,18 +117,18 @@ class ServerAbsenceUnconfirmedError extends UpstreamTransientError {}
  * is never acted on, nor is one the upstream does not find now (ServerAbsenceUnconfirmedError, a transient error:
  * nothing changes); that is logged and counted. Only a server concluded gone, or foreign, loses the instance.
  */
-export async function ownServer(driver: UpstreamDriver, instance: Instance): Promise<UpstreamServer> {
+export async function ownServer(deps: Deps, driver: UpstreamDriver, instance: Instance): Promise<UpstreamServer> {
   if (instance.upstream_id === null) throw new ServerNotOursError(`instance ${instance.instance_id} has no server`);
-  const reading = await readInstanceServer(driver, instance);
+  const reading = await readInstanceServer(deps, driver, instance);
   if (reading.kind === 'unconfirmed') throw new ServerAbsenceUnconfirmedError(`server ${instance.upstream_id} not found upstream now`);
   const server = reading.kind === 'found' ? reading.server : null;
-  const ownership = ownershipOf(server, upstreamTagOf(instance.instance_id));
+  const ownership = ownershipOf(server, upstreamTagOf(deps, instance.instance_id));
   if (ownership === 'ours' && server) return server;
   logger.error('the stored server is not this instance’s; not acting on it', {
     instance_id: instance.instance_id,
     server_id: instance.upstream_id,
     ownership,
   });
-  await loseInstance(instance.instance_id, ownership === 'ours' ? 'gone' : ownership);
+  await loseInstance(deps, instance.instance_id, ownership === 'ours' ? 'gone' : ownership);
   throw new ServerNotOursError(`server ${instance.upstream_id} is ${ownership}`);
 }

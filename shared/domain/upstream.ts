@@ -1,4 +1,5 @@
-import { config } from '../config';
+import { runtimeSlot, type Platform } from '../platform';
+import type { Deps } from './deps';
 import { DigitalOceanDriver } from '../upstream/digitalocean';
 import { TokenPoolDriver } from '../upstream/token-pool';
 import type { UpstreamDriver } from '../upstream/driver';
@@ -9,13 +10,13 @@ import { holdUpstream, takeUpstreamToken } from '../store/upstream-budget';
  * The upstream tokens: given directly in the local runtime, read from Secrets Manager on AWS. Several tokens of one
  * account (for more calls than one token's limit) are written one per line, or separated by commas.
  */
-async function readTokens(): Promise<string> {
-  const { token: literal, tokenSecretArn } = config().upstream;
+async function readTokens(deps: Platform): Promise<string> {
+  const { token: literal, tokenSecretArn } = deps.config.upstream;
   if (literal) return literal;
   if (!tokenSecretArn) throw new Error('neither UPSTREAM_TOKEN nor UPSTREAM_TOKEN_SECRET_ARN is set');
   // Loaded here, once per container: only this read on AWS needs the client.
   const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
-  const secrets = new SecretsManagerClient({ region: config().region });
+  const secrets = new SecretsManagerClient({ region: deps.config.region });
   const { SecretString } = await secrets.send(new GetSecretValueCommand({ SecretId: tokenSecretArn }));
   if (!SecretString) throw new Error('the upstream token secret is empty');
   return SecretString;
@@ -53,23 +54,24 @@ export function tokenCache(read: () => Promise<string>): TokenCache {
   };
 }
 
-const secret = tokenCache(readTokens);
-const drivers = new Map<string, Promise<UpstreamDriver>>();
+/** The runtime's upstream tokens, kept for its life (see tokenCache). */
+const secret = runtimeSlot((deps) => tokenCache(() => readTokens(deps)));
+const drivers = runtimeSlot(() => new Map<string, Promise<UpstreamDriver>>());
 
 /**
  * After the upstream refused token number `slot`: that token as the secret holds it now, read anew unless another
  * caller already has (an operator may have replaced it).
  */
-async function rereadToken(slot: number, stale: string): Promise<string> {
-  const held = await secret.current();
+async function rereadToken(deps: Platform, slot: number, stale: string): Promise<string> {
+  const held = await secret.of(deps).current();
   const current = tokensOf(held)[slot] ?? '';
   if (current !== stale) return current;
-  return tokensOf(await secret.reread(held))[slot] ?? '';
+  return tokensOf(await secret.of(deps).reread(held))[slot] ?? '';
 }
 
 /** One driver over the configured tokens, its calls taking from each token's request budget at `priority`. */
-export function tokenPool(tokens: readonly string[], timeoutMs: number, priority: UpstreamPriority): UpstreamDriver {
-  const { baseUrl, pageSize, budgetPerHour, budgetBurst } = config().upstream;
+export function tokenPool(deps: Deps, tokens: readonly string[], timeoutMs: number, priority: UpstreamPriority): UpstreamDriver {
+  const { baseUrl, pageSize, budgetPerHour, budgetBurst } = deps.config.upstream;
   const budget = { capacity: budgetBurst, refillPerSecond: budgetPerHour / 3600 };
   return new TokenPoolDriver(
     tokens.map(
@@ -77,36 +79,36 @@ export function tokenPool(tokens: readonly string[], timeoutMs: number, priority
         new DigitalOceanDriver({
           baseUrl,
           token,
-          rereadToken: (stale) => rereadToken(slot, stale),
+          rereadToken: (stale) => rereadToken(deps, slot, stale),
           timeoutMs,
           perPage: pageSize,
-          admit: () => takeUpstreamToken(slot, priority, budget),
-          onThrottled: (untilMs) => holdUpstream(slot, untilMs),
+          admit: () => takeUpstreamToken(deps, slot, priority, budget),
+          onThrottled: (untilMs) => holdUpstream(deps, slot, untilMs),
         }),
     ),
   );
 }
 
 /** A driver whose calls take from the shared request budget at `priority`, each bounded by `timeoutMs`. */
-function driverFor(timeoutMs: number, priority: UpstreamPriority): Promise<UpstreamDriver> {
+function driverFor(deps: Deps, timeoutMs: number, priority: UpstreamPriority): Promise<UpstreamDriver> {
   const key = `${timeoutMs}:${priority}`;
-  let driver = drivers.get(key);
+  let driver = drivers.of(deps).get(key);
   if (!driver) {
-    driver = secret.current().then((held) => tokenPool(tokensOf(held), timeoutMs, priority));
-    driver.catch(() => drivers.delete(key));
-    drivers.set(key, driver);
+    driver = secret.of(deps).current().then((held) => tokenPool(deps, tokensOf(held), timeoutMs, priority));
+    driver.catch(() => drivers.of(deps).delete(key));
+    drivers.of(deps).set(key, driver);
   }
   return driver;
 }
 
 /** The driver for workflow steps and actions, with the normal per-call timeout: first call on the budget. */
-export const upstream = () => driverFor(config().upstream.timeoutMs, 'workflow');
+export const upstream = (deps: Deps) => driverFor(deps, deps.config.upstream.timeoutMs, 'workflow');
 
 /** The driver for calls made while a client waits (starting an action): bounded well within the API's timeout. */
-export const upstreamForRequests = () => driverFor(config().upstream.requestTimeoutMs, 'workflow');
+export const upstreamForRequests = (deps: Deps) => driverFor(deps, deps.config.upstream.requestTimeoutMs, 'workflow');
 
 /** The driver for the fleet sweep: it leaves a fifth of the budget to lifecycles under way. */
-export const upstreamForSweeps = () => driverFor(config().upstream.timeoutMs, 'sweep');
+export const upstreamForSweeps = (deps: Deps) => driverFor(deps, deps.config.upstream.timeoutMs, 'sweep');
 
 /** The driver for reads made while a client waits for a quick answer (live status): only while half the budget is left. */
-export const upstreamForLiveReads = () => driverFor(config().upstream.liveStatusTimeoutMs, 'live');
+export const upstreamForLiveReads = (deps: Deps) => driverFor(deps, deps.config.upstream.liveStatusTimeoutMs, 'live');

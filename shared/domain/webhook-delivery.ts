@@ -1,7 +1,6 @@
+import type { Deps } from './deps';
 import { randomUUID } from 'node:crypto';
-import { config } from '../config';
 import type { DeliveryMessage } from '../events/ports';
-import { deliveryQueue } from '../events/transports';
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
 import type { ServiceEvent } from '../schemas/events';
@@ -20,17 +19,17 @@ function retryDelayMs(attempt: number, settings: { retryBaseMs: number; retryMax
 }
 
 /** Queues the first attempt of an event for one endpoint. */
-export async function enqueueDelivery(webhookId: string, event: ServiceEvent, now = new Date()): Promise<void> {
+export async function enqueueDelivery(deps: Deps, webhookId: string, event: ServiceEvent, now = new Date()): Promise<void> {
   const at = now.toISOString();
-  await deliveryQueue().send({ webhook_id: webhookId, event, attempt: 1, first_attempt_at: at, not_before: at }, 0);
+  await deps.transports.deliveries.send({ webhook_id: webhookId, event, attempt: 1, first_attempt_at: at, not_before: at }, 0);
 }
 
 /** Queues the event for every enabled endpoint of its account that subscribed to its type. */
-export async function fanOut(event: ServiceEvent): Promise<number> {
-  const subscribed = (await listAccountWebhooks(event.account_id)).filter(
+export async function fanOut(deps: Deps, event: ServiceEvent): Promise<number> {
+  const subscribed = (await listAccountWebhooks(deps, event.account_id)).filter(
     (webhook) => webhook.disabled_at === null && (webhook.events as string[]).includes(event.type),
   );
-  for (const webhook of subscribed) await enqueueDelivery(webhook.webhook_id, event);
+  for (const webhook of subscribed) await enqueueDelivery(deps, webhook.webhook_id, event);
   return subscribed.length;
 }
 
@@ -41,19 +40,19 @@ const succeeded = (outcome: SendOutcome) => outcome.status !== null && outcome.s
  * window); an endpoint that has failed for the disable window without a single success is disabled. Throws only
  * on the service's own faults, so the queue redelivers the message: at least once, never silently dropped.
  */
-export async function deliverWebhook(message: DeliveryMessage, now = new Date(), resolve?: Resolver): Promise<void> {
-  const settings = config().webhooks;
+export async function deliverWebhook(deps: Deps, message: DeliveryMessage, now = new Date(), resolve?: Resolver): Promise<void> {
+  const settings = deps.config.webhooks;
   const wait = Date.parse(message.not_before) - now.getTime();
   if (wait > 0) {
     // SQS delays a message 15 minutes at most: a longer wait is made of several.
-    await deliveryQueue().send(message, wait);
+    await deps.transports.deliveries.send(message, wait);
     return;
   }
-  const webhook = await getWebhook(message.webhook_id);
+  const webhook = await getWebhook(deps, message.webhook_id);
   if (!webhook || webhook.disabled_at !== null) return;
 
   const body = JSON.stringify(message.event);
-  const secret = await openWebhookSecret(webhook);
+  const secret = await openWebhookSecret(deps, webhook);
   const headers = {
     'content-type': 'application/json',
     'user-agent': 'vps-service-webhooks/1.0',
@@ -66,7 +65,7 @@ export async function deliverWebhook(message: DeliveryMessage, now = new Date(),
   });
   const ok = succeeded(outcome);
   const at = new Date().toISOString();
-  await recordDeliveryAttempt(webhook.webhook_id, {
+  await recordDeliveryAttempt(deps, webhook.webhook_id, {
     id: randomUUID(),
     event_id: message.event.id,
     event_type: message.event.type,
@@ -78,15 +77,15 @@ export async function deliverWebhook(message: DeliveryMessage, now = new Date(),
   });
   countMetric(metricNames.webhookDeliveries);
   if (ok) {
-    if (webhook.failing_since !== undefined) await markWebhookHealthy(webhook.webhook_id);
+    if (webhook.failing_since !== undefined) await markWebhookHealthy(deps, webhook.webhook_id);
     return;
   }
 
   countMetric(metricNames.webhookDeliveryFailures);
-  const failing = await markWebhookFailing(webhook.webhook_id, at);
+  const failing = await markWebhookFailing(deps, webhook.webhook_id, at);
   if (!failing) return;
   if (failing.failing_since && now.getTime() - Date.parse(failing.failing_since) >= settings.disableAfterMs) {
-    if (await disableWebhook(webhook.webhook_id, at, DISABLED_REASON)) {
+    if (await disableWebhook(deps, webhook.webhook_id, at, DISABLED_REASON)) {
       countMetric(metricNames.webhooksDisabled);
       logger.warn('webhook disabled after failing', { webhook_id: webhook.webhook_id });
     }
@@ -97,7 +96,7 @@ export async function deliverWebhook(message: DeliveryMessage, now = new Date(),
     logger.warn('webhook delivery given up after the retry window', { webhook_id: webhook.webhook_id, event_id: message.event.id });
     return;
   }
-  await deliveryQueue().send(
+  await deps.transports.deliveries.send(
     { ...message, attempt: message.attempt + 1, not_before: new Date(now.getTime() + delay).toISOString() },
     delay,
   );

@@ -1,3 +1,4 @@
+import type { Deps } from './deps';
 import { open, seal, type SecretContext } from '../secrets';
 import type { WebhookItem } from '../store/webhooks';
 
@@ -6,10 +7,10 @@ type WebhookIds = Pick<WebhookItem, 'account_id' | 'webhook_id'>;
 /** Binds a signing secret to its account and webhook: copied onto another record, it does not open. */
 const contextOf = ({ account_id, webhook_id }: WebhookIds): SecretContext => ({ purpose: 'webhook-secret', account_id, webhook_id });
 
-export async function sealWebhookSecret(ids: WebhookIds, secret: string): Promise<string> {
-  return seal(secret, contextOf(ids));
+export async function sealWebhookSecret(deps: Deps, ids: WebhookIds, secret: string): Promise<string> {
+  return seal(deps, secret, contextOf(ids));
 }
 
-export async function openWebhookSecret(webhook: WebhookItem): Promise<string> {
-  return open(webhook.secret_sealed, contextOf(webhook));
+export async function openWebhookSecret(deps: Deps, webhook: WebhookItem): Promise<string> {
+  return open(deps, webhook.secret_sealed, contextOf(webhook));
 }

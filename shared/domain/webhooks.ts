@@ -1,5 +1,5 @@
+import type { Deps } from './deps';
 import { randomUUID } from 'node:crypto';
-import { config } from '../config';
 import { TEST_EVENT_TYPE, type ServiceEvent } from '../schemas/events';
 import {
   WEBHOOKS_PER_ACCOUNT,
@@ -33,8 +33,8 @@ const RECENT_ATTEMPTS = 50;
 const webhookNotFound = () => notFound('Webhook not found');
 
 /** Registers an endpoint; its signing secret is returned this once and kept only sealed. */
-export async function createWebhook(accountId: string, body: CreateWebhookBody): Promise<CreatedWebhook> {
-  const url = await checkReceiverUrl(body.url, { allowLoopback: config().webhooks.allowLoopback });
+export async function createWebhook(deps: Deps, accountId: string, body: CreateWebhookBody): Promise<CreatedWebhook> {
+  const url = await checkReceiverUrl(body.url, { allowLoopback: deps.config.webhooks.allowLoopback });
   const secret = newSigningSecret();
   const webhookId = `wh_${randomBase62(20)}`;
   const item: WebhookItem = {
@@ -42,13 +42,13 @@ export async function createWebhook(accountId: string, body: CreateWebhookBody):
     account_id: accountId,
     url: url.href,
     events: [...new Set(body.events)],
-    secret_sealed: await sealWebhookSecret({ account_id: accountId, webhook_id: webhookId }, secret),
+    secret_sealed: await sealWebhookSecret(deps, { account_id: accountId, webhook_id: webhookId }, secret),
     created_at: new Date().toISOString(),
     disabled_at: null,
     disabled_reason: null,
   };
   try {
-    await insertWebhookWithinLimit(item, WEBHOOKS_PER_ACCOUNT);
+    await insertWebhookWithinLimit(deps, item, WEBHOOKS_PER_ACCOUNT);
   } catch (error) {
     if (error instanceof WebhookLimitError)
       throw new Failure('conflict', `Webhook limit reached (at most ${WEBHOOKS_PER_ACCOUNT} per account)`);
@@ -57,25 +57,25 @@ export async function createWebhook(accountId: string, body: CreateWebhookBody):
   return { ...toWebhookView(item), secret };
 }
 
-export async function listWebhooks(accountId: string): Promise<WebhookView[]> {
-  return (await listAccountWebhooks(accountId)).map(toWebhookView);
+export async function listWebhooks(deps: Deps, accountId: string): Promise<WebhookView[]> {
+  return (await listAccountWebhooks(deps, accountId)).map(toWebhookView);
 }
 
-async function ownedWebhook(accountId: string, webhookId: string | undefined): Promise<WebhookItem> {
-  const item = webhookId === undefined ? undefined : await getOwnedWebhook(webhookId, accountId);
+async function ownedWebhook(deps: Deps, accountId: string, webhookId: string | undefined): Promise<WebhookItem> {
+  const item = webhookId === undefined ? undefined : await getOwnedWebhook(deps, webhookId, accountId);
   if (!item) throw webhookNotFound();
   return item;
 }
 
-export async function deleteWebhook(accountId: string, webhookId: string | undefined): Promise<{ ok: true; id: string }> {
-  const item = await ownedWebhook(accountId, webhookId);
-  if (!(await deleteWebhookItem(item))) throw webhookNotFound();
+export async function deleteWebhook(deps: Deps, accountId: string, webhookId: string | undefined): Promise<{ ok: true; id: string }> {
+  const item = await ownedWebhook(deps, accountId, webhookId);
+  if (!(await deleteWebhookItem(deps, item))) throw webhookNotFound();
   return { ok: true, id: item.webhook_id };
 }
 
 /** Queues a `webhook.test` event for this endpoint alone, signed and retried like any other. */
-export async function sendTestEvent(accountId: string, webhookId: string | undefined): Promise<{ ok: true; event_id: string }> {
-  const item = await ownedWebhook(accountId, webhookId);
+export async function sendTestEvent(deps: Deps, accountId: string, webhookId: string | undefined): Promise<{ ok: true; event_id: string }> {
+  const item = await ownedWebhook(deps, accountId, webhookId);
   const event: ServiceEvent = {
     id: eventId('webhook', item.webhook_id, 'test', randomUUID()),
     type: TEST_EVENT_TYPE,
@@ -86,12 +86,12 @@ export async function sendTestEvent(accountId: string, webhookId: string | undef
     data: { webhook_id: item.webhook_id },
   };
   // A queue takes no condition: the key is read again just before, so a revoked one sends nothing.
-  await assertRequestStillAuthorized();
-  await enqueueDelivery(item.webhook_id, event);
+  await assertRequestStillAuthorized(deps);
+  await enqueueDelivery(deps, item.webhook_id, event);
   return { ok: true, event_id: event.id };
 }
 
-export async function listDeliveryAttempts(accountId: string, webhookId: string | undefined): Promise<DeliveryAttempt[]> {
-  const item = await ownedWebhook(accountId, webhookId);
-  return (await listRecentDeliveryAttempts(item.webhook_id, RECENT_ATTEMPTS)).map(toDeliveryAttemptView);
+export async function listDeliveryAttempts(deps: Deps, accountId: string, webhookId: string | undefined): Promise<DeliveryAttempt[]> {
+  const item = await ownedWebhook(deps, accountId, webhookId);
+  return (await listRecentDeliveryAttempts(deps, item.webhook_id, RECENT_ATTEMPTS)).map(toDeliveryAttemptView);
 }

@@ -1,6 +1,6 @@
+import { runtimeSlot, type Platform } from '../platform';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { config } from '../config';
 import { tracer } from '../observability';
 import type { ServiceEvent } from '../schemas/events';
 import { EVENT_SOURCE } from './source';
@@ -12,12 +12,11 @@ const PUT_EVENTS_BATCH = 10;
 /** SQS delays a message by 15 minutes at most; longer waits are made of several sends. */
 const SQS_MAX_DELAY_SECONDS = 900;
 
-let eventBridge: EventBridgeClient | undefined;
-let sqs: SQSClient | undefined;
+const eventBridge = runtimeSlot(({ config }) => tracer.captureAWSv3Client(new EventBridgeClient({ region: config.region })));
+const sqs = runtimeSlot(({ config }) => tracer.captureAWSv3Client(new SQSClient({ region: config.region })));
 
-export function eventBridgeSink(busName: string): EventSink {
-  eventBridge ??= tracer.captureAWSv3Client(new EventBridgeClient({ region: config().region }));
-  const client = eventBridge;
+export function eventBridgeSink(deps: Platform, busName: string): EventSink {
+  const client = eventBridge.of(deps);
   return {
     async publish(events: readonly ServiceEvent[]) {
       for (let start = 0; start < events.length; start += PUT_EVENTS_BATCH) {
@@ -40,13 +39,9 @@ export function eventBridgeSink(busName: string): EventSink {
   };
 }
 
-function sqsClient(): SQSClient {
-  sqs ??= tracer.captureAWSv3Client(new SQSClient({ region: config().region }));
-  return sqs;
-}
 
-export function sqsAuthMailQueue(queueUrl: string): AuthMailQueue {
-  const client = sqsClient();
+export function sqsAuthMailQueue(deps: Platform, queueUrl: string): AuthMailQueue {
+  const client = sqs.of(deps);
   return {
     async send(message: AuthMailRequest) {
       await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(message) }));
@@ -54,8 +49,8 @@ export function sqsAuthMailQueue(queueUrl: string): AuthMailQueue {
   };
 }
 
-export function sqsDeliveryQueue(queueUrl: string): DeliveryQueue {
-  const client = sqsClient();
+export function sqsDeliveryQueue(deps: Platform, queueUrl: string): DeliveryQueue {
+  const client = sqs.of(deps);
   return {
     async send(message: DeliveryMessage, delayMs: number) {
       await client.send(

@@ -1,17 +1,4 @@
 import type * as z from 'zod';
-import { logger, publishMetrics } from '../observability';
-
-/** Wraps a function fed by a stream, a queue or the bus: fresh log keys per invocation, metrics published at its end. */
-export function eventConsumer<TEvent, TOutput>(consume: (event: TEvent) => Promise<TOutput>) {
-  return async (event: TEvent): Promise<TOutput> => {
-    logger.resetKeys();
-    try {
-      return await consume(event);
-    } finally {
-      publishMetrics();
-    }
-  };
-}
 
 /** A message or record that does not parse: it never will, so it is not worth another attempt of its own. */
 export class MalformedMessageError extends Error {

@@ -28,3 +28,10 @@ export interface DeliveryQueue {
 export interface AuthMailQueue {
   send(message: AuthMailRequest): Promise<void>;
 }
+
+/** Where a runtime hands on what it publishes and queues. */
+export interface EventTransports {
+  readonly events: EventSink;
+  readonly deliveries: DeliveryQueue;
+  readonly authMail: AuthMailQueue;
+}

@@ -1,3 +1,4 @@
+import type { Deps } from '../domain/deps';
 import { standingOf } from '../model/account';
 import { API_KEY_PREFIX, hashApiKey, isWellFormedApiKey } from '../model/api-keys';
 import { forbidden, unauthorized } from '../model/errors';
@@ -16,7 +17,7 @@ const BEARER = /^Bearer +(\S+)$/i;
 /**
  * The spec's Bearer checks on the key itself, in the spec's order: one read, the key by its hash.
  */
-export async function findActiveKey(authorization: string | undefined, now = new Date()): Promise<ApiKey> {
+export async function findActiveKey(deps: Deps, authorization: string | undefined, now = new Date()): Promise<ApiKey> {
   const token = BEARER.exec(authorization ?? '')?.[1];
   if (!token) throw unauthorized('Missing or malformed Authorization header');
   if (!token.startsWith(API_KEY_PREFIX)) throw unauthorized('Invalid API key prefix');
@@ -25,20 +26,20 @@ export async function findActiveKey(authorization: string | undefined, now = new
   // A key just found unknown or revoked is refused again without a read (never the other way round: a key found
   // active is looked up again on the next request, so a revocation applies at once).
   const keyHash = hashApiKey(token);
-  if (unknownCredentials.has(`key#${keyHash}`, now.getTime())) throw unauthorized('Invalid or revoked API key');
-  const apiKey = await getApiKeyByHash(keyHash);
+  if (unknownCredentials.of(deps).has(`key#${keyHash}`, now.getTime())) throw unauthorized('Invalid or revoked API key');
+  const apiKey = await getApiKeyByHash(deps, keyHash);
   if (!apiKey || !apiKey.is_active) {
-    unknownCredentials.set(`key#${keyHash}`, now.getTime() + NEGATIVE_CACHE_TTL_MS);
+    unknownCredentials.of(deps).set(`key#${keyHash}`, now.getTime() + NEGATIVE_CACHE_TTL_MS);
     throw unauthorized('Invalid or revoked API key');
   }
   return apiKey;
 }
 
 /** The rest of the spec's checks: the key's owner exists and is in standing. Records the key's use alongside. */
-export async function authenticateOwner(apiKey: ApiKey, now = new Date()): Promise<BearerPrincipal> {
+export async function authenticateOwner(deps: Deps, apiKey: ApiKey, now = new Date()): Promise<BearerPrincipal> {
   const [account] = await Promise.all([
-    getAccount(apiKey.account_id),
-    touchApiKey(apiKey, now).catch((error: unknown) => logger.warn('could not record key use', { error })),
+    getAccount(deps, apiKey.account_id),
+    touchApiKey(deps, apiKey, now).catch((error: unknown) => logger.warn('could not record key use', { error })),
   ]);
   const standing = standingOf(account);
   if (!account || standing === 'gone') throw unauthorized('API key owner not found');

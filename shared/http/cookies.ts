@@ -1,4 +1,4 @@
-import { config } from '../config';
+import type { Platform } from '../platform';
 
 /**
  * The console's session cookie: HttpOnly (no script reads it), SameSite=Lax (no cross-site POST carries it),
@@ -6,15 +6,15 @@ import { config } from '../config';
  */
 export const SESSION_COOKIE = 'session';
 
-function attributes(expires: Date): string {
-  return `Path=/api; Expires=${expires.toUTCString()}; HttpOnly; SameSite=Lax${config().console.secureCookies ? '; Secure' : ''}`;
+function attributes(deps: Platform, expires: Date): string {
+  return `Path=/api; Expires=${expires.toUTCString()}; HttpOnly; SameSite=Lax${deps.config.console.secureCookies ? '; Secure' : ''}`;
 }
 
-export function sessionCookie(token: string, expiresAt: Date): string {
-  return `${SESSION_COOKIE}=${token}; ${attributes(expiresAt)}`;
+export function sessionCookie(deps: Platform, token: string, expiresAt: Date): string {
+  return `${SESSION_COOKIE}=${token}; ${attributes(deps, expiresAt)}`;
 }
 
 /** Tells the browser to drop its session cookie. */
-export function clearedSessionCookie(): string {
-  return `${SESSION_COOKIE}=; ${attributes(new Date(0))}`;
+export function clearedSessionCookie(deps: Platform): string {
+  return `${SESSION_COOKIE}=; ${attributes(deps, new Date(0))}`;
 }

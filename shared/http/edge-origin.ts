@@ -1,5 +1,5 @@
+import type { Deps } from '../domain/deps';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { config } from '../config';
 import { constantTimeEqual, sha256Hex } from '../model/crypto';
 import { forbidden } from '../model/errors';
 
@@ -16,10 +16,10 @@ export const EDGE_ORIGIN_HEADER = 'x-origin-verify';
  * runs, so it costs no database call. Without the secret (the local runtime, a stack without an edge) there is no
  * check. The header is taken out of the event either way, so that nothing after this logs or passes it on.
  */
-export function assertCameThroughEdge(event: APIGatewayProxyEventV2): void {
+export function assertCameThroughEdge(deps: Deps, event: APIGatewayProxyEventV2): void {
   const presented = event.headers?.[EDGE_ORIGIN_HEADER];
   if (event.headers) delete event.headers[EDGE_ORIGIN_HEADER];
-  const secret = config().edgeOriginSecret;
+  const secret = deps.config.edgeOriginSecret;
   if (secret === undefined) return;
   // Compared as hashes, so that neither the length nor the value leaks through timing.
   if (presented === undefined || !constantTimeEqual(sha256Hex(presented), sha256Hex(secret))) throw forbidden('Forbidden');

@@ -1,6 +1,7 @@
+import { runtimeSlot, type Platform } from '../platform';
+import type { Deps } from '../domain/deps';
 import ipaddr from 'ipaddr.js';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { config } from '../config';
 import { Failure } from '../model/errors';
 import { FAILED_AUTH_POLICY, FAILED_AUTH_WINDOW_SECONDS, policyOf, readSlidingWindow } from '../model/rate-limits';
 import { logger } from '../observability';
@@ -68,15 +69,9 @@ export class ExpiringEntries {
 }
 
 /** Credential hashes (API keys, sessions) that were unknown or inactive when last looked up. */
-export const unknownCredentials = new ExpiringEntries();
+export const unknownCredentials = runtimeSlot(() => new ExpiringEntries());
 /** Source addresses over their failed-authentication limit, until the oldest counted failure leaves the window. */
-const blockedAddresses = new ExpiringEntries();
-
-/** Forgets everything remembered (tests). */
-export function resetFloodGuard(): void {
-  unknownCredentials.clear();
-  blockedAddresses.clear();
-}
+const blockedAddresses = runtimeSlot(() => new ExpiringEntries());
 
 /**
  * The address a limit is counted for: IPv4 addresses as they are (IPv4-mapped IPv6 too), IPv6 by its /64, which a
@@ -95,8 +90,8 @@ export function addressKey(raw: string): string {
  * comes from CloudFront, and the viewer's own address is in `CloudFront-Viewer-Address` (`ip:port`), which
  * CloudFront sets itself; anywhere else, the connection's source address.
  */
-export function sourceAddressOf(event: APIGatewayProxyEventV2): string {
-  const viewer = config().edgeOriginSecret ? event.headers['cloudfront-viewer-address'] : undefined;
+export function sourceAddressOf(deps: Deps, event: APIGatewayProxyEventV2): string {
+  const viewer = deps.config.edgeOriginSecret ? event.headers['cloudfront-viewer-address'] : undefined;
   const separator = viewer?.lastIndexOf(':') ?? -1;
   const raw = viewer && separator > 0 ? viewer.slice(0, separator) : event.requestContext.http.sourceIp;
   return addressKey(raw ?? '');
@@ -122,15 +117,15 @@ function tooManyFailures(limit: number, retryAfterSeconds: number): Failure {
  * and returns the error to answer, the 401 itself or, past the address's limit, a 429. An address already known to
  * be over its limit gets the 429 without a database call.
  */
-export async function limitFailedAuthentication(event: APIGatewayProxyEventV2, failure: Failure, now = Date.now()): Promise<Failure> {
-  const limit = Math.max(1, config().failedAuthLimit);
-  const address = sourceAddressOf(event);
-  const blockedUntil = blockedAddresses.expiresAt(address, now);
+export async function limitFailedAuthentication(deps: Deps, event: APIGatewayProxyEventV2, failure: Failure, now = Date.now()): Promise<Failure> {
+  const limit = Math.max(1, deps.config.failedAuthLimit);
+  const address = sourceAddressOf(deps, event);
+  const blockedUntil = blockedAddresses.of(deps).expiresAt(address, now);
   if (blockedUntil !== undefined) return tooManyFailures(limit, Math.max(1, Math.ceil((blockedUntil - now) / 1000)));
   const windowMs = FAILED_AUTH_WINDOW_SECONDS * 1000;
   let hit: Awaited<ReturnType<typeof hitSlidingWindow>>;
   try {
-    hit = await hitSlidingWindow(failedAuthCounter(address), limit, windowMs, now);
+    hit = await hitSlidingWindow(deps, failedAuthCounter(address), limit, windowMs, now);
   } catch (error) {
     // Counting is a defence, not a condition of the answer: the request still gets its 401.
     logger.warn('could not count a failed authentication', { error });
@@ -138,6 +133,6 @@ export async function limitFailedAuthentication(event: APIGatewayProxyEventV2, f
   }
   if (hit.allowed) return failure;
   const { resetSeconds } = readSlidingWindow(hit.newestFirst, now, limit, FAILED_AUTH_WINDOW_SECONDS);
-  blockedAddresses.set(address, now + resetSeconds * 1000);
+  blockedAddresses.of(deps).set(address, now + resetSeconds * 1000);
   return tooManyFailures(limit, resetSeconds);
 }

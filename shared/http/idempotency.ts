@@ -1,3 +1,4 @@
+import type { Deps } from '../domain/deps';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { sha256Hex } from '../model/crypto';
 import { Failure, badRequest, rateLimitExceeded } from '../model/errors';
@@ -32,7 +33,7 @@ function requestHashOf(event: APIGatewayProxyEventV2): string {
 }
 
 /** What the request that held a lapsed claim committed before it died, as it would have answered; undefined if nothing. */
-export type ResumeClaim = (scopedKey: string) => Promise<ApiResponse | undefined>;
+export type ResumeClaim = (deps: Deps, scopedKey: string) => Promise<ApiResponse | undefined>;
 
 /**
  * How a route's answers carry customers' credentials: the answer kept for replay leaves them out, and a replay gets
@@ -43,7 +44,7 @@ export interface ReplayCredentials {
   /** The answer as kept for replay: without its credentials. */
   readonly withheld: (response: ApiResponse) => Promise<ApiResponse>;
   /** A kept answer with the credentials that hold now for the account: none once they are gone. */
-  readonly restored: (response: ApiResponse, accountId: string) => Promise<ApiResponse>;
+  readonly restored: (deps: Deps, response: ApiResponse, accountId: string) => Promise<ApiResponse>;
 }
 
 export interface IdempotencyOptions {
@@ -65,7 +66,7 @@ export type IdempotencyOutcome =
  * flight is 409. A claim whose request died is resumed: what that request committed is answered, not done again.
  * Otherwise the key is claimed and the deferred limits are counted now.
  */
-export async function resolveIdempotencyKey(
+export async function resolveIdempotencyKey(deps: Deps, 
   event: APIGatewayProxyEventV2,
   accountId: string,
   key: string,
@@ -74,7 +75,7 @@ export async function resolveIdempotencyKey(
   const scopedKey = `${accountId}#${key}`;
   const requestHash = requestHashOf(event);
   const nowSeconds = Math.floor(Date.now() / 1000);
-  const claim = await claimIdempotencyKey(scopedKey, requestHash, nowSeconds, IDEMPOTENCY_RETENTION_SECONDS, IDEMPOTENCY_LOCK_SECONDS);
+  const claim = await claimIdempotencyKey(deps, scopedKey, requestHash, nowSeconds, IDEMPOTENCY_RETENTION_SECONDS, IDEMPOTENCY_LOCK_SECONDS);
   if (!claim.claimed) {
     const { existing } = claim;
     if (existing.request_hash !== requestHash) throw differentRequest();
@@ -82,22 +83,22 @@ export async function resolveIdempotencyKey(
       throw new Failure('conflict', 'lifecycle conflict', { message: 'A request with this Idempotency-Key is still in progress' });
     }
     const { statusCode, headers, body, sealed } = existing.response;
-    const kept = { statusCode, headers, body: sealed ? await open(body, storedResponseContext(scopedKey)) : body };
-    return replay(credentials ? await credentials.restored(kept, accountId) : kept);
+    const kept = { statusCode, headers, body: sealed ? await open(deps, body, storedResponseContext(scopedKey)) : body };
+    return replay(credentials ? await credentials.restored(deps, kept, accountId) : kept);
   }
-  const committed = claim.lapsed && resume ? await resume(scopedKey) : undefined;
+  const committed = claim.lapsed && resume ? await resume(deps, scopedKey) : undefined;
   if (claim.lapsed && committed) {
     // The key goes back to the request that committed, with its answer, whichever request took the claim over.
     const firstHash = claim.lapsed.request_hash;
-    await completeIdempotencyKey(scopedKey, await storedResponseOf(committed, credentials), firstHash);
+    await completeIdempotencyKey(deps, scopedKey, await storedResponseOf(committed, credentials), firstHash);
     if (firstHash !== requestHash) throw differentRequest();
     return replay(committed);
   }
-  const windows = await countRequest(accountId, deferredLimits, Date.now());
+  const windows = await countRequest(deps, accountId, deferredLimits, Date.now());
   onWindows(windows);
   const exceeded = windows.filter((w) => w.exceeded);
   if (exceeded.length > 0) {
-    await releaseIdempotencyKey(scopedKey);
+    await releaseIdempotencyKey(deps, scopedKey);
     throw rateLimitExceeded(Math.max(...exceeded.map((w) => w.resetSeconds)));
   }
   return { kind: 'claimed', key: scopedKey };
@@ -127,14 +128,14 @@ async function storedResponseOf(response: ApiResponse, credentials: ReplayCreden
  * input, not found, no funds). Gives the key up for answers that depend on the moment (401, 403, 409, 429, 5xx),
  * so that a retry with the same key is processed afresh. Credentials are left out of what is kept.
  */
-export async function settleIdempotencyKey(scopedKey: string, response: ApiResponse, credentials?: ReplayCredentials): Promise<void> {
+export async function settleIdempotencyKey(deps: Deps, scopedKey: string, response: ApiResponse, credentials?: ReplayCredentials): Promise<void> {
   // Answers about the moment (the key revoked or the account suspended while it ran, a conflict, a limit, a failure)
   // are not the request's: a retry, with another key of the account too, is processed afresh.
   if (response.statusCode >= 500 || [401, 403, 409, 429].includes(response.statusCode)) {
-    await releaseIdempotencyKey(scopedKey);
+    await releaseIdempotencyKey(deps, scopedKey);
     return;
   }
-  await completeIdempotencyKey(scopedKey, await storedResponseOf(response, credentials));
+  await completeIdempotencyKey(deps, scopedKey, await storedResponseOf(response, credentials));
 }
 
 /**
@@ -142,7 +143,7 @@ export async function settleIdempotencyKey(scopedKey: string, response: ApiRespo
  * Anything else may have come after a commit: the claim lapses at once, so that a retry resumes it. (Work stopped by
  * its spent budget before its commit did nothing; the middleware gives its key and deploy unit back.)
  */
-export async function settleIdempotencyKeyOnError(scopedKey: string, error: unknown, requestId: string): Promise<void> {
-  if (error instanceof Failure) return settleIdempotencyKey(scopedKey, errorResponse(error, requestId));
-  return lapseIdempotencyKey(scopedKey);
+export async function settleIdempotencyKeyOnError(deps: Deps, scopedKey: string, error: unknown, requestId: string): Promise<void> {
+  if (error instanceof Failure) return settleIdempotencyKey(deps, scopedKey, errorResponse(error, requestId));
+  return lapseIdempotencyKey(deps, scopedKey);
 }

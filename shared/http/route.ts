@@ -1,3 +1,5 @@
+import type { Deps } from '../domain/deps';
+import { entryHandler, type EntryHandler } from '../wiring/entry';
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { traceHandler } from '../tracing';
@@ -46,10 +48,10 @@ export interface RouteOptions {
 type RawQuery = Record<string, string | undefined>;
 type BodyOf<C> = C extends { readonly body: infer S extends z.ZodType } ? z.output<S> : undefined;
 type QueryOf<C> = C extends { readonly query: infer S extends z.ZodType } ? z.output<S> : RawQuery;
-type RouteHandler = middy.MiddyfiedHandler<Event, ApiResponse, Error, StatefulContext>;
+export type RouteHandler = middy.MiddyfiedHandler<Event, ApiResponse, Error, StatefulContext>;
 
 /** The middlewares of a route's authentication, from its contract. */
-function authentication(contract: RouteContract, { resume, credentials }: RouteOptions): Middleware[] {
+function authentication(deps: Deps, contract: RouteContract, { resume, credentials }: RouteOptions): Middleware[] {
   switch (contract.auth) {
     case 'bearer': {
       const limits = contract.limits ?? ['general'];
@@ -57,12 +59,12 @@ function authentication(contract: RouteContract, { resume, credentials }: RouteO
       if (idempotent && contract.credentials && !credentials) {
         throw new Error(`${contract.name}: its answers carry credentials; say how an answer kept for replay leaves them out`);
       }
-      return [bearerAuth(), rateLimit(limits, idempotent), ...(idempotent ? [idempotency(limits, credentials, resume)] : [])];
+      return [bearerAuth(deps), rateLimit(deps, limits, idempotent), ...(idempotent ? [idempotency(deps, limits, credentials, resume)] : [])];
     }
     case 'session':
-      return [sessionAuth(contract.csrf, contract.rateLimited ?? true)];
+      return [sessionAuth(deps, contract.csrf, contract.rateLimited ?? true)];
     case 'none':
-      return contract.method === 'POST' ? [refuseCrossSite()] : [];
+      return contract.method === 'POST' ? [refuseCrossSite(deps)] : [];
   }
 }
 
@@ -111,10 +113,11 @@ const OUTCOME_UNKNOWN_RETRY_AFTER_SECONDS = ANSWER_RESERVE_SECONDS + 1;
  */
 export function route<C extends RouteContract>(
   contract: C,
-  handler: (input: RouteInput<PrincipalOf<C>, BodyOf<C>, QueryOf<C>>) => Promise<ApiResponse>,
+  handler: (deps: Deps, input: RouteInput<PrincipalOf<C>, BodyOf<C>, QueryOf<C>>) => Promise<ApiResponse>,
   options: RouteOptions = {},
-): RouteHandler {
+): EntryHandler<RouteHandler> {
   const idempotent = contract.auth === 'bearer' && contract.idempotent === true;
+  return entryHandler((deps: Deps): RouteHandler => {
   const pipeline = middy<Event, ApiResponse, Error, StatefulContext>({
     timeoutEarlyInMillis: ANSWER_RESERVE_MS,
     timeoutEarlyResponse: () => {
@@ -127,8 +130,8 @@ export function route<C extends RouteContract>(
     // Responses carry root passwords and private keys: never record them as trace metadata.
     .use(traceHandler(tracer))
     .use(injectLambdaContext(logger, { resetKeys: true }))
-    .use(edgeOrigin())
-    .use(authentication(contract, options));
+    .use(edgeOrigin(deps))
+    .use(authentication(deps, contract, options));
   if (contract.body) pipeline.use(jsonBody(contract.auth === 'bearer'));
   return pipeline.handler(async (event, context, { signal }) => {
     const principal = await principalOf(contract, context);
@@ -142,11 +145,11 @@ export function route<C extends RouteContract>(
       body: bodyOf(contract, event),
       query: queryOf(contract, event),
       pathParameters: event.pathParameters ?? {},
-      sourceAddress: sourceAddressOf(event),
+      sourceAddress: sourceAddressOf(deps, event),
       event,
       idempotencyKey,
     };
-    const run = () => runWithDeadline(context, () => handler(input), { reserveMs: ANSWER_RESERVE_MS, signal });
+    const run = () => runWithDeadline(context, () => handler(deps, input), { reserveMs: ANSWER_RESERVE_MS, signal });
     const work =
       !principal || !('apiKey' in principal)
         ? run()
@@ -154,10 +157,11 @@ export function route<C extends RouteContract>(
           // in the same round as its own read, so that a key revoked meanwhile gets no answer either.
           runGuarded({ keyHash: principal.apiKey.key_hash, accountId: principal.account.account_id }, async () => {
             if (event.requestContext.http.method !== 'GET') return run();
-            const [response] = await Promise.all([run(), assertRequestStillAuthorized()]);
+            const [response] = await Promise.all([run(), assertRequestStillAuthorized(deps)]);
             return response;
           });
     context.request.work = work;
     return work;
+  });
   });
 }

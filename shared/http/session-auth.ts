@@ -1,9 +1,9 @@
+import type { Deps } from '../domain/deps';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { constantTimeEqual, sha256Hex } from '../model/crypto';
 import { forbidden, unauthorized } from '../model/errors';
 import { getAccount, type Account } from '../store/accounts';
 import { getSession, type Session } from '../store/sessions';
-import { config } from '../config';
 import { NEGATIVE_CACHE_TTL_MS, unknownCredentials } from './flood-guard';
 import { SESSION_COOKIE } from './cookies';
 import { csrfTokenFor } from '../domain/accounts';
@@ -30,9 +30,9 @@ function sessionTokenOf(event: APIGatewayProxyEventV2): string | undefined {
  * A state-changing request from another site is refused before its token is even looked at. Same origin means the
  * API's own host, or one of the configured origins of the service's web pages.
  */
-export function isCrossSite(event: APIGatewayProxyEventV2): boolean {
+export function isCrossSite(deps: Deps, event: APIGatewayProxyEventV2): boolean {
   const origin = event.headers.origin;
-  if (origin !== undefined && config().trustedOrigins.includes(origin)) return false;
+  if (origin !== undefined && deps.config.trustedOrigins.includes(origin)) return false;
   if (event.headers['sec-fetch-site'] === 'cross-site') return true;
   if (origin === undefined) return false;
   try {
@@ -49,7 +49,7 @@ export function isCrossSite(event: APIGatewayProxyEventV2): boolean {
  * is found, in the same round trip as the account's read (the session's rate limit), and its result comes back
  * with the principal.
  */
-export async function authenticateSession<T>(
+export async function authenticateSession<T>(deps: Deps, 
   event: APIGatewayProxyEventV2,
   requireCsrf: boolean,
   alongside: (session: Session) => Promise<T>,
@@ -63,20 +63,20 @@ export async function authenticateSession<T>(
   }
   // As with API keys: a session just found unknown or expired is refused again for a few seconds without a read.
   const tokenHash = sha256Hex(token);
-  if (unknownCredentials.has(`session#${tokenHash}`, now.getTime())) throw unauthorized('Invalid or expired session');
-  const session = await getSession(tokenHash);
+  if (unknownCredentials.of(deps).has(`session#${tokenHash}`, now.getTime())) throw unauthorized('Invalid or expired session');
+  const session = await getSession(deps, tokenHash);
   if (!session || session.expires_at * 1000 <= now.getTime()) {
-    unknownCredentials.set(`session#${tokenHash}`, now.getTime() + NEGATIVE_CACHE_TTL_MS);
+    unknownCredentials.of(deps).set(`session#${tokenHash}`, now.getTime() + NEGATIVE_CACHE_TTL_MS);
     throw unauthorized('Invalid or expired session');
   }
   if (requireCsrf) {
     const csrfToken = event.headers['x-csrftoken'];
-    if (isCrossSite(event) || !csrfToken || !constantTimeEqual(sha256Hex(csrfToken), session.csrf_hash)) throw csrfFailed();
+    if (isCrossSite(deps, event) || !csrfToken || !constantTimeEqual(sha256Hex(csrfToken), session.csrf_hash)) throw csrfFailed();
   }
-  const [account, besides] = await Promise.all([getAccount(session.account_id), alongside(session)]);
+  const [account, besides] = await Promise.all([getAccount(deps, session.account_id), alongside(session)]);
   // A session from before the latest change of password is as good as signed out.
   if (account && session.password_version !== account.password_version) {
-    unknownCredentials.set(`session#${tokenHash}`, now.getTime() + NEGATIVE_CACHE_TTL_MS);
+    unknownCredentials.of(deps).set(`session#${tokenHash}`, now.getTime() + NEGATIVE_CACHE_TTL_MS);
     throw unauthorized('Invalid or expired session');
   }
   const standing = standingOf(account);

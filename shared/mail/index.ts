@@ -1,8 +1,8 @@
+import { runtimeSlot, type Platform } from '../platform';
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
-import { config } from '../config';
 import { logger } from '../observability';
 
 export interface MailMessage {
@@ -11,14 +11,14 @@ export interface MailMessage {
   readonly text: string;
 }
 
-let ses: SESv2Client | undefined;
+const ses = runtimeSlot(({ config }) => new SESv2Client({ region: config.region }));
 
 /** The local runtime's mailbox: one RFC 822 file per message; its path (never its contents, which hold the link) is logged. */
-async function writeToMailbox(dir: string, message: MailMessage): Promise<void> {
+async function writeToMailbox(deps: Platform, dir: string, message: MailMessage): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const file = join(dir, `${new Date().toISOString().replaceAll(':', '-')}-${randomBytes(4).toString('hex')}.eml`);
   const headers = [
-    `From: ${config().console.mailFrom}`,
+    `From: ${deps.config.console.mailFrom}`,
     `To: ${message.to}`,
     `Subject: ${message.subject}`,
     `Date: ${new Date().toUTCString()}`,
@@ -28,11 +28,10 @@ async function writeToMailbox(dir: string, message: MailMessage): Promise<void> 
 }
 
 /** Sends one plain-text message: through Amazon SES on AWS, into the mail folder on the local runtime. */
-export async function sendMail(message: MailMessage): Promise<void> {
-  const { mailDir, mailFrom } = config().console;
-  if (mailDir) return writeToMailbox(mailDir, message);
-  ses ??= new SESv2Client({ region: config().region });
-  await ses.send(
+export async function sendMail(deps: Platform, message: MailMessage): Promise<void> {
+  const { mailDir, mailFrom } = deps.config.console;
+  if (mailDir) return writeToMailbox(deps, mailDir, message);
+  await ses.of(deps).send(
     new SendEmailCommand({
       FromEmailAddress: mailFrom,
       Destination: { ToAddresses: [message.to] },

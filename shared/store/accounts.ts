@@ -1,7 +1,6 @@
+import { tableName, type Platform } from '../platform';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import { dynamo } from '../aws';
-import { tableName } from '../config';
 import { whenConditionHolds } from './dynamo-helpers';
 
 export const accountSchema = z.object({
@@ -24,18 +23,18 @@ export const accountSchema = z.object({
 });
 export type Account = z.infer<typeof accountSchema>;
 
-export async function getAccount(accountId: string): Promise<Account | undefined> {
+export async function getAccount(deps: Platform, accountId: string): Promise<Account | undefined> {
   // Strongly consistent: balances, suspensions and pauses decided a moment ago apply to the very next request.
-  const { Item } = await dynamo().send(
-    new GetCommand({ TableName: tableName('accounts'), Key: { account_id: accountId }, ConsistentRead: true }),
+  const { Item } = await deps.dynamo.send(
+    new GetCommand({ TableName: tableName(deps, 'accounts'), Key: { account_id: accountId }, ConsistentRead: true }),
   );
   return Item ? accountSchema.parse(Item) : undefined;
 }
 
-export async function insertAccount(account: Account): Promise<void> {
-  await dynamo().send(
+export async function insertAccount(deps: Platform, account: Account): Promise<void> {
+  await deps.dynamo.send(
     new PutCommand({
-      TableName: tableName('accounts'),
+      TableName: tableName(deps, 'accounts'),
       Item: accountSchema.parse(account),
       ConditionExpression: 'attribute_not_exists(account_id)',
     }),
@@ -45,13 +44,13 @@ export async function insertAccount(account: Account): Promise<void> {
 export type AccountFlags = Partial<Pick<Account, 'confirmed' | 'suspended' | 'deleted_at'>>;
 
 /** Operator changes to an account's standing; false when the account does not exist. */
-export async function updateAccountFlags(accountId: string, flags: AccountFlags): Promise<boolean> {
+export async function updateAccountFlags(deps: Platform, accountId: string, flags: AccountFlags): Promise<boolean> {
   const entries = Object.entries(flags);
   if (entries.length === 0) return true;
   return whenConditionHolds(
-    dynamo().send(
+    deps.dynamo.send(
       new UpdateCommand({
-        TableName: tableName('accounts'),
+        TableName: tableName(deps, 'accounts'),
         Key: { account_id: accountId },
         UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')}`,
         ConditionExpression: 'attribute_exists(account_id)',
@@ -66,11 +65,11 @@ export async function updateAccountFlags(accountId: string, flags: AccountFlags)
  * Sets or lifts the billing pause, on condition that the balance still justifies it (at or below zero to set,
  * above zero to lift) and that it is not already so. True when this call made the change.
  */
-export async function setBillingPaused(accountId: string, paused: boolean): Promise<boolean> {
+export async function setBillingPaused(deps: Platform, accountId: string, paused: boolean): Promise<boolean> {
   return whenConditionHolds(
-    dynamo().send(
+    deps.dynamo.send(
       new UpdateCommand({
-        TableName: tableName('accounts'),
+        TableName: tableName(deps, 'accounts'),
         Key: { account_id: accountId },
         UpdateExpression: 'SET billing_paused = :paused',
         ConditionExpression: paused ? 'balance <= :zero AND billing_paused = :false' : 'balance > :zero AND billing_paused = :true',
@@ -84,10 +83,10 @@ export async function setBillingPaused(accountId: string, paused: boolean): Prom
  * A condition, for the transaction of a system power-off, that the account is still billing-paused: a deposit that
  * lands after the decision leaves its servers running.
  */
-export function stillBillingPausedCheck(accountId: string) {
+export function stillBillingPausedCheck(deps: Platform, accountId: string) {
   return {
     ConditionCheck: {
-      TableName: tableName('accounts'),
+      TableName: tableName(deps, 'accounts'),
       Key: { account_id: accountId },
       ConditionExpression: 'billing_paused = :true',
       ExpressionAttributeValues: { ':true': true },

@@ -1,8 +1,7 @@
+import { tableName, type Platform } from '../platform';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import { dynamo } from '../aws';
-import { tableName } from '../config';
 import { KEY_PREFIX_PATTERN } from '../model/api-keys';
 import { isoInstant } from '../model/attributes';
 import { readAll, transactWrite, whenConditionHolds } from './dynamo-helpers';
@@ -41,23 +40,23 @@ const cancelledByCondition = (error: unknown, index: number) =>
 /** last_used_at is written at most this often per key, so busy keys do not pay a write per request. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-export async function getApiKeyByHash(keyHash: string): Promise<ApiKey | undefined> {
+export async function getApiKeyByHash(deps: Platform, keyHash: string): Promise<ApiKey | undefined> {
   // Strongly consistent: a key revoked a moment ago must already be refused.
-  const { Item } = await dynamo().send(
-    new GetCommand({ TableName: tableName('apiKeys'), Key: { key_hash: keyHash }, ConsistentRead: true }),
+  const { Item } = await deps.dynamo.send(
+    new GetCommand({ TableName: tableName(deps, 'apiKeys'), Key: { key_hash: keyHash }, ConsistentRead: true }),
   );
   return Item ? apiKeySchema.parse(Item) : undefined;
 }
 
 /** Records a new active key unless its account already has `limit`: concurrent creates can never pass it. */
-export async function insertApiKeyWithinLimit(key: ApiKey, limit: number): Promise<void> {
+export async function insertApiKeyWithinLimit(deps: Platform, key: ApiKey, limit: number): Promise<void> {
   try {
-    await transactWrite({
+    await transactWrite(deps, {
       TransactItems: [
-        takeCountedPlace(activeKeysCountName(key.account_id), limit),
+        takeCountedPlace(deps, activeKeysCountName(key.account_id), limit),
         {
           Put: {
-            TableName: tableName('apiKeys'),
+            TableName: tableName(deps, 'apiKeys'),
             Item: apiKeySchema.parse({ ...key, counted: true }),
             ConditionExpression: 'attribute_not_exists(key_hash)',
           },
@@ -71,12 +70,12 @@ export async function insertApiKeyWithinLimit(key: ApiKey, limit: number): Promi
 }
 
 /** Records use of an active key; a no-op when recorded within the last minute or revoked meanwhile. */
-export async function touchApiKey(key: ApiKey, now: Date): Promise<void> {
+export async function touchApiKey(deps: Platform, key: ApiKey, now: Date): Promise<void> {
   if (key.last_used_at && now.getTime() - Date.parse(key.last_used_at) < LAST_USED_RESOLUTION_MS) return;
   await whenConditionHolds(
-    dynamo().send(
+    deps.dynamo.send(
       new UpdateCommand({
-        TableName: tableName('apiKeys'),
+        TableName: tableName(deps, 'apiKeys'),
         Key: { key_hash: key.key_hash },
         UpdateExpression: 'SET last_used_at = :now',
         ConditionExpression: 'is_active = :true AND (attribute_not_exists(last_used_at) OR last_used_at = :null OR last_used_at < :now)',
@@ -87,10 +86,10 @@ export async function touchApiKey(key: ApiKey, now: Date): Promise<void> {
 }
 
 /** The account's key with that id, if any (keys are listed per account by id). */
-export async function getAccountApiKey(accountId: string, id: number): Promise<ApiKey | undefined> {
-  const { Items } = await dynamo().send(
+export async function getAccountApiKey(deps: Platform, accountId: string, id: number): Promise<ApiKey | undefined> {
+  const { Items } = await deps.dynamo.send(
     new QueryCommand({
-      TableName: tableName('apiKeys'),
+      TableName: tableName(deps, 'apiKeys'),
       IndexName: 'by_account',
       KeyConditionExpression: 'account_id = :account AND id = :id',
       ExpressionAttributeValues: { ':account': accountId, ':id': id },
@@ -100,11 +99,11 @@ export async function getAccountApiKey(accountId: string, id: number): Promise<A
 }
 
 /** The account's keys, revoked ones included, by id. */
-export async function listAccountApiKeys(accountId: string): Promise<ApiKey[]> {
-  return readAll(
+export async function listAccountApiKeys(deps: Platform, accountId: string): Promise<ApiKey[]> {
+  return readAll(deps, 
     {
       kind: 'query',
-      TableName: tableName('apiKeys'),
+      TableName: tableName(deps, 'apiKeys'),
       IndexName: 'by_account',
       KeyConditionExpression: 'account_id = :account',
       ExpressionAttributeValues: { ':account': accountId },
@@ -117,18 +116,18 @@ export async function listAccountApiKeys(accountId: string): Promise<ApiKey[]> {
  * Deactivates the key for good; the very next request with it is refused. A counted key gives its place back in the
  * same transaction, once: only the revocation that finds it active does. False when it was already revoked.
  */
-export async function revokeApiKey(key: ApiKey, at: string): Promise<boolean> {
+export async function revokeApiKey(deps: Platform, key: ApiKey, at: string): Promise<boolean> {
   const revocation = {
-    TableName: tableName('apiKeys'),
+    TableName: tableName(deps, 'apiKeys'),
     Key: { key_hash: key.key_hash },
     UpdateExpression: 'SET is_active = :false, revoked_at = :at',
     ExpressionAttributeValues: { ':false': false, ':true': true, ':at': at },
   };
   try {
-    await transactWrite({
+    await transactWrite(deps, {
       TransactItems: [
         { Update: { ...revocation, ConditionExpression: 'is_active = :true AND counted = :true' } },
-        giveBackCountedPlace(activeKeysCountName(key.account_id)),
+        giveBackCountedPlace(deps, activeKeysCountName(key.account_id)),
       ],
     });
     return true;
@@ -136,5 +135,5 @@ export async function revokeApiKey(key: ApiKey, at: string): Promise<boolean> {
     if (!cancelledByCondition(error, 0)) throw error;
   }
   // Revoked already, or never counted: nothing to give back.
-  return whenConditionHolds(dynamo().send(new UpdateCommand({ ...revocation, ConditionExpression: 'is_active = :true' })));
+  return whenConditionHolds(deps.dynamo.send(new UpdateCommand({ ...revocation, ConditionExpression: 'is_active = :true' })));
 }

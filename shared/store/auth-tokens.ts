@@ -1,8 +1,7 @@
+import { tableName, type Platform } from '../platform';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
-import { dynamo } from '../aws';
-import { tableName } from '../config';
 
 const authTokenSchema = z.object({
   token_hash: z.string(),
@@ -20,10 +19,10 @@ const authTokenSchema = z.object({
 export type AuthToken = z.infer<typeof authTokenSchema>;
 export type AuthTokenPurpose = AuthToken['purpose'];
 
-export async function insertAuthToken(token: AuthToken): Promise<void> {
-  await dynamo().send(
+export async function insertAuthToken(deps: Platform, token: AuthToken): Promise<void> {
+  await deps.dynamo.send(
     new PutCommand({
-      TableName: tableName('authTokens'),
+      TableName: tableName(deps, 'authTokens'),
       Item: authTokenSchema.parse(token),
       ConditionExpression: 'attribute_not_exists(token_hash)',
     }),
@@ -31,9 +30,9 @@ export async function insertAuthToken(token: AuthToken): Promise<void> {
 }
 
 /** Reads a token without spending it: undefined when it never existed or was already used. */
-export async function getAuthToken(tokenHash: string): Promise<AuthToken | undefined> {
-  const { Item } = await dynamo().send(
-    new GetCommand({ TableName: tableName('authTokens'), Key: { token_hash: tokenHash }, ConsistentRead: true }),
+export async function getAuthToken(deps: Platform, tokenHash: string): Promise<AuthToken | undefined> {
+  const { Item } = await deps.dynamo.send(
+    new GetCommand({ TableName: tableName(deps, 'authTokens'), Key: { token_hash: tokenHash }, ConsistentRead: true }),
   );
   return Item ? authTokenSchema.parse(Item) : undefined;
 }
@@ -42,11 +41,11 @@ export async function getAuthToken(tokenHash: string): Promise<AuthToken | undef
  * Takes a token out for good and returns what it was: one conditional delete, so of two uses racing exactly one
  * gets the item. Undefined when it never existed or was already used.
  */
-export async function consumeAuthToken(tokenHash: string): Promise<AuthToken | undefined> {
+export async function consumeAuthToken(deps: Platform, tokenHash: string): Promise<AuthToken | undefined> {
   try {
-    const { Attributes } = await dynamo().send(
+    const { Attributes } = await deps.dynamo.send(
       new DeleteCommand({
-        TableName: tableName('authTokens'),
+        TableName: tableName(deps, 'authTokens'),
         Key: { token_hash: tokenHash },
         ConditionExpression: 'attribute_exists(token_hash)',
         ReturnValues: 'ALL_OLD',

@@ -1,10 +1,9 @@
+import { runtimeSlot, type Platform, tableName } from '../platform';
 import { randomInt } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod';
-import { dynamo } from '../aws';
-import { config, tableName } from '../config';
 import { TTL_ATTRIBUTE } from '../tables';
 import { batchGetAll, transactWrite, whenConditionHolds } from './dynamo-helpers';
 import { retry, retryPolicies, TRY_AGAIN } from '../retry';
@@ -12,19 +11,19 @@ import { CAPACITY_SHARDS, capacityShares, type CapacityPool, type CapacityShard,
 
 /** Ids are reserved this many at a time, so that most creates pay no round trip for their id. */
 const SEQUENCE_BLOCK = 20;
-const reservedBlocks = new Map<string, { next: number; last: number }>();
+const reservedBlocks = runtimeSlot(() => new Map<string, { next: number; last: number }>());
 
 /**
  * Next value of an integer sequence (instance ids, key ids). Each process reserves a block of values with one
  * atomic ADD and hands them out in order: values are unique, increasing within a process, and may skip a few
  * where a process ends with part of its block unused.
  */
-export async function nextSequenceValue(sequence: 'instance_id' | 'api_key_id', abortSignal?: AbortSignal): Promise<number> {
-  const block = reservedBlocks.get(sequence);
+export async function nextSequenceValue(deps: Platform, sequence: 'instance_id' | 'api_key_id', abortSignal?: AbortSignal): Promise<number> {
+  const block = reservedBlocks.of(deps).get(sequence);
   if (block && block.next <= block.last) return block.next++;
-  const { Attributes } = await dynamo().send(
+  const { Attributes } = await deps.dynamo.send(
     new UpdateCommand({
-      TableName: tableName('counters'),
+      TableName: tableName(deps, 'counters'),
       Key: { name: `seq#${sequence}` },
       UpdateExpression: 'ADD #value :block',
       ExpressionAttributeNames: { '#value': 'value' },
@@ -35,7 +34,7 @@ export async function nextSequenceValue(sequence: 'instance_id' | 'api_key_id', 
   );
   const last = z.object({ value: z.number().int() }).parse(Attributes).value;
   const first = last - SEQUENCE_BLOCK + 1;
-  reservedBlocks.set(sequence, { next: first + 1, last });
+  reservedBlocks.of(deps).set(sequence, { next: first + 1, last });
   return first;
 }
 
@@ -55,12 +54,12 @@ const entriesSchema = z.object({ times: z.array(z.number()).default([]) });
  * `limit`-th newest is out of the window; a refusal hands back the entries as they are. Entries past the `limit`-th
  * can never decide anything; once they are as many again, they are trimmed.
  */
-export async function hitSlidingWindow(name: string, limit: number, windowMs: number, nowMs: number): Promise<SlidingWindowHit> {
+export async function hitSlidingWindow(deps: Platform, name: string, limit: number, windowMs: number, nowMs: number): Promise<SlidingWindowHit> {
   const entry = nowMs * 1000 + randomInt(1000);
   try {
-    const { Attributes } = await dynamo().send(
+    const { Attributes } = await deps.dynamo.send(
       new UpdateCommand({
-        TableName: tableName('counters'),
+        TableName: tableName(deps, 'counters'),
         Key: { name },
         UpdateExpression: 'SET #times = list_append(:entry, if_not_exists(#times, :empty)), #ttl = :ttl',
         ConditionExpression: `attribute_not_exists(#times) OR size(#times) < :limit OR #times[${limit - 1}] < :cutoff`,
@@ -77,7 +76,7 @@ export async function hitSlidingWindow(name: string, limit: number, windowMs: nu
       }),
     );
     const { times } = entriesSchema.parse(Attributes);
-    if (times.length >= 2 * limit) await trimSlidingWindow(name, limit, times.length);
+    if (times.length >= 2 * limit) await trimSlidingWindow(deps, name, limit, times.length);
     return { allowed: true, newestFirst: times, entry };
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) {
@@ -92,10 +91,10 @@ export async function hitSlidingWindow(name: string, limit: number, windowMs: nu
  * now is past the `limit`-th whatever else happened meanwhile: no condition is needed.
  */
 /** Empties a sliding window: what it counted no longer counts (an operator's decision, after looking). */
-export async function clearSlidingWindow(name: string): Promise<void> {
-  await dynamo().send(
+export async function clearSlidingWindow(deps: Platform, name: string): Promise<void> {
+  await deps.dynamo.send(
     new UpdateCommand({
-      TableName: tableName('counters'),
+      TableName: tableName(deps, 'counters'),
       Key: { name },
       UpdateExpression: 'REMOVE #times',
       ExpressionAttributeNames: { '#times': 'times' },
@@ -103,12 +102,12 @@ export async function clearSlidingWindow(name: string): Promise<void> {
   );
 }
 
-async function trimSlidingWindow(name: string, limit: number, length: number): Promise<void> {
+async function trimSlidingWindow(deps: Platform, name: string, limit: number, length: number): Promise<void> {
   const positions = Array.from({ length: length - limit }, (_, i) => `#times[${limit + i}]`);
-  await dynamo()
+  await deps.dynamo
     .send(
       new UpdateCommand({
-        TableName: tableName('counters'),
+        TableName: tableName(deps, 'counters'),
         Key: { name },
         UpdateExpression: `REMOVE ${positions.join(', ')}`,
         ConditionExpression: 'attribute_exists(#times)',
@@ -121,18 +120,18 @@ async function trimSlidingWindow(name: string, limit: number, length: number): P
 }
 
 /** Takes one request's entry back out of a window (it was counted, then refused or not carried out). */
-export async function giveBackSlidingWindow(name: string, entry: number): Promise<void> {
+export async function giveBackSlidingWindow(deps: Platform, name: string, entry: number): Promise<void> {
   await retry(
     retryPolicies.requestVersionConflict,
     async () => {
-      const { Item } = await dynamo().send(new GetCommand({ TableName: tableName('counters'), Key: { name }, ConsistentRead: true }));
+      const { Item } = await deps.dynamo.send(new GetCommand({ TableName: tableName(deps, 'counters'), Key: { name }, ConsistentRead: true }));
       const position = entriesSchema.parse(Item ?? {}).times.indexOf(entry);
       if (position < 0) return;
       // Conditional on the entry still being there: a newer one in front shifts it, and then we look again.
       const removed = await whenConditionHolds(
-        dynamo().send(
+        deps.dynamo.send(
           new UpdateCommand({
-            TableName: tableName('counters'),
+            TableName: tableName(deps, 'counters'),
             Key: { name },
             UpdateExpression: `REMOVE #times[${position}]`,
             ConditionExpression: `#times[${position}] = :entry`,
@@ -161,13 +160,13 @@ export function capacityShardName(pool: CapacityPool, shard: CapacityShard): str
   return shard === null ? capacityCounterName(pool) : `${capacityCounterName(pool)}#${shard}`;
 }
 
-function defaultLimit(pool: CapacityPool): number {
-  return pool.kind === 'ipv4' ? config().defaultIpv4PoolSize : config().defaultTierCapacity;
+function defaultLimit(deps: Platform, pool: CapacityPool): number {
+  return pool.kind === 'ipv4' ? deps.config.defaultIpv4PoolSize : deps.config.defaultTierCapacity;
 }
 
 /** A shard's share of the configured default limit, for shards no operator has sized. */
-function defaultShare(pool: CapacityPool, shard: number): number {
-  return capacityShares(defaultLimit(pool))[shard]!;
+function defaultShare(deps: Platform, pool: CapacityPool, shard: number): number {
+  return capacityShares(defaultLimit(deps, pool))[shard]!;
 }
 
 /**
@@ -175,25 +174,25 @@ function defaultShare(pool: CapacityPool, shard: number): number {
  * is full. The shard's limit lives on its item when an operator set one, and is its share of the configured default
  * otherwise.
  */
-export function reserveCapacityItem(pool: CapacityPool, shard: number) {
+export function reserveCapacityItem(deps: Platform, pool: CapacityPool, shard: number) {
   return {
     Update: {
-      TableName: tableName('counters'),
+      TableName: tableName(deps, 'counters'),
       Key: { name: capacityShardName(pool, shard) },
       UpdateExpression: 'ADD #used :one',
       ConditionExpression:
         '(attribute_not_exists(#limit) AND (attribute_not_exists(#used) OR #used < :default)) OR (attribute_exists(#limit) AND ((attribute_not_exists(#used) AND #limit > :zero) OR #used < #limit))',
       ExpressionAttributeNames: { '#used': 'used', '#limit': 'limit' },
-      ExpressionAttributeValues: { ':one': 1, ':zero': 0, ':default': defaultShare(pool, shard) },
+      ExpressionAttributeValues: { ':one': 1, ':zero': 0, ':default': defaultShare(deps, pool, shard) },
     },
   };
 }
 
 /** A transaction item that gives one unit back to the item it was taken from (a shard, or the old single item). */
-export function releaseCapacityItem(unit: CapacityUnit) {
+export function releaseCapacityItem(deps: Platform, unit: CapacityUnit) {
   return {
     Update: {
-      TableName: tableName('counters'),
+      TableName: tableName(deps, 'counters'),
       Key: { name: capacityShardName(unit.pool, unit.shard) },
       UpdateExpression: 'ADD #used :minusOne',
       ConditionExpression: '#used > :zero',
@@ -207,12 +206,12 @@ export function releaseCapacityItem(unit: CapacityUnit) {
  * Sets a pool's size (operators): every shard's share, in one transaction, so no reader sees a pool half resized.
  * Units already in use stay in use (a shard holding more than its new share takes none until it is below it).
  */
-export async function setCapacityLimit(pool: CapacityPool, limit: number): Promise<void> {
+export async function setCapacityLimit(deps: Platform, pool: CapacityPool, limit: number): Promise<void> {
   const shares = capacityShares(limit);
-  await transactWrite({
+  await transactWrite(deps, {
     TransactItems: shares.map((share, shard) => ({
       Update: {
-        TableName: tableName('counters'),
+        TableName: tableName(deps, 'counters'),
         Key: { name: capacityShardName(pool, shard) },
         UpdateExpression: 'SET #limit = :limit',
         ExpressionAttributeNames: { '#limit': 'limit' },
@@ -234,10 +233,10 @@ export interface ShardCapacity {
 const counterItemSchema = z.object({ name: z.string(), limit: z.number().optional(), used: z.number().optional() });
 
 /** Every counter item of a pool as stored: its shards, then the old single item. */
-export async function readCapacityShards(pool: CapacityPool): Promise<ShardCapacity[]> {
+export async function readCapacityShards(deps: Platform, pool: CapacityPool): Promise<ShardCapacity[]> {
   const shards: CapacityShard[] = [...Array.from({ length: CAPACITY_SHARDS }, (_, shard) => shard), null];
-  const items = await batchGetAll(
-    tableName('counters'),
+  const items = await batchGetAll(deps, 
+    tableName(deps, 'counters'),
     shards.map((shard) => ({ name: capacityShardName(pool, shard) })),
     counterItemSchema,
   );
@@ -248,7 +247,7 @@ export async function readCapacityShards(pool: CapacityPool): Promise<ShardCapac
     return {
       shard,
       counter,
-      limit: shard === null ? null : (item?.limit ?? defaultShare(pool, shard)),
+      limit: shard === null ? null : (item?.limit ?? defaultShare(deps, pool, shard)),
       used: item?.used ?? 0,
     };
   });
@@ -258,8 +257,8 @@ export async function readCapacityShards(pool: CapacityPool): Promise<ShardCapac
  * A pool's size and the units in use, summed over its shards (each shard's share of the configured default when no
  * limit was set); units still held on the old single item count as in use.
  */
-export async function readCapacity(pool: CapacityPool): Promise<{ limit: number; used: number }> {
-  const shards = await readCapacityShards(pool);
+export async function readCapacity(deps: Platform, pool: CapacityPool): Promise<{ limit: number; used: number }> {
+  const shards = await readCapacityShards(deps, pool);
   return {
     limit: shards.reduce((sum, shard) => sum + (shard.limit ?? 0), 0),
     used: shards.reduce((sum, shard) => sum + shard.used, 0),
@@ -271,10 +270,10 @@ export async function readCapacity(pool: CapacityPool): Promise<{ limit: number;
  * in one transaction that also removes it from the old item: `moved`. When an operator has sized the shards since,
  * theirs stands and the old limit is only removed: `dropped`. `none` when the old item has no limit.
  */
-export async function moveLimitToShards(pool: CapacityPool): Promise<'moved' | 'dropped' | 'none'> {
+export async function moveLimitToShards(deps: Platform, pool: CapacityPool): Promise<'moved' | 'dropped' | 'none'> {
   const names = [capacityCounterName(pool), ...Array.from({ length: CAPACITY_SHARDS }, (_, shard) => capacityShardName(pool, shard))];
-  const items = await batchGetAll(
-    tableName('counters'),
+  const items = await batchGetAll(deps, 
+    tableName(deps, 'counters'),
     names.map((name) => ({ name })),
     counterItemSchema,
   );
@@ -283,7 +282,7 @@ export async function moveLimitToShards(pool: CapacityPool): Promise<'moved' | '
   const sized = items.some((item) => item.name !== old.name && item.limit !== undefined);
   const dropOld = {
     Update: {
-      TableName: tableName('counters'),
+      TableName: tableName(deps, 'counters'),
       Key: { name: old.name },
       UpdateExpression: 'REMOVE #limit',
       ConditionExpression: '#limit = :old',
@@ -295,7 +294,7 @@ export async function moveLimitToShards(pool: CapacityPool): Promise<'moved' | '
     ? []
     : capacityShares(old.limit).map((share, shard) => ({
         Update: {
-          TableName: tableName('counters'),
+          TableName: tableName(deps, 'counters'),
           Key: { name: capacityShardName(pool, shard) },
           UpdateExpression: 'SET #limit = :limit',
           ConditionExpression: 'attribute_not_exists(#limit)',
@@ -303,7 +302,7 @@ export async function moveLimitToShards(pool: CapacityPool): Promise<'moved' | '
           ExpressionAttributeValues: { ':limit': share },
         },
       }));
-  await transactWrite({ TransactItems: [...shares, dropOld] });
+  await transactWrite(deps, { TransactItems: [...shares, dropOld] });
   return sized ? 'dropped' : 'moved';
 }
 
@@ -311,10 +310,10 @@ export async function moveLimitToShards(pool: CapacityPool): Promise<'moved' | '
  * Per-account counts of what is limited (webhook endpoints, active API keys), one counters item each: the transaction
  * item that takes one place, refused once `limit` are taken, and the one that gives a place back.
  */
-export function takeCountedPlace(name: string, limit: number) {
+export function takeCountedPlace(deps: Platform, name: string, limit: number) {
   return {
     Update: {
-      TableName: tableName('counters'),
+      TableName: tableName(deps, 'counters'),
       Key: { name },
       UpdateExpression: 'ADD #count :one',
       ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
@@ -324,10 +323,10 @@ export function takeCountedPlace(name: string, limit: number) {
   };
 }
 
-export function giveBackCountedPlace(name: string) {
+export function giveBackCountedPlace(deps: Platform, name: string) {
   return {
     Update: {
-      TableName: tableName('counters'),
+      TableName: tableName(deps, 'counters'),
       Key: { name },
       UpdateExpression: 'ADD #count :minusOne',
       ConditionExpression: '#count > :zero',

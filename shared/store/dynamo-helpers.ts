@@ -1,3 +1,4 @@
+import type { Platform } from '../platform';
 import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
@@ -13,7 +14,6 @@ import {
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type * as z from 'zod';
-import { dynamo } from '../aws';
 import { hasTimeFor } from '../deadline';
 import { retry, retryPolicies, TRY_AGAIN } from '../retry';
 import { DependencyTransientError, isTransientFailure } from '../transient-errors';
@@ -30,9 +30,9 @@ export async function whenConditionHolds(write: Promise<unknown>): Promise<boole
 }
 
 /** A conditional update answering with the item as it now is (ALL_NEW), or undefined when its condition failed. */
-export async function updatedWhenConditionHolds(update: UpdateCommandInput): Promise<Record<string, unknown> | undefined> {
+export async function updatedWhenConditionHolds(deps: Platform, update: UpdateCommandInput): Promise<Record<string, unknown> | undefined> {
   try {
-    return (await dynamo().send(new UpdateCommand({ ...update, ReturnValues: 'ALL_NEW' }))).Attributes;
+    return (await deps.dynamo.send(new UpdateCommand({ ...update, ReturnValues: 'ALL_NEW' }))).Attributes;
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return undefined;
     throw error;
@@ -40,7 +40,7 @@ export async function updatedWhenConditionHolds(update: UpdateCommandInput): Pro
 }
 
 /** Every item of a query or scan, all pages, each parsed with the entity's schema. */
-export async function readAll<T extends z.ZodType>(
+export async function readAll<T extends z.ZodType>(deps: Platform, 
   input: ({ kind: 'query' } & QueryCommandInput) | ({ kind: 'scan' } & ScanCommandInput),
   schema: T,
 ): Promise<z.output<T>[]> {
@@ -52,7 +52,7 @@ export async function readAll<T extends z.ZodType>(
       kind === 'query'
         ? new QueryCommand({ ...params, ExclusiveStartKey: startKey })
         : new ScanCommand({ ...params, ExclusiveStartKey: startKey });
-    const page = await dynamo().send(command);
+    const page = await deps.dynamo.send(command);
     items.push(...(page.Items ?? []).map((item) => schema.parse(item)));
     startKey = page.LastEvaluatedKey;
   } while (startKey);
@@ -66,7 +66,7 @@ const BATCH_GET_LIMIT = 100;
  * The items with these keys, read consistently in batches, each parsed with the entity's schema; keys with no
  * item are left out. Keys DynamoDB leaves unprocessed are asked for again.
  */
-export async function batchGetAll<T extends z.ZodType>(
+export async function batchGetAll<T extends z.ZodType>(deps: Platform, 
   table: string,
   keys: readonly Record<string, unknown>[],
   schema: T,
@@ -77,7 +77,7 @@ export async function batchGetAll<T extends z.ZodType>(
     await retry(
       retryPolicies.unprocessedKeys,
       async () => {
-        const output: BatchGetCommandOutput = await dynamo().send(
+        const output: BatchGetCommandOutput = await deps.dynamo.send(
           new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }),
         );
         items.push(...(output.Responses?.[table] ?? []).map((item) => schema.parse(item)));
@@ -112,13 +112,13 @@ export function rideOutTransient<T>(operation: () => Promise<T>): Promise<T> {
  * transaction on the same items (DynamoDB cancels both rather than queue them, and the SDK does not retry that), and
  * while DynamoDB fails transiently. A failed condition is an answer, not a collision, and is passed on at once.
  */
-export async function transactWrite(input: TransactWriteCommandInput): Promise<void> {
+export async function transactWrite(deps: Platform, input: TransactWriteCommandInput): Promise<void> {
   await retry(
     retryPolicies.transactionConflict,
     async () => {
       // One token for every send of this attempt: one that timed out after DynamoDB applied it is not applied twice.
       const once = { ...input, ClientRequestToken: input.ClientRequestToken ?? randomUUID() };
-      await rideOutTransient(() => dynamo().send(new TransactWriteCommand(once)));
+      await rideOutTransient(() => deps.dynamo.send(new TransactWriteCommand(once)));
     },
     { retryable: collidedOnly },
   );

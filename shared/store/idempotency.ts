@@ -1,10 +1,9 @@
+import { tableName, type Platform } from '../platform';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod';
-import { dynamo } from '../aws';
 import { whenConditionHolds } from './dynamo-helpers';
-import { tableName } from '../config';
 import { TTL_ATTRIBUTE } from '../tables';
 
 /** How long a key's first response is kept for replay. */
@@ -45,7 +44,7 @@ export type Claim = { claimed: true; lapsed?: IdempotencyRecord } | { claimed: f
  * Claims the key for this request in one round trip: the conditional put succeeds for a new, expired or abandoned
  * key, and hands back the abandoned claim it replaced; otherwise the failed condition hands back the record there.
  */
-export async function claimIdempotencyKey(
+export async function claimIdempotencyKey(deps: Platform, 
   key: string,
   requestHash: string,
   nowSeconds: number,
@@ -53,9 +52,9 @@ export async function claimIdempotencyKey(
   lockSeconds: number,
 ): Promise<Claim> {
   try {
-    const { Attributes } = await dynamo().send(
+    const { Attributes } = await deps.dynamo.send(
       new PutCommand({
-        TableName: tableName('idempotency'),
+        TableName: tableName(deps, 'idempotency'),
         Item: {
           idempotency_key: key,
           request_hash: requestHash,
@@ -83,10 +82,10 @@ export async function claimIdempotencyKey(
 }
 
 /** Keeps the key's response; `requestHash` gives the key back to the request that committed under it. */
-export async function completeIdempotencyKey(key: string, response: StoredResponse, requestHash?: string): Promise<void> {
-  await dynamo().send(
+export async function completeIdempotencyKey(deps: Platform, key: string, response: StoredResponse, requestHash?: string): Promise<void> {
+  await deps.dynamo.send(
     new UpdateCommand({
-      TableName: tableName('idempotency'),
+      TableName: tableName(deps, 'idempotency'),
       Key: { idempotency_key: key },
       UpdateExpression: `SET #status = :completed, #response = :response${requestHash === undefined ? '' : ', request_hash = :hash'}`,
       ExpressionAttributeNames: { '#status': 'status', '#response': 'response' },
@@ -100,16 +99,16 @@ export async function completeIdempotencyKey(key: string, response: StoredRespon
 }
 
 /** Gives the key up (the request did not complete), so that a retry with it is processed afresh. */
-export async function releaseIdempotencyKey(key: string): Promise<void> {
-  await dynamo().send(new DeleteCommand({ TableName: tableName('idempotency'), Key: { idempotency_key: key } }));
+export async function releaseIdempotencyKey(deps: Platform, key: string): Promise<void> {
+  await deps.dynamo.send(new DeleteCommand({ TableName: tableName(deps, 'idempotency'), Key: { idempotency_key: key } }));
 }
 
 /** Ends the claim's lock now: the request is over but may have committed, so a retry takes the claim over and resumes it. */
-export async function lapseIdempotencyKey(key: string): Promise<void> {
+export async function lapseIdempotencyKey(deps: Platform, key: string): Promise<void> {
   await whenConditionHolds(
-    dynamo().send(
+    deps.dynamo.send(
       new UpdateCommand({
-        TableName: tableName('idempotency'),
+        TableName: tableName(deps, 'idempotency'),
         Key: { idempotency_key: key },
         UpdateExpression: 'SET locked_until = :lapsed',
         ConditionExpression: '#status = :inProgress',
@@ -127,10 +126,10 @@ export async function lapseIdempotencyKey(key: string): Promise<void> {
  */
 const commitKeyOf = (key: string) => `committed#${key}`;
 
-export function commitMarkerPut(key: string, instanceId: number, nowSeconds: number) {
+export function commitMarkerPut(deps: Platform, key: string, instanceId: number, nowSeconds: number) {
   return {
     Put: {
-      TableName: tableName('idempotency'),
+      TableName: tableName(deps, 'idempotency'),
       Item: { idempotency_key: commitKeyOf(key), instance_id: instanceId, [TTL_ATTRIBUTE]: nowSeconds + IDEMPOTENCY_RETENTION_SECONDS },
       ConditionExpression: 'attribute_not_exists(idempotency_key) OR #ttl < :now',
       ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
@@ -142,9 +141,9 @@ export function commitMarkerPut(key: string, instanceId: number, nowSeconds: num
 const commitMarkerSchema = z.object({ instance_id: z.number().int(), [TTL_ATTRIBUTE]: z.number().int() });
 
 /** The instance a create committed under this key, if one did (and its marker has not expired). */
-export async function committedInstanceOf(key: string, nowSeconds: number): Promise<number | undefined> {
-  const { Item } = await dynamo().send(
-    new GetCommand({ TableName: tableName('idempotency'), Key: { idempotency_key: commitKeyOf(key) }, ConsistentRead: true }),
+export async function committedInstanceOf(deps: Platform, key: string, nowSeconds: number): Promise<number | undefined> {
+  const { Item } = await deps.dynamo.send(
+    new GetCommand({ TableName: tableName(deps, 'idempotency'), Key: { idempotency_key: commitKeyOf(key) }, ConsistentRead: true }),
   );
   const marker = Item ? commitMarkerSchema.parse(Item) : undefined;
   return marker && marker[TTL_ATTRIBUTE] >= nowSeconds ? marker.instance_id : undefined;

@@ -1,8 +1,7 @@
+import { tableName, type Platform } from '../platform';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, QueryCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import { dynamo } from '../aws';
-import { tableName } from '../config';
 import { DependencyTransientError } from '../transient-errors';
 import { retry, retryPolicies, TRY_AGAIN } from '../retry';
 import { segmentsAfterChange } from '../model/billing-segments';
@@ -40,17 +39,17 @@ function fullReservations(error: unknown, count: number): number[] {
  * random; a full shard cancels the transaction, which is made again with another, until every shard of a pool was
  * found full (CapacityExhaustedError).
  */
-export async function insertInstanceReservingCapacity(instance: Instance, job: Job): Promise<void> {
+export async function insertInstanceReservingCapacity(deps: Platform, instance: Instance, job: Job): Promise<void> {
   const picker = new ShardPicker(heldPools(instance));
   for (;;) {
     const picked = picker.pick();
     const { shards } = capacityBookkeeping({ ...instance, capacity_held: false, pending_plan: null }, instance, [], picked);
     const recorded = { ...instance, ...shards };
     const items = [
-      ...picked.map((unit) => reserveCapacityItem(unit.pool, unit.shard!)),
+      ...picked.map((unit) => reserveCapacityItem(deps, unit.pool, unit.shard!)),
       {
         Put: {
-          TableName: tableName('instances'),
+          TableName: tableName(deps, 'instances'),
           Item: {
             ...instanceSchema.parse({ ...recorded, updated_at: recorded.created_at }),
             live_account_id: recorded.account_id,
@@ -59,13 +58,13 @@ export async function insertInstanceReservingCapacity(instance: Instance, job: J
           ConditionExpression: 'attribute_not_exists(instance_id)',
         },
       },
-      newJobPut(job),
+      newJobPut(deps, job),
       ...(recorded.idempotency_key === undefined
         ? []
-        : [commitMarkerPut(recorded.idempotency_key, recorded.instance_id, Math.floor(Date.now() / 1000))]),
+        : [commitMarkerPut(deps, recorded.idempotency_key, recorded.instance_id, Math.floor(Date.now() / 1000))]),
     ];
     try {
-      await transactWrite({ TransactItems: [...items, ...requestGuardItems()] });
+      await transactWrite(deps, { TransactItems: [...items, ...requestGuardItems(deps)] });
       return;
     } catch (error) {
       throwIfGuardFailed(error, items.length);
@@ -77,25 +76,25 @@ export async function insertInstanceReservingCapacity(instance: Instance, job: J
 }
 
 /** The instance as stored, deleted or not (workflows need to see deletions). */
-export async function getInstanceItem(instanceId: number): Promise<Instance | undefined> {
-  const { Item } = await dynamo().send(
-    new GetCommand({ TableName: tableName('instances'), Key: { instance_id: instanceId }, ConsistentRead: true }),
+export async function getInstanceItem(deps: Platform, instanceId: number): Promise<Instance | undefined> {
+  const { Item } = await deps.dynamo.send(
+    new GetCommand({ TableName: tableName(deps, 'instances'), Key: { instance_id: instanceId }, ConsistentRead: true }),
   );
   return Item ? instanceSchema.parse(Item) : undefined;
 }
 
 /** The instances with these ids that exist, read in batches, consistently (deleted ones included). */
-export async function getInstanceItems(instanceIds: readonly number[]): Promise<Instance[]> {
-  return batchGetAll(
-    tableName('instances'),
+export async function getInstanceItems(deps: Platform, instanceIds: readonly number[]): Promise<Instance[]> {
+  return batchGetAll(deps, 
+    tableName(deps, 'instances'),
     instanceIds.map((instance_id) => ({ instance_id })),
     instanceSchema,
   );
 }
 
 /** The caller's instance, or undefined when it is missing, someone else's, or deleted: all the same 404. */
-export async function getOwnedInstance(instanceId: number, accountId: string): Promise<Instance | undefined> {
-  const item = await getInstanceItem(instanceId);
+export async function getOwnedInstance(deps: Platform, instanceId: number, accountId: string): Promise<Instance | undefined> {
+  const item = await getInstanceItem(deps, instanceId);
   return item && item.account_id === accountId && item.deleted_at === null ? item : undefined;
 }
 
@@ -113,27 +112,27 @@ const liveKeySchema = z.object({ instance_id: z.number().int() });
  * index is sparse (deleted instances leave it) and holds only keys, so the items themselves are read from the table
  * by key, consistently: a deletion or change shows at once, and no index keeps a copy of any instance's data.
  */
-export async function listOwnedInstances(accountId: string): Promise<Instance[]>;
-export async function listOwnedInstances(accountId: string, page: InstancePage): Promise<{ items: Instance[]; lastId?: number }>;
-export async function listOwnedInstances(accountId: string, page?: InstancePage) {
+export async function listOwnedInstances(deps: Platform, accountId: string): Promise<Instance[]>;
+export async function listOwnedInstances(deps: Platform, accountId: string, page: InstancePage): Promise<{ items: Instance[]; lastId?: number }>;
+export async function listOwnedInstances(deps: Platform, accountId: string, page?: InstancePage) {
   const query = {
-    TableName: tableName('instances'),
+    TableName: tableName(deps, 'instances'),
     IndexName: 'live_by_account',
     KeyConditionExpression: 'live_account_id = :account',
     ExpressionAttributeValues: { ':account': accountId },
   };
   const readItems = async (keys: { instance_id: number }[]) =>
     (
-      await batchGetAll(
-        tableName('instances'),
+      await batchGetAll(deps, 
+        tableName(deps, 'instances'),
         keys.map(({ instance_id }) => ({ instance_id })),
         instanceSchema,
       )
     )
       .filter((item) => item.account_id === accountId && item.deleted_at === null)
       .sort((a, b) => a.instance_id - b.instance_id);
-  if (!page) return readItems(await readAll({ kind: 'query', ...query }, liveKeySchema));
-  const { Items = [], LastEvaluatedKey } = await dynamo().send(
+  if (!page) return readItems(await readAll(deps, { kind: 'query', ...query }, liveKeySchema));
+  const { Items = [], LastEvaluatedKey } = await deps.dynamo.send(
     new QueryCommand({
       ...query,
       Limit: page.limit,
@@ -145,12 +144,12 @@ export async function listOwnedInstances(accountId: string, page?: InstancePage)
 }
 
 /** Every instance in one of the statuses, deleted ones included (for the reconciler and the meter). */
-export async function scanInstancesByStatus(statuses: readonly InstanceStatus[]): Promise<Instance[]> {
+export async function scanInstancesByStatus(deps: Platform, statuses: readonly InstanceStatus[]): Promise<Instance[]> {
   const values = Object.fromEntries(statuses.map((status, i) => [`:s${i}`, status]));
-  return readAll(
+  return readAll(deps, 
     {
       kind: 'scan',
-      TableName: tableName('instances'),
+      TableName: tableName(deps, 'instances'),
       FilterExpression: `#status IN (${Object.keys(values).join(', ')})`,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: values,
@@ -164,7 +163,7 @@ export async function scanInstancesByStatus(statuses: readonly InstanceStatus[])
  * The instances a sparse sharded index lists (`:shard` in the condition names each shard; its shards are queried at
  * once), read by key, consistently: the index lags the table a moment, so callers judge the items, not the index.
  */
-async function instancesInShards(
+async function instancesInShards(deps: Platform, 
   indexName: string,
   shards: readonly string[],
   keyCondition: string,
@@ -172,10 +171,10 @@ async function instancesInShards(
 ): Promise<Instance[]> {
   const keys = await Promise.all(
     shards.map((shard) =>
-      readAll(
+      readAll(deps, 
         {
           kind: 'query',
-          TableName: tableName('instances'),
+          TableName: tableName(deps, 'instances'),
           IndexName: indexName,
           KeyConditionExpression: keyCondition,
           ExpressionAttributeValues: { ':shard': shard, ...values },
@@ -184,24 +183,24 @@ async function instancesInShards(
       ),
     ),
   );
-  return getInstanceItems(keys.flat().map(({ instance_id }) => instance_id));
+  return getInstanceItems(deps, keys.flat().map(({ instance_id }) => instance_id));
 }
 
 /** Every instance with a lifecycle under way, from the sparse in-flight index. */
-export async function listInFlightInstances(): Promise<Instance[]> {
+export async function listInFlightInstances(deps: Platform): Promise<Instance[]> {
   const shards = Array.from({ length: IN_FLIGHT_SHARDS }, (_, n) => inFlightShardOf(n));
-  return (await instancesInShards('inflight_by_shard', shards, 'inflight_shard = :shard')).filter(isInFlight);
+  return (await instancesInShards(deps, 'inflight_by_shard', shards, 'inflight_shard = :shard')).filter(isInFlight);
 }
 
 /**
  * The instances of one meter shard, a page at a time (read by key, consistently): those with time left to bill.
  */
-export async function* listInstancesToMeter(shard: string): AsyncGenerator<Instance[]> {
+export async function* listInstancesToMeter(deps: Platform, shard: string): AsyncGenerator<Instance[]> {
   let start: Record<string, unknown> | undefined;
   do {
-    const page = await dynamo().send(
+    const page = await deps.dynamo.send(
       new QueryCommand({
-        TableName: tableName('instances'),
+        TableName: tableName(deps, 'instances'),
         IndexName: 'meter_by_shard',
         KeyConditionExpression: 'meter_shard = :shard',
         ExpressionAttributeValues: { ':shard': shard },
@@ -210,17 +209,17 @@ export async function* listInstancesToMeter(shard: string): AsyncGenerator<Insta
       }),
     );
     const keys = (page.Items ?? []).map((item) => ({ instance_id: z.number().int().parse(item.instance_id) }));
-    if (keys.length > 0) yield await batchGetAll(tableName('instances'), keys, instanceSchema);
+    if (keys.length > 0) yield await batchGetAll(deps, tableName(deps, 'instances'), keys, instanceSchema);
     start = page.LastEvaluatedKey;
   } while (start);
 }
 
 /** Takes an instance out of the meter's index once nothing is left to bill (unless it changed since it was read). */
-export async function leaveMeterIndex(instance: Instance): Promise<void> {
+export async function leaveMeterIndex(deps: Platform, instance: Instance): Promise<void> {
   await whenConditionHolds(
-    dynamo().send(
+    deps.dynamo.send(
       new UpdateCommand({
-        TableName: tableName('instances'),
+        TableName: tableName(deps, 'instances'),
         Key: { instance_id: instance.instance_id },
         UpdateExpression: 'REMOVE meter_shard',
         ConditionExpression: 'version = :version',
@@ -235,11 +234,11 @@ export async function leaveMeterIndex(instance: Instance): Promise<void> {
  * the version stays as it is. Only an instance still in the sweep's index is marked, so a mark never puts back a key
  * that a deletion removed.
  */
-export async function recordServerSeen(instanceId: number, at: string): Promise<void> {
+export async function recordServerSeen(deps: Platform, instanceId: number, at: string): Promise<void> {
   await whenConditionHolds(
-    dynamo().send(
+    deps.dynamo.send(
       new UpdateCommand({
-        TableName: tableName('instances'),
+        TableName: tableName(deps, 'instances'),
         Key: { instance_id: instanceId },
         UpdateExpression: `SET seen_at = :at, sweep_seen_at = :at REMOVE ${ABSENCE_ATTRIBUTES}`,
         ConditionExpression: 'attribute_exists(sweep_shard)',
@@ -259,9 +258,9 @@ export type AbsenceEvidence = z.infer<typeof absenceEvidenceSchema>;
  * evidence as it now stands (undefined when the instance no longer exists). The version stays: an observation is
  * not a change of state, so no action in flight is refused for it.
  */
-export async function recordServerAbsent(instanceId: number, at: string): Promise<AbsenceEvidence | undefined> {
-  const item = await updatedWhenConditionHolds({
-    TableName: tableName('instances'),
+export async function recordServerAbsent(deps: Platform, instanceId: number, at: string): Promise<AbsenceEvidence | undefined> {
+  const item = await updatedWhenConditionHolds(deps, {
+    TableName: tableName(deps, 'instances'),
     Key: { instance_id: instanceId },
     UpdateExpression: 'SET absent_since = if_not_exists(absent_since, :at), absent_last_at = :at ADD absent_reads :one',
     ConditionExpression: 'attribute_exists(instance_id)',
@@ -271,11 +270,11 @@ export async function recordServerAbsent(instanceId: number, at: string): Promis
 }
 
 /** The server was seen: the evidence of its absence goes. */
-export async function clearServerAbsence(instanceId: number): Promise<void> {
+export async function clearServerAbsence(deps: Platform, instanceId: number): Promise<void> {
   await whenConditionHolds(
-    dynamo().send(
+    deps.dynamo.send(
       new UpdateCommand({
-        TableName: tableName('instances'),
+        TableName: tableName(deps, 'instances'),
         Key: { instance_id: instanceId },
         UpdateExpression: `REMOVE ${ABSENCE_ATTRIBUTES}`,
         ConditionExpression: 'attribute_exists(absent_since)',
@@ -288,9 +287,9 @@ export async function clearServerAbsence(instanceId: number): Promise<void> {
  * Instances with a server that the fleet sweep has not seen since `since` (from its sparse index, by shard): at the
  * end of a pass, those whose server the listing did not show.
  */
-export async function listUnseenSince(since: string): Promise<Instance[]> {
+export async function listUnseenSince(deps: Platform, since: string): Promise<Instance[]> {
   const shards = Array.from({ length: SWEEP_SHARDS }, (_, n) => sweepShardOf(n));
-  return (await instancesInShards('sweep_by_shard', shards, 'sweep_shard = :shard AND sweep_seen_at < :since', { ':since': since })).filter(
+  return (await instancesInShards(deps, 'sweep_by_shard', shards, 'sweep_shard = :shard AND sweep_seen_at < :since', { ':since': since })).filter(
     isSwept,
   );
 }
@@ -330,7 +329,7 @@ export type ProvisioningChanges = Pick<InstanceChanges, 'status' | 'vps_id' | 'u
  * both win. Returns the updated item, or undefined when the instance was not in one of those states (or deleted).
  * Changes of rate go through `updateInstanceAtVersion`, which needs the read item to close the billing segment.
  */
-export async function transitionInstance(
+export async function transitionInstance(deps: Platform, 
   instanceId: number,
   from: readonly InstanceStatus[],
   changes: ProvisioningChanges,
@@ -339,10 +338,10 @@ export async function transitionInstance(
   const statusValues = Object.fromEntries(from.map((status, i) => [`:from${i}`, status]));
   let attributes: Record<string, unknown> | undefined;
   const applied = await whenConditionHolds(
-    dynamo()
+    deps.dynamo
       .send(
         new UpdateCommand({
-          TableName: tableName('instances'),
+          TableName: tableName(deps, 'instances'),
           Key: { instance_id: instanceId },
           UpdateExpression: update.UpdateExpression,
           ConditionExpression: `#status IN (${Object.keys(statusValues).join(', ')}) AND (attribute_not_exists(deleted_at) OR deleted_at = :null)`,
@@ -377,7 +376,7 @@ export interface VersionedUpdate {
  * older read is refused and decided again). A unit whose pool has no shard with room stays on its old item, where it
  * is still given back. Undefined when the instance changed since it was read (read it again).
  */
-export async function moveUnitsToShards(instance: Instance): Promise<{ moved: number; left: number } | undefined> {
+export async function moveUnitsToShards(deps: Platform, instance: Instance): Promise<{ moved: number; left: number } | undefined> {
   let units = unitsOfOldItems(instance);
   let left = 0;
   let picker = new ShardPicker(units.map((unit) => unit.pool));
@@ -385,11 +384,11 @@ export async function moveUnitsToShards(instance: Instance): Promise<{ moved: nu
     const picked = picker.pick();
     const fields = Object.fromEntries(units.map((unit, i) => [unit.field, picked[i]!.shard]));
     const items = [
-      ...picked.map((unit) => reserveCapacityItem(unit.pool, unit.shard!)),
-      ...units.map((unit) => releaseCapacityItem({ pool: unit.pool, shard: null })),
+      ...picked.map((unit) => reserveCapacityItem(deps, unit.pool, unit.shard!)),
+      ...units.map((unit) => releaseCapacityItem(deps, { pool: unit.pool, shard: null })),
       {
         Update: {
-          TableName: tableName('instances'),
+          TableName: tableName(deps, 'instances'),
           Key: { instance_id: instance.instance_id },
           UpdateExpression: `SET ${Object.keys(fields)
             .map((_, i) => `#f${i} = :v${i}`)
@@ -405,7 +404,7 @@ export async function moveUnitsToShards(instance: Instance): Promise<{ moved: nu
       },
     ];
     try {
-      await transactWrite({ TransactItems: items });
+      await transactWrite(deps, { TransactItems: items });
       return { moved: units.length, left };
     } catch (error) {
       const { anyFull, exhausted } = picker.noteFull(fullReservations(error, picked.length), picked);
@@ -436,12 +435,12 @@ export async function moveUnitsToShards(instance: Instance): Promise<{ moved: nu
  * answer is false (read again and decide again). Each released unit goes back to the shard it was taken from; each
  * reserved one comes from a shard picked at random, and another is tried while the picked one is full.
  */
-export async function updateInstanceAtVersion(instance: Instance, update: VersionedUpdate): Promise<boolean> {
-  return (await applyAtVersion(instance, update)) !== undefined;
+export async function updateInstanceAtVersion(deps: Platform, instance: Instance, update: VersionedUpdate): Promise<boolean> {
+  return (await applyAtVersion(deps, instance, update)) !== undefined;
 }
 
 /** updateInstanceAtVersion, answering with the changes written (the shard attributes included), or undefined. */
-async function applyAtVersion(instance: Instance, update: VersionedUpdate): Promise<InstanceChanges | undefined> {
+async function applyAtVersion(deps: Platform, instance: Instance, update: VersionedUpdate): Promise<InstanceChanges | undefined> {
   const picker = new ShardPicker(update.reserve ?? []);
   for (;;) {
     const picked = picker.pick();
@@ -452,11 +451,11 @@ async function applyAtVersion(instance: Instance, update: VersionedUpdate): Prom
     const changes = { ...update.changes, ...changedShards(instance, moves.shards), ...(billing_segments ? { billing_segments } : {}) };
     const expression = setExpression(changes, now, indexKeys(instance, changes, now));
     const items = [
-      ...picked.map((unit) => reserveCapacityItem(unit.pool, unit.shard!)),
-      ...moves.release.map(releaseCapacityItem),
+      ...picked.map((unit) => reserveCapacityItem(deps, unit.pool, unit.shard!)),
+      ...moves.release.map((unit) => releaseCapacityItem(deps, unit)),
       {
         Update: {
-          TableName: tableName('instances'),
+          TableName: tableName(deps, 'instances'),
           Key: { instance_id: instance.instance_id },
           ...expression,
           ConditionExpression: 'version = :version',
@@ -464,11 +463,11 @@ async function applyAtVersion(instance: Instance, update: VersionedUpdate): Prom
         },
       },
       ...(update.checks ?? []),
-      ...(update.job ? [newJobPut(update.job)] : []),
-      ...(update.finish ? [finishJobUpdate(update.finish)] : []),
+      ...(update.job ? [newJobPut(deps, update.job)] : []),
+      ...(update.finish ? [finishJobUpdate(deps, update.finish)] : []),
     ];
     try {
-      await transactWrite({ TransactItems: [...items, ...requestGuardItems()] });
+      await transactWrite(deps, { TransactItems: [...items, ...requestGuardItems(deps)] });
       return changes;
     } catch (error) {
       throwIfGuardFailed(error, items.length);
@@ -482,7 +481,7 @@ async function applyAtVersion(instance: Instance, update: VersionedUpdate): Prom
         if (checked.some((reason) => reason.Code === 'ConditionalCheckFailed')) return undefined;
         // The job had already ended (a delete cancelled it): the state change stands on its own.
         if (update.finish && reasons[items.length - 1]?.Code === 'ConditionalCheckFailed')
-          return applyAtVersion(instance, { ...update, finish: undefined });
+          return applyAtVersion(deps, instance, { ...update, finish: undefined });
       }
       throw error;
     }
@@ -494,18 +493,18 @@ async function applyAtVersion(instance: Instance, update: VersionedUpdate): Prom
  * the update to make, or undefined to make none. For workflow steps, which must not give up on a busy instance, nor
  * on a read or write that DynamoDB failed transiently (see rideOutTransient).
  */
-export function updateInstanceWithRetry(
+export function updateInstanceWithRetry(deps: Platform, 
   instanceId: number,
   decide: (instance: Instance) => VersionedUpdate | undefined,
 ): Promise<Instance | undefined> {
   return retry(
     retryPolicies.versionConflict,
     async () => {
-      const instance = await rideOutTransient(() => getInstanceItem(instanceId));
+      const instance = await rideOutTransient(() => getInstanceItem(deps, instanceId));
       if (!instance) return undefined;
       const update = decide(instance);
       if (!update) return instance;
-      const applied = await applyAtVersion(instance, update);
+      const applied = await applyAtVersion(deps, instance, update);
       return applied ? { ...instance, ...applied, version: instance.version + 1 } : TRY_AGAIN;
     },
     {

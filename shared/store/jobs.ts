@@ -1,7 +1,6 @@
+import { tableName, type Platform } from '../platform';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import { dynamo } from '../aws';
-import { tableName } from '../config';
 import { jobSchema, type Job, type JobFinish, type JobOutcome } from '../model/job';
 import { batchGetAll, readAll, whenConditionHolds } from './dynamo-helpers';
 
@@ -11,11 +10,11 @@ const runningShards = Array.from({ length: RUNNING_SHARDS }, (_, n) => `running#
 const runningShardOf = (jobId: string) => runningShards[parseInt(jobId.slice(0, 2), 16) % RUNNING_SHARDS] ?? runningShards[0]!;
 
 /** A Put for a new job, to be written in the same transaction as the state change that starts it. */
-export function newJobPut(job: Job) {
+export function newJobPut(deps: Platform, job: Job) {
   const item = jobSchema.parse(job);
   return {
     Put: {
-      TableName: tableName('jobs'),
+      TableName: tableName(deps, 'jobs'),
       // A running job is in the running-jobs index until it ends.
       Item: item.status === 'running' ? { ...item, running_shard: runningShardOf(item.job_id) } : item,
       ConditionExpression: 'attribute_not_exists(job_id)',
@@ -23,16 +22,16 @@ export function newJobPut(job: Job) {
   };
 }
 
-export async function getJob(jobId: string): Promise<Job | undefined> {
-  const { Item } = await dynamo().send(new GetCommand({ TableName: tableName('jobs'), Key: { job_id: jobId }, ConsistentRead: true }));
+export async function getJob(deps: Platform, jobId: string): Promise<Job | undefined> {
+  const { Item } = await deps.dynamo.send(new GetCommand({ TableName: tableName(deps, 'jobs'), Key: { job_id: jobId }, ConsistentRead: true }));
   return Item ? jobSchema.parse(Item) : undefined;
 }
 
 /** An Update that ends a running job, to be written in the same transaction as the state change that ends it. */
-export function finishJobUpdate({ job_id, outcome, at }: JobFinish) {
+export function finishJobUpdate(deps: Platform, { job_id, outcome, at }: JobFinish) {
   return {
     Update: {
-      TableName: tableName('jobs'),
+      TableName: tableName(deps, 'jobs'),
       Key: { job_id },
       UpdateExpression: 'SET #status = :status, finished_at = :at, #error = :error REMOVE running_shard',
       ConditionExpression: '#status = :running',
@@ -48,19 +47,19 @@ export function finishJobUpdate({ job_id, outcome, at }: JobFinish) {
 }
 
 /** Ends a running job once; a retried step that finds it already ended changes nothing. */
-export async function finishJob(jobId: string, outcome: JobOutcome, at: string): Promise<void> {
-  await whenConditionHolds(dynamo().send(new UpdateCommand(finishJobUpdate({ job_id: jobId, outcome, at }).Update)));
+export async function finishJob(deps: Platform, jobId: string, outcome: JobOutcome, at: string): Promise<void> {
+  await whenConditionHolds(deps.dynamo.send(new UpdateCommand(finishJobUpdate(deps, { job_id: jobId, outcome, at }).Update)));
 }
 
 /** Every running job of every instance (the reconciler makes sure each has a live execution), from the sparse index. */
-export async function listAllRunningJobs(): Promise<Job[]> {
+export async function listAllRunningJobs(deps: Platform): Promise<Job[]> {
   const keys = (
     await Promise.all(
       runningShards.map((shard) =>
-        readAll(
+        readAll(deps, 
           {
             kind: 'query',
-            TableName: tableName('jobs'),
+            TableName: tableName(deps, 'jobs'),
             IndexName: 'running_by_shard',
             KeyConditionExpression: 'running_shard = :shard',
             ExpressionAttributeValues: { ':shard': shard },
@@ -71,16 +70,16 @@ export async function listAllRunningJobs(): Promise<Job[]> {
     )
   ).flat();
   // Read by key, consistently: a job that has just ended is seen as ended.
-  const jobs = await batchGetAll(tableName('jobs'), keys, jobSchema);
+  const jobs = await batchGetAll(deps, tableName(deps, 'jobs'), keys, jobSchema);
   return jobs.filter((job) => job.status === 'running');
 }
 
 /** The instance's jobs that are still running, oldest first. */
-export async function listRunningJobs(instanceId: number): Promise<Job[]> {
-  return readAll(
+export async function listRunningJobs(deps: Platform, instanceId: number): Promise<Job[]> {
+  return readAll(deps, 
     {
       kind: 'query',
-      TableName: tableName('jobs'),
+      TableName: tableName(deps, 'jobs'),
       IndexName: 'by_instance',
       KeyConditionExpression: 'instance_id = :instance',
       FilterExpression: '#status = :running',
@@ -91,6 +90,6 @@ export async function listRunningJobs(instanceId: number): Promise<Job[]> {
   );
 }
 
-export async function insertJob(job: Job): Promise<void> {
-  await dynamo().send(new PutCommand(newJobPut(job).Put));
+export async function insertJob(deps: Platform, job: Job): Promise<void> {
+  await deps.dynamo.send(new PutCommand(newJobPut(deps, job).Put));
 }

@@ -1,6 +1,6 @@
+import { tableName, type Platform } from '../platform';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
-import { tableName } from '../config';
 import { readAll, transactWrite } from './dynamo-helpers';
 
 const ledgerEntrySchema = z.object({
@@ -32,20 +32,20 @@ const ledgerEntrySchema = z.object({
 });
 export type LedgerEntry = z.infer<typeof ledgerEntrySchema>;
 
-function entryPut(entry: LedgerEntry) {
+function entryPut(deps: Platform, entry: LedgerEntry) {
   return {
     Put: {
-      TableName: tableName('ledger'),
+      TableName: tableName(deps, 'ledger'),
       Item: ledgerEntrySchema.parse(entry),
       ConditionExpression: 'attribute_not_exists(entry_id)',
     },
   };
 }
 
-function balanceUpdate(accountId: string, amount: number, alsoTotalDeposited: boolean) {
+function balanceUpdate(deps: Platform, accountId: string, amount: number, alsoTotalDeposited: boolean) {
   return {
     Update: {
-      TableName: tableName('accounts'),
+      TableName: tableName(deps, 'accounts'),
       Key: { account_id: accountId },
       UpdateExpression: alsoTotalDeposited ? 'ADD balance :amount, total_deposited :amount' : 'ADD balance :amount',
       ConditionExpression: 'attribute_exists(account_id)',
@@ -63,10 +63,10 @@ function isDuplicateEntry(error: unknown): boolean {
  * Books a deposit or a manual charge: the ledger entry and the balance move in one atomic transaction (ADD, so
  * concurrent movements never lose an update), and the entry id makes a retry a no-op. False for a duplicate.
  */
-export async function recordLedgerEntry(entry: LedgerEntry): Promise<boolean> {
+export async function recordLedgerEntry(deps: Platform, entry: LedgerEntry): Promise<boolean> {
   try {
-    await transactWrite({
-      TransactItems: [entryPut(entry), balanceUpdate(entry.account_id, entry.amount, entry.kind === 'deposit')],
+    await transactWrite(deps, {
+      TransactItems: [entryPut(deps, entry), balanceUpdate(deps, entry.account_id, entry.amount, entry.kind === 'deposit')],
     });
     return true;
   } catch (error) {
@@ -76,15 +76,15 @@ export async function recordLedgerEntry(entry: LedgerEntry): Promise<boolean> {
 }
 
 /** The transaction of one metered period: entry, balance (optionally on condition it stays above zero) and instance. */
-function meteredPeriodItems(
+function meteredPeriodItems(deps: Platform, 
   entry: LedgerEntry & { instance_id: number; period_start: string; period_end: string },
   instanceVersion: number,
   last: boolean,
   keepCredit: boolean,
 ) {
-  const balance = balanceUpdate(entry.account_id, entry.amount, false);
+  const balance = balanceUpdate(deps, entry.account_id, entry.amount, false);
   return [
-    entryPut(entry),
+    entryPut(deps, entry),
     keepCredit
       ? {
           Update: {
@@ -96,7 +96,7 @@ function meteredPeriodItems(
       : balance,
     {
       Update: {
-        TableName: tableName('instances'),
+        TableName: tableName(deps, 'instances'),
         Key: { instance_id: entry.instance_id },
         UpdateExpression: `SET metered_until = :end${last ? ' REMOVE meter_shard' : ''}`,
         ConditionExpression: 'metered_until = :start AND version = :version',
@@ -111,14 +111,14 @@ function meteredPeriodItems(
  * on condition that `metered_until` is still the period's start and the instance is still at the version the period
  * was priced from. False when refused: already charged by another run, or the instance changed meanwhile.
  */
-export async function recordMeteredPeriod(
+export async function recordMeteredPeriod(deps: Platform, 
   entry: LedgerEntry & { instance_id: number; period_start: string; period_end: string },
   instanceVersion: number,
   /** Nothing is left to bill after this period: the instance leaves the meter's index in the same write. */
   last = false,
 ): Promise<boolean> {
   try {
-    await transactWrite({ TransactItems: meteredPeriodItems(entry, instanceVersion, last, false) });
+    await transactWrite(deps, { TransactItems: meteredPeriodItems(deps, entry, instanceVersion, last, false) });
     return true;
   } catch (error) {
     if (error instanceof TransactionCanceledException && error.CancellationReasons?.some((r) => r.Code === 'ConditionalCheckFailed')) {
@@ -134,13 +134,13 @@ export async function recordMeteredPeriod(
  * the billing pause). Charges of one account from several writers at once are ordered by DynamoDB, so the one that
  * takes the balance to zero or below is always the one told.
  */
-export async function recordMeteredPeriodKeepingCredit(
+export async function recordMeteredPeriodKeepingCredit(deps: Platform, 
   entry: LedgerEntry & { instance_id: number; period_start: string; period_end: string },
   instanceVersion: number,
   last = false,
 ): Promise<'charged' | 'refused' | 'exhausts-balance'> {
   try {
-    await transactWrite({ TransactItems: meteredPeriodItems(entry, instanceVersion, last, true) });
+    await transactWrite(deps, { TransactItems: meteredPeriodItems(deps, entry, instanceVersion, last, true) });
     return 'charged';
   } catch (error) {
     const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
@@ -150,11 +150,11 @@ export async function recordMeteredPeriodKeepingCredit(
   }
 }
 
-export async function listLedgerEntries(accountId: string): Promise<LedgerEntry[]> {
-  return readAll(
+export async function listLedgerEntries(deps: Platform, accountId: string): Promise<LedgerEntry[]> {
+  return readAll(deps, 
     {
       kind: 'query',
-      TableName: tableName('ledger'),
+      TableName: tableName(deps, 'ledger'),
       KeyConditionExpression: 'account_id = :account',
       ExpressionAttributeValues: { ':account': accountId },
     },

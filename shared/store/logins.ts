@@ -1,8 +1,7 @@
+import { tableName, type Platform } from '../platform';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
-import { dynamo } from '../aws';
-import { tableName } from '../config';
 import { accountSchema, atPasswordVersion, type Account } from './accounts';
 import { transactWrite } from './dynamo-helpers';
 
@@ -19,8 +18,8 @@ const loginSchema = z.object({
 });
 export type Login = z.infer<typeof loginSchema>;
 
-export async function getLogin(email: string): Promise<Login | undefined> {
-  const { Item } = await dynamo().send(new GetCommand({ TableName: tableName('logins'), Key: { email }, ConsistentRead: true }));
+export async function getLogin(deps: Platform, email: string): Promise<Login | undefined> {
+  const { Item } = await deps.dynamo.send(new GetCommand({ TableName: tableName(deps, 'logins'), Key: { email }, ConsistentRead: true }));
   return Item ? loginSchema.parse(Item) : undefined;
 }
 
@@ -28,14 +27,14 @@ export async function getLogin(email: string): Promise<Login | undefined> {
  * Opens the account and its login together, on condition that neither exists: two sign-ups with one address race
  * to the same login item and exactly one wins. False when the address was already taken.
  */
-export async function insertAccountWithLogin(account: Account, login: Login): Promise<boolean> {
+export async function insertAccountWithLogin(deps: Platform, account: Account, login: Login): Promise<boolean> {
   try {
-    await transactWrite({
+    await transactWrite(deps, {
       TransactItems: [
-        { Put: { TableName: tableName('logins'), Item: loginSchema.parse(login), ConditionExpression: 'attribute_not_exists(email)' } },
+        { Put: { TableName: tableName(deps, 'logins'), Item: loginSchema.parse(login), ConditionExpression: 'attribute_not_exists(email)' } },
         {
           Put: {
-            TableName: tableName('accounts'),
+            TableName: tableName(deps, 'accounts'),
             Item: accountSchema.parse(account),
             ConditionExpression: 'attribute_not_exists(account_id)',
           },
@@ -65,14 +64,14 @@ export interface PasswordChange {
  * that moment. It also confirms the address, which opening the link has just proven. False when the generation has
  * moved on, or the login no longer belongs to the account.
  */
-export async function changePassword({ accountId, email, passwordHash, fromVersion, changedAt }: PasswordChange): Promise<boolean> {
+export async function changePassword(deps: Platform, { accountId, email, passwordHash, fromVersion, changedAt }: PasswordChange): Promise<boolean> {
   const current = atPasswordVersion(fromVersion);
   try {
-    await transactWrite({
+    await transactWrite(deps, {
       TransactItems: [
         {
           Update: {
-            TableName: tableName('accounts'),
+            TableName: tableName(deps, 'accounts'),
             Key: { account_id: accountId },
             UpdateExpression: 'SET password_version = :next, confirmed = :true',
             ConditionExpression: current.ConditionExpression,
@@ -81,7 +80,7 @@ export async function changePassword({ accountId, email, passwordHash, fromVersi
         },
         {
           Update: {
-            TableName: tableName('logins'),
+            TableName: tableName(deps, 'logins'),
             Key: { email },
             UpdateExpression: 'SET password_hash = :hash, password_changed_at = :at, password_version = :next',
             ConditionExpression: 'account_id = :account',

@@ -1,6 +1,5 @@
+import { tableName, type Platform } from '../platform';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws';
-import { tableName } from '../config';
 import { whenConditionHolds } from './dynamo-helpers';
 
 /**
@@ -13,11 +12,11 @@ const leaseKey = (shard: string) => ({ name: `meter-lease#${shard}` });
  * Takes the shard's lease for `holder` until `untilMs`: true when it was free, expired, or already this holder's (a
  * retry of the same work takes it over); false while someone else holds it.
  */
-export async function takeMeterLease(shard: string, holder: string, nowMs: number, untilMs: number): Promise<boolean> {
+export async function takeMeterLease(deps: Platform, shard: string, holder: string, nowMs: number, untilMs: number): Promise<boolean> {
   return whenConditionHolds(
-    dynamo().send(
+    deps.dynamo.send(
       new UpdateCommand({
-        TableName: tableName('counters'),
+        TableName: tableName(deps, 'counters'),
         Key: leaseKey(shard),
         UpdateExpression: 'SET holder = :holder, held_until = :until',
         ConditionExpression: 'attribute_not_exists(held_until) OR held_until <= :now OR holder = :holder',
@@ -28,11 +27,11 @@ export async function takeMeterLease(shard: string, holder: string, nowMs: numbe
 }
 
 /** Gives the lease back, if this holder still has it. */
-export async function releaseMeterLease(shard: string, holder: string): Promise<void> {
+export async function releaseMeterLease(deps: Platform, shard: string, holder: string): Promise<void> {
   await whenConditionHolds(
-    dynamo().send(
+    deps.dynamo.send(
       new UpdateCommand({
-        TableName: tableName('counters'),
+        TableName: tableName(deps, 'counters'),
         Key: leaseKey(shard),
         UpdateExpression: 'REMOVE holder, held_until',
         ConditionExpression: 'holder = :holder',

@@ -1,7 +1,6 @@
+import { tableName, type Platform } from '../platform';
 import { GetCommand, PutCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import { dynamo } from '../aws';
-import { tableName } from '../config';
 import { updatedWhenConditionHolds, whenConditionHolds } from './dynamo-helpers';
 
 /**
@@ -39,8 +38,8 @@ const bookSchema = z.object({
 
 const BOOK_KEY = { name: 'sweep#orphans' };
 
-export async function readOrphanBook(): Promise<{ guard: OrphanGuard; orphans: Map<number, Orphan> }> {
-  const { Item } = await dynamo().send(new GetCommand({ TableName: tableName('counters'), Key: BOOK_KEY, ConsistentRead: true }));
+export async function readOrphanBook(deps: Platform): Promise<{ guard: OrphanGuard; orphans: Map<number, Orphan> }> {
+  const { Item } = await deps.dynamo.send(new GetCommand({ TableName: tableName(deps, 'counters'), Key: BOOK_KEY, ConsistentRead: true }));
   const book = bookSchema.parse(Item ?? {});
   return {
     guard: { halted_at: book.halted_at, reason: book.reason },
@@ -49,11 +48,11 @@ export async function readOrphanBook(): Promise<{ guard: OrphanGuard; orphans: M
 }
 
 /** Creates the book on first use, so that later updates can set paths inside its map. */
-async function ensureBook(): Promise<void> {
+async function ensureBook(deps: Platform): Promise<void> {
   await whenConditionHolds(
-    dynamo().send(
+    deps.dynamo.send(
       new PutCommand({
-        TableName: tableName('counters'),
+        TableName: tableName(deps, 'counters'),
         Item: { ...BOOK_KEY, orphans: {}, halted_at: null, reason: null },
         ConditionExpression: 'attribute_not_exists(#name)',
         ExpressionAttributeNames: { '#name': 'name' },
@@ -63,13 +62,13 @@ async function ensureBook(): Promise<void> {
 }
 
 /** One conditional update of an orphan's entry; the entry afterwards, or undefined when the condition failed. */
-async function updateEntry(
+async function updateEntry(deps: Platform, 
   serverId: number,
   update: Pick<UpdateCommandInput, 'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeValues'>,
 ): Promise<Orphan | undefined> {
-  await ensureBook();
-  const item = await updatedWhenConditionHolds({
-    TableName: tableName('counters'),
+  await ensureBook(deps);
+  const item = await updatedWhenConditionHolds(deps, {
+    TableName: tableName(deps, 'counters'),
     Key: BOOK_KEY,
     ...update,
     ExpressionAttributeNames: { '#orphans': 'orphans', '#id': String(serverId) },
@@ -78,8 +77,8 @@ async function updateEntry(
 }
 
 /** Records a server newly found orphaned; false when it was recorded already (another run found it first). */
-export async function recordOrphan(orphan: Omit<Orphan, 'spared'>): Promise<boolean> {
-  const entry = await updateEntry(orphan.server_id, {
+export async function recordOrphan(deps: Platform, orphan: Omit<Orphan, 'spared'>): Promise<boolean> {
+  const entry = await updateEntry(deps, orphan.server_id, {
     UpdateExpression: 'SET #orphans.#id = :orphan',
     ConditionExpression: 'attribute_not_exists(#orphans.#id)',
     ExpressionAttributeValues: { ':orphan': { ...orphan, spared: false } },
@@ -87,8 +86,8 @@ export async function recordOrphan(orphan: Omit<Orphan, 'spared'>): Promise<bool
   return entry !== undefined;
 }
 
-export async function markOrphanSeen(serverId: number, at: string): Promise<void> {
-  await updateEntry(serverId, {
+export async function markOrphanSeen(deps: Platform, serverId: number, at: string): Promise<void> {
+  await updateEntry(deps, serverId, {
     UpdateExpression: 'SET #orphans.#id.seen_at = :at',
     ConditionExpression: 'attribute_exists(#orphans.#id)',
     ExpressionAttributeValues: { ':at': at },
@@ -96,8 +95,8 @@ export async function markOrphanSeen(serverId: number, at: string): Promise<void
 }
 
 /** Spares a waiting orphan (or lets it go on its way); undefined when no such orphan is waiting. */
-export async function spareOrphan(serverId: number, spared: boolean): Promise<Orphan | undefined> {
-  return updateEntry(serverId, {
+export async function spareOrphan(deps: Platform, serverId: number, spared: boolean): Promise<Orphan | undefined> {
+  return updateEntry(deps, serverId, {
     UpdateExpression: 'SET #orphans.#id.spared = :spared',
     ConditionExpression: 'attribute_exists(#orphans.#id)',
     ExpressionAttributeValues: { ':spared': spared },
@@ -105,19 +104,19 @@ export async function spareOrphan(serverId: number, spared: boolean): Promise<Or
 }
 
 /** Forgets an orphan: destroyed, or no longer listed. A spared one is kept unless `evenSpared`. */
-export async function removeOrphan(serverId: number, evenSpared = false): Promise<void> {
-  await updateEntry(serverId, {
+export async function removeOrphan(deps: Platform, serverId: number, evenSpared = false): Promise<void> {
+  await updateEntry(deps, serverId, {
     UpdateExpression: 'REMOVE #orphans.#id',
     ConditionExpression: evenSpared ? 'attribute_exists(#orphans.#id)' : '#orphans.#id.spared = :no',
     ...(evenSpared ? {} : { ExpressionAttributeValues: { ':no': false } }),
   });
 }
 
-export async function setOrphanGuard(guard: OrphanGuard): Promise<void> {
-  await ensureBook();
-  await dynamo().send(
+export async function setOrphanGuard(deps: Platform, guard: OrphanGuard): Promise<void> {
+  await ensureBook(deps);
+  await deps.dynamo.send(
     new UpdateCommand({
-      TableName: tableName('counters'),
+      TableName: tableName(deps, 'counters'),
       Key: BOOK_KEY,
       UpdateExpression: 'SET #halted_at = :halted_at, #reason = :reason',
       ExpressionAttributeNames: { '#halted_at': 'halted_at', '#reason': 'reason' },

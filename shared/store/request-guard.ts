@@ -1,7 +1,6 @@
+import { tableName, type Platform } from '../platform';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws';
-import { tableName } from '../config';
 import { standingOf } from '../model/account';
 import { revokedApiKey } from '../model/errors';
 import { currentGuard } from '../request-guard';
@@ -14,13 +13,13 @@ const ACCOUNT_IN_STANDING = 'confirmed = :true AND suspended = :false AND (attri
  * Transaction items that hold only while the current request's key is active and its account in standing; none
  * outside a Bearer request. Appended last, so that the indexes of the items before them do not move.
  */
-export function requestGuardItems() {
+export function requestGuardItems(deps: Platform) {
   const guard = currentGuard();
   if (!guard) return [];
   return [
     {
       ConditionCheck: {
-        TableName: tableName('apiKeys'),
+        TableName: tableName(deps, 'apiKeys'),
         Key: { key_hash: guard.keyHash },
         ConditionExpression: KEY_ACTIVE,
         ExpressionAttributeValues: { ':true': true },
@@ -28,7 +27,7 @@ export function requestGuardItems() {
     },
     {
       ConditionCheck: {
-        TableName: tableName('accounts'),
+        TableName: tableName(deps, 'accounts'),
         Key: { account_id: guard.accountId },
         ConditionExpression: ACCOUNT_IN_STANDING,
         ExpressionAttributeValues: { ':true': true, ':false': false, ':null': null },
@@ -45,12 +44,12 @@ export function throwIfGuardFailed(error: unknown, index: number): void {
 }
 
 /** Reads the key and the account again (strongly consistent) and throws the 401 unless both still hold. */
-export async function assertRequestStillAuthorized(): Promise<void> {
+export async function assertRequestStillAuthorized(deps: Platform): Promise<void> {
   const guard = currentGuard();
   if (!guard) return;
   const [key, account] = await Promise.all([
-    dynamo().send(new GetCommand({ TableName: tableName('apiKeys'), Key: { key_hash: guard.keyHash }, ConsistentRead: true })),
-    dynamo().send(new GetCommand({ TableName: tableName('accounts'), Key: { account_id: guard.accountId }, ConsistentRead: true })),
+    deps.dynamo.send(new GetCommand({ TableName: tableName(deps, 'apiKeys'), Key: { key_hash: guard.keyHash }, ConsistentRead: true })),
+    deps.dynamo.send(new GetCommand({ TableName: tableName(deps, 'accounts'), Key: { account_id: guard.accountId }, ConsistentRead: true })),
   ]);
   if (key.Item?.is_active !== true || standingOf(account.Item) !== 'in-standing') throw revokedApiKey();
 }

@@ -1,8 +1,7 @@
+import { tableName, type Platform } from '../platform';
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
-import { dynamo } from '../aws';
-import { tableName } from '../config';
 import { atPasswordVersion } from './accounts';
 import { readAll, transactWrite } from './dynamo-helpers';
 
@@ -23,19 +22,19 @@ export type Session = z.infer<typeof sessionSchema>;
  * generation: a password changed after it was checked and before the session is written leaves no session behind.
  * False when the generation has moved on (or the account is gone).
  */
-export async function insertSession(session: Session): Promise<boolean> {
+export async function insertSession(deps: Platform, session: Session): Promise<boolean> {
   const current = atPasswordVersion(session.password_version);
   try {
-    await transactWrite({
+    await transactWrite(deps, {
       TransactItems: [
         {
           Put: {
-            TableName: tableName('sessions'),
+            TableName: tableName(deps, 'sessions'),
             Item: sessionSchema.parse(session),
             ConditionExpression: 'attribute_not_exists(session_hash)',
           },
         },
-        { ConditionCheck: { TableName: tableName('accounts'), Key: { account_id: session.account_id }, ...current } },
+        { ConditionCheck: { TableName: tableName(deps, 'accounts'), Key: { account_id: session.account_id }, ...current } },
       ],
     });
     return true;
@@ -45,24 +44,24 @@ export async function insertSession(session: Session): Promise<boolean> {
   }
 }
 
-export async function getSession(sessionHash: string): Promise<Session | undefined> {
-  const { Item } = await dynamo().send(
-    new GetCommand({ TableName: tableName('sessions'), Key: { session_hash: sessionHash }, ConsistentRead: true }),
+export async function getSession(deps: Platform, sessionHash: string): Promise<Session | undefined> {
+  const { Item } = await deps.dynamo.send(
+    new GetCommand({ TableName: tableName(deps, 'sessions'), Key: { session_hash: sessionHash }, ConsistentRead: true }),
   );
   return Item ? sessionSchema.parse(Item) : undefined;
 }
 
 /** Ends one session for good (sign-out); a session already gone is fine. */
-export async function deleteSession(sessionHash: string): Promise<void> {
-  await dynamo().send(new DeleteCommand({ TableName: tableName('sessions'), Key: { session_hash: sessionHash } }));
+export async function deleteSession(deps: Platform, sessionHash: string): Promise<void> {
+  await deps.dynamo.send(new DeleteCommand({ TableName: tableName(deps, 'sessions'), Key: { session_hash: sessionHash } }));
 }
 
 /** Ends every session of an account (password reset); returns how many there were. */
-export async function deleteAccountSessions(accountId: string): Promise<number> {
-  const sessions = await readAll(
+export async function deleteAccountSessions(deps: Platform, accountId: string): Promise<number> {
+  const sessions = await readAll(deps, 
     {
       kind: 'query',
-      TableName: tableName('sessions'),
+      TableName: tableName(deps, 'sessions'),
       IndexName: 'by_account',
       KeyConditionExpression: 'account_id = :account',
       ExpressionAttributeValues: { ':account': accountId },
@@ -70,6 +69,6 @@ export async function deleteAccountSessions(accountId: string): Promise<number> 
     // The index holds keys only.
     z.object({ session_hash: z.string() }),
   );
-  await Promise.all(sessions.map((session) => deleteSession(session.session_hash)));
+  await Promise.all(sessions.map((session) => deleteSession(deps, session.session_hash)));
   return sessions.length;
 }

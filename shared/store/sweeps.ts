@@ -1,7 +1,6 @@
+import { tableName, type Platform } from '../platform';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import { dynamo } from '../aws';
-import { tableName } from '../config';
 import { whenConditionHolds } from './dynamo-helpers';
 
 /** Where the fleet sweep stands in its pass over the upstream's server listing; one item in the counters table. */
@@ -16,8 +15,8 @@ export type SweepCursor = z.infer<typeof cursorSchema>;
 
 const CURSOR_KEY = { name: 'sweep#fleet' };
 
-export async function getSweepCursor(): Promise<SweepCursor> {
-  const { Item } = await dynamo().send(new GetCommand({ TableName: tableName('counters'), Key: CURSOR_KEY, ConsistentRead: true }));
+export async function getSweepCursor(deps: Platform): Promise<SweepCursor> {
+  const { Item } = await deps.dynamo.send(new GetCommand({ TableName: tableName(deps, 'counters'), Key: CURSOR_KEY, ConsistentRead: true }));
   return Item ? cursorSchema.parse(Item) : { next_page: 1, pass_started_at: null, version: 0 };
 }
 
@@ -25,11 +24,11 @@ export async function getSweepCursor(): Promise<SweepCursor> {
  * Moves the cursor on from the one read; false when another run moved it meanwhile (its position stands: both
  * runs' checks are conditional writes, so reading a page twice only costs the calls).
  */
-export async function moveSweepCursor(read: SweepCursor, next: Omit<SweepCursor, 'version'>): Promise<boolean> {
+export async function moveSweepCursor(deps: Platform, read: SweepCursor, next: Omit<SweepCursor, 'version'>): Promise<boolean> {
   return whenConditionHolds(
-    dynamo().send(
+    deps.dynamo.send(
       new PutCommand({
-        TableName: tableName('counters'),
+        TableName: tableName(deps, 'counters'),
         Item: { ...CURSOR_KEY, ...next, version: read.version + 1 },
         ...(read.version === 0
           ? { ConditionExpression: 'attribute_not_exists(#name)', ExpressionAttributeNames: { '#name': 'name' } }

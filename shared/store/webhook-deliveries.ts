@@ -1,7 +1,6 @@
+import { tableName, type Platform } from '../platform';
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import { dynamo } from '../aws';
-import { tableName } from '../config';
 import { TTL_ATTRIBUTE } from '../tables';
 import { deliveryStatusSchema } from '../model/webhook-events';
 import { isoInstant } from '../model/attributes';
@@ -31,10 +30,10 @@ export type DeliveryAttemptItem = z.infer<typeof deliveryAttemptItemSchema>;
 export type NewDeliveryAttempt = Omit<DeliveryAttemptItem, 'webhook_id' | 'attempt_id'>;
 
 /** Records one attempt; the sort key orders attempts by time. */
-export async function recordDeliveryAttempt(webhookId: string, attempt: NewDeliveryAttempt): Promise<void> {
-  await dynamo().send(
+export async function recordDeliveryAttempt(deps: Platform, webhookId: string, attempt: NewDeliveryAttempt): Promise<void> {
+  await deps.dynamo.send(
     new PutCommand({
-      TableName: tableName('webhookDeliveries'),
+      TableName: tableName(deps, 'webhookDeliveries'),
       Item: {
         ...deliveryAttemptItemSchema.parse({ ...attempt, webhook_id: webhookId, attempt_id: `${attempt.time}#${attempt.id}` }),
         [TTL_ATTRIBUTE]: Math.floor(Date.parse(attempt.time) / 1000) + KEEP_SECONDS,
@@ -44,10 +43,10 @@ export async function recordDeliveryAttempt(webhookId: string, attempt: NewDeliv
 }
 
 /** The endpoint's most recent attempts, newest first. */
-export async function listRecentDeliveryAttempts(webhookId: string, limit: number): Promise<DeliveryAttemptItem[]> {
-  const { Items } = await dynamo().send(
+export async function listRecentDeliveryAttempts(deps: Platform, webhookId: string, limit: number): Promise<DeliveryAttemptItem[]> {
+  const { Items } = await deps.dynamo.send(
     new QueryCommand({
-      TableName: tableName('webhookDeliveries'),
+      TableName: tableName(deps, 'webhookDeliveries'),
       KeyConditionExpression: 'webhook_id = :webhook',
       ExpressionAttributeValues: { ':webhook': webhookId },
       ScanIndexForward: false,

@@ -1,8 +1,7 @@
+import { tableName, type Platform } from '../platform';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import { dynamo } from '../aws';
-import { tableName } from '../config';
 import { eventTypeSchema } from '../model/webhook-events';
 import { readAll, transactWrite, updatedWhenConditionHolds, whenConditionHolds } from './dynamo-helpers';
 import { giveBackCountedPlace, takeCountedPlace } from './counters';
@@ -38,19 +37,19 @@ const countName = (accountId: string) => `webhooks#${accountId}`;
  * Records a new endpoint unless the account already has `limit`: concurrent creates can never pass it. In a Bearer
  * request it also holds only while the request's key is active (a 401 otherwise).
  */
-export async function insertWebhookWithinLimit(item: WebhookItem, limit: number): Promise<void> {
+export async function insertWebhookWithinLimit(deps: Platform, item: WebhookItem, limit: number): Promise<void> {
   try {
-    await transactWrite({
+    await transactWrite(deps, {
       TransactItems: [
-        takeCountedPlace(countName(item.account_id), limit),
+        takeCountedPlace(deps, countName(item.account_id), limit),
         {
           Put: {
-            TableName: tableName('webhooks'),
+            TableName: tableName(deps, 'webhooks'),
             Item: webhookItemSchema.parse(item),
             ConditionExpression: 'attribute_not_exists(webhook_id)',
           },
         },
-        ...requestGuardItems(),
+        ...requestGuardItems(deps),
       ],
     });
   } catch (error) {
@@ -62,24 +61,24 @@ export async function insertWebhookWithinLimit(item: WebhookItem, limit: number)
   }
 }
 
-export async function getWebhook(webhookId: string): Promise<WebhookItem | undefined> {
-  const { Item } = await dynamo().send(
-    new GetCommand({ TableName: tableName('webhooks'), Key: { webhook_id: webhookId }, ConsistentRead: true }),
+export async function getWebhook(deps: Platform, webhookId: string): Promise<WebhookItem | undefined> {
+  const { Item } = await deps.dynamo.send(
+    new GetCommand({ TableName: tableName(deps, 'webhooks'), Key: { webhook_id: webhookId }, ConsistentRead: true }),
   );
   return Item ? webhookItemSchema.parse(Item) : undefined;
 }
 
 /** The caller's endpoint, or undefined when it is missing or someone else's: the same 404. */
-export async function getOwnedWebhook(webhookId: string, accountId: string): Promise<WebhookItem | undefined> {
-  const item = await getWebhook(webhookId);
+export async function getOwnedWebhook(deps: Platform, webhookId: string, accountId: string): Promise<WebhookItem | undefined> {
+  const item = await getWebhook(deps, webhookId);
   return item?.account_id === accountId ? item : undefined;
 }
 
-export async function listAccountWebhooks(accountId: string): Promise<WebhookSummary[]> {
-  return readAll(
+export async function listAccountWebhooks(deps: Platform, accountId: string): Promise<WebhookSummary[]> {
+  return readAll(deps, 
     {
       kind: 'query',
-      TableName: tableName('webhooks'),
+      TableName: tableName(deps, 'webhooks'),
       IndexName: 'by_account',
       KeyConditionExpression: 'account_id = :account',
       ExpressionAttributeValues: { ':account': accountId },
@@ -89,19 +88,19 @@ export async function listAccountWebhooks(accountId: string): Promise<WebhookSum
 }
 
 /** Removes the endpoint and gives its place back; false when it was already gone, a 401 when the request's key is. */
-export async function deleteWebhook(item: WebhookItem): Promise<boolean> {
+export async function deleteWebhook(deps: Platform, item: WebhookItem): Promise<boolean> {
   try {
-    await transactWrite({
+    await transactWrite(deps, {
       TransactItems: [
         {
           Delete: {
-            TableName: tableName('webhooks'),
+            TableName: tableName(deps, 'webhooks'),
             Key: { webhook_id: item.webhook_id },
             ConditionExpression: 'attribute_exists(webhook_id)',
           },
         },
-        giveBackCountedPlace(countName(item.account_id)),
-        ...requestGuardItems(),
+        giveBackCountedPlace(deps, countName(item.account_id)),
+        ...requestGuardItems(deps),
       ],
     });
     return true;
@@ -116,9 +115,9 @@ export async function deleteWebhook(item: WebhookItem): Promise<boolean> {
  * Notes a failed delivery: the first failure of a run starts `failing_since`, later ones keep it. Returns the
  * endpoint as it now is, or undefined when it is gone.
  */
-export async function markWebhookFailing(webhookId: string, at: string): Promise<WebhookItem | undefined> {
-  const item = await updatedWhenConditionHolds({
-    TableName: tableName('webhooks'),
+export async function markWebhookFailing(deps: Platform, webhookId: string, at: string): Promise<WebhookItem | undefined> {
+  const item = await updatedWhenConditionHolds(deps, {
+    TableName: tableName(deps, 'webhooks'),
     Key: { webhook_id: webhookId },
     UpdateExpression: 'SET failing_since = if_not_exists(failing_since, :at)',
     ConditionExpression: 'attribute_exists(webhook_id)',
@@ -128,11 +127,11 @@ export async function markWebhookFailing(webhookId: string, at: string): Promise
 }
 
 /** A success ends a run of failures. */
-export async function markWebhookHealthy(webhookId: string): Promise<void> {
+export async function markWebhookHealthy(deps: Platform, webhookId: string): Promise<void> {
   await whenConditionHolds(
-    dynamo().send(
+    deps.dynamo.send(
       new UpdateCommand({
-        TableName: tableName('webhooks'),
+        TableName: tableName(deps, 'webhooks'),
         Key: { webhook_id: webhookId },
         UpdateExpression: 'REMOVE failing_since',
         ConditionExpression: 'attribute_exists(failing_since)',
@@ -142,11 +141,11 @@ export async function markWebhookHealthy(webhookId: string): Promise<void> {
 }
 
 /** Disables an enabled endpoint, once (the change itself publishes webhook.disabled). */
-export async function disableWebhook(webhookId: string, at: string, reason: string): Promise<boolean> {
+export async function disableWebhook(deps: Platform, webhookId: string, at: string, reason: string): Promise<boolean> {
   return whenConditionHolds(
-    dynamo().send(
+    deps.dynamo.send(
       new UpdateCommand({
-        TableName: tableName('webhooks'),
+        TableName: tableName(deps, 'webhooks'),
         Key: { webhook_id: webhookId },
         UpdateExpression: 'SET disabled_at = :at, disabled_reason = :reason',
         ConditionExpression: 'attribute_exists(webhook_id) AND disabled_at = :null',

@@ -1,3 +1,4 @@
+import type { Deps } from '../../shared/domain/deps';
 import { randomBytes } from 'node:crypto';
 import type { LocalRuntime } from '../../infra/local/runtime';
 import type { Simulator } from '../../infra/local/simulator';
@@ -33,6 +34,8 @@ export interface ChaosOptions {
 export interface ChaosTarget {
   readonly baseUrl: string;
   readonly simulator: Simulator;
+  /** The service's dependencies, for the run's scheduled jobs, operators and invariant checks. */
+  readonly deps: Deps;
   /** Resolves once no workflow execution is running. */
   idle(): Promise<void>;
   /** The service's process dies and comes back on the same data. */
@@ -46,6 +49,7 @@ export function inProcessTarget(runtime: LocalRuntime): ChaosTarget {
   return {
     baseUrl: runtime.baseUrl,
     simulator: runtime.simulator,
+    deps: runtime.deps,
     idle: () => runtime.stepFunctions.idle(),
     crash: () => runtime.crashAndRestart(),
   };
@@ -151,13 +155,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const accounts: Account[] = [];
     // Deploys are limited to 5 an hour per account: more accounts, more instances.
     for (let i = 0; i < (options.accounts ?? 6); i++) {
-      const account = await openAccount({
+      const account = await openAccount(target.deps, {
         email: `chaos-${options.seed}-${i}-${randomBytes(3).toString('hex')}@example.com`,
         confirmed: true,
         suspended: false,
       });
-      await deposit(account.account_id, 200_000_000);
-      const { fullKey } = await issueApiKey(account.account_id, 'chaos');
+      await deposit(target.deps, account.account_id, 200_000_000);
+      const { fullKey } = await issueApiKey(target.deps, account.account_id, 'chaos');
       const opened = { accountId: account.account_id, apiKey: fullKey, instances: [] };
       const hook = await call(opened, 'POST', '/api/v1/webhooks', {
         url: receiver.url,
@@ -264,10 +268,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           break;
         }
         case 'meter':
-          track(runMeter());
+          track(runMeter(target.deps));
           break;
         case 'reconcile':
-          track(reconcile(Date.now(), 5_000));
+          track(reconcile(target.deps, Date.now(), 5_000));
           break;
         case 'money': {
           // Spend the balance down past zero (the billing pause powers servers off); pay again now, or at the
@@ -276,15 +280,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           const delay = rng.int(1_500);
           if (paused.has(account)) {
             paused.delete(account);
-            track(deposit(account.accountId, 200_000_000));
+            track(deposit(target.deps, account.accountId, 200_000_000));
             break;
           }
           if (!payBack) paused.add(account);
           track(
-            charge(account.accountId, 200_000_000, 'chaos').then(async () => {
+            charge(target.deps, account.accountId, 200_000_000, 'chaos').then(async () => {
               if (!payBack) return;
               await sleep(delay);
-              await deposit(account.accountId, 200_000_000);
+              await deposit(target.deps, account.accountId, 200_000_000);
             }),
           );
           break;
@@ -313,12 +317,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await Promise.allSettled([...inFlight]);
     await target.simulator.control.faults({ fail_next: 0, latency_ms: 0 });
     await settle(target, log);
-    await runMeter();
-    await replayUnanswered(creates, accounts, create);
+    await runMeter(target.deps);
+    await replayUnanswered(target.deps, creates, accounts, create);
     const pausedAccounts = new Set<string>();
-    for (const { accountId } of accounts) if ((await getAccount(accountId))?.billing_paused) pausedAccounts.add(accountId);
+    for (const { accountId } of accounts) if ((await getAccount(target.deps, accountId))?.billing_paused) pausedAccounts.add(accountId);
     violations.push(
       ...(await checkInvariants({
+        deps: target.deps,
         simulator: target.simulator,
         // Delivered at least once: a repeat carries the id of the event it repeats.
         events: () => [...new Map(receiver.received.map((d) => [d.event.id as string, d.event as ServiceEvent])).values()],
@@ -350,11 +355,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
  * whose request died with the service's process is still in progress until it lapses (IDEMPOTENCY_LOCK_SECONDS, 60).
  */
 async function replayUnanswered(
+  deps: Deps,
   creates: readonly CreateRecord[],
   accounts: readonly Account[],
   create: (account: Account, record: CreateRecord, attempts: number) => Promise<void>,
 ): Promise<void> {
-  const instances = await allInstances();
+  const instances = await allInstances(deps);
   const deadline = Date.now() + 90_000;
   for (const record of creates) {
     if (record.instanceIds.length > 0) continue;
@@ -393,11 +399,11 @@ async function settle(target: ChaosTarget, log: (line: string) => void): Promise
   let now = Date.now() + 3_600_000;
   for (let round = 1; round <= 16; round++) {
     await withTimeout(target.idle(), 90_000, 'workflows to end');
-    const report = await reconcile(now, 0);
+    const report = await reconcile(target.deps, now, 0);
     now += Math.max(ORPHAN_GRACE_MS, ABSENCE_WINDOW_MS) + 1_000;
     log(`  reconcile round ${round}: ${JSON.stringify(report)}`);
     if (report.sweepGuardHalted) {
-      await setOrphanGuard({ halted_at: null, reason: null });
+      await setOrphanGuard(target.deps, { halted_at: null, reason: null });
       continue;
     }
     const repairs =

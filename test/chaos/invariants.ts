@@ -1,8 +1,8 @@
+import type { Deps } from '../../shared/domain/deps';
+import { tableName } from '../../shared/platform';
 import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { DestroyedDroplet, SimulatedDroplet, Simulator } from '../../infra/local/simulator';
-import { dynamo, sfn } from '../../shared/aws';
-import { tableName } from '../../shared/config';
 import { executionArnOf } from '../../shared/workflows/step-functions';
 import { catalog } from '../../shared/model/flavors';
 import { getAccount } from '../../shared/store/accounts';
@@ -13,6 +13,8 @@ import type { ServiceEvent } from '../../shared/schemas/events';
 import { capacityCounters, capacityHeldByInstances } from '../support/capacity';
 
 export interface InvariantInput {
+  /** The service's dependencies: its tables and workflow engine are read directly. */
+  readonly deps: Deps;
   readonly simulator: Simulator;
   /** The events received so far (read again while waiting for those still on their way). */
   readonly events: () => readonly ServiceEvent[];
@@ -43,28 +45,28 @@ const TRANSITIONAL = ['pending', 'provisioning', 'resizing', 'deleting'];
  * from the code under test: prices come from the catalog, costs from the formula, servers from the simulator.
  */
 export async function checkInvariants(input: InvariantInput): Promise<string[]> {
-  const { simulator, events, accountIds } = input;
-  const instances = await allInstances();
+  const { deps, simulator, events, accountIds } = input;
+  const instances = await allInstances(deps);
   const { droplets, destroyed } = simulator.state();
   const violations = [
     ...checkServers(instances, droplets),
     ...checkDestroyed(instances, destroyed),
     ...checkPaused(instances, droplets, input.pausedAccounts ?? new Set()),
     ...checkCreates(instances, input.creates ?? []),
-    ...(await checkCapacity()),
-    ...(await checkJobs()),
-    ...(await checkBilling(instances, accountIds)),
+    ...(await checkCapacity(deps)),
+    ...(await checkJobs(deps)),
+    ...(await checkBilling(deps, instances, accountIds)),
     ...(await checkEvents(instances, events)),
   ];
   return violations;
 }
 
-export async function allInstances(): Promise<Instance[]> {
+export async function allInstances(deps: Deps): Promise<Instance[]> {
   const items: Instance[] = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const page = await dynamo().send(
-      new ScanCommand({ TableName: tableName('instances'), ConsistentRead: true, ExclusiveStartKey: start }),
+    const page = await deps.dynamo.send(
+      new ScanCommand({ TableName: tableName(deps, 'instances'), ConsistentRead: true, ExclusiveStartKey: start }),
     );
     items.push(...(page.Items ?? []).map((item) => instanceSchema.parse(item)));
     start = page.LastEvaluatedKey;
@@ -163,8 +165,8 @@ function checkCreates(instances: readonly Instance[], creates: readonly CreateRe
 }
 
 /** Capacity used equals what the instances hold. */
-async function checkCapacity(): Promise<string[]> {
-  const [counters, held] = await Promise.all([capacityCounters(), capacityHeldByInstances()]);
+async function checkCapacity(deps: Deps): Promise<string[]> {
+  const [counters, held] = await Promise.all([capacityCounters(deps), capacityHeldByInstances(deps)]);
   const names = new Set([...Object.keys(counters), ...Object.keys(held)]);
   return [...names]
     .filter((name) => (counters[name] ?? 0) !== (held[name] ?? 0))
@@ -172,16 +174,16 @@ async function checkCapacity(): Promise<string[]> {
 }
 
 /** No job running without a running execution. */
-async function checkJobs(): Promise<string[]> {
-  const { Items = [] } = await dynamo().send(new ScanCommand({ TableName: tableName('jobs'), ConsistentRead: true }));
+async function checkJobs(deps: Deps): Promise<string[]> {
+  const { Items = [] } = await deps.dynamo.send(new ScanCommand({ TableName: tableName(deps, 'jobs'), ConsistentRead: true }));
   const violations: string[] = [];
   for (const job of Items.map((item) => jobSchema.parse(item)).filter((j) => j.status === 'running')) {
     if (job.type === 'reconcile') {
       violations.push(`reconcile job ${job.job_id} is still running`);
       continue;
     }
-    const status = await sfn()
-      .send(new DescribeExecutionCommand({ executionArn: executionArnOf(job) }))
+    const status = await deps.sfn
+      .send(new DescribeExecutionCommand({ executionArn: executionArnOf(deps, job) }))
       .then((execution) => execution.status)
       .catch(() => 'MISSING');
     if (status !== 'RUNNING') violations.push(`${job.type} job ${job.job_id} is running with its execution ${status}`);
@@ -200,13 +202,13 @@ type Piece = NonNullable<LedgerEntry['pieces']>[number];
  * segments cover its billed time without gap or overlap; the open one bills what the instance is; balances equal
  * their ledgers.
  */
-async function checkBilling(instances: readonly Instance[], accountIds: readonly string[]): Promise<string[]> {
+async function checkBilling(deps: Deps, instances: readonly Instance[], accountIds: readonly string[]): Promise<string[]> {
   const violations: string[] = [];
   const ledgers = new Map<string, LedgerEntry[]>();
   for (const accountId of accountIds) {
-    const entries = await listLedgerEntries(accountId);
+    const entries = await listLedgerEntries(deps, accountId);
     ledgers.set(accountId, entries);
-    const balance = (await getAccount(accountId))?.balance;
+    const balance = (await getAccount(deps, accountId))?.balance;
     const sum = entries.reduce((total, entry) => total + entry.amount, 0);
     if (balance !== sum) violations.push(`account ${accountId}: balance ${balance} but its ledger sums to ${sum}`);
   }

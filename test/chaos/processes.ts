@@ -1,3 +1,4 @@
+import { awsDeps } from '../../shared/wiring/aws';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
@@ -14,7 +15,7 @@ import type { ServiceSpec } from './service';
 /**
  * Everything in its own process, as in production: DynamoDB Local (a JVM, its data on disk under `dataDir`), the
  * upstream simulator (here), and the service (`service.ts`), which a crash kills with SIGKILL and starts again on the
- * same data. This process gets the handlers' configuration too: the run's reconciler, meter and money moves are the
+ * same data. This process builds the service's dependencies too: the run's reconciler, meter and money moves are the
  * scheduled jobs and operators of production.
  */
 export async function startChaosProcesses(options: {
@@ -35,7 +36,8 @@ export async function startChaosProcesses(options: {
     stepFunctionsPort: await freePort(),
     controlPort: await freePort(),
   };
-  Object.assign(process.env, {
+  // The service's dependencies as its process builds them, for this process's scheduled jobs, operators and checks.
+  const deps = awsDeps({
     ...localHandlerEnv({
       dynamodbEndpoint: spec.dynamodbEndpoint,
       sfnEndpoint: `http://127.0.0.1:${spec.stepFunctionsPort}`,
@@ -85,6 +87,7 @@ export async function startChaosProcesses(options: {
   return {
     baseUrl: `http://127.0.0.1:${spec.port}`,
     simulator,
+    deps,
     async idle() {
       for (;;) {
         const answer = await fetch(`http://127.0.0.1:${spec.controlPort}/idle`).catch(() => undefined);

@@ -21,9 +21,9 @@ const droplet = (id: number) => runtime.simulator.state().droplets.find((d) => d
 /** The next read of this server by id answers 404, as DigitalOcean does for existing droplets for short periods. */
 const transient404 = (serverId: number, times = 1) =>
   runtime.simulator.control.faults({ fail_next: times, status: 404, match: `GET /v2/droplets/${serverId}` });
-const ops = (...positionals: string[]) => prepareCommand(positionals, {})();
+const ops = (...positionals: string[]) => prepareCommand(positionals, {})(runtime.deps);
 const orphanServer = async (name: string) =>
-  (await upstream()).createServer({ name, tags: [serviceTag()], size: 's-1vcpu-2gb', image: 'ubuntu-24-04-x64', userData: '' });
+  (await upstream(runtime.deps)).createServer({ name, tags: [serviceTag(runtime.deps)], size: 's-1vcpu-2gb', image: 'ubuntu-24-04-x64', userData: '' });
 
 afterEach(() => runtime.simulator.control.faults({ fail_next: 0 }));
 
@@ -35,9 +35,9 @@ describe('a server the upstream does not find once', () => {
     await transient404(serverId);
 
     const refused = await action(apiKey, detail.instance_id, { type: 'reboot' });
-    const evidence = await getInstanceItem(detail.instance_id);
-    const report = await reconcile(later());
-    await reconcile(later() + HOURS_7);
+    const evidence = await getInstanceItem(runtime.deps, detail.instance_id);
+    const report = await reconcile(runtime.deps, later());
+    await reconcile(runtime.deps, later() + HOURS_7);
     const retried = await action(apiKey, detail.instance_id, { type: 'reboot' });
 
     expect([refused.status, refused.body.error]).toEqual([502, 'Upstream error']);
@@ -46,7 +46,7 @@ describe('a server the upstream does not find once', () => {
     expect(droplet(serverId)).toBeDefined();
     expect(retried.status).toBe(200);
     expect((await runtime.waitForJob(apiKey, retried.body.job_id)).status).toBe('succeeded');
-    expect((await getInstanceItem(detail.instance_id))?.absent_reads).toBeUndefined();
+    expect((await getInstanceItem(runtime.deps, detail.instance_id))?.absent_reads).toBeUndefined();
   });
 
   it('leaves a running server of a billing-paused account running and owned, and the next pause powers it off', async () => {
@@ -55,13 +55,13 @@ describe('a server the upstream does not find once', () => {
     const serverId = Number(detail.vps_id);
     await transient404(serverId);
 
-    await charge(accountId, 6_000_000, 'operator charge');
-    const during = await getInstanceItem(detail.instance_id);
-    await charge(accountId, 1_000, 'operator charge');
+    await charge(runtime.deps, accountId, 6_000_000, 'operator charge');
+    const during = await getInstanceItem(runtime.deps, detail.instance_id);
+    await charge(runtime.deps, accountId, 1_000, 'operator charge');
     await runtime.waitForStatus(apiKey, detail.instance_id, ['stopped'], 20_000);
 
     expect(during).toMatchObject({ status: 'active', active_job_id: null });
-    expect(await getInstanceItem(detail.instance_id)).toMatchObject({ status: 'stopped', paused_by: 'billing' });
+    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({ status: 'stopped', paused_by: 'billing' });
     expect(droplet(serverId)?.status).toBe('off');
   });
 
@@ -69,20 +69,20 @@ describe('a server the upstream does not find once', () => {
     const { apiKey } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
     const serverId = Number(detail.vps_id);
-    const instance = (await getInstanceItem(detail.instance_id))!;
+    const instance = (await getInstanceItem(runtime.deps, detail.instance_id))!;
     const job = newJob('power_off', instance);
-    await updateInstanceAtVersion(instance, { changes: { active_job_id: job.job_id }, job });
+    await updateInstanceAtVersion(runtime.deps, instance, { changes: { active_job_id: job.job_id }, job });
     await runtime.simulator.control.powerOff(serverId);
     await transient404(serverId);
 
-    const first = await reconcile(later());
-    const between = await getInstanceItem(detail.instance_id);
-    const second = await reconcile(later());
+    const first = await reconcile(runtime.deps, later());
+    const between = await getInstanceItem(runtime.deps, detail.instance_id);
+    const second = await reconcile(runtime.deps, later());
 
     expect(first.actionsSettled).toBe(0);
     expect(between).toMatchObject({ status: 'active', active_job_id: job.job_id });
     expect(second.actionsSettled).toBe(1);
-    expect(await getInstanceItem(detail.instance_id)).toMatchObject({ status: 'stopped', active_job_id: null });
+    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({ status: 'stopped', active_job_id: null });
     expect(droplet(serverId)?.status).toBe('off');
   });
 
@@ -91,19 +91,19 @@ describe('a server the upstream does not find once', () => {
     const detail = await runtime.activeInstance(apiKey);
     const serverId = Number(detail.vps_id);
     const start = later();
-    await sweepFleet(start);
+    await sweepFleet(runtime.deps, start);
     // As if the listing had shifted under a delete: the pass goes on at a page past every server, so it ends
     // without having shown this one, and reads it by id.
-    const cursor = await getSweepCursor();
-    await moveSweepCursor(cursor, { next_page: 5, pass_started_at: new Date(start + 1_000).toISOString() });
+    const cursor = await getSweepCursor(runtime.deps);
+    await moveSweepCursor(runtime.deps, cursor, { next_page: 5, pass_started_at: new Date(start + 1_000).toISOString() });
     await transient404(serverId);
 
-    const report = await sweepFleet(start + 2_000);
-    const next = await reconcile(start + HOURS_7);
+    const report = await sweepFleet(runtime.deps, start + 2_000);
+    const next = await reconcile(runtime.deps, start + HOURS_7);
 
     expect([report.passCompleted, report.absencesSuspected, report.drift.vanished]).toEqual([true, 1, 0]);
     expect(next.leakedServersDestroyed).toBe(0);
-    expect(await getInstanceItem(detail.instance_id)).toMatchObject({ status: 'active' });
+    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({ status: 'active' });
     expect(droplet(serverId)).toBeDefined();
   });
 
@@ -115,7 +115,7 @@ describe('a server the upstream does not find once', () => {
     const active = await runtime.waitForStatus(apiKey, created.body.instance_id, ['active', 'failed'], 30_000);
 
     expect(active.status).toBe('active');
-    expect(runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(created.body.instance_id)))).toHaveLength(1);
+    expect(runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(runtime.deps, created.body.instance_id)))).toHaveLength(1);
   });
 
   it('concludes a server gone only from three reads over ten minutes and a listing that does not show it', async () => {
@@ -126,18 +126,18 @@ describe('a server the upstream does not find once', () => {
 
     const answers = [];
     for (let read = 0; read < 3; read++) answers.push((await action(apiKey, detail.instance_id, { type: 'reboot' })).status);
-    const afterQuickReads = await getInstanceItem(detail.instance_id);
-    const minuteLater = await reconcile(Date.now() + 60_000);
-    const afterMinute = await getInstanceItem(detail.instance_id);
-    const concluded = await reconcile(Date.now() + 11 * 60_000);
+    const afterQuickReads = await getInstanceItem(runtime.deps, detail.instance_id);
+    const minuteLater = await reconcile(runtime.deps, Date.now() + 60_000);
+    const afterMinute = await getInstanceItem(runtime.deps, detail.instance_id);
+    const concluded = await reconcile(runtime.deps, Date.now() + 11 * 60_000);
 
     expect(answers).toEqual([502, 502, 502]);
     expect(afterQuickReads).toMatchObject({ status: 'active', absent_reads: 3 });
     expect([minuteLater.drift.vanished, minuteLater.absencesSuspected]).toEqual([0, 1]);
     expect(afterMinute).toMatchObject({ status: 'active', absent_reads: 4 });
     expect(concluded.drift.vanished).toBe(1);
-    expect(await getInstanceItem(detail.instance_id)).toMatchObject({ status: 'failed', capacity_held: false });
-    expect(await capacityCounters()).toEqual(await capacityHeldByInstances());
+    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({ status: 'failed', capacity_held: false });
+    expect(await capacityCounters(runtime.deps)).toEqual(await capacityHeldByInstances(runtime.deps));
   });
 });
 
@@ -147,24 +147,24 @@ describe('losses in bulk', () => {
     const gone = [await runtime.activeInstance(apiKey), await runtime.activeInstance(apiKey)];
     for (const detail of gone) await runtime.simulator.control.outOfBand(Number(detail.vps_id), { type: 'destroy' });
     const start = Date.now() + 60_000;
-    await reconcile(start);
-    await reconcile(start + 5 * 60_000);
+    await reconcile(runtime.deps, start);
+    await reconcile(runtime.deps, start + 5 * 60_000);
 
     // One loss is left of the allowance (the test above used the other): the sweep concludes one, then trips.
-    const swept = await reconcile(start + 11 * 60_000);
-    const statuses = await Promise.all(gone.map(async (detail) => (await getInstanceItem(detail.instance_id))?.status));
+    const swept = await reconcile(runtime.deps, start + 11 * 60_000);
+    const statuses = await Promise.all(gone.map(async (detail) => (await getInstanceItem(runtime.deps, detail.instance_id))?.status));
     const stillActive = gone[statuses.indexOf('active')]!;
     const byCustomer = await action(apiKey, stillActive.instance_id, { type: 'reboot' });
-    const whileHeld = await getInstanceItem(stillActive.instance_id);
+    const whileHeld = await getInstanceItem(runtime.deps, stillActive.instance_id);
     await ops('orphans', 'resume');
-    const resumed = await reconcile(start + 12 * 60_000);
+    const resumed = await reconcile(runtime.deps, start + 12 * 60_000);
 
     expect(statuses.sort()).toEqual(['active', 'failed']);
     expect([swept.drift.vanished, swept.sweepGuardHalted]).toEqual([1, true]);
     expect([byCustomer.status, byCustomer.body.error]).toEqual([502, 'Upstream error']);
     expect(whileHeld?.status).toBe('active');
     expect([resumed.drift.vanished, resumed.sweepGuardHalted]).toEqual([1, false]);
-    expect((await getInstanceItem(stillActive.instance_id))?.status).toBe('failed');
+    expect((await getInstanceItem(runtime.deps, stillActive.instance_id))?.status).toBe('failed');
   });
 });
 
@@ -173,18 +173,18 @@ describe('servers found again, and servers no instance owns', () => {
     const { apiKey } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
     const serverId = Number(detail.vps_id);
-    await loseInstance(detail.instance_id, 'gone');
-    const lost = await getInstanceItem(detail.instance_id);
+    await loseInstance(runtime.deps, detail.instance_id, 'gone');
+    const lost = await getInstanceItem(runtime.deps, detail.instance_id);
 
-    const report = await reconcile(later());
-    const restored = await getInstanceItem(detail.instance_id);
+    const report = await reconcile(runtime.deps, later());
+    const restored = await getInstanceItem(runtime.deps, detail.instance_id);
     const reboot = await action(apiKey, detail.instance_id, { type: 'reboot' });
 
     expect(lost).toMatchObject({ status: 'failed', capacity_held: false });
     expect([report.serversReadopted, report.leakedServersDestroyed, report.orphansFound]).toEqual([1, 0, 0]);
     expect(restored).toMatchObject({ status: 'active', capacity_held: true, billing_ends_at: null, upstream_id: serverId });
     expect(restored?.billing_segments.at(-1)).toMatchObject({ end: null, quarters: 4 });
-    expect(await capacityCounters()).toEqual(await capacityHeldByInstances());
+    expect(await capacityCounters(runtime.deps)).toEqual(await capacityHeldByInstances(runtime.deps));
     expect(droplet(serverId)?.status).toBe('active');
     expect(reboot.status).toBe(200);
     expect((await runtime.call('GET', `/api/v1/instances/${detail.instance_id}`, { apiKey })).body.root_password).toBe(
@@ -197,14 +197,14 @@ describe('servers found again, and servers no instance owns', () => {
     await vi.waitUntil(() => droplet(orphan.id)?.status === 'active', { timeout: 10_000 });
     const start = later();
 
-    const found = await reconcile(start);
+    const found = await reconcile(runtime.deps, start);
     await vi.waitUntil(() => droplet(orphan.id)?.status === 'off', { timeout: 10_000 });
     const listed = await ops('orphans', 'list');
-    const inGrace = await reconcile(start + 3_600_000);
+    const inGrace = await reconcile(runtime.deps, start + 3_600_000);
     const spared = await ops('orphans', 'spare', String(orphan.id));
-    const whileSpared = await reconcile(start + HOURS_7);
+    const whileSpared = await reconcile(runtime.deps, start + HOURS_7);
     await ops('orphans', 'unspare', String(orphan.id));
-    const destroyed = await reconcile(start + HOURS_7 + 60_000);
+    const destroyed = await reconcile(runtime.deps, start + HOURS_7 + 60_000);
 
     expect(found.orphansFound).toBe(1);
     expect(listed.json.orphans).toEqual([
@@ -223,12 +223,12 @@ describe('servers found again, and servers no instance owns', () => {
     await vi.waitUntil(() => orphans.every((o) => droplet(o.id)?.status === 'active'), { timeout: 10_000 });
     const start = later();
 
-    const tripped = await reconcile(start);
-    const held = await reconcile(start + HOURS_7);
+    const tripped = await reconcile(runtime.deps, start);
+    const held = await reconcile(runtime.deps, start + HOURS_7);
     const { guard } = (await ops('orphans', 'list')).json as { guard: { reason: string } };
     const keptWhileHeld = orphans.filter((o) => droplet(o.id) !== undefined).length;
     await ops('orphans', 'resume');
-    const resumed = await reconcile(start + HOURS_7 + 60_000);
+    const resumed = await reconcile(runtime.deps, start + HOURS_7 + 60_000);
 
     expect([tripped.orphansFound, tripped.sweepGuardHalted]).toEqual([3, true]);
     expect([held.leakedServersDestroyed, held.orphansFound, held.sweepGuardHalted]).toEqual([0, 0, true]);

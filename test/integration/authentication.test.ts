@@ -1,5 +1,4 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../../shared/aws';
 import { generateApiKey } from '../../shared/model/api-keys';
 import { getAccountApiKey, revokeApiKey } from '../../shared/store/api-keys';
 import { updateAccountFlags } from '../../shared/store/accounts';
@@ -38,8 +37,8 @@ describe('Bearer authentication', () => {
   it('refuses a revoked key on the very next request', async () => {
     const { accountId, apiKey, keyId } = await runtime.newAccount();
     expect((await runtime.call('GET', '/api/v1/instances', { apiKey })).status).toBe(200);
-    const key = await getAccountApiKey(accountId, keyId);
-    await revokeApiKey(key!, new Date().toISOString());
+    const key = await getAccountApiKey(runtime.deps, accountId, keyId);
+    await revokeApiKey(runtime.deps, key!, new Date().toISOString());
 
     const response = await runtime.call('GET', '/api/v1/instances', { apiKey });
 
@@ -49,7 +48,7 @@ describe('Bearer authentication', () => {
 
   it('answers 401 "API key owner not found" when the account record is gone', async () => {
     const { accountId, apiKey } = await runtime.newAccount();
-    await dynamo().send(new DeleteCommand({ TableName: runtime.tableNames.accounts, Key: { account_id: accountId } }));
+    await runtime.deps.dynamo.send(new DeleteCommand({ TableName: runtime.tableNames.accounts, Key: { account_id: accountId } }));
 
     const response = await runtime.call('GET', '/api/v1/instances', { apiKey });
 
@@ -64,7 +63,7 @@ describe('Bearer authentication', () => {
     { standing: 'suspended and unconfirmed', flags: { suspended: true, confirmed: false }, status: 403, text: 'Account suspended' },
   ])('answers $status "$text" when the account is $standing', async ({ flags, status, text }) => {
     const { accountId, apiKey } = await runtime.newAccount();
-    await updateAccountFlags(accountId, flags);
+    await updateAccountFlags(runtime.deps, accountId, flags);
 
     const response = await runtime.call('GET', '/api/v1/instances', { apiKey });
 

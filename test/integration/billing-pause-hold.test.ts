@@ -8,7 +8,7 @@ const runtime = useTestRuntime();
 const action = (apiKey: string, id: number, body: unknown) => runtime.call('POST', `/api/v1/instances/${id}/actions`, { apiKey, body });
 const droplet = (id: number) => runtime.simulator.state().droplets.find((d) => d.id === id);
 /** Takes the account below zero: it is billing-paused, and what runs now is powered off. */
-const spendAll = (accountId: string) => charge(accountId, 100_000_000, 'usage');
+const spendAll = (accountId: string) => charge(runtime.deps, accountId, 100_000_000, 'usage');
 
 /** A stopped instance whose power-on has been accepted and takes two seconds upstream. */
 async function powerOnUnderWay() {
@@ -35,7 +35,7 @@ describe('the billing pause', () => {
     await runtime.stepFunctions.idle();
 
     expect(stopped.status).toBe('stopped');
-    expect(await getInstanceItem(created.body.instance_id)).toMatchObject({ status: 'stopped', paused_by: 'billing', active_job_id: null });
+    expect(await getInstanceItem(runtime.deps, created.body.instance_id)).toMatchObject({ status: 'stopped', paused_by: 'billing', active_job_id: null });
     expect(droplet(Number(stopped.vps_id))?.status).toBe('off');
   });
 
@@ -47,7 +47,7 @@ describe('the billing pause', () => {
 
     expect(on.status).toBe(200);
     expect(job.status).toBe('succeeded');
-    expect(await getInstanceItem(detail.instance_id)).toMatchObject({ status: 'stopped', paused_by: 'billing', active_job_id: null });
+    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({ status: 'stopped', paused_by: 'billing', active_job_id: null });
     expect(droplet(Number(detail.vps_id))?.status).toBe('off');
   });
 
@@ -63,7 +63,7 @@ describe('the billing pause', () => {
     await runtime.stepFunctions.idle();
 
     expect(stopped.plan).toMatchObject({ flavor: 's-2vcpu-4gb' });
-    expect(await getInstanceItem(detail.instance_id)).toMatchObject({ status: 'stopped', paused_by: 'billing', active_job_id: null });
+    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({ status: 'stopped', paused_by: 'billing', active_job_id: null });
     expect(droplet(Number(detail.vps_id))?.status).toBe('off');
   });
 
@@ -71,10 +71,10 @@ describe('the billing pause', () => {
     const { apiKey, accountId, detail, on } = await powerOnUnderWay();
 
     await spendAll(accountId);
-    await deposit(accountId, 200_000_000);
+    await deposit(runtime.deps, accountId, 200_000_000);
     await runtime.waitForJob(apiKey, on.body.job_id, 30_000);
 
-    expect(await getInstanceItem(detail.instance_id)).toMatchObject({ status: 'active', paused_by: null });
+    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({ status: 'active', paused_by: null });
     expect(droplet(Number(detail.vps_id))?.status).toBe('active');
   });
 });

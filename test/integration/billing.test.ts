@@ -1,5 +1,4 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../../shared/aws';
 import { charge, deposit, runMeter } from '../../shared/domain/billing';
 import { getAccount } from '../../shared/store/accounts';
 import { getInstanceItem } from '../../shared/store/instances';
@@ -13,22 +12,22 @@ const HOUR = 3_600_000;
 /** s-1vcpu-2gb costs 17,860 micro-dollars an hour, a quarter of that while stopped. */
 const cost = (fromIso: string, toIso: string, quarters: 1 | 4) =>
   Math.round((17_860 * quarters * (Date.parse(toIso) - Date.parse(fromIso))) / (4 * HOUR));
-const meterEntries = async (accountId: string) => (await listLedgerEntries(accountId)).filter((e) => e.kind === 'meter');
+const meterEntries = async (accountId: string) => (await listLedgerEntries(runtime.deps, accountId)).filter((e) => e.kind === 'meter');
 const action = (apiKey: string, id: number, body: unknown) => runtime.call('POST', `/api/v1/instances/${id}/actions`, { apiKey, body });
 
 describe('meter', () => {
   it('charges each period once, however often it runs', async () => {
     const { apiKey, accountId } = await runtime.newAccount();
-    const instance = (await getInstanceItem((await runtime.activeInstance(apiKey)).instance_id))!;
+    const instance = (await getInstanceItem(runtime.deps, (await runtime.activeInstance(apiKey)).instance_id))!;
     const now = Date.parse(instance.activated_at!) + HOUR;
 
     // Several runs at once over a span nobody has charged yet, then one more.
-    await Promise.all([runMeter(now), runMeter(now), runMeter(now)]);
-    await runMeter(now);
+    await Promise.all([runMeter(runtime.deps, now), runMeter(runtime.deps, now), runMeter(runtime.deps, now)]);
+    await runMeter(runtime.deps, now);
 
     const entries = await meterEntries(accountId);
-    const account = await getAccount(accountId);
-    const after = await getInstanceItem(instance.instance_id);
+    const account = await getAccount(runtime.deps, accountId);
+    const after = await getInstanceItem(runtime.deps, instance.instance_id);
     const expected = cost(instance.activated_at!, after!.metered_until!, 4);
     expect(entries).toHaveLength(1);
     expect(entries[0]?.amount).toBe(-expected);
@@ -41,9 +40,9 @@ describe('meter', () => {
     const detail = await runtime.activeInstance(apiKey);
     const off = await runtime.waitForJob(apiKey, (await action(apiKey, detail.instance_id, { type: 'power_off' })).body.job_id);
     const on = await runtime.waitForJob(apiKey, (await action(apiKey, detail.instance_id, { type: 'power_on' })).body.job_id);
-    const activatedAt = (await getInstanceItem(detail.instance_id))!.activated_at!;
+    const activatedAt = (await getInstanceItem(runtime.deps, detail.instance_id))!.activated_at!;
 
-    await runMeter(Date.now() + 2 * HOUR);
+    await runMeter(runtime.deps, Date.now() + 2 * HOUR);
 
     const [entry] = await meterEntries(accountId);
     const pieces = entry!.pieces!;
@@ -66,23 +65,23 @@ describe('meter', () => {
     const { apiKey, accountId } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
     await runtime.waitForJob(apiKey, (await action(apiKey, detail.instance_id, { type: 'power_off' })).body.job_id);
-    const stoppedAt = (await getInstanceItem(detail.instance_id))!.billing_segments.at(-1)!.start;
-    const activatedAt = (await getInstanceItem(detail.instance_id))!.activated_at!;
+    const stoppedAt = (await getInstanceItem(runtime.deps, detail.instance_id))!.billing_segments.at(-1)!.start;
+    const activatedAt = (await getInstanceItem(runtime.deps, detail.instance_id))!.activated_at!;
     const now = Date.now() + 3 * HOUR;
     const boundary = new Date(now - (now % 300_000)).toISOString();
 
-    await runMeter(now);
+    await runMeter(runtime.deps, now);
 
     const [entry] = await meterEntries(accountId);
     expect(entry!.amount).toBe(-(cost(activatedAt, stoppedAt, 4) + cost(stoppedAt, boundary, 1)));
-    expect((await getAccount(accountId))?.balance).toBe(50_000_000 + entry!.amount);
+    expect((await getAccount(runtime.deps, accountId))?.balance).toBe(50_000_000 + entry!.amount);
   });
 
   it('reads only instances with time left to bill: one leaves the meter index once charged to its deletion', async () => {
     const { apiKey } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
     const inIndex = async () => {
-      const { Items = [] } = await dynamo().send(
+      const { Items = [] } = await runtime.deps.dynamo.send(
         new QueryCommand({
           TableName: runtime.tableNames.instances,
           IndexName: 'meter_by_shard',
@@ -96,7 +95,7 @@ describe('meter', () => {
     await runtime.waitForJob(apiKey, (await runtime.call('DELETE', `/api/v1/instances/${detail.instance_id}`, { apiKey })).body.job_id);
     const deletedUncharged = await inIndex();
 
-    await runMeter(Date.now() + HOUR);
+    await runMeter(runtime.deps, Date.now() + HOUR);
 
     expect([whileActive, deletedUncharged, await inIndex()]).toEqual([true, true, false]);
   });
@@ -106,15 +105,15 @@ describe('meter', () => {
     const detail = await runtime.activeInstance(apiKey);
     const deleted = await runtime.call('DELETE', `/api/v1/instances/${detail.instance_id}`, { apiKey });
     await runtime.waitForJob(apiKey, deleted.body.job_id);
-    const instance = (await getInstanceItem(detail.instance_id))!;
+    const instance = (await getInstanceItem(runtime.deps, detail.instance_id))!;
 
-    await runMeter(Date.now() + HOUR);
-    await runMeter(Date.now() + 2 * HOUR);
+    await runMeter(runtime.deps, Date.now() + HOUR);
+    await runMeter(runtime.deps, Date.now() + 2 * HOUR);
 
     const entries = await meterEntries(accountId);
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ period_start: instance.activated_at, period_end: instance.deleted_at });
-    expect((await getInstanceItem(detail.instance_id))?.metered_until).toBe(instance.deleted_at);
+    expect((await getInstanceItem(runtime.deps, detail.instance_id))?.metered_until).toBe(instance.deleted_at);
   });
 });
 
@@ -123,12 +122,12 @@ describe('billing pause', () => {
     const { apiKey, accountId } = await runtime.newAccount({ depositUsd: '5' });
     const detail = await runtime.activeInstance(apiKey);
 
-    const paused = await charge(accountId, 5_000_000, 'usage');
+    const paused = await charge(runtime.deps, accountId, 5_000_000, 'usage');
     const stopped = await runtime.waitForStatus(apiKey, detail.instance_id, ['stopped']);
     await runtime.stepFunctions.idle();
     const refused = await action(apiKey, detail.instance_id, { type: 'power_on' });
     const offAllowed = await action(apiKey, detail.instance_id, { type: 'power_off' });
-    const lifted = await deposit(accountId, 2_000_000);
+    const lifted = await deposit(runtime.deps, accountId, 2_000_000);
     const stillStopped = await runtime.call('GET', `/api/v1/instances/${detail.instance_id}`, { apiKey });
     const on = await action(apiKey, detail.instance_id, { type: 'power_on' });
     await runtime.waitForJob(apiKey, on.body.job_id);
@@ -147,23 +146,23 @@ describe('billing pause', () => {
     const { apiKey, accountId } = await runtime.newAccount({ depositUsd: '4' });
     const detail = await runtime.activeInstance(apiKey);
 
-    await charge(accountId, 4_000_001, 'usage');
+    await charge(runtime.deps, accountId, 4_000_001, 'usage');
     await runtime.waitForStatus(apiKey, detail.instance_id, ['stopped']);
     await runtime.stepFunctions.idle();
 
-    expect(await getInstanceItem(detail.instance_id)).toMatchObject({ status: 'stopped', paused_by: 'billing' });
-    expect((await getAccount(accountId))?.balance).toBe(-1);
+    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({ status: 'stopped', paused_by: 'billing' });
+    expect((await getAccount(runtime.deps, accountId))?.balance).toBe(-1);
   });
 
   it('is applied by the meter when usage uses the balance up', async () => {
     const { apiKey, accountId } = await runtime.newAccount({ depositUsd: '3.01' });
     const detail = await runtime.activeInstance(apiKey, 's-16vcpu-32gb');
-    await setBillingState(accountId, { balance: 1_000 });
+    await setBillingState(runtime.deps, accountId, { balance: 1_000 });
 
-    await runMeter(Date.now() + HOUR);
+    await runMeter(runtime.deps, Date.now() + HOUR);
     await runtime.waitForStatus(apiKey, detail.instance_id, ['stopped']);
 
-    const account = await getAccount(accountId);
+    const account = await getAccount(runtime.deps, accountId);
     expect(account?.billing_paused).toBe(true);
     expect(account!.balance).toBeLessThanOrEqual(0);
   });
@@ -174,13 +173,13 @@ describe('ledger', () => {
     const { accountId } = await runtime.newAccount({ depositUsd: '50' });
 
     await Promise.all([
-      ...Array.from({ length: 40 }, () => charge(accountId, 10_000, 'concurrent')),
-      ...Array.from({ length: 10 }, () => deposit(accountId, 30_000)),
+      ...Array.from({ length: 40 }, () => charge(runtime.deps, accountId, 10_000, 'concurrent')),
+      ...Array.from({ length: 10 }, () => deposit(runtime.deps, accountId, 30_000)),
     ]);
 
-    const account = await getAccount(accountId);
+    const account = await getAccount(runtime.deps, accountId);
     expect(account?.balance).toBe(50_000_000 - 40 * 10_000 + 10 * 30_000);
     expect(account?.total_deposited).toBe(50_000_000 + 10 * 30_000);
-    expect(await listLedgerEntries(accountId)).toHaveLength(1 + 40 + 10);
+    expect(await listLedgerEntries(runtime.deps, accountId)).toHaveLength(1 + 40 + 10);
   });
 });

@@ -1,5 +1,4 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../../shared/aws';
 import { runMeter } from '../../shared/domain/billing';
 import { listRunningJobs } from '../../shared/store/jobs';
 import { listLedgerEntries } from '../../shared/store/ledger';
@@ -13,7 +12,7 @@ import { useTestRuntime } from '../support/runtime';
 const runtime = useTestRuntime(CHAOS_RUNTIME);
 const events: ServiceEvent[] = [];
 const check = (accountIds: string[], more: Partial<Parameters<typeof checkInvariants>[0]> = {}) =>
-  checkInvariants({ simulator: runtime.simulator, events: () => events, accountIds, ...more });
+  checkInvariants({ deps: runtime.deps, simulator: runtime.simulator, events: () => events, accountIds, ...more });
 beforeAll(() => runtime.events.subscribe(async (event) => void events.push(event)));
 
 describe('chaos run', () => {
@@ -40,10 +39,10 @@ describe('chaos invariants', () => {
   it('report a meter entry that charges more than its segments cost', async () => {
     const { apiKey, accountId } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
-    await runMeter(Date.now() + 3_600_000);
-    const [entry] = (await listLedgerEntries(accountId)).filter((e) => e.kind === 'meter');
+    await runMeter(runtime.deps, Date.now() + 3_600_000);
+    const [entry] = (await listLedgerEntries(runtime.deps, accountId)).filter((e) => e.kind === 'meter');
     const [piece] = entry!.pieces!;
-    await dynamo().send(
+    await runtime.deps.dynamo.send(
       new UpdateCommand({
         TableName: runtime.tableNames.ledger,
         Key: { account_id: accountId, entry_id: entry!.entry_id },
@@ -129,7 +128,7 @@ describe('chaos invariants', () => {
     const { apiKey, accountId } = await runtime.newAccount();
     await runtime.simulator.control.config({ boot_ms: 60_000 });
     const created = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'lost', flavor: 's-1vcpu-2gb' } });
-    const [job] = await listRunningJobs(created.body.instance_id);
+    const [job] = await listRunningJobs(runtime.deps, created.body.instance_id);
     await runtime.crashAndRestart();
     await runtime.simulator.control.config({ boot_ms: CHAOS_RUNTIME.bootMs });
 

@@ -130,7 +130,7 @@ describe('vps instances', () => {
 describe('vps keys', () => {
   it('creates a key shown once and revokes it, after which the key is refused', { timeout: 120_000 }, async () => {
     const { accountId, env } = await account();
-    const { session, csrfToken } = await openSession(accountId);
+    const { session, csrfToken } = await openSession(runtime.deps, accountId);
     const sessionEnv = { VPS_API_URL: runtime.baseUrl, VPS_SESSION: session, VPS_CSRF_TOKEN: csrfToken };
 
     const created = await runVps(home, ['keys', 'create', '--name', 'ci', '--json'], { env: sessionEnv });

@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../../shared/aws';
 import { deposit, charge } from '../../shared/domain/billing';
 import { contractViolations } from '../support/contract';
 import { latestLink, mailsTo, tokenOf } from '../support/mailbox';
@@ -90,7 +89,7 @@ async function confirmedAccount(from: string, email = newEmail(), password = PAS
 }
 
 async function tableItems(table: 'authTokens' | 'sessions', accountId: string) {
-  const { Items = [] } = await dynamo().send(
+  const { Items = [] } = await runtime.deps.dynamo.send(
     new ScanCommand({
       TableName: runtime.tableNames[table],
       FilterExpression: 'account_id = :id',
@@ -103,7 +102,7 @@ async function tableItems(table: 'authTokens' | 'sessions', accountId: string) {
 async function expireAll(table: 'authTokens' | 'sessions', accountId: string) {
   const key = table === 'authTokens' ? 'token_hash' : 'session_hash';
   for (const item of await tableItems(table, accountId)) {
-    await dynamo().send(
+    await runtime.deps.dynamo.send(
       new UpdateCommand({
         TableName: runtime.tableNames[table],
         Key: { [key]: item[key] },
@@ -251,7 +250,7 @@ describe('POST /api/v1/auth/confirm', () => {
     const token = tokenOf(await latestLink(mailDir, email, 'Confirm your e-mail address'));
     const login = await send('POST', '/api/v1/auth/sign-in', { from, body: { email, password: PASSWORD } });
     expect(login.status).toBe(403);
-    const [item] = await dynamo()
+    const [item] = await runtime.deps.dynamo
       .send(
         new ScanCommand({
           TableName: runtime.tableNames.authTokens,
@@ -718,8 +717,8 @@ describe('GET /api/v1/account and /api/v1/account/activity', () => {
     const from = newAddress();
     const browser = await confirmedAccount(from);
     const before = await send('GET', '/api/v1/account', { from, headers: { cookie: browser.cookie } });
-    await deposit(browser.accountId, 12_500_000);
-    await charge(browser.accountId, 2_000_000, 'operator charge');
+    await deposit(runtime.deps, browser.accountId, 12_500_000);
+    await charge(runtime.deps, browser.accountId, 2_000_000, 'operator charge');
 
     const account = await send('GET', '/api/v1/account', { from, headers: { cookie: browser.cookie } });
     const activity = await send('GET', '/api/v1/account/activity', { from, headers: { cookie: browser.cookie } });

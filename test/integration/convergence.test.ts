@@ -57,8 +57,8 @@ describe('an action start whose answer is lost', () => {
   it('resizes a stopped instance whose resize call timed out but was carried out: new plan, tiers swapped', async () => {
     const { apiKey } = await runtime.newAccount();
     const instance = await stoppedInstance(apiKey, 's-1vcpu-2gb');
-    const smallBefore = await capacityUsed('capacity#tier#s-1vcpu-2gb');
-    const largeBefore = await capacityUsed('capacity#tier#s-2vcpu-4gb');
+    const smallBefore = await capacityUsed(runtime.deps, 'capacity#tier#s-1vcpu-2gb');
+    const largeBefore = await capacityUsed(runtime.deps, 'capacity#tier#s-2vcpu-4gb');
     await runtime.simulator.control.faults({ latency_ms: 1_500, latency_match: 'POST /v2/droplets/' });
 
     const response = await action(apiKey, instance.instance_id, { type: 'resize', flavor: 's-2vcpu-4gb' });
@@ -69,8 +69,8 @@ describe('an action start whose answer is lost', () => {
     expect(job.status).toBe('succeeded');
     expect([after.body.status, after.body.plan.flavor]).toEqual(['stopped', 's-2vcpu-4gb']);
     expect(serverOf(instance.vps_id)?.sizeSlug).toBe('s-2vcpu-4gb');
-    expect(await capacityUsed('capacity#tier#s-1vcpu-2gb')).toBe(smallBefore - 1);
-    expect(await capacityUsed('capacity#tier#s-2vcpu-4gb')).toBe(largeBefore + 1);
+    expect(await capacityUsed(runtime.deps, 'capacity#tier#s-1vcpu-2gb')).toBe(smallBefore - 1);
+    expect(await capacityUsed(runtime.deps, 'capacity#tier#s-2vcpu-4gb')).toBe(largeBefore + 1);
   });
 
   it('answers 200 for a start that failed with a 503, and the job fails once the action never appears', async () => {
@@ -112,52 +112,52 @@ describe('no job runs forever', () => {
   it('ends a provision job left running after its instance became active as succeeded', async () => {
     const { apiKey } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
-    const job = newJob('provision', (await getInstanceItem(detail.instance_id))!);
-    await insertJob(job);
+    const job = newJob('provision', (await getInstanceItem(runtime.deps, detail.instance_id))!);
+    await insertJob(runtime.deps, job);
 
-    const report = await reconcile(later());
+    const report = await reconcile(runtime.deps, later());
 
     expect(report.jobsEnded).toBeGreaterThanOrEqual(1);
-    expect(await getJob(job.job_id)).toMatchObject({ status: 'succeeded', finished_at: expect.any(String) });
+    expect(await getJob(runtime.deps, job.job_id)).toMatchObject({ status: 'succeeded', finished_at: expect.any(String) });
   });
 
   it('ends an action job its instance no longer points at as failed, and leaves the instance as it is', async () => {
     const { apiKey } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
-    const job = newJob('reboot', (await getInstanceItem(detail.instance_id))!);
-    await insertJob(job);
+    const job = newJob('reboot', (await getInstanceItem(runtime.deps, detail.instance_id))!);
+    await insertJob(runtime.deps, job);
 
-    await reconcile(later());
+    await reconcile(runtime.deps, later());
 
-    expect(await getJob(job.job_id)).toMatchObject({
+    expect(await getJob(runtime.deps, job.job_id)).toMatchObject({
       status: 'failed',
       error: 'The job was interrupted; the instance was settled to what the upstream reports',
     });
-    expect(await getInstanceItem(detail.instance_id)).toMatchObject({ status: 'active', active_job_id: null });
+    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({ status: 'active', active_job_id: null });
   });
 
   it('leaves an abandoned action alone while its upstream action runs, then settles it once ended', async () => {
     const { apiKey } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
-    const instance = (await getInstanceItem(detail.instance_id))!;
+    const instance = (await getInstanceItem(runtime.deps, detail.instance_id))!;
     const job = newJob('power_off', instance);
-    await updateInstanceAtVersion(instance, { changes: { active_job_id: job.job_id }, job });
+    await updateInstanceAtVersion(runtime.deps, instance, { changes: { active_job_id: job.job_id }, job });
     await runtime.simulator.control.config({ action_ms: 1_500 });
-    await (await upstream()).startAction(Number(detail.vps_id), { type: 'shutdown' });
+    await (await upstream(runtime.deps)).startAction(Number(detail.vps_id), { type: 'shutdown' });
     await runtime.simulator.control.config({ action_ms: 75 });
 
-    const whileRunning = await reconcile(later());
-    const transitional = await getInstanceItem(detail.instance_id);
-    const jobWhileRunning = await getJob(job.job_id);
+    const whileRunning = await reconcile(runtime.deps, later());
+    const transitional = await getInstanceItem(runtime.deps, detail.instance_id);
+    const jobWhileRunning = await getJob(runtime.deps, job.job_id);
     await vi.waitUntil(() => serverOf(detail.vps_id)?.status === 'off', { timeout: 10_000, interval: 100 });
-    const onceEnded = await reconcile(later());
+    const onceEnded = await reconcile(runtime.deps, later());
 
     expect(whileRunning.actionsSettled).toBe(0);
     expect(transitional).toMatchObject({ status: 'active', active_job_id: job.job_id });
     expect(jobWhileRunning?.status).toBe('running');
     expect(onceEnded.actionsSettled).toBe(1);
-    expect(await getInstanceItem(detail.instance_id)).toMatchObject({ status: 'stopped', active_job_id: null, paused_by: 'user' });
-    expect((await getJob(job.job_id))?.status).toBe('failed');
+    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({ status: 'stopped', active_job_id: null, paused_by: 'user' });
+    expect((await getJob(runtime.deps, job.job_id))?.status).toBe('failed');
   });
 });
 
@@ -169,14 +169,14 @@ describe('the billing pause', () => {
     const { apiKey, accountId } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
     // Decided while paused; a deposit may have lifted the pause since.
-    const decidedOn = (await getInstanceItem(detail.instance_id))!;
-    await setBillingState(accountId, paused ? { billing_paused: true, balance: 0 } : { billing_paused: false, balance: 1_000_000 });
+    const decidedOn = (await getInstanceItem(runtime.deps, detail.instance_id))!;
+    await setBillingState(runtime.deps, accountId, paused ? { billing_paused: true, balance: 0 } : { billing_paused: false, balance: 1_000_000 });
 
-    const job = await powerOffForBilling(decidedOn);
+    const job = await powerOffForBilling(runtime.deps, decidedOn);
     if (job) await runtime.waitForJob(apiKey, job.job_id);
 
     expect(job !== undefined).toBe(expected.job);
-    expect((await getInstanceItem(detail.instance_id))?.status).toBe(expected.status);
+    expect((await getInstanceItem(runtime.deps, detail.instance_id))?.status).toBe(expected.status);
     expect(serverOf(detail.vps_id)?.status).toBe(expected.server);
   });
 });

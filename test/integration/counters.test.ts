@@ -1,13 +1,13 @@
 import { nextSequenceValue } from '../../shared/store/counters';
 import { useTestRuntime } from '../support/runtime';
 
-useTestRuntime();
+const runtime = useTestRuntime();
 
 describe('nextSequenceValue', () => {
   it('hands out unique values under concurrency, increasing within the process', async () => {
-    const values = await Promise.all(Array.from({ length: 100 }, () => nextSequenceValue('instance_id')));
+    const values = await Promise.all(Array.from({ length: 100 }, () => nextSequenceValue(runtime.deps, 'instance_id')));
     const sequential: number[] = [];
-    for (let i = 0; i < 30; i++) sequential.push(await nextSequenceValue('instance_id'));
+    for (let i = 0; i < 30; i++) sequential.push(await nextSequenceValue(runtime.deps, 'instance_id'));
 
     expect(new Set([...values, ...sequential]).size).toBe(130);
     expect(sequential).toEqual([...sequential].sort((a, b) => a - b));

@@ -48,11 +48,11 @@ describe('a DynamoDB outage of a few seconds', () => {
     await runtime.stepFunctions.idle();
 
     expect(active.status).toBe('active');
-    const instance = await getInstanceItem(target!);
+    const instance = await getInstanceItem(runtime.deps, target!);
     expect(instance!.status).toBe('active');
-    const servers = runtime.simulator.state().droplets.filter((droplet) => droplet.tags.includes(upstreamTagOf(target!)));
+    const servers = runtime.simulator.state().droplets.filter((droplet) => droplet.tags.includes(upstreamTagOf(runtime.deps, target!)));
     expect(servers.map((server) => server.id)).toEqual([instance!.upstream_id]);
-    expect((await getJob(jobId!))!.status).toBe('succeeded');
+    expect((await getJob(runtime.deps, jobId!))!.status).toBe('succeeded');
   });
 });
 

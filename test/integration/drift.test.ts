@@ -1,5 +1,4 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../../shared/aws';
 import { runMeter } from '../../shared/domain/billing';
 import { serviceTag, upstreamTagOf } from '../../shared/domain/instances';
 import { reconcile } from '../../shared/domain/reconciler';
@@ -15,10 +14,10 @@ import { ORDERABLE_FLAVORS } from '../fixtures/flavors';
 const runtime = useTestRuntime({ env: { UPSTREAM_TIMEOUT_MS: '1000', UNKNOWN_OUTCOME_WINDOW_SECONDS: '5' } });
 
 const action = (apiKey: string, id: number, body: unknown) => runtime.call('POST', `/api/v1/instances/${id}/actions`, { apiKey, body });
-const serversOf = (instanceId: number) => runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(instanceId)));
+const serversOf = (instanceId: number) => runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(runtime.deps, instanceId)));
 const later = () => Date.now() + 10 * 60_000;
 const jobsOf = async (instanceId: number) => {
-  const { Items = [] } = await dynamo().send(
+  const { Items = [] } = await runtime.deps.dynamo.send(
     new QueryCommand({
       TableName: runtime.tableNames.jobs,
       IndexName: 'by_instance',
@@ -45,15 +44,15 @@ describe('one server per instance', () => {
   it("powers off a second server carrying an instance's tag, destroys it after the grace period, and keeps the instance's own", async () => {
     const { apiKey } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
-    const tag = upstreamTagOf(detail.instance_id);
+    const tag = upstreamTagOf(runtime.deps, detail.instance_id);
     const twin = await (
-      await upstream()
-    ).createServer({ name: 'vps-twin', tags: [tag, serviceTag()], size: 's-1vcpu-2gb', image: 'ubuntu-24-04-x64', userData: '' });
+      await upstream(runtime.deps)
+    ).createServer({ name: 'vps-twin', tags: [tag, serviceTag(runtime.deps)], size: 's-1vcpu-2gb', image: 'ubuntu-24-04-x64', userData: '' });
     await vi.waitUntil(() => runtime.simulator.state().droplets.find((d) => d.id === twin.id)?.status === 'active', { timeout: 10_000 });
 
-    const found = await reconcile(later());
+    const found = await reconcile(runtime.deps, later());
     await vi.waitUntil(() => runtime.simulator.state().droplets.find((d) => d.id === twin.id)?.status === 'off', { timeout: 10_000 });
-    const destroyed = await reconcile(later() + 7 * 3_600_000);
+    const destroyed = await reconcile(runtime.deps, later() + 7 * 3_600_000);
 
     expect([found.orphansFound, found.leakedServersDestroyed]).toEqual([1, 0]);
     expect(destroyed.leakedServersDestroyed).toBe(1);
@@ -67,9 +66,9 @@ describe('a stored server id that is not the instance’s', () => {
     const victim = await runtime.newAccount();
     const mine = await runtime.activeInstance(owner.apiKey);
     const theirs = await runtime.activeInstance(victim.apiKey);
-    const item = (await getInstanceItem(mine.instance_id))!;
+    const item = (await getInstanceItem(runtime.deps, mine.instance_id))!;
     // As after an upstream that reuses ids: the stored id now names the other account's server.
-    await updateInstanceAtVersion(item, { changes: { upstream_id: Number(theirs.vps_id) } });
+    await updateInstanceAtVersion(runtime.deps, item, { changes: { upstream_id: Number(theirs.vps_id) } });
     const actionsBefore = runtime.simulator.state().calls['POST /v2/droplets/{id}/actions'] ?? 0;
 
     const response = await action(owner.apiKey, mine.instance_id, { type: 'power_off' });
@@ -79,7 +78,7 @@ describe('a stored server id that is not the instance’s', () => {
     expect(runtime.simulator.state().droplets.find((d) => d.id === Number(theirs.vps_id))?.status).toBe('active');
     expect(runtime.simulator.state().calls['POST /v2/droplets/{id}/actions'] ?? 0).toBe(actionsBefore);
     expect(detail.body.status).toBe('failed');
-    expect(await capacityCounters()).toEqual(await capacityHeldByInstances());
+    expect(await capacityCounters(runtime.deps)).toEqual(await capacityHeldByInstances(runtime.deps));
   });
 });
 
@@ -87,25 +86,25 @@ describe('drift sweep', () => {
   it('fails an instance whose server vanished, releases its capacity and ends billing when it was last seen', async () => {
     const { apiKey, accountId } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
-    await reconcile(later());
-    const seenAt = (await getInstanceItem(detail.instance_id))!.seen_at;
+    await reconcile(runtime.deps, later());
+    const seenAt = (await getInstanceItem(runtime.deps, detail.instance_id))!.seen_at;
     await runtime.simulator.control.outOfBand(Number(detail.vps_id), { type: 'destroy' });
 
     // Absence is concluded from three reads by id, the first and the last ten minutes apart.
     const start = later();
-    await reconcile(start);
-    await reconcile(start + 5 * 60_000);
-    const report = await reconcile(start + 10 * 60_000);
+    await reconcile(runtime.deps, start);
+    await reconcile(runtime.deps, start + 5 * 60_000);
+    const report = await reconcile(runtime.deps, start + 10 * 60_000);
     const reboot = await action(apiKey, detail.instance_id, { type: 'reboot' });
-    await runMeter(Date.now() + 3_600_000);
-    const charged = (await listLedgerEntries(accountId)).filter((entry) => entry.kind === 'meter');
+    await runMeter(runtime.deps, Date.now() + 3_600_000);
+    const charged = (await listLedgerEntries(runtime.deps, accountId)).filter((entry) => entry.kind === 'meter');
     const jobs = await jobsOf(detail.instance_id);
 
     expect(report.drift).toEqual({ vanished: 1, foreign: 0, power: 0, size: 0 });
     expect((await runtime.call('GET', `/api/v1/instances/${detail.instance_id}`, { apiKey })).body.status).toBe('failed');
     expect([reboot.status, reboot.body.error]).toEqual([409, 'lifecycle conflict']);
     expect(jobs.find((job) => job.type === 'reconcile')).toMatchObject({ status: 'failed', error: 'The server no longer exists upstream' });
-    expect(await capacityCounters()).toEqual(await capacityHeldByInstances());
+    expect(await capacityCounters(runtime.deps)).toEqual(await capacityHeldByInstances(runtime.deps));
     expect(seenAt).not.toBeNull();
     expect(charged.every((entry) => entry.period_end! <= seenAt!)).toBe(true);
   });
@@ -113,13 +112,13 @@ describe('drift sweep', () => {
   it('follows power and size changed out of band, moving tier capacity with the size', async () => {
     const { apiKey } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey, 's-1vcpu-2gb');
-    const smallBefore = await capacityUsed('capacity#tier#s-1vcpu-2gb');
-    const largeBefore = await capacityUsed('capacity#tier#s-2vcpu-4gb');
+    const smallBefore = await capacityUsed(runtime.deps, 'capacity#tier#s-1vcpu-2gb');
+    const largeBefore = await capacityUsed(runtime.deps, 'capacity#tier#s-2vcpu-4gb');
     await runtime.simulator.control.outOfBand(Number(detail.vps_id), { type: 'power_off' });
     await runtime.simulator.control.outOfBand(Number(detail.vps_id), { type: 'resize', size: 's-2vcpu-4gb' });
 
-    const report = await reconcile(later());
-    const after = await getInstanceItem(detail.instance_id);
+    const report = await reconcile(runtime.deps, later());
+    const after = await getInstanceItem(runtime.deps, detail.instance_id);
 
     expect(report.drift).toEqual({ vanished: 0, foreign: 0, power: 1, size: 1 });
     expect([after?.status, after?.plan.flavor, after?.paused_by]).toEqual(['stopped', 's-2vcpu-4gb', 'user']);
@@ -128,13 +127,13 @@ describe('drift sweep', () => {
       [17_860, 4, false],
       [35_710, 1, true],
     ]);
-    expect(await capacityUsed('capacity#tier#s-1vcpu-2gb')).toBe(smallBefore - 1);
-    expect(await capacityUsed('capacity#tier#s-2vcpu-4gb')).toBe(largeBefore + 1);
+    expect(await capacityUsed(runtime.deps, 'capacity#tier#s-1vcpu-2gb')).toBe(smallBefore - 1);
+    expect(await capacityUsed(runtime.deps, 'capacity#tier#s-2vcpu-4gb')).toBe(largeBefore + 1);
   });
 });
 
 describe('operator commands', () => {
-  const run = (...positionals: string[]) => prepareCommand(positionals, positionals.includes('reconcile') ? { grace: '0' } : {})();
+  const run = (...positionals: string[]) => prepareCommand(positionals, positionals.includes('reconcile') ? { grace: '0' } : {})(runtime.deps);
 
   it('capacity show prints every pool with its limit and the units in use', async () => {
     const { apiKey } = await runtime.newAccount();
@@ -143,11 +142,11 @@ describe('operator commands', () => {
     const { json } = await run('capacity', 'show');
 
     expect(Object.keys(json)).toEqual(['ipv4', 'tiers']);
-    expect(json.ipv4).toEqual({ limit: 1000, used: await capacityUsed('capacity#ipv4') });
+    expect(json.ipv4).toEqual({ limit: 1000, used: await capacityUsed(runtime.deps, 'capacity#ipv4') });
     expect(Object.keys(json.tiers as object)).toEqual(ORDERABLE_FLAVORS);
     expect((json.tiers as Record<string, unknown>)['s-4vcpu-8gb']).toEqual({
       limit: 200,
-      used: await capacityUsed('capacity#tier#s-4vcpu-8gb'),
+      used: await capacityUsed(runtime.deps, 'capacity#tier#s-4vcpu-8gb'),
     });
   });
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { recordDynamoCalls, type DynamoCall } from '../../bench/dynamo-calls';
+import { installDynamoCallRecorder, recordDynamoCalls, type DynamoCall } from '../../bench/dynamo-calls';
 import { openSession } from '../../shared/domain/accounts';
 import { generateApiKey } from '../../shared/model/api-keys';
 import { grantedAccess, mergeAccess } from '../../infra/constructs/api-function';
@@ -42,6 +42,7 @@ const runtime = useTestRuntime({
   aroundInvocation: (route, invoke) => recorded(route.name, invoke),
   aroundTask: (workflow, stateName, invoke) => recorded(`${workflow}.${stepKeyOf(workflow, stateName)}`, invoke),
 });
+beforeAll(() => installDynamoCallRecorder(runtime.deps));
 
 /** What each function declares, in the same `table:Operation` terms. */
 function declaredOperations(): Map<string, Set<string>> {
@@ -63,7 +64,7 @@ function declaredOperations(): Map<string, Set<string>> {
 describe('declared DynamoDB access', () => {
   it('covers every operation each function makes while every route, workflow and scheduled job runs', async () => {
     const { accountId, apiKey, keyId } = await runtime.newAccount();
-    const { session, csrfToken } = await openSession(accountId);
+    const { session, csrfToken } = await openSession(runtime.deps, accountId);
     const page = { cookie: `session=${session}`, 'x-csrftoken': csrfToken, origin: `http://${new URL(runtime.baseUrl).host}` };
     const created = await runtime.call('POST', '/api/v1/keys', { body: { name: 'walk' }, headers: page });
     await runtime.call('GET', '/api/v1/keys', { headers: { cookie: page.cookie } });

@@ -1,4 +1,4 @@
-import { recordDynamoCalls, type DynamoCall } from '../../bench/dynamo-calls';
+import { installDynamoCallRecorder, recordDynamoCalls, type DynamoCall } from '../../bench/dynamo-calls';
 import { openSession } from '../../shared/domain/accounts';
 import { generateApiKey } from '../../shared/model/api-keys';
 import { useTestRuntime } from '../support/runtime';
@@ -10,6 +10,7 @@ const runtime = useTestRuntime({
   env: { EDGE_ORIGIN_SECRET: SECRET, FAILED_AUTH_LIMIT: '' },
   aroundInvocation: (_route, invoke) => recordDynamoCalls(calls, invoke),
 });
+beforeAll(() => installDynamoCallRecorder(runtime.deps));
 
 const viaEdge = (viewer = '203.0.113.10:50000') => ({ 'x-origin-verify': SECRET, 'cloudfront-viewer-address': viewer });
 
@@ -22,7 +23,7 @@ async function direct(method: string, path: string, headers: Record<string, stri
 describe('behind the edge', () => {
   it('refuses every route called without the origin header with 403, before any database call', async () => {
     const { accountId, apiKey } = await runtime.newAccount();
-    const { session } = await openSession(accountId);
+    const { session } = await openSession(runtime.deps, accountId);
     calls.length = 0;
 
     const answers = await Promise.all([
@@ -45,7 +46,7 @@ describe('behind the edge', () => {
 
   it('serves the same requests when they carry the origin header, as CloudFront sends them', async () => {
     const { accountId, apiKey } = await runtime.newAccount();
-    const { session } = await openSession(accountId);
+    const { session } = await openSession(runtime.deps, accountId);
 
     const list = await runtime.call('GET', '/api/v1/instances', { apiKey, headers: viaEdge() });
     const keys = await runtime.call('GET', '/api/v1/keys', { headers: { ...viaEdge(), cookie: `session=${session}` } });

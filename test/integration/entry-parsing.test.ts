@@ -65,7 +65,7 @@ describe('non-HTTP entry points', () => {
     const garbled = { eventName: 'MODIFY', dynamodb: { NewImage: 'not an image' } };
     const badImage = { eventName: 'MODIFY', dynamodb: { NewImage: marshall({ ...job, status: 'exploded' }) } };
 
-    const published = await publishChanges('jobs', [garbled, valid, badImage]);
+    const published = await publishChanges(runtime.deps, 'jobs', [garbled, valid, badImage]);
 
     expect(published).toBe(1);
   });

@@ -1,5 +1,4 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../../shared/aws';
 import { sweepFleet } from '../../shared/domain/fleet-sweep';
 import { reconcile } from '../../shared/domain/reconciler';
 import { newJob } from '../../shared/domain/jobs';
@@ -16,15 +15,15 @@ const later = () => Date.now() + 10 * 60_000;
 const listCalls = () => runtime.simulator.state().calls['GET /v2/droplets'] ?? 0;
 const readByIdCalls = () => runtime.simulator.state().calls['GET /v2/droplets/{id}'] ?? 0;
 const indexKeysOf = async (instanceId: number) => {
-  const { Item = {} } = await dynamo().send(
+  const { Item = {} } = await runtime.deps.dynamo.send(
     new GetCommand({ TableName: runtime.tableNames.instances, Key: { instance_id: instanceId }, ConsistentRead: true }),
   );
   return { inflight: Item.inflight_shard, sweep: Item.sweep_shard, seen: Item.sweep_seen_at, listed: Item.live_account_id };
 };
 /** Runs the sweep one page at a time until a pass ends; returns each run's report. */
 const sweepPassOnePageAtATime = async (now: number) => {
-  const runs = [await sweepFleet(now, 1)];
-  while (!runs.at(-1)!.passCompleted && runs.length < 50) runs.push(await sweepFleet(now, 1));
+  const runs = [await sweepFleet(runtime.deps, now, 1)];
+  while (!runs.at(-1)!.passCompleted && runs.length < 50) runs.push(await sweepFleet(runtime.deps, now, 1));
   return runs;
 };
 
@@ -53,7 +52,7 @@ describe('fleet sweep', () => {
     const readsBefore = readByIdCalls();
 
     const first = await sweepPassOnePageAtATime(start + 60_000);
-    const afterFirst = await getInstanceItem(detail.instance_id);
+    const afterFirst = await getInstanceItem(runtime.deps, detail.instance_id);
     const second = await sweepPassOnePageAtATime(start + 6 * 60_000);
     const third = await sweepPassOnePageAtATime(start + 11 * 60_000);
 
@@ -63,7 +62,7 @@ describe('fleet sweep', () => {
     expect([second.at(-1)!.drift.vanished, second.at(-1)!.absencesSuspected]).toEqual([0, 1]);
     expect([third.at(-1)!.drift.vanished, third.at(-1)!.absencesSuspected]).toEqual([1, 0]);
     expect(readByIdCalls() - readsBefore).toBe(3);
-    expect((await getInstanceItem(detail.instance_id))?.status).toBe('failed');
+    expect((await getInstanceItem(runtime.deps, detail.instance_id))?.status).toBe('failed');
   });
 
   it('marks every instance whose server a pass showed as seen at that pass, and reads none of them by id', async () => {
@@ -75,7 +74,7 @@ describe('fleet sweep', () => {
 
     await sweepPassOnePageAtATime(now);
 
-    for (const id of ids) expect((await getInstanceItem(id))?.seen_at).toBe(new Date(now).toISOString());
+    for (const id of ids) expect((await getInstanceItem(runtime.deps, id))?.seen_at).toBe(new Date(now).toISOString());
     expect(readByIdCalls() - readsBefore).toBe(0);
   });
 });
@@ -85,18 +84,18 @@ describe('fleet sweep under upstream failure', () => {
     const { apiKey } = await runtime.newAccount();
     for (let i = 0; i < 4; i++) await runtime.activeInstance(apiKey);
     await sweepPassOnePageAtATime(later());
-    const driver = await upstreamForSweeps();
+    const driver = await upstreamForSweeps(runtime.deps);
     const readPage = driver.serverPageByTag.bind(driver);
     const failing = vi.spyOn(driver, 'serverPageByTag').mockImplementation(async (tag, page) => {
       if (page === 3) throw new UpstreamTransientError('DigitalOcean GET /v2/droplets answered 503', 503);
       return readPage(tag, page);
     });
 
-    const run = sweepFleet(later(), 10);
+    const run = sweepFleet(runtime.deps, later(), 10);
 
     await expect(run).rejects.toThrow('answered 503');
     failing.mockRestore();
-    expect((await getSweepCursor()).next_page).toBe(3);
+    expect((await getSweepCursor(runtime.deps)).next_page).toBe(3);
   });
 });
 
@@ -109,7 +108,7 @@ describe('sparse index keys', () => {
     await runtime.waitForStatus(apiKey, id, ['active']);
     const active = await indexKeysOf(id);
     await runtime.call('DELETE', `/api/v1/instances/${id}`, { apiKey });
-    await vi.waitUntil(async () => (await getInstanceItem(id))?.status === 'destroyed', { timeout: 20_000, interval: 100 });
+    await vi.waitUntil(async () => (await getInstanceItem(runtime.deps, id))?.status === 'destroyed', { timeout: 20_000, interval: 100 });
     const destroyed = await indexKeysOf(id);
 
     expect(pending).toEqual({ inflight: `inflight#${id % 8}`, sweep: undefined, seen: undefined, listed: accountId });
@@ -121,13 +120,13 @@ describe('sparse index keys', () => {
   it('repairs an abandoned action found through the in-flight index', async () => {
     const { apiKey } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
-    const item = (await getInstanceItem(detail.instance_id))!;
+    const item = (await getInstanceItem(runtime.deps, detail.instance_id))!;
     // As after a crash between recording the action and starting its workflow: an action job that nothing runs.
     const job = newJob('reboot', item);
-    await updateInstanceAtVersion(item, { changes: { active_job_id: job.job_id }, job });
+    await updateInstanceAtVersion(runtime.deps, item, { changes: { active_job_id: job.job_id }, job });
     const inFlight = await indexKeysOf(detail.instance_id);
 
-    const report = await reconcile(later());
+    const report = await reconcile(runtime.deps, later());
 
     expect(inFlight.inflight).toBe(`inflight#${detail.instance_id % 8}`);
     expect(report.actionsSettled).toBe(1);

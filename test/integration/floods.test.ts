@@ -1,7 +1,6 @@
 import { Agent, request } from 'node:http';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../../shared/aws';
-import { recordDynamoCalls, type DynamoCall } from '../../bench/dynamo-calls';
+import { installDynamoCallRecorder, recordDynamoCalls, type DynamoCall } from '../../bench/dynamo-calls';
 import { openSession } from '../../shared/domain/accounts';
 import { generateApiKey, hashApiKey } from '../../shared/model/api-keys';
 import { contractViolations } from '../support/contract';
@@ -14,6 +13,7 @@ const runtime = useTestRuntime({
   env: { FAILED_AUTH_LIMIT: '' },
   aroundInvocation: (_route, invoke) => (recording ? recordDynamoCalls(recording, invoke) : invoke()),
 });
+beforeAll(() => installDynamoCallRecorder(runtime.deps));
 
 interface Answer {
   readonly status: number;
@@ -117,7 +117,7 @@ describe('failed authentications are limited per source address', () => {
 
   it('lets a session from a limited address in, like a good key', async () => {
     const { accountId } = await runtime.newAccount();
-    const { session } = await openSession(accountId);
+    const { session } = await openSession(runtime.deps, accountId);
     const attacker = '127.0.0.4';
     for (let i = 0; i < 21; i++) await call(attacker, 'GET', '/api/v1/keys', { cookie: `session=forged${i}` });
 
@@ -161,7 +161,7 @@ describe('a forged key costs no repeated database read', () => {
 
   it('never remembers a key as good: a key revoked after a successful request is refused on the next one', async () => {
     const { accountId, apiKey, keyId } = await runtime.newAccount();
-    const { session, csrfToken } = await openSession(accountId);
+    const { session, csrfToken } = await openSession(runtime.deps, accountId);
     const page = { cookie: `session=${session}`, 'x-csrftoken': csrfToken };
 
     const before = await call('127.0.0.1', 'GET', '/api/v1/instances', bearer(apiKey));
@@ -181,8 +181,8 @@ describe('the negative cache', () => {
   it('refuses a key that appears right after it was found unknown for exactly 5 s, then serves it', async () => {
     const { apiKey } = await runtime.newAccount();
     const keyHash = hashApiKey(apiKey);
-    const { Item } = await dynamo().send(new GetCommand({ TableName: runtime.tableNames.apiKeys, Key: { key_hash: keyHash } }));
-    await dynamo().send(new DeleteCommand({ TableName: runtime.tableNames.apiKeys, Key: { key_hash: keyHash } }));
+    const { Item } = await runtime.deps.dynamo.send(new GetCommand({ TableName: runtime.tableNames.apiKeys, Key: { key_hash: keyHash } }));
+    await runtime.deps.dynamo.send(new DeleteCommand({ TableName: runtime.tableNames.apiKeys, Key: { key_hash: keyHash } }));
     const at = (ms: number) => {
       vi.useFakeTimers({ toFake: ['Date'] });
       vi.setSystemTime(ms);
@@ -191,7 +191,7 @@ describe('the negative cache', () => {
 
     at(start);
     const unknown = await call('127.0.0.7', 'GET', '/api/v1/instances', bearer(apiKey));
-    await dynamo().send(new PutCommand({ TableName: runtime.tableNames.apiKeys, Item }));
+    await runtime.deps.dynamo.send(new PutCommand({ TableName: runtime.tableNames.apiKeys, Item }));
     at(start + 4_999);
     const stillRemembered = await call('127.0.0.7', 'GET', '/api/v1/instances', bearer(apiKey));
     at(start + 5_000);

@@ -35,7 +35,7 @@ describe('names', () => {
 
   it.each(hostileNames)('refuses a key name with %s (400), creating no key', async (_, name) => {
     const { accountId } = await runtime.newAccount();
-    const { session, csrfToken } = await openSession(accountId);
+    const { session, csrfToken } = await openSession(runtime.deps, accountId);
     const page = { cookie: `session=${session}`, 'x-csrftoken': csrfToken, origin: `http://${new URL(runtime.baseUrl).host}` };
 
     const response = await runtime.call('POST', '/api/v1/keys', { body: { name }, headers: page });
@@ -88,7 +88,7 @@ describe('ssh_public_key', () => {
 describe('response headers', () => {
   it('marks every response no-store and nosniff: successes, errors, unknown routes and the document', async () => {
     const { accountId, apiKey } = await runtime.newAccount();
-    const { session, csrfToken } = await openSession(accountId);
+    const { session, csrfToken } = await openSession(runtime.deps, accountId);
     const page = { cookie: `session=${session}`, 'x-csrftoken': csrfToken, origin: `http://${new URL(runtime.baseUrl).host}` };
     const created = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'web', flavor: 's-1vcpu-2gb' } });
 

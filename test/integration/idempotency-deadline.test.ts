@@ -111,7 +111,7 @@ describe('a keyed create that outlives its budget', () => {
     await runtime.waitForStatus(apiKey, replay.body.instance_id, ['active']);
     await runtime.stepFunctions.idle();
     expect(
-      runtime.simulator.state().droplets.filter((droplet) => droplet.tags.includes(upstreamTagOf(replay.body.instance_id))),
+      runtime.simulator.state().droplets.filter((droplet) => droplet.tags.includes(upstreamTagOf(runtime.deps, replay.body.instance_id))),
     ).toHaveLength(1);
     expect((runtime.simulator.state().calls['POST /v2/droplets'] ?? 0) - createsBefore).toBe(1);
   });

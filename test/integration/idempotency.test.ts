@@ -1,5 +1,4 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../../shared/aws';
 import { useTestRuntime } from '../support/runtime';
 
 const runtime = useTestRuntime();
@@ -9,7 +8,7 @@ const create = (apiKey: string, key: string, body: unknown = { project_name: 'id
 
 /** What a request that dies between its commit and settling its key leaves: its claim in progress, once lapsed. */
 const dieHoldingClaim = (accountId: string, key: string) =>
-  dynamo().send(
+  runtime.deps.dynamo.send(
     new UpdateCommand({
       TableName: runtime.tableNames.idempotency,
       Key: { idempotency_key: `${accountId}#${key}` },
@@ -60,7 +59,7 @@ describe('Idempotency-Key', () => {
     expect(afterDelete.status).toBe(202);
     expect(afterDelete.headers.get('idempotent-replayed')).toBe('true');
     expect(afterDelete.body).toEqual({ ...first.body, root_password: null, ssh_key: { ...first.body.ssh_key, private_key: null } });
-    const { Item } = await dynamo().send(
+    const { Item } = await runtime.deps.dynamo.send(
       new GetCommand({ TableName: runtime.tableNames.idempotency, Key: { idempotency_key: `${accountId}#gone` }, ConsistentRead: true }),
     );
     expect(JSON.parse(Item?.response.body)).toMatchObject({ root_password: null, ssh_key: { private_key: null } });

@@ -42,7 +42,7 @@ describe('POST /api/v1/instances', () => {
     expect(active.ipv4).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
     expect(active.activated_at).toEqual(expect.any(String));
     expect(active.vps_id).not.toBe('');
-    expect(droplets(upstreamTagOf(created.body.instance_id))).toHaveLength(1);
+    expect(droplets(upstreamTagOf(runtime.deps, created.body.instance_id))).toHaveLength(1);
   });
 
   it('keeps a supplied public key, fingerprinted as ssh-keygen does, and returns no private key', async () => {
@@ -93,22 +93,22 @@ describe('POST /api/v1/instances', () => {
     const { apiKey } = await runtime.newAccount();
     // Lifecycles of earlier tests (a delete still releasing its address) end before the pools are counted.
     await runtime.stepFunctions.idle();
-    const ipv4Before = await capacityUsed('capacity#ipv4');
-    const tierBefore = await capacityUsed('capacity#tier#s-4vcpu-8gb');
+    const ipv4Before = await capacityUsed(runtime.deps, 'capacity#ipv4');
+    const tierBefore = await capacityUsed(runtime.deps, 'capacity#tier#s-4vcpu-8gb');
     // The refusal comes a moment late, so the reservation is seen before the failure gives it back.
     await runtime.simulator.control.faults({ fail_creates: true, latency_ms: 1_000, latency_match: 'POST /v2/droplets' });
 
     const created = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'doomed', flavor: 's-4vcpu-8gb' } });
     expect(created.status).toBe(202);
-    expect(await capacityUsed('capacity#tier#s-4vcpu-8gb')).toBe(tierBefore + 1);
+    expect(await capacityUsed(runtime.deps, 'capacity#tier#s-4vcpu-8gb')).toBe(tierBefore + 1);
     const failed = await runtime.waitForStatus(apiKey, created.body.instance_id, ['failed', 'active']);
     await runtime.simulator.control.faults({ fail_creates: false, latency_ms: 0 });
 
     expect(failed.status).toBe('failed');
-    expect(droplets(upstreamTagOf(created.body.instance_id))).toHaveLength(0);
+    expect(droplets(upstreamTagOf(runtime.deps, created.body.instance_id))).toHaveLength(0);
     await runtime.stepFunctions.idle();
-    expect(await capacityUsed('capacity#ipv4')).toBe(ipv4Before);
-    expect(await capacityUsed('capacity#tier#s-4vcpu-8gb')).toBe(tierBefore);
+    expect(await capacityUsed(runtime.deps, 'capacity#ipv4')).toBe(ipv4Before);
+    expect(await capacityUsed(runtime.deps, 'capacity#tier#s-4vcpu-8gb')).toBe(tierBefore);
   });
 
   it('retries a burst of transient upstream errors and still provisions', async () => {
@@ -119,7 +119,7 @@ describe('POST /api/v1/instances', () => {
     const settled = await runtime.waitForStatus(apiKey, created.body.instance_id, ['active', 'failed']);
 
     expect(settled.status).toBe('active');
-    expect(droplets(upstreamTagOf(created.body.instance_id))).toHaveLength(1);
+    expect(droplets(upstreamTagOf(runtime.deps, created.body.instance_id))).toHaveLength(1);
   });
 
   it.each([
@@ -127,7 +127,7 @@ describe('POST /api/v1/instances', () => {
     ['IPv4', { kind: 'ipv4' } as const, 'IPv4 capacity exhausted'],
   ])('answers 503 when the %s pool is full, and records nothing', async (_, pool, text) => {
     const { apiKey } = await runtime.newAccount();
-    await setCapacityLimit(pool, 0);
+    await setCapacityLimit(runtime.deps, pool, 0);
     try {
       const response = await runtime.call('POST', '/api/v1/instances', {
         apiKey,
@@ -138,7 +138,7 @@ describe('POST /api/v1/instances', () => {
       expect(response.body.error).toBe(text);
       expect((await runtime.call('GET', '/api/v1/instances', { apiKey })).body).toEqual([]);
     } finally {
-      await setCapacityLimit(pool, 1000);
+      await setCapacityLimit(runtime.deps, pool, 1000);
     }
   });
 });

@@ -13,13 +13,13 @@ interface Browser extends TestAccount {
 
 async function signedIn(options?: Parameters<TestRuntime['newAccount']>[0]): Promise<Browser> {
   const account = await runtime.newAccount(options);
-  const { session, csrfToken } = await openSession(account.accountId);
+  const { session, csrfToken } = await openSession(runtime.deps, account.accountId);
   return { ...account, cookie: `session=${session}`, csrf: csrfToken };
 }
 
 /** Another session of the account, as another browser would have. */
 async function sessionOf(accountId: string): Promise<Pick<Browser, 'cookie' | 'csrf'>> {
-  const { session, csrfToken } = await openSession(accountId);
+  const { session, csrfToken } = await openSession(runtime.deps, accountId);
   return { cookie: `session=${session}`, csrf: csrfToken };
 }
 
@@ -82,7 +82,7 @@ describe('GET /api/v1/keys', () => {
 
   it('answers 401 for an expired session', async () => {
     const account = await runtime.newAccount();
-    const { session } = await openSession(account.accountId, -1);
+    const { session } = await openSession(runtime.deps, account.accountId, -1);
 
     const response = await runtime.call('GET', '/api/v1/keys', { headers: { cookie: `session=${session}` } });
 
@@ -177,7 +177,7 @@ describe('POST /api/v1/keys', () => {
   it('answers 402 "Deposit required" until $1 has been deposited in total, and stays met after spending', async () => {
     const poor = await signedIn({ depositUsd: '0.99' });
     const spent = await signedIn({ depositUsd: '1' });
-    await charge(spent.accountId, 1_000_000, 'test');
+    await charge(runtime.deps, spent.accountId, 1_000_000, 'test');
 
     const refused = await fromPage(poor, 'POST', '/api/v1/keys');
     const allowed = await fromPage(spent, 'POST', '/api/v1/keys');
@@ -192,7 +192,7 @@ describe('POST /api/v1/keys', () => {
     { standing: 'deleted', flags: { deleted_at: '2026-01-01T00:00:00.000Z' }, status: 401, text: 'Account not found' },
   ])('answers $status "$text" for a $standing account', async ({ flags, status, text }) => {
     const browser = await signedIn();
-    await updateAccountFlags(browser.accountId, flags);
+    await updateAccountFlags(runtime.deps, browser.accountId, flags);
 
     const response = await fromPage(browser, 'POST', '/api/v1/keys');
 

@@ -40,8 +40,8 @@ describe('POST /api/v1/instances/{instance_id}/actions', () => {
       const off = await action(apiKey, instance.instance_id, { type: 'power_off' });
       await runtime.waitForJob(apiKey, off.body.job_id);
     }
-    const smallBefore = await capacityUsed('capacity#tier#s-1vcpu-2gb');
-    const largeBefore = await capacityUsed('capacity#tier#s-2vcpu-4gb');
+    const smallBefore = await capacityUsed(runtime.deps, 'capacity#tier#s-1vcpu-2gb');
+    const largeBefore = await capacityUsed(runtime.deps, 'capacity#tier#s-2vcpu-4gb');
 
     // Slow upstream actions, so that the resize is surely still running when its status is read.
     await runtime.simulator.control.config({ action_ms: 1_000 });
@@ -57,8 +57,8 @@ describe('POST /api/v1/instances/{instance_id}/actions', () => {
     expect(after.body.status).toBe(from);
     expect(after.body.plan).toEqual({ flavor: 's-2vcpu-4gb', vcpu: 2, ram_mb: 4096, disk_gb: 40, hourly_price: 0.03571 });
     expect(runtime.simulator.state().droplets.find((d) => d.id === Number(instance.vps_id))?.sizeSlug).toBe('s-2vcpu-4gb');
-    expect(await capacityUsed('capacity#tier#s-1vcpu-2gb')).toBe(smallBefore - 1);
-    expect(await capacityUsed('capacity#tier#s-2vcpu-4gb')).toBe(largeBefore + 1);
+    expect(await capacityUsed(runtime.deps, 'capacity#tier#s-1vcpu-2gb')).toBe(smallBefore - 1);
+    expect(await capacityUsed(runtime.deps, 'capacity#tier#s-2vcpu-4gb')).toBe(largeBefore + 1);
   });
 
   describe('errors, in the order of checks', () => {
@@ -103,7 +103,7 @@ describe('POST /api/v1/instances/{instance_id}/actions', () => {
     it('answers 403 while billing-paused for power_on, reboot and resize, but still allows power_off', async () => {
       const { apiKey, accountId } = await runtime.newAccount();
       const instance = await runtime.activeInstance(apiKey);
-      await setBillingState(accountId, { billing_paused: true, balance: 0 });
+      await setBillingState(runtime.deps, accountId, { billing_paused: true, balance: 0 });
 
       const refused = await Promise.all(
         [{ type: 'power_on' }, { type: 'reboot' }, { type: 'resize', flavor: 's-2vcpu-4gb' }].map((body) =>
@@ -122,7 +122,7 @@ describe('POST /api/v1/instances/{instance_id}/actions', () => {
       const instance = await runtime.activeInstance(apiKey);
       const off = await action(apiKey, instance.instance_id, { type: 'power_off' });
       await runtime.waitForJob(apiKey, off.body.job_id);
-      await setBillingState(accountId, { balance: 0 });
+      await setBillingState(runtime.deps, accountId, { balance: 0 });
 
       const response = await action(apiKey, instance.instance_id, { type: 'power_on' });
 
@@ -144,7 +144,7 @@ describe('POST /api/v1/instances/{instance_id}/actions', () => {
           : await runtime.activeInstance(apiKey);
       if (from === 'stopped')
         await runtime.waitForJob(apiKey, (await action(apiKey, instance.instance_id, { type: 'power_off' })).body.job_id);
-      if (from === 'quarantined' || from === 'failed') await transitionInstance(instance.instance_id, ['active'], { status: from });
+      if (from === 'quarantined' || from === 'failed') await transitionInstance(runtime.deps, instance.instance_id, ['active'], { status: from });
 
       const response = await action(apiKey, instance.instance_id, { type, ...(flavor ? { flavor } : {}) });
 
@@ -200,14 +200,14 @@ describe('POST /api/v1/instances/{instance_id}/actions', () => {
     it('answers 503 "Tier capacity exhausted" when the resize target tier is full, and holds nothing', async () => {
       const { apiKey } = await runtime.newAccount();
       const instance = await runtime.activeInstance(apiKey, 's-1vcpu-2gb');
-      await setCapacityLimit({ kind: 'tier', flavor: 's-16vcpu-32gb' }, 0);
+      await setCapacityLimit(runtime.deps, { kind: 'tier', flavor: 's-16vcpu-32gb' }, 0);
 
       const response = await action(apiKey, instance.instance_id, { type: 'resize', flavor: 's-16vcpu-32gb' });
-      await setCapacityLimit({ kind: 'tier', flavor: 's-16vcpu-32gb' }, 1000);
+      await setCapacityLimit(runtime.deps, { kind: 'tier', flavor: 's-16vcpu-32gb' }, 1000);
 
       expect([response.status, response.body.error]).toEqual([503, 'Tier capacity exhausted']);
       expect((await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey })).body.status).toBe('active');
-      expect(await capacityUsed('capacity#tier#s-16vcpu-32gb')).toBe(0);
+      expect(await capacityUsed(runtime.deps, 'capacity#tier#s-16vcpu-32gb')).toBe(0);
     });
   });
 });
@@ -216,7 +216,7 @@ describe('DELETE /api/v1/instances/{instance_id}', () => {
   it('hides the instance at once, destroys the server and releases its capacity', async () => {
     const { apiKey } = await runtime.newAccount();
     const instance = await runtime.activeInstance(apiKey, 's-8vcpu-16gb');
-    const tierBefore = await capacityUsed('capacity#tier#s-8vcpu-16gb');
+    const tierBefore = await capacityUsed(runtime.deps, 'capacity#tier#s-8vcpu-16gb');
 
     const deleted = await runtime.call('DELETE', `/api/v1/instances/${instance.instance_id}`, { apiKey });
     const get = await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey });
@@ -230,13 +230,13 @@ describe('DELETE /api/v1/instances/{instance_id}', () => {
     expect(list.body).toEqual([]);
     expect(again.status).toBe(404);
     expect(job).toMatchObject({ type: 'delete', status: 'succeeded' });
-    expect(runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(instance.instance_id)))).toEqual([]);
-    expect(await capacityUsed('capacity#tier#s-8vcpu-16gb')).toBe(tierBefore - 1);
+    expect(runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(runtime.deps, instance.instance_id)))).toEqual([]);
+    expect(await capacityUsed(runtime.deps, 'capacity#tier#s-8vcpu-16gb')).toBe(tierBefore - 1);
   });
 
   it('deletes an instance that is still provisioning and leaves no server behind', async () => {
     const { apiKey } = await runtime.newAccount();
-    const ipv4Before = await capacityUsed('capacity#ipv4');
+    const ipv4Before = await capacityUsed(runtime.deps, 'capacity#ipv4');
     const created = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'brief', flavor: 's-4vcpu-8gb' } });
 
     const deleted = await runtime.call('DELETE', `/api/v1/instances/${created.body.instance_id}`, { apiKey });
@@ -244,8 +244,8 @@ describe('DELETE /api/v1/instances/{instance_id}', () => {
     await runtime.stepFunctions.idle();
 
     expect(job.status).toBe('succeeded');
-    expect(runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(created.body.instance_id)))).toEqual([]);
-    expect(await capacityUsed('capacity#ipv4')).toBe(ipv4Before);
+    expect(runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(runtime.deps, created.body.instance_id)))).toEqual([]);
+    expect(await capacityUsed(runtime.deps, 'capacity#ipv4')).toBe(ipv4Before);
   });
 
   it('returns 404 when the instance belongs to another account', async () => {

@@ -1,5 +1,4 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../../shared/aws';
 import { useTestRuntime } from '../support/runtime';
 
 const runtime = useTestRuntime();
@@ -76,7 +75,7 @@ describe('GET /api/v1/instances', () => {
     await runtime.call('DELETE', `/api/v1/instances/${ids[0]}`, { apiKey });
     await runtime.call('DELETE', `/api/v1/instances/${ids[2]}`, { apiKey });
 
-    const { Items = [] } = await dynamo().send(
+    const { Items = [] } = await runtime.deps.dynamo.send(
       new QueryCommand({
         TableName: runtime.tableNames.instances,
         IndexName: 'live_by_account',

@@ -63,7 +63,7 @@ describe('a restart of the local service on the same data directory', () => {
     await stop();
 
     // An operator quarantines the server (the operations CLI writes to DynamoDB itself) while the service is down.
-    await quarantineInstance(id);
+    await quarantineInstance(first.deps, id);
     await start();
     await eventually(() => receiver.received.some((delivery) => delivery.event.data.to === 'quarantined'), 'the quarantine event', 10_000);
     // A stream read again from its start would have handed the earlier changes on with it.

@@ -63,7 +63,7 @@ describe('log redaction at DEBUG', () => {
       csrfToken = signedIn.body.csrf_token;
       secrets.push(['session token', session], ['CSRF token', csrfToken]);
       await call('AuthSession', 200, 'GET', '/api/v1/auth/session', { headers: browser() });
-      await deposit(signedIn.body.account_id, usdToMicros('50'));
+      await deposit(runtime.deps, signedIn.body.account_id, usdToMicros('50'));
       await call('GetAccount', 200, 'GET', '/api/v1/account', { headers: browser() });
       await call('GetAccountActivity', 200, 'GET', '/api/v1/account/activity', { headers: browser() });
 

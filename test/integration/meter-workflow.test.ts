@@ -1,7 +1,6 @@
 import { ThrottlingException } from '@aws-sdk/client-dynamodb';
+import { tableName } from '../../shared/platform';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../../shared/aws';
-import { tableName } from '../../shared/config';
 import { METER_LEASE_MS, METER_PERIOD_MS, meterShard } from '../../shared/domain/billing';
 import { METER_SHARDS, meterShardOf } from '../../shared/model/billing-segments';
 import { getAccount } from '../../shared/store/accounts';
@@ -37,7 +36,7 @@ const runtime = useTestRuntime({
 
 const shardOf = (instanceId: number) => instanceId % METER_SHARDS;
 const meterEntries = async (accountId: string, instanceId: number) =>
-  (await listLedgerEntries(accountId)).filter((entry) => entry.kind === 'meter' && entry.instance_id === instanceId);
+  (await listLedgerEntries(runtime.deps, accountId)).filter((entry) => entry.kind === 'meter' && entry.instance_id === instanceId);
 
 /**
  * Active instances of one account, each in a shard of its own, owed the last two hours: their billing (segment and
@@ -53,9 +52,9 @@ async function owedInstances(apiKey: string, count: number, from: number, avoidS
     ids.push(id);
   }
   for (const id of ids) {
-    await dynamo().send(
+    await runtime.deps.dynamo.send(
       new UpdateCommand({
-        TableName: tableName('instances'),
+        TableName: tableName(runtime.deps, 'instances'),
         Key: { instance_id: id },
         UpdateExpression: 'SET metered_until = :from, billing_segments[0].#start = :from',
         ExpressionAttributeNames: { '#start': 'start' },
@@ -102,9 +101,9 @@ describe('meter state machine', () => {
         expect(entries.map((entry) => [entry.period_start, entry.period_end, entry.amount])).toEqual([
           [new Date(from).toISOString(), new Date(boundary).toISOString(), -owed],
         ]);
-        expect((await getInstanceItem(id))!.metered_until).toBe(new Date(boundary).toISOString());
+        expect((await getInstanceItem(runtime.deps, id))!.metered_until).toBe(new Date(boundary).toISOString());
       }
-      expect((await getAccount(accountId))!.balance).toBe(50_000_000 - 2 * owed);
+      expect((await getAccount(runtime.deps, accountId))!.balance).toBe(50_000_000 - 2 * owed);
     }
   });
 
@@ -117,13 +116,13 @@ describe('meter state machine', () => {
     const { executions } = await meterAtOnce(1, async (boundary) => {
       owed = runningCost(from, boundary);
       // Enough for either charge alone, not for both.
-      await setBillingState(accountId, { balance: owed + 1 });
+      await setBillingState(runtime.deps, accountId, { balance: owed + 1 });
     });
 
     expect(executions[0]!.status).toBe('SUCCEEDED');
     expect(await meterEntries(accountId, one!)).toHaveLength(1);
     expect(await meterEntries(accountId, other!)).toHaveLength(1);
-    const account = await getAccount(accountId);
+    const account = await getAccount(runtime.deps, accountId);
     expect(account!.balance).toBe(1 - owed);
     expect(account!.billing_paused).toBe(true);
     await runtime.waitForStatus(apiKey, one!, ['stopped']);
@@ -160,9 +159,9 @@ describe('meter state machine', () => {
     // The first attempt and the Transient policy's 10 retries.
     expect(invocations.get(shardOf(failing!))).toBe(11);
     expect(await meterEntries(accountId, failing!)).toEqual([]);
-    expect((await getInstanceItem(failing!))!.metered_until).toBe(new Date(from).toISOString());
+    expect((await getInstanceItem(runtime.deps, failing!))!.metered_until).toBe(new Date(from).toISOString());
     expect((await meterEntries(accountId, healthy!)).map((entry) => entry.amount)).toEqual([-runningCost(from, boundary)]);
-    expect((await getAccount(accountId))!.balance).toBe(50_000_000 - runningCost(from, boundary));
+    expect((await getAccount(runtime.deps, accountId))!.balance).toBe(50_000_000 - runningCost(from, boundary));
   });
 });
 
@@ -171,21 +170,21 @@ describe('meter shard lease', () => {
     const key = meterShardOf(METER_SHARDS - 1);
     const now = Date.now();
     const holders = Array.from({ length: 6 }, (_, i) => `execution-${i}`);
-    const taken = await Promise.all(holders.map((holder) => takeMeterLease(key, holder, now, now + 1_000)));
+    const taken = await Promise.all(holders.map((holder) => takeMeterLease(runtime.deps, key, holder, now, now + 1_000)));
     expect(taken.filter(Boolean)).toHaveLength(1);
     const holder = holders[taken.indexOf(true)]!;
     const other = holders.find((candidate) => candidate !== holder)!;
 
-    expect(await takeMeterLease(key, other, now + 999, now + 2_000)).toBe(false);
+    expect(await takeMeterLease(runtime.deps, key, other, now + 999, now + 2_000)).toBe(false);
     // Its holder takes it over (a retry of the same execution), and gives it back.
-    expect(await takeMeterLease(key, holder, now + 999, now + 2_000)).toBe(true);
-    await releaseMeterLease(key, other);
-    expect(await takeMeterLease(key, other, now + 1_500, now + 3_000)).toBe(false);
-    await releaseMeterLease(key, holder);
-    expect(await takeMeterLease(key, other, now + 1_500, now + 3_000)).toBe(true);
+    expect(await takeMeterLease(runtime.deps, key, holder, now + 999, now + 2_000)).toBe(true);
+    await releaseMeterLease(runtime.deps, key, other);
+    expect(await takeMeterLease(runtime.deps, key, other, now + 1_500, now + 3_000)).toBe(false);
+    await releaseMeterLease(runtime.deps, key, holder);
+    expect(await takeMeterLease(runtime.deps, key, other, now + 1_500, now + 3_000)).toBe(true);
     // Expired: anyone takes it.
-    expect(await takeMeterLease(key, holder, now + 3_000, now + 4_000)).toBe(true);
-    await releaseMeterLease(key, holder);
+    expect(await takeMeterLease(runtime.deps, key, holder, now + 3_000, now + 4_000)).toBe(true);
+    await releaseMeterLease(runtime.deps, key, holder);
   });
 
   it('leaves a shard alone while another execution holds it; a retry of the holder charges it', async () => {
@@ -195,15 +194,15 @@ describe('meter shard lease', () => {
     const shard = shardOf(id!);
     const now = Date.now();
     const boundary = now - (now % METER_PERIOD_MS);
-    expect(await takeMeterLease(meterShardOf(shard), 'execution-a', now, now + METER_LEASE_MS)).toBe(true);
+    expect(await takeMeterLease(runtime.deps, meterShardOf(shard), 'execution-a', now, now + METER_LEASE_MS)).toBe(true);
 
-    expect(await meterShard(shard, now, 'execution-b')).toMatchObject({ shard, skipped: true, periodsCharged: 0 });
+    expect(await meterShard(runtime.deps, shard, now, 'execution-b')).toMatchObject({ shard, skipped: true, periodsCharged: 0 });
     expect(await meterEntries(accountId, id!)).toEqual([]);
 
-    expect(await meterShard(shard, now, 'execution-a')).toMatchObject({ shard, skipped: false });
+    expect(await meterShard(runtime.deps, shard, now, 'execution-a')).toMatchObject({ shard, skipped: false });
     expect((await meterEntries(accountId, id!)).map((entry) => entry.amount)).toEqual([-runningCost(from, boundary)]);
     // Given back at the end: the next execution takes it.
-    expect(await takeMeterLease(meterShardOf(shard), 'execution-c', Date.now(), Date.now() + 1_000)).toBe(true);
-    await releaseMeterLease(meterShardOf(shard), 'execution-c');
+    expect(await takeMeterLease(runtime.deps, meterShardOf(shard), 'execution-c', Date.now(), Date.now() + 1_000)).toBe(true);
+    await releaseMeterLease(runtime.deps, meterShardOf(shard), 'execution-c');
   });
 });

@@ -4,7 +4,6 @@ import { join, resolve } from 'node:path';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { repositoryRoot } from '../../infra/local/runtime';
 import { stackEnv } from '../../infra/ops/target';
-import { dynamo } from '../../shared/aws';
 import { sha256Hex } from '../../shared/model/crypto';
 import { issueApiKey } from '../../shared/domain/accounts';
 import { getAccount, updateAccountFlags } from '../../shared/store/accounts';
@@ -43,7 +42,7 @@ async function opsJson(...args: string[]): Promise<Record<string, any>> {
 
 /** The stored session behind a printed session token, and what its CSRF token must hash to. */
 const storedSession = async (output: Record<string, any>) => ({
-  stored: await getSession(sha256Hex(output.session)),
+  stored: await getSession(runtime.deps, sha256Hex(output.session)),
   csrfHash: sha256Hex(output.csrf_token),
 });
 
@@ -51,7 +50,7 @@ const storedSession = async (output: Record<string, any>) => ({
 async function storedState() {
   const tables = ['accounts', 'ledger', 'counters', 'sessions', 'apiKeys', 'instances'] as const;
   const scans = await Promise.all(
-    tables.map((table) => dynamo().send(new ScanCommand({ TableName: runtime.tableNames[table], ConsistentRead: true }))),
+    tables.map((table) => runtime.deps.dynamo.send(new ScanCommand({ TableName: runtime.tableNames[table], ConsistentRead: true }))),
   );
   return Object.fromEntries(tables.map((table, i) => [table, scans[i]?.Items ?? []]));
 }
@@ -172,7 +171,7 @@ describe.concurrent('commands', () => {
       const output = await opsJson('account', 'create', ...args);
 
       expect(output).toMatchObject({ email, confirmed, suspended, balance_micros: balance, balance_usd: (balance / 1e6).toFixed(2) });
-      expect(await getAccount(output.account_id)).toMatchObject({ email, confirmed, suspended, balance, deleted_at: null });
+      expect(await getAccount(runtime.deps, output.account_id)).toMatchObject({ email, confirmed, suspended, balance, deleted_at: null });
       const { stored, csrfHash } = await storedSession(output);
       expect(stored).toMatchObject({ account_id: output.account_id, csrf_hash: csrfHash });
     },
@@ -181,7 +180,7 @@ describe.concurrent('commands', () => {
   it('account show escapes control characters in stored names, so no name rewrites the terminal or forges a row', async ({ expect }) => {
     const { accountId } = await runtime.newAccount();
     // Stored as an older release could have stored it, before names were validated.
-    await issueApiKey(accountId, 'evil\u001b]0;owned\u0007\u001b[2J\n  99  forged  svcmcp_fake  true\u202e');
+    await issueApiKey(runtime.deps, accountId, 'evil\u001b]0;owned\u0007\u001b[2J\n  99  forged  svcmcp_fake  true\u202e');
 
     const [text, json] = await Promise.all([ops(['account', 'show', accountId]), ops(['account', 'show', accountId, '--json'])]);
 
@@ -223,7 +222,7 @@ describe.concurrent('commands', () => {
     expect(first).toMatchObject({ amount_micros: 3_330_000, balance_micros: 6_670_000, balance_usd: '6.67', billing_paused: false });
     expect(second).toMatchObject({ balance_micros: -3_330_000, balance_usd: '-3.33', billing_paused: true });
     expect(deposited).toEqual({ code: 0, stdout: `${accountId}: deposited $5.01; balance $1.68\n`, stderr: '' });
-    expect(await getAccount(accountId)).toMatchObject({ balance: 1_680_000, total_deposited: 15_010_000, billing_paused: false });
+    expect(await getAccount(runtime.deps, accountId)).toMatchObject({ balance: 1_680_000, total_deposited: 15_010_000, billing_paused: false });
     expect(shown).toMatchObject({
       account_id: accountId,
       balance_micros: 1_680_000,
@@ -247,12 +246,12 @@ describe.concurrent('commands', () => {
     { command: 'delete', start: {}, expected: { deleted_at: expect.any(String) } },
   ])('account $command flips the flag', async ({ command, start, expected }, { expect }) => {
     const { accountId } = await runtime.newAccount();
-    await updateAccountFlags(accountId, start);
+    await updateAccountFlags(runtime.deps, accountId, start);
 
     const output = await opsJson('account', command, accountId);
 
     expect(output).toMatchObject({ account_id: accountId, ...expected });
-    expect(await getAccount(accountId)).toMatchObject(expected);
+    expect(await getAccount(runtime.deps, accountId)).toMatchObject(expected);
   });
 
   it('capacity set --flavor bounds what create can reserve', async ({ expect }) => {
@@ -271,7 +270,7 @@ describe.concurrent('commands', () => {
   it('capacity set --ipv4 sizes the address pool', async ({ expect }) => {
     const output = await opsJson('capacity', 'set', '--ipv4', '900');
 
-    const shards = await capacityShardItems('capacity#ipv4');
+    const shards = await capacityShardItems(runtime.deps, 'capacity#ipv4');
     const shown = await opsJson('capacity', 'show');
     await opsJson('capacity', 'set', '--ipv4', '1000');
 
@@ -299,7 +298,7 @@ describe.concurrent('commands', () => {
     // A deleted instance is charged up to its deletion at once, without waiting for a period boundary.
     await runtime.call('DELETE', `/api/v1/instances/${instance.instance_id}`, { apiKey });
     const meterEntries = async () => {
-      const { Items = [] } = await dynamo().send(new ScanCommand({ TableName: runtime.tableNames.ledger, ConsistentRead: true }));
+      const { Items = [] } = await runtime.deps.dynamo.send(new ScanCommand({ TableName: runtime.tableNames.ledger, ConsistentRead: true }));
       return Items.filter((item) => item.kind === 'meter');
     };
     const before = new Set((await meterEntries()).map((entry) => entry.entry_id));

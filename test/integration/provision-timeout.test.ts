@@ -14,7 +14,7 @@ describe('provision workflow', () => {
 
     expect(settled.status).toBe('failed');
     expect(runtime.simulator.state().droplets).toEqual([]);
-    expect(await capacityUsed('capacity#tier#s-8vcpu-16gb')).toBe(0);
+    expect(await capacityUsed(runtime.deps, 'capacity#tier#s-8vcpu-16gb')).toBe(0);
     const execution = [...runtime.stepFunctions.executions.values()][0];
     expect(execution?.status).toBe('FAILED');
     expect(execution?.error).toBe('ProvisionFailed');

@@ -1,5 +1,4 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../../shared/aws';
 import { issueApiKey, openSession } from '../../shared/domain/accounts';
 import { updateAccountFlags } from '../../shared/store/accounts';
 import { useTestRuntime } from '../support/runtime';
@@ -24,7 +23,7 @@ afterEach(() => {
 
 /** The account's general window as stored: its entries (microseconds), newest first. */
 async function storedEntries(accountId: string, name = 'general'): Promise<number[]> {
-  const { Item } = await dynamo().send(
+  const { Item } = await runtime.deps.dynamo.send(
     new GetCommand({ TableName: runtime.tableNames.counters, Key: { name: `rate#${name}#${accountId}` }, ConsistentRead: true }),
   );
   return (Item?.times ?? []) as number[];
@@ -64,8 +63,8 @@ describe('rate limits', () => {
 
   it('limits each console session to 60 requests in any 60 seconds, with the spec’s 429 and Retry-After', async () => {
     const { accountId } = await runtime.newAccount();
-    const { session, csrfToken } = await openSession(accountId);
-    const other = await openSession(accountId);
+    const { session, csrfToken } = await openSession(runtime.deps, accountId);
+    const other = await openSession(runtime.deps, accountId);
     const read = (token: string) => runtime.call('GET', '/api/v1/account/activity', { headers: { cookie: `session=${token}` } });
 
     const responses = await Promise.all(Array.from({ length: 100 }, () => read(session)));
@@ -90,7 +89,7 @@ describe('rate limits', () => {
 
   it('shares one limit between all keys of an account', async () => {
     const { accountId, apiKey } = await runtime.newAccount();
-    const { fullKey: secondKey } = await issueApiKey(accountId, 'second');
+    const { fullKey: secondKey } = await issueApiKey(runtime.deps, accountId, 'second');
 
     const first = await Promise.all(Array.from({ length: 30 }, () => runtime.call('GET', '/api/v1/instances', { apiKey })));
     const second = await Promise.all(Array.from({ length: 30 }, () => runtime.call('GET', '/api/v1/instances', { apiKey: secondKey })));
@@ -132,7 +131,7 @@ describe('rate limits', () => {
   it('answers with the standing before the limits: a suspended account over its limit gets 403, with the window in the headers', async () => {
     const { accountId, apiKey } = await runtime.newAccount();
     const spent = await Promise.all(Array.from({ length: 60 }, () => runtime.call('GET', '/api/v1/instances', { apiKey })));
-    await updateAccountFlags(accountId, { suspended: true });
+    await updateAccountFlags(runtime.deps, accountId, { suspended: true });
 
     const refused = await runtime.call('GET', '/api/v1/instances', { apiKey });
 

@@ -12,17 +12,17 @@ const runtime = useTestRuntime();
 
 const later = () => Date.now() + 10 * 60_000;
 const action = (apiKey: string, id: number, body: unknown) => runtime.call('POST', `/api/v1/instances/${id}/actions`, { apiKey, body });
-const serversOf = (instanceId: number) => runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(instanceId)));
+const serversOf = (instanceId: number) => runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(runtime.deps, instanceId)));
 
 /** A job recorded as running whose workflow never started (as after a crash between the two). */
 const orphanJob = newJob;
 
 describe('reconciler', () => {
   it('powers off servers tagged for this stage that no live instance owns, and destroys them after the grace period', async () => {
-    const driver = await upstream();
+    const driver = await upstream(runtime.deps);
     const orphan = await driver.createServer({
       name: 'vps-999999',
-      tags: [upstreamTagOf(999_999), serviceTag()],
+      tags: [upstreamTagOf(runtime.deps, 999_999), serviceTag(runtime.deps)],
       size: 's-1vcpu-2gb',
       image: 'ubuntu-24-04-x64',
       userData: '',
@@ -42,9 +42,9 @@ describe('reconciler', () => {
       userData: '',
     });
 
-    const found = await reconcile(later());
+    const found = await reconcile(runtime.deps, later());
     const waiting = await driver.getServer(orphan.id);
-    const report = await reconcile(later() + 7 * 3_600_000);
+    const report = await reconcile(runtime.deps, later() + 7 * 3_600_000);
 
     expect([found.orphansFound, found.leakedServersDestroyed]).toEqual([1, 0]);
     expect(waiting).not.toBeNull();
@@ -57,40 +57,40 @@ describe('reconciler', () => {
   it('restarts a delete whose workflow never ran, and the instance ends destroyed with nothing held', async () => {
     const { apiKey } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
-    const instance = (await getInstanceItem(detail.instance_id))!;
+    const instance = (await getInstanceItem(runtime.deps, detail.instance_id))!;
     const job = orphanJob('delete', instance);
-    await updateInstanceAtVersion(instance, { changes: { status: 'deleting', deleted_at: new Date().toISOString() }, job });
+    await updateInstanceAtVersion(runtime.deps, instance, { changes: { status: 'deleting', deleted_at: new Date().toISOString() }, job });
 
-    const report = await reconcile(later());
+    const report = await reconcile(runtime.deps, later());
     await runtime.stepFunctions.idle();
 
     expect(report.deletesRestarted).toBe(1);
-    expect((await getInstanceItem(detail.instance_id))?.status).toBe('destroyed');
+    expect((await getInstanceItem(runtime.deps, detail.instance_id))?.status).toBe('destroyed');
     expect(serversOf(detail.instance_id)).toEqual([]);
-    expect((await getJob(job.job_id))?.status).toBe('failed');
+    expect((await getJob(runtime.deps, job.job_id))?.status).toBe('failed');
   });
 
   it('settles an action whose workflow died to what the upstream reports', async () => {
     const { apiKey } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
-    const instance = (await getInstanceItem(detail.instance_id))!;
+    const instance = (await getInstanceItem(runtime.deps, detail.instance_id))!;
     const job = orphanJob('power_off', instance);
-    await updateInstanceAtVersion(instance, { changes: { active_job_id: job.job_id }, job });
+    await updateInstanceAtVersion(runtime.deps, instance, { changes: { active_job_id: job.job_id }, job });
     await runtime.simulator.control.powerOff(Number(detail.vps_id));
 
-    const report = await reconcile(later());
+    const report = await reconcile(runtime.deps, later());
 
     expect(report.actionsSettled).toBe(1);
-    expect(await getInstanceItem(detail.instance_id)).toMatchObject({ status: 'stopped', active_job_id: null, paused_by: 'user' });
-    expect(await getJob(job.job_id)).toMatchObject({ status: 'failed' });
+    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({ status: 'stopped', active_job_id: null, paused_by: 'user' });
+    expect(await getJob(runtime.deps, job.job_id)).toMatchObject({ status: 'failed' });
   });
 
   it('fails a provision whose workflow never started, releasing its capacity', async () => {
     const { apiKey } = await runtime.newAccount();
-    const template = (await getInstanceItem((await runtime.activeInstance(apiKey)).instance_id))!;
-    const instanceId = await nextSequenceValue('instance_id');
+    const template = (await getInstanceItem(runtime.deps, (await runtime.activeInstance(apiKey)).instance_id))!;
+    const instanceId = await nextSequenceValue(runtime.deps, 'instance_id');
     const job = orphanJob('provision', { ...template, instance_id: instanceId });
-    await insertInstanceReservingCapacity(
+    await insertInstanceReservingCapacity(runtime.deps, 
       {
         ...template,
         instance_id: instanceId,
@@ -105,12 +105,12 @@ describe('reconciler', () => {
       job,
     );
 
-    const report = await reconcile(later());
+    const report = await reconcile(runtime.deps, later());
 
     expect(report.provisionsFailed).toBe(1);
-    expect(await getInstanceItem(instanceId)).toMatchObject({ status: 'failed', capacity_held: false });
-    expect(await getJob(job.job_id)).toMatchObject({ status: 'failed' });
-    expect(await capacityCounters()).toEqual(await capacityHeldByInstances());
+    expect(await getInstanceItem(runtime.deps, instanceId)).toMatchObject({ status: 'failed', capacity_held: false });
+    expect(await getJob(runtime.deps, job.job_id)).toMatchObject({ status: 'failed' });
+    expect(await capacityCounters(runtime.deps)).toEqual(await capacityHeldByInstances(runtime.deps));
   });
 
   it('leaves lifecycles whose workflow is running alone', async () => {
@@ -119,7 +119,7 @@ describe('reconciler', () => {
     const created = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'busy', flavor: 's-1vcpu-2gb' } });
     await runtime.simulator.control.config({ boot_ms: 300 });
 
-    const report = await reconcile(later());
+    const report = await reconcile(runtime.deps, later());
 
     expect(report.provisionsFailed).toBe(0);
     expect((await runtime.waitForStatus(apiKey, created.body.instance_id, ['active', 'failed'])).status).toBe('active');
@@ -157,9 +157,9 @@ describe('faults', () => {
 
     const resize = await action(apiKey, resized.instance_id, { type: 'resize', flavor: 's-4vcpu-8gb' });
     await runtime.waitForJob(apiKey, resize.body.job_id);
-    await setCapacityLimit({ kind: 'tier', flavor: 's-16vcpu-32gb' }, 0);
+    await setCapacityLimit(runtime.deps, { kind: 'tier', flavor: 's-16vcpu-32gb' }, 0);
     const refusedResize = await action(apiKey, kept.instance_id, { type: 'resize', flavor: 's-16vcpu-32gb' });
-    await setCapacityLimit({ kind: 'tier', flavor: 's-16vcpu-32gb' }, 1000);
+    await setCapacityLimit(runtime.deps, { kind: 'tier', flavor: 's-16vcpu-32gb' }, 1000);
     await runtime.simulator.control.faults({ fail_next: 1, status: 422, match: 'POST /v2/droplets/' });
     const upstreamRefused = await action(apiKey, kept.instance_id, { type: 'resize', flavor: 's-2vcpu-4gb' });
     const deleted = await runtime.call('DELETE', `/api/v1/instances/${removed.instance_id}`, { apiKey });
@@ -168,7 +168,7 @@ describe('faults', () => {
 
     expect(refusedResize.status).toBe(503);
     expect(upstreamRefused.status).toBe(502);
-    expect(await capacityCounters()).toEqual(await capacityHeldByInstances());
-    expect(runtime.simulator.state().droplets.every((d) => !d.tags.includes(upstreamTagOf(doomed.body.instance_id)))).toBe(true);
+    expect(await capacityCounters(runtime.deps)).toEqual(await capacityHeldByInstances(runtime.deps));
+    expect(runtime.simulator.state().droplets.every((d) => !d.tags.includes(upstreamTagOf(runtime.deps, doomed.body.instance_id)))).toBe(true);
   });
 });

@@ -1,6 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { MiddlewareStack } from '@smithy/types';
-import { dynamo } from '../../shared/aws';
 import { issueApiKey } from '../../shared/domain/accounts';
 import { revokeKey } from '../../shared/domain/key-management';
 import { eventually, startReceiver } from '../support/receiver';
@@ -27,26 +26,26 @@ const tablesOf = (input: CommandInput | undefined): string[] => [
  * workflows and timers share the client: matching the table keeps their own writes from setting it off early).
  */
 function revokeJustBefore(commandName: string, account: TestAccount, keyId: number, table: string): void {
-  const stack = dynamo().middlewareStack as unknown as AnyStack;
+  const stack = runtime.deps.dynamo.middlewareStack as unknown as AnyStack;
   let armed = true;
   stack.add(
     (next, context) => async (args) => {
       const input = (args as { input?: CommandInput }).input;
       if (armed && (context as { commandName?: string }).commandName === commandName && tablesOf(input).includes(table)) {
         armed = false;
-        await revokeKey(account.accountId, keyId);
+        await revokeKey(runtime.deps, account.accountId, keyId);
       }
       return next(args);
     },
     { step: 'initialize', name: 'revokeMidRequest' },
   );
 }
-afterEach(() => void (dynamo().middlewareStack as unknown as AnyStack).remove('revokeMidRequest'));
+afterEach(() => void (runtime.deps.dynamo.middlewareStack as unknown as AnyStack).remove('revokeMidRequest'));
 
 /** The account with a second key, which makes the request and is revoked while it runs. */
 async function accountWithDoomedKey(): Promise<{ account: TestAccount; doomed: string; doomedId: number }> {
   const account = await runtime.newAccount();
-  const { fullKey, record } = await issueApiKey(account.accountId, 'doomed');
+  const { fullKey, record } = await issueApiKey(runtime.deps, account.accountId, 'doomed');
   return { account, doomed: fullKey, doomedId: record.id };
 }
 
@@ -135,7 +134,7 @@ describe('revocation in flight', () => {
 
     const [response] = await Promise.all([
       runtime.call('POST', `/api/v1/instances/${instance.instance_id}/actions`, { apiKey: doomed, body: { type: 'reboot' } }),
-      new Promise((resolve) => setTimeout(resolve, 300)).then(() => revokeKey(account.accountId, doomedId)),
+      new Promise((resolve) => setTimeout(resolve, 300)).then(() => revokeKey(runtime.deps, account.accountId, doomedId)),
     ]);
     await runtime.simulator.control.faults({ latency_ms: 0 });
     const sent = actions() - before;
@@ -155,7 +154,7 @@ describe('revocation in flight', () => {
 describe('revocation in flight on the webhook routes', () => {
   const hook = (url = 'http://127.0.0.1:9/hooks') => ({ url, events: ['instance.created'] });
   const webhookCount = async (accountId: string) =>
-    (await dynamo().send(new GetCommand({ TableName: runtime.tableNames.counters, Key: { name: `webhooks#${accountId}` } }))).Item?.count ??
+    (await runtime.deps.dynamo.send(new GetCommand({ TableName: runtime.tableNames.counters, Key: { name: `webhooks#${accountId}` } }))).Item?.count ??
     0;
 
   it('refuses a create whose key is revoked before its write commits (401): no webhook, no place taken', async () => {

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../../shared/aws';
 import { finishJob, insertJob, listAllRunningJobs } from '../../shared/store/jobs';
 import { type Job } from '../../shared/model/job';
 import { useTestRuntime } from '../support/runtime';
@@ -22,7 +21,7 @@ const job = (status: Job['status']): Job => ({
 async function indexed(): Promise<string[]> {
   const ids: string[] = [];
   for (let shard = 0; shard < 8; shard++) {
-    const { Items = [] } = await dynamo().send(
+    const { Items = [] } = await runtime.deps.dynamo.send(
       new QueryCommand({
         TableName: runtime.tableNames.jobs,
         IndexName: 'running_by_shard',
@@ -40,11 +39,11 @@ describe('running jobs', () => {
     const running = job('running');
     const ending = job('running');
     const recordedEnded = job('failed');
-    await Promise.all([insertJob(running), insertJob(ending), insertJob(recordedEnded)]);
+    await Promise.all([insertJob(runtime.deps, running), insertJob(runtime.deps, ending), insertJob(runtime.deps, recordedEnded)]);
 
-    await finishJob(ending.job_id, { status: 'succeeded' }, new Date().toISOString());
+    await finishJob(runtime.deps, ending.job_id, { status: 'succeeded' }, new Date().toISOString());
 
-    const listed = (await listAllRunningJobs()).map((j) => j.job_id);
+    const listed = (await listAllRunningJobs(runtime.deps)).map((j) => j.job_id);
     const inIndex = await indexed();
     expect([listed.includes(running.job_id), listed.includes(ending.job_id), listed.includes(recordedEnded.job_id)]).toEqual([
       true,

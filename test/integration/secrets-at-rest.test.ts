@@ -1,5 +1,4 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../../shared/aws';
 import { openSession } from '../../shared/domain/accounts';
 import { getInstanceItem } from '../../shared/store/instances';
 import { ED25519_PUBLIC_KEY } from '../fixtures/ssh-keys';
@@ -13,7 +12,7 @@ async function everythingStored(): Promise<string> {
   for (const table of Object.values(runtime.tableNames)) {
     let startKey: Record<string, unknown> | undefined;
     do {
-      const page = await dynamo().send(new ScanCommand({ TableName: table, ExclusiveStartKey: startKey }));
+      const page = await runtime.deps.dynamo.send(new ScanCommand({ TableName: table, ExclusiveStartKey: startKey }));
       items.push(...(page.Items ?? []));
       startKey = page.LastEvaluatedKey;
     } while (startKey);
@@ -27,7 +26,7 @@ const pemBody = (pem: string) => pem.split('\n').filter((line) => line && !line.
 describe('secrets at rest', () => {
   it('stores no root password, private key, API key, session or CSRF token in clear in any table', async () => {
     const account = await runtime.newAccount();
-    const { session, csrfToken } = await openSession(account.accountId);
+    const { session, csrfToken } = await openSession(runtime.deps, account.accountId);
     const page = { cookie: `session=${session}`, 'x-csrftoken': csrfToken, origin: `http://${new URL(runtime.baseUrl).host}` };
     const key = await runtime.call('POST', '/api/v1/keys', { body: { name: 'walk' }, headers: page });
     const apiKey = key.body.full_key as string;
@@ -98,7 +97,7 @@ describe('secrets at rest', () => {
     await runtime.waitForJob(apiKey, deleted.body.job_id);
 
     const [keptItem, deletedItem, failedItem] = await Promise.all(
-      [kept.instance_id, doomed.instance_id, failing.body.instance_id].map((id) => getInstanceItem(id as number)),
+      [kept.instance_id, doomed.instance_id, failing.body.instance_id].map((id) => getInstanceItem(runtime.deps, id as number)),
     );
 
     expect(keptItem?.sealed_secrets).toEqual(expect.any(String));

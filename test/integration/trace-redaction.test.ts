@@ -38,7 +38,7 @@ function handlerSegments(): number {
 describe('X-Ray tracing', () => {
   it('sends no root password, private key, API key, session or CSRF token in any segment, on every route', async () => {
     const account = await runtime.newAccount();
-    const { session, csrfToken } = await openSession(account.accountId);
+    const { session, csrfToken } = await openSession(runtime.deps, account.accountId);
     const page = { cookie: `session=${session}`, 'x-csrftoken': csrfToken, origin: runtime.baseUrl };
     const idempotent = { 'idempotency-key': 'trace-create-1' };
     const createBody = { project_name: 'traced', flavor: 's-1vcpu-2gb' };

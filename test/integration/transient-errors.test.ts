@@ -1,3 +1,4 @@
+import type { Deps } from '../../shared/domain/deps';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import {
@@ -27,7 +28,7 @@ import {
   UpstreamPermanentError,
   UpstreamTransientError,
 } from '../../shared/upstream/driver';
-import { workflowStep } from '../../shared/workflow-step';
+import { workflowStep } from '../../shared/entry-points';
 import { provisionInputSchema } from '../../shared/domain/step-inputs';
 
 const metadata = (httpStatusCode?: number) => ({ httpStatusCode, attempts: 3, totalRetryDelay: 412 });
@@ -151,7 +152,7 @@ describe('transient failures', () => {
 
   it('maps at the workflow-step boundary, keeping the message', async () => {
     const refused = nodeError('Error', 'connect ECONNREFUSED 127.0.0.1:8000', 'ECONNREFUSED');
-    const failing = workflowStep(provisionInputSchema, async () => {
+    const failing = workflowStep(provisionInputSchema, async (_deps: Deps) => {
       throw refused;
     });
     const failure = await failing({ job_id: 'j', instance_id: 1 }).catch((error: unknown) => error);
@@ -160,7 +161,7 @@ describe('transient failures', () => {
     expect((failure as Error).message).toBe('connect ECONNREFUSED 127.0.0.1:8000');
 
     const refusal = new UpstreamPermanentError('answered 422', 422);
-    const refusing = workflowStep(provisionInputSchema, async () => {
+    const refusing = workflowStep(provisionInputSchema, async (_deps: Deps) => {
       throw refusal;
     });
     await expect(refusing({ job_id: 'j', instance_id: 1 })).rejects.toBe(refusal);

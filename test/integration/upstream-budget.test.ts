@@ -1,5 +1,4 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../../shared/aws';
 import { sweepFleet } from '../../shared/domain/fleet-sweep';
 import { getSweepCursor } from '../../shared/store/sweeps';
 import { useTestRuntime } from '../support/runtime';
@@ -9,11 +8,11 @@ const runtime = useTestRuntime({ env: { UPSTREAM_BUDGET_BURST: '20', UPSTREAM_BU
 
 const BUCKET = { name: 'upstream-budget#0' };
 const setBucket = (tokens: number, holdUntil = 0) =>
-  dynamo().send(
+  runtime.deps.dynamo.send(
     new PutCommand({ TableName: runtime.tableNames.counters, Item: { ...BUCKET, tokens, at: Date.now(), hold_until: holdUntil } }),
   );
 const bucket = async () =>
-  (await dynamo().send(new GetCommand({ TableName: runtime.tableNames.counters, Key: BUCKET, ConsistentRead: true }))).Item;
+  (await runtime.deps.dynamo.send(new GetCommand({ TableName: runtime.tableNames.counters, Key: BUCKET, ConsistentRead: true }))).Item;
 const liveReads = () => runtime.simulator.state().calls['GET /v2/droplets/{id}'] ?? 0;
 const detail = async (apiKey: string, id: number) => (await runtime.call('GET', `/api/v1/instances/${id}`, { apiKey })).body;
 
@@ -50,13 +49,13 @@ describe('upstream request budget', () => {
   it('ends the sweep’s slice when only the lifecycles’ fifth is left, and resumes at the same page', async () => {
     const { apiKey } = await runtime.newAccount();
     await runtime.activeInstance(apiKey);
-    const cursorBefore = await getSweepCursor();
+    const cursorBefore = await getSweepCursor(runtime.deps);
     await setBucket(4);
 
-    const starved = await sweepFleet(Date.now() + 600_000);
-    const cursorStarved = await getSweepCursor();
+    const starved = await sweepFleet(runtime.deps, Date.now() + 600_000);
+    const cursorStarved = await getSweepCursor(runtime.deps);
     await setBucket(20);
-    const fed = await sweepFleet(Date.now() + 600_000);
+    const fed = await sweepFleet(runtime.deps, Date.now() + 600_000);
 
     expect([starved.pages, starved.passCompleted]).toEqual([0, false]);
     expect(cursorStarved.next_page).toBe(cursorBefore.next_page);

@@ -1,5 +1,4 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../../shared/aws';
 import { UpstreamBudgetSpentError } from '../../shared/upstream/driver';
 import { tokenPool, tokensOf } from '../../shared/domain/upstream';
 import { useTestRuntime } from '../support/runtime';
@@ -8,7 +7,7 @@ import { useTestRuntime } from '../support/runtime';
 const runtime = useTestRuntime({ upstreamTokens: 2, env: { UPSTREAM_BUDGET_BURST: '20', UPSTREAM_BUDGET_PER_HOUR: '3600' } });
 
 const setBucket = (slot: number, tokens: number) =>
-  dynamo().send(
+  runtime.deps.dynamo.send(
     new PutCommand({
       TableName: runtime.tableNames.counters,
       Item: { name: `upstream-budget#${slot}`, tokens, at: Date.now(), hold_until: 0 },
@@ -39,7 +38,7 @@ describe('several upstream tokens', () => {
   });
 
   it('sends on the other token while one token’s budget is spent for the call’s priority', async () => {
-    const pool = tokenPool(tokensOf(runtime.upstreamToken), 2_000, 'sweep');
+    const pool = tokenPool(runtime.deps, tokensOf(runtime.upstreamToken), 2_000, 'sweep');
     await setBucket(0, 0);
     const before = callsByToken();
 
@@ -50,7 +49,7 @@ describe('several upstream tokens', () => {
   });
 
   it('sends nothing and refuses the call when every token’s budget is spent', async () => {
-    const pool = tokenPool(tokensOf(runtime.upstreamToken), 2_000, 'sweep');
+    const pool = tokenPool(runtime.deps, tokensOf(runtime.upstreamToken), 2_000, 'sweep');
     await Promise.all([setBucket(0, 0), setBucket(1, 0)]);
     const before = callsByToken();
 

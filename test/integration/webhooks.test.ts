@@ -1,5 +1,4 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../../shared/aws';
 import { useTestRuntime } from '../support/runtime';
 
 const runtime = useTestRuntime();
@@ -15,7 +14,7 @@ describe('POST /api/v1/webhooks', () => {
 
     const created = await createWebhook(apiKey, { url: RECEIVER, events: ['instance.status_changed', 'job.failed', 'job.failed'] });
     const listed = await runtime.call('GET', '/api/v1/webhooks', { apiKey });
-    const { Item } = await dynamo().send(new GetCommand({ TableName: runtime.tableNames.webhooks, Key: { webhook_id: created.body.id } }));
+    const { Item } = await runtime.deps.dynamo.send(new GetCommand({ TableName: runtime.tableNames.webhooks, Key: { webhook_id: created.body.id } }));
 
     expect(created.status).toBe(201);
     expect(created.body).toEqual({

@@ -17,6 +17,7 @@ const PLATFORM = new Set([
   'deadline.ts',
   'metric-names.ts',
   'observability.ts',
+  'platform.ts',
   'request-guard.ts',
   'retry.ts',
   'secrets.ts',

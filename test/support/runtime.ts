@@ -117,9 +117,9 @@ export async function startTestRuntime(options: Partial<LocalRuntimeOptions> = {
       );
     },
     async newAccount({ depositUsd = '50', confirmed = true, suspended = false } = {}) {
-      const account = await openAccount({ email: `${randomBytes(4).toString('hex')}@example.com`, confirmed, suspended });
-      if (usdToMicros(depositUsd) > 0) await deposit(account.account_id, usdToMicros(depositUsd));
-      const { fullKey, record } = await issueApiKey(account.account_id, 'Test');
+      const account = await openAccount(runtime.deps, { email: `${randomBytes(4).toString('hex')}@example.com`, confirmed, suspended });
+      if (usdToMicros(depositUsd) > 0) await deposit(runtime.deps, account.account_id, usdToMicros(depositUsd));
+      const { fullKey, record } = await issueApiKey(runtime.deps, account.account_id, 'Test');
       return { accountId: account.account_id, apiKey: fullKey, keyId: record.id };
     },
   };

@@ -1,9 +1,10 @@
+import type { Deps } from '../../shared/domain/deps';
 import { remainingMs } from '../../shared/deadline';
 import { DigitalOceanDriver } from '../../shared/upstream/digitalocean';
 import { UpstreamDeadlineError, UpstreamTransientError } from '../../shared/upstream/driver';
 import { tokenCache } from '../../shared/domain/upstream';
 import { withTransientRetry } from '../../shared/upstream/retry';
-import { scheduledJob, workflowStep } from '../../shared/workflow-step';
+import { scheduledJob, workflowStep } from '../../shared/entry-points';
 import { provisionInputSchema } from '../../shared/domain/step-inputs';
 
 const CALL_TIMEOUT_MS = 2_000;
@@ -40,7 +41,7 @@ describe('deadline', () => {
   it('stops starting upstream calls when the invocation could not finish them', async () => {
     const { driver, calls } = slowUpstream();
     // 5 s left: a 2 s call needs 3.5 s with the 1.5 s reserve, so two calls start and the third does not.
-    const step = workflowStep(provisionInputSchema, async () => {
+    const step = workflowStep(provisionInputSchema, async (_deps: Deps) => {
       for (let call = 0; call < 5; call++) await driver.listServersByTag('instance-1');
     });
 
@@ -65,7 +66,7 @@ describe('deadline', () => {
   it('is not retried by the in-request retry, which would only be refused again', async () => {
     const { driver, calls } = slowUpstream(429);
     const attempt = vi.fn(() => driver.listServersByTag('instance-1'));
-    const job = scheduledJob(() => withTransientRetry(attempt, { policy: { name: 'test', attempts: 5, baseMs: 200, capMs: 1_000 } }));
+    const job = scheduledJob((_deps: Deps) => withTransientRetry(attempt, { policy: { name: 'test', attempts: 5, baseMs: 200, capMs: 1_000 } }));
 
     const failure = await job(undefined, contextWithRemaining(6_000)).catch((error: unknown) => error);
 
@@ -76,7 +77,7 @@ describe('deadline', () => {
   });
 
   it.each([
-    ['a workflow step', (check: () => Promise<number>) => workflowStep(provisionInputSchema, () => check())],
+    ['a workflow step', (check: () => Promise<number>) => workflowStep(provisionInputSchema, (_deps: Deps) => check())],
     ['a scheduled job', (check: () => Promise<number>) => scheduledJob(check)],
   ])('gives %s the time its invocation has left', async (_kind, wrap) => {
     const handler = wrap(async () => remainingMs()) as (input: unknown, context: unknown) => Promise<number>;

@@ -11,7 +11,7 @@ import {
 } from '../../shared/domain/step-inputs';
 import { MalformedMessageError, parseMessage } from '../../shared/events/handler';
 import { deliveryMessageSchema } from '../../shared/events/ports';
-import { workflowStep } from '../../shared/workflow-step';
+import { workflowStep } from '../../shared/entry-points';
 
 const START_TIME = '2026-11-25T02:10:54.123Z';
 

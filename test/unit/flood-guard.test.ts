@@ -1,11 +1,17 @@
+import { route } from '../../shared/http/route';
+import { assertCameThroughEdge } from '../../shared/http/edge-origin';
+import { addressKey, CACHE_MAX_ENTRIES, ExpiringEntries, NEGATIVE_CACHE_TTL_MS, sourceAddressOf } from '../../shared/http/flood-guard';
+import { unitDeps } from '../support/unit-deps';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 
-/** The edge and flood modules, fresh, as a function container configured with `secret` would load them. */
-async function load(secret: string | undefined) {
-  vi.resetModules();
-  if (secret === undefined) delete process.env.EDGE_ORIGIN_SECRET;
-  else process.env.EDGE_ORIGIN_SECRET = secret;
-  return { ...(await import('../../shared/http/edge-origin')), ...(await import('../../shared/http/flood-guard')) };
+/** The edge and flood checks of a runtime configured with `secret` (none: the local runtime). */
+function load(secret: string | undefined) {
+  const deps = unitDeps(secret === undefined ? {} : { EDGE_ORIGIN_SECRET: secret });
+  return {
+    assertCameThroughEdge: (request: APIGatewayProxyEventV2) => assertCameThroughEdge(deps, request),
+    sourceAddressOf: (request: APIGatewayProxyEventV2) => sourceAddressOf(deps, request),
+    addressKey,
+  };
 }
 
 const lambdaContext = {
@@ -46,13 +52,9 @@ function event(headers: Record<string, string>, sourceIp = '198.51.100.7'): APIG
   };
 }
 
-afterAll(() => {
-  delete process.env.EDGE_ORIGIN_SECRET;
-});
-
 describe('the edge origin check', () => {
   it('lets everything through when no secret is configured (the local runtime), and drops the header', async () => {
-    const { assertCameThroughEdge } = await load(undefined);
+    const { assertCameThroughEdge } = load(undefined);
     const request = event({ 'x-origin-verify': 'anything' });
 
     expect(() => assertCameThroughEdge(request)).not.toThrow();
@@ -66,13 +68,13 @@ describe('the edge origin check', () => {
     ['the value with a byte more', { 'x-origin-verify': 'edge-secret-value!' }],
     ['an empty value', { 'x-origin-verify': '' }],
   ])('refuses %s with 403 "Forbidden" when a secret is configured', async (_, headers) => {
-    const { assertCameThroughEdge } = await load('edge-secret-value');
+    const { assertCameThroughEdge } = load('edge-secret-value');
 
     expect(() => assertCameThroughEdge(event(headers))).toThrow(expect.objectContaining({ kind: 'forbidden', message: 'Forbidden' }));
   });
 
   it('accepts the configured value and takes it out of the event', async () => {
-    const { assertCameThroughEdge } = await load('edge-secret-value');
+    const { assertCameThroughEdge } = load('edge-secret-value');
     const request = event({ 'x-origin-verify': 'edge-secret-value', accept: 'application/json' });
 
     expect(() => assertCameThroughEdge(request)).not.toThrow();
@@ -80,10 +82,10 @@ describe('the edge origin check', () => {
   });
 
   it('answers a public route 403 with the request id before its handler runs', async () => {
-    await load('edge-secret-value');
-    const { route } = await import('../../shared/http/route');
     const handler = vi.fn(async () => ({ statusCode: 200, headers: {}, body: '{}' }));
-    const probe = route({ name: 'Probe', method: 'GET', path: '/probe', entry: 'probe.ts', auth: 'none', access: {} }, handler);
+    const probe = route({ name: 'Probe', method: 'GET', path: '/probe', entry: 'probe.ts', auth: 'none', access: {} }, handler).forRuntime(
+      unitDeps({ EDGE_ORIGIN_SECRET: 'edge-secret-value' }),
+    );
     const context = () => ({ ...lambdaContext, request: { windows: [] } });
 
     const refused = await probe(event({}), context());
@@ -107,13 +109,13 @@ describe('source addresses', () => {
     ['not an address', 'not an address'],
     ['', 'unknown'],
   ])('counts %s as %s', async (raw, key) => {
-    const { addressKey } = await load(undefined);
+    const { addressKey } = load(undefined);
 
     expect(addressKey(raw)).toBe(key);
   });
 
   it('ignores CloudFront-Viewer-Address without an edge: a client could send it to pose as anyone', async () => {
-    const { sourceAddressOf } = await load(undefined);
+    const { sourceAddressOf } = load(undefined);
 
     expect(sourceAddressOf(event({ 'cloudfront-viewer-address': '203.0.113.9:443' }, '198.51.100.7'))).toBe('198.51.100.7');
   });
@@ -122,7 +124,7 @@ describe('source addresses', () => {
     ['203.0.113.9:46532', '203.0.113.9'],
     ['2001:0db8:85a3:0000:0000:8a2e:0370:7334:46532', '2001:db8:85a3:0::/64'],
   ])('behind the edge, takes the viewer address from CloudFront-Viewer-Address %s', async (header, key) => {
-    const { sourceAddressOf } = await load('edge-secret-value');
+    const { sourceAddressOf } = load('edge-secret-value');
 
     expect(sourceAddressOf(event({ 'cloudfront-viewer-address': header }, '130.176.0.1'))).toBe(key);
     expect(sourceAddressOf(event({}, '130.176.0.1'))).toBe('130.176.0.1');
@@ -131,7 +133,6 @@ describe('source addresses', () => {
 
 describe('ExpiringEntries (the negative cache and the blocked addresses)', () => {
   it('holds an entry until its expiry, not a millisecond longer', async () => {
-    const { ExpiringEntries } = await load(undefined);
     const entries = new ExpiringEntries(10);
     entries.set('key#a', 1_000 + 5_000);
 
@@ -142,7 +143,6 @@ describe('ExpiringEntries (the negative cache and the blocked addresses)', () =>
   });
 
   it('keeps at most its bound, dropping the oldest first', async () => {
-    const { ExpiringEntries } = await load(undefined);
     const entries = new ExpiringEntries(3);
     for (const key of ['a', 'b', 'c', 'd']) entries.set(key, 10_000);
 
@@ -151,8 +151,6 @@ describe('ExpiringEntries (the negative cache and the blocked addresses)', () =>
   });
 
   it('caches for 5 seconds, at most 10,000 entries', async () => {
-    const { NEGATIVE_CACHE_TTL_MS, CACHE_MAX_ENTRIES } = await load(undefined);
-
     expect([NEGATIVE_CACHE_TTL_MS, CACHE_MAX_ENTRIES]).toEqual([5_000, 10_000]);
   });
 });

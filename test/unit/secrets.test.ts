@@ -1,20 +1,20 @@
+import { open, seal } from '../../shared/secrets';
+import { unitDeps } from '../support/unit-deps';
 import { statSync } from 'node:fs';
 import { temporarySecretsKeyFile } from '../../infra/local/secrets-key';
 
-// The key file is in place before shared/config is first read, as the local runtime arranges it for handlers.
 const keyFile = temporarySecretsKeyFile();
-process.env.SECRETS_KEY_FILE = keyFile.path;
-const { open, seal } = await import('../../shared/secrets');
+const deps = unitDeps({ SECRETS_KEY_FILE: keyFile.path });
 afterAll(() => keyFile.remove());
 
 describe('shared/secrets', () => {
   const context = { purpose: 'instance-secrets', account_id: 'acct_a', instance_id: '7' };
 
   it('opens what it sealed under the same context, and the sealed text holds no trace of the plaintext', async () => {
-    const sealed = await seal('hunter2-root-password', context);
+    const sealed = await seal(deps, 'hunter2-root-password', context);
 
     expect(Buffer.from(sealed, 'base64').toString('latin1')).not.toContain('hunter2');
-    expect(await open(sealed, context)).toBe('hunter2-root-password');
+    expect(await open(deps, sealed, context)).toBe('hunter2-root-password');
   });
 
   it.each([
@@ -23,9 +23,9 @@ describe('shared/secrets', () => {
     ['another purpose', { ...context, purpose: 'stored-response' }],
     ['a context with an extra entry', { ...context, extra: 'x' }],
   ])('refuses to open a secret sealed for one record as %s', async (_, other) => {
-    const sealed = await seal('hunter2-root-password', context);
+    const sealed = await seal(deps, 'hunter2-root-password', context);
 
-    await expect(open(sealed, other)).rejects.toThrow('sealed secret does not belong to this record');
+    await expect(open(deps, sealed, other)).rejects.toThrow('sealed secret does not belong to this record');
   });
 
   it('keeps the local key file readable by its owner only', () => {

@@ -1,3 +1,4 @@
+import type { Deps } from '../../domain/deps';
 import { authenticateOwner, findActiveKey } from '../bearer-auth';
 import { limitingFailures } from './failed-authentication';
 import type { Middleware } from './state';
@@ -7,12 +8,12 @@ import type { Middleware } from './state';
  * middleware counts the request alongside it, and the handler (or the rate limit, for the spec's order of answers)
  * waits for it.
  */
-export const bearerAuth = (): Middleware => ({
+export const bearerAuth = (deps: Deps): Middleware => ({
   before: async ({ event, context }) => {
     const state = context.request;
-    const apiKey = await limitingFailures(event, findActiveKey(event.headers.authorization));
+    const apiKey = await limitingFailures(deps, event, findActiveKey(deps, event.headers.authorization));
     state.apiKey = apiKey;
-    state.bearer = limitingFailures(event, authenticateOwner(apiKey));
+    state.bearer = limitingFailures(deps, event, authenticateOwner(deps, apiKey));
     // Its failure is answered by whoever awaits it; until then it must not count as unhandled.
     state.bearer.catch(() => undefined);
   },

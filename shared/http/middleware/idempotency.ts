@@ -1,3 +1,4 @@
+import type { Deps } from '../../domain/deps';
 import type { RateLimitName } from '../../model/rate-limits';
 import { Failure } from '../../model/errors';
 import { logger } from '../../observability';
@@ -18,13 +19,13 @@ import type { Middleware, RequestState } from './state';
 /** Work stopped by its spent budget before it could commit did nothing: the key and the deploy unit go back. */
 const stoppedBeforeCommit = (error: unknown) => error instanceof Error && error.name === 'AbortError';
 
-async function nothingDone(key: string, state: RequestState): Promise<void> {
-  await releaseIdempotencyKey(key);
-  await giveBackDeploy(state);
+async function nothingDone(deps: Deps, key: string, state: RequestState): Promise<void> {
+  await releaseIdempotencyKey(deps, key);
+  await giveBackDeploy(deps, state);
 }
 
 /** Settles the key once work that outlived its request's answer has ended; the invocation runs until then. */
-function settleWhenDone(
+function settleWhenDone(deps: Deps, 
   key: string,
   work: Promise<ApiResponse>,
   credentials: ReplayCredentials | undefined,
@@ -33,8 +34,8 @@ function settleWhenDone(
 ): void {
   work
     .then(
-      (response) => settleIdempotencyKey(key, response, credentials),
-      (error: unknown) => (stoppedBeforeCommit(error) ? nothingDone(key, state) : settleIdempotencyKeyOnError(key, error, requestId)),
+      (response) => settleIdempotencyKey(deps, key, response, credentials),
+      (error: unknown) => (stoppedBeforeCommit(error) ? nothingDone(deps, key, state) : settleIdempotencyKeyOnError(deps, key, error, requestId)),
     )
     // Left claimed, the key lapses and a retry resumes it.
     .catch((error: unknown) => logger.error('could not settle an Idempotency-Key after its request was answered', { error }));
@@ -46,13 +47,13 @@ function settleWhenDone(
  * abandoned by a request that died is resumed. The answer is kept for replay (without the credentials it carries)
  * once known: when the route's budget ran out first, once its work has ended.
  */
-export const idempotency = (limits: readonly RateLimitName[], credentials?: ReplayCredentials, resume?: ResumeClaim): Middleware => ({
+export const idempotency = (deps: Deps, limits: readonly RateLimitName[], credentials?: ReplayCredentials, resume?: ResumeClaim): Middleware => ({
   before: async ({ event, context }) => {
     const state = context.request;
     const key = idempotencyKeyOf(event);
     if (key === undefined) return;
     if (!state.apiKey) throw new Error('idempotency needs the Bearer key: authentication did not run');
-    const outcome = await resolveIdempotencyKey(event, state.apiKey.account_id, key, {
+    const outcome = await resolveIdempotencyKey(deps, event, state.apiKey.account_id, key, {
       deferredLimits: limits.filter((name) => name === 'deploy'),
       onWindows: (windows) => {
         state.windows = [...state.windows, ...windows];
@@ -65,7 +66,7 @@ export const idempotency = (limits: readonly RateLimitName[], credentials?: Repl
   },
   after: async ({ context, response }) => {
     const key = context.request.idempotencyKey;
-    if (response && key) await settleIdempotencyKey(key, response, credentials);
+    if (response && key) await settleIdempotencyKey(deps, key, response, credentials);
   },
   onError: async (request) => {
     const { event, context, error } = request;
@@ -81,12 +82,12 @@ export const idempotency = (limits: readonly RateLimitName[], credentials?: Repl
       if (outOfTime) {
         // Never given up while the work may still commit. Work that had not started never will (the route checks
         // its budget first): nothing was done.
-        if (work) settleWhenDone(key, work, credentials, requestId, context.request);
-        else await nothingDone(key, context.request);
+        if (work) settleWhenDone(deps, key, work, credentials, requestId, context.request);
+        else await nothingDone(deps, key, context.request);
         return;
       }
-      if (stoppedBeforeCommit(error)) return await nothingDone(key, context.request);
-      await settleIdempotencyKeyOnError(key, error, requestId);
+      if (stoppedBeforeCommit(error)) return await nothingDone(deps, key, context.request);
+      await settleIdempotencyKeyOnError(deps, key, error, requestId);
     } catch (settling) {
       // The store is down too (the likely cause of the error): the request's own error is still the answer, and the
       // claim, left as it is, lapses after its lock so that a retry resumes it.

@@ -1,3 +1,4 @@
+import type { Deps } from '../../domain/deps';
 import { logger } from '../../observability';
 import { rateLimitExceeded } from '../../model/errors';
 import type { RateLimitName, WindowState } from '../../model/rate-limits';
@@ -12,15 +13,15 @@ import type { Middleware, RequestState } from './state';
  */
 const REFUSALS = new Set([400, 401, 402, 403, 404, 409, 413, 422, 429, 503]);
 
-async function giveBackDeployOnRefusal(state: RequestState, status: number): Promise<void> {
-  if (REFUSALS.has(status)) await giveBackDeploy(state);
+async function giveBackDeployOnRefusal(deps: Deps, state: RequestState, status: number): Promise<void> {
+  if (REFUSALS.has(status)) await giveBackDeploy(deps, state);
 }
 
 /** Gives the request's deploy unit back: it deployed nothing. */
-export async function giveBackDeploy(state: RequestState): Promise<void> {
+export async function giveBackDeploy(deps: Deps, state: RequestState): Promise<void> {
   const accountId = state.apiKey?.account_id;
   if (accountId === undefined) return;
-  state.windows = await Promise.all(state.windows.map((window) => (window.name === 'deploy' ? giveBack(accountId, window) : window)));
+  state.windows = await Promise.all(state.windows.map((window) => (window.name === 'deploy' ? giveBack(deps, accountId, window) : window)));
 }
 
 const exceeded = (windows: readonly WindowState[]) => windows.filter((window) => window.exceeded);
@@ -31,25 +32,25 @@ const exceeded = (windows: readonly WindowState[]) => windows.filter((window) =>
  * idempotent route the deploy quota is left to the idempotency middleware, which counts it only for a request that is
  * not a replay.
  */
-export const rateLimit = (limits: readonly RateLimitName[], idempotent: boolean): Middleware => ({
+export const rateLimit = (deps: Deps, limits: readonly RateLimitName[], idempotent: boolean): Middleware => ({
   before: async ({ event, context }) => {
     const state = context.request;
     const { apiKey, bearer } = state;
     if (!apiKey || !bearer) throw new Error('the rate limit needs the Bearer key: authentication did not run');
     const deferDeploy = idempotent && event.headers[IDEMPOTENCY_HEADER] !== undefined;
     const counted = limits.filter((name) => !(deferDeploy && name === 'deploy'));
-    const [windows] = await Promise.all([countRequest(apiKey.account_id, counted, Date.now()), bearer.catch(() => undefined)]);
+    const [windows] = await Promise.all([countRequest(deps, apiKey.account_id, counted, Date.now()), bearer.catch(() => undefined)]);
     state.windows = [...state.windows, ...windows];
     await bearer;
     const over = exceeded(windows);
     if (over.length > 0) throw rateLimitExceeded(Math.max(...over.map((window) => window.resetSeconds)));
   },
   after: async ({ context, response }) => {
-    if (response) await giveBackDeployOnRefusal(context.request, response.statusCode);
+    if (response) await giveBackDeployOnRefusal(deps, context.request, response.statusCode);
   },
   onError: async ({ context, error }) => {
     // The request's own error stays the answer even when the store cannot take the unit back now.
-    await giveBackDeployOnRefusal(context.request, statusOf(error)).catch((givingBack: unknown) =>
+    await giveBackDeployOnRefusal(deps, context.request, statusOf(error)).catch((givingBack: unknown) =>
       logger.warn('could not give back a deploy unit after a refusal', { error: givingBack }),
     );
   },

@@ -1,3 +1,4 @@
+import type { Deps } from '../../domain/deps';
 import { rateLimitExceeded } from '../../model/errors';
 import { countRequest } from '../rate-limit-windows';
 import type { Session } from '../../store/sessions';
@@ -10,11 +11,11 @@ import type { Middleware } from './state';
  * is `limited`, the session's own rate limit is counted in the same round trip as the account's read; authentication
  * answers first (401, 403), then the limit (429).
  */
-export const sessionAuth = (csrf: boolean, limited: boolean): Middleware => ({
+export const sessionAuth = (deps: Deps, csrf: boolean, limited: boolean): Middleware => ({
   before: async ({ event, context }) => {
     const state = context.request;
-    const count = (session: Session) => (limited ? countRequest(session.session_hash, ['session'], Date.now()) : Promise.resolve([]));
-    const [principal, windows] = await limitingFailures(event, authenticateSession(event, csrf, count));
+    const count = (session: Session) => (limited ? countRequest(deps, session.session_hash, ['session'], Date.now()) : Promise.resolve([]));
+    const [principal, windows] = await limitingFailures(deps, event, authenticateSession(deps, event, csrf, count));
     state.session = principal;
     state.windows = [...state.windows, ...windows];
     const over = windows.filter((window) => window.exceeded);
@@ -26,8 +27,8 @@ export const sessionAuth = (csrf: boolean, limited: boolean): Middleware => ({
  * A public route that changes something (sign-in, sign-up) still refuses another site's page: otherwise it could sign
  * a visitor in to an account of its choosing.
  */
-export const refuseCrossSite = (): Middleware => ({
+export const refuseCrossSite = (deps: Deps): Middleware => ({
   before: ({ event }) => {
-    if (isCrossSite(event)) throw csrfFailed();
+    if (isCrossSite(deps, event)) throw csrfFailed();
   },
 });

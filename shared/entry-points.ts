@@ -1,4 +1,6 @@
 import type * as z from 'zod';
+import type { Deps } from './domain/deps';
+import { entryHandler } from './wiring/entry';
 import { runWithDeadline, type InvocationClock } from './deadline';
 import { InvalidStepInput, issuesOf } from './domain/step-inputs';
 import { logger, publishMetrics } from './observability';
@@ -13,9 +15,9 @@ import { asStepError } from './transient-errors';
  */
 export function workflowStep<TSchema extends z.ZodType<{ job_id: string; instance_id: number }>, TOutput>(
   schema: TSchema,
-  step: (input: z.output<TSchema>) => Promise<TOutput>,
+  step: (deps: Deps, input: z.output<TSchema>) => Promise<TOutput>,
 ) {
-  return async (event: unknown, context?: InvocationClock): Promise<TOutput> => {
+  return entryHandler((deps: Deps) => async (event: unknown, context?: InvocationClock): Promise<TOutput> => {
     logger.resetKeys();
     const parsed = schema.safeParse(event);
     if (!parsed.success) {
@@ -27,22 +29,34 @@ export function workflowStep<TSchema extends z.ZodType<{ job_id: string; instanc
     const input = parsed.data;
     logger.appendKeys({ job_id: input.job_id, instance_id: input.instance_id });
     try {
-      return await runWithDeadline(context, () => step(input));
+      return await runWithDeadline(context, () => step(deps, input));
     } catch (error) {
       throw asStepError(error);
     } finally {
       publishMetrics();
     }
-  };
+  });
 }
 
 /** Wraps a scheduled job: it works to the invocation's deadline, and its metrics are published when it ends. */
-export function scheduledJob<TOutput>(job: () => Promise<TOutput>) {
-  return async (_event?: unknown, context?: InvocationClock): Promise<TOutput> => {
+export function scheduledJob<TOutput>(job: (deps: Deps) => Promise<TOutput>) {
+  return entryHandler((deps: Deps) => async (_event?: unknown, context?: InvocationClock): Promise<TOutput> => {
     try {
-      return await runWithDeadline(context, job);
+      return await runWithDeadline(context, () => job(deps));
     } finally {
       publishMetrics();
     }
-  };
+  });
+}
+
+/** Wraps a function fed by a stream, a queue or the bus: fresh log keys per invocation, metrics published at its end. */
+export function eventConsumer<TEvent, TOutput>(consume: (deps: Deps, event: TEvent) => Promise<TOutput>) {
+  return entryHandler((deps: Deps) => async (event: TEvent): Promise<TOutput> => {
+    logger.resetKeys();
+    try {
+      return await consume(deps, event);
+    } finally {
+      publishMetrics();
+    }
+  });
 }

@@ -1,0 +1,13 @@
+import type { Platform } from '../platform';
+import type { WorkflowEngine } from '../workflows/engine';
+import type { EventTransports } from '../events/ports';
+
+/**
+ * Everything a use case needs from its runtime, built once by the runtime's wiring (shared/wiring/aws.ts on AWS, the
+ * local runtime's wiring locally) and handed in by the entry point (route, workflow step, consumer, scheduled job).
+ */
+export interface Deps extends Platform {
+  readonly workflows: WorkflowEngine;
+  /** Where events, webhook deliveries and console e-mails are handed on: EventBridge and SQS on AWS, in-process locally. */
+  readonly transports: EventTransports;
+}

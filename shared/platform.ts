@@ -1,0 +1,53 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { SFNClient } from '@aws-sdk/client-sfn';
+import type { Config } from './config';
+import { tables, type TableName } from './tables';
+import { workflowEnvVars, type WorkflowName } from './workflow-names';
+
+/**
+ * What one runtime owns below its use cases: its configuration, its AWS clients and the state it keeps between
+ * invocations (caches such as reserved counter blocks or the last view of the request budget). Built once by the
+ * runtime's wiring (shared/wiring/aws.ts on AWS, the local runtime's own) and passed to every store and adapter; two
+ * runtimes in one process each have their own.
+ */
+export interface Platform {
+  readonly config: Config;
+  readonly dynamo: DynamoDBDocumentClient;
+  readonly sfn: SFNClient;
+  /** The runtime's state between invocations, one value per slot (see runtimeSlot). */
+  readonly state: RuntimeState;
+}
+
+/** Per-runtime values, each created on first use by its slot. */
+export class RuntimeState {
+  readonly #values = new Map<RuntimeSlot<unknown>, unknown>();
+
+  get<T>(slot: RuntimeSlot<T>, platform: Platform): T {
+    if (!this.#values.has(slot)) this.#values.set(slot, slot.create(platform));
+    return this.#values.get(slot) as T;
+  }
+}
+
+/** A kind of per-runtime state, declared by the module that keeps it; its value lives in each runtime's RuntimeState. */
+export interface RuntimeSlot<T> {
+  readonly create: (platform: Platform) => T;
+  of(platform: Platform): T;
+}
+
+export function runtimeSlot<T>(create: (platform: Platform) => T): RuntimeSlot<T> {
+  const slot: RuntimeSlot<T> = { create, of: (platform) => platform.state.get(slot, platform) };
+  return slot;
+}
+
+/** The physical name of a table; fails loudly when the deployment forgot to wire it. */
+export function tableName(deps: Platform, table: TableName): string {
+  const name = deps.config.tableNames[table];
+  if (!name) throw new Error(`${tables[table].envVar} is not set`);
+  return name;
+}
+
+export function stateMachineArn(deps: Platform, workflow: WorkflowName): string {
+  const arn = deps.config.stateMachineArns[workflow];
+  if (!arn) throw new Error(`${workflowEnvVars[workflow]} is not set`);
+  return arn;
+}
