@@ -4,6 +4,7 @@ import { meterShard } from '../../shared/domain/billing';
 import { runWithDeadline, type InvocationClock } from '../../shared/deadline';
 import { logger, publishMetrics } from '../../shared/observability';
 import { asStepError } from '../../shared/transient-errors';
+import { entryHandler } from '../../shared/wiring/entry';
 
 /** One iteration of the meter state machine's Map: the shard, the execution's start, and the execution (the lease holder). */
 const inputSchema = z.object({
@@ -12,7 +13,7 @@ const inputSchema = z.object({
   holder: z.string().min(1),
 });
 
-export const handler = async (deps: Deps, event: unknown, context?: InvocationClock) => {
+export const handler = entryHandler((deps: Deps) => async (event: unknown, context?: InvocationClock) => {
   const input = inputSchema.parse(event);
   logger.resetKeys();
   logger.appendKeys({ meter_shard: input.shard });
@@ -24,4 +25,4 @@ export const handler = async (deps: Deps, event: unknown, context?: InvocationCl
   } finally {
     publishMetrics();
   }
-};
+});

@@ -1,3 +1,4 @@
+import type { EntryHandler } from '../../shared/wiring/entry';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { installDynamoCallRecorder, recordDynamoCalls, type DynamoCall } from '../../bench/dynamo-calls';
@@ -87,8 +88,8 @@ describe('declared DynamoDB access', () => {
     await runtime.call('GET', '/api/v1/openapi.json');
     await runtime.call('GET', '/api/v1/nowhere');
     for (const name of functionScheduleNames) {
-      const module = (await import(resolve(repositoryRoot, schedules[name].entry))) as { handler: () => Promise<unknown> };
-      await recorded(name, () => module.handler());
+      const module = (await import(resolve(repositoryRoot, schedules[name].entry))) as { handler: EntryHandler<() => Promise<unknown>> };
+      await recorded(name, () => module.handler.forRuntime(runtime.deps)());
     }
     // Workflow jobs run as their schedule starts them: their steps are recorded as workflow steps.
     for (const name of workflowScheduleNames) runtime.stepFunctions.start(schedules[name].workflow);

@@ -37,7 +37,7 @@ describe('non-HTTP entry points', () => {
         ],
       } as unknown as SQSEvent;
 
-      const answer = await deliverWebhooks(event);
+      const answer = await deliverWebhooks.forRuntime(runtime.deps)(event);
 
       expect(answer).toEqual({ batchItemFailures: [{ itemIdentifier: 'bad' }] });
       await eventually(() => receiver.received.length === 1, 'the good delivery');

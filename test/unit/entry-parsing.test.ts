@@ -1,3 +1,4 @@
+import { unitDeps } from '../support/unit-deps';
 import type { SQSEvent } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import { handler as startAction } from '../../functions/workflow/action-start';
@@ -47,7 +48,7 @@ describe('workflow step inputs', () => {
   });
 
   it('names where the input failed, never its values', async () => {
-    const failure = await startAction({ instance_id: 7, job_id: 'job-7', type: 'format_disk_of_acct_4f8Kq2' }).catch(
+    const failure = await startAction.forRuntime(unitDeps())({ instance_id: 7, job_id: 'job-7', type: 'format_disk_of_acct_4f8Kq2' }).catch(
       (error: unknown) => error,
     );
 
@@ -74,6 +75,6 @@ describe('queue messages', () => {
       ],
     } as unknown as SQSEvent;
 
-    await expect(deliverWebhooks(event)).resolves.toEqual({ batchItemFailures: [{ itemIdentifier: 'm-1' }, { itemIdentifier: 'm-2' }] });
+    await expect(deliverWebhooks.forRuntime(unitDeps())(event)).resolves.toEqual({ batchItemFailures: [{ itemIdentifier: 'm-1' }, { itemIdentifier: 'm-2' }] });
   });
 });
