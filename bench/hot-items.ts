@@ -32,7 +32,13 @@ export const POOL_CREATES_PER_SECOND = SHARD_UPDATES_PER_SECOND * CAPACITY_SHARD
  * collide only when they pick the same shard. Ids are distinct and the pools large, so no shard is ever full and
  * only collisions can refuse a create.
  */
-export async function measureCreateRate(deps: Platform, template: Instance, firstId: number, workers: number, seconds: number): Promise<CreateRate> {
+export async function measureCreateRate(
+  deps: Platform,
+  template: Instance,
+  firstId: number,
+  workers: number,
+  seconds: number,
+): Promise<CreateRate> {
   await setCapacityLimit(deps, { kind: 'ipv4' }, 10_000_000);
   await setCapacityLimit(deps, { kind: 'tier', flavor: template.plan.flavor }, 10_000_000);
   let nextId = firstId;

@@ -141,7 +141,11 @@ async function handle(request: Request): Promise<unknown> {
     case 'accounts':
       return Promise.all(
         Array.from({ length: request.count }, async () => {
-          const account = await openAccount(deps, { email: `${randomBytes(4).toString('hex')}@example.com`, confirmed: true, suspended: false });
+          const account = await openAccount(deps, {
+            email: `${randomBytes(4).toString('hex')}@example.com`,
+            confirmed: true,
+            suspended: false,
+          });
           await deposit(deps, account.account_id, usdToMicros(request.depositUsd));
           const { fullKey } = await issueApiKey(deps, account.account_id, 'Bench');
           return { accountId: account.account_id, apiKey: fullKey };

@@ -143,9 +143,10 @@ export function loadConfig(env: Environment): Config {
     TableName,
     string
   >;
-  const stateMachineArns = Object.fromEntries(
-    Object.entries(workflowEnvVars).map(([name, envVar]) => [name, env[envVar] ?? '']),
-  ) as Record<WorkflowName, string>;
+  const stateMachineArns = Object.fromEntries(Object.entries(workflowEnvVars).map(([name, envVar]) => [name, env[envVar] ?? ''])) as Record<
+    WorkflowName,
+    string
+  >;
   return {
     stage: env.STAGE ?? 'local',
     region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',

@@ -1,15 +1,10 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Platform } from './platform';
 
 /**
- * The invocation's deadline, set once by the handler wrappers from the Lambda context and read by whatever is
- * about to start slow work (the upstream driver), so no handler passes it around; on a route, also the signal that
- * its budget ran out and it answered without waiting for its work.
+ * The invocation's deadline, set once by the entry points from the Lambda context on the dependencies they hand in,
+ * and read by whatever is about to start slow work (the upstream driver, a retry's pause); on a route, also the
+ * signal that its budget ran out and it answered without waiting for its work.
  */
-interface Budget {
-  readonly deadline: number;
-  readonly signal?: AbortSignal;
-}
-const budgets = new AsyncLocalStorage<Budget>();
 
 /** Kept back after the last upstream call ends: to record its outcome in DynamoDB and return. */
 const FINISH_RESERVE_MS = 1_500;
@@ -26,17 +21,21 @@ export interface BudgetOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Runs `work` with the deadline `clock` reports, less the reserve; without a clock there is no deadline. */
-export function runWithDeadline<T>(clock: InvocationClock | undefined, work: () => T, { reserveMs = 0, signal }: BudgetOptions = {}): T {
+/** The dependencies for work with the deadline `clock` reports, less the reserve; without a clock there is no deadline. */
+export function withDeadline<D extends Platform>(
+  deps: D,
+  clock: InvocationClock | undefined,
+  { reserveMs = 0, signal }: BudgetOptions = {},
+): D {
   const remaining = clock?.getRemainingTimeInMillis?.();
-  if (remaining === undefined) return work();
-  return budgets.run({ deadline: Date.now() + remaining - reserveMs, signal }, work);
+  if (remaining === undefined) return deps;
+  return { ...deps, invocation: { ...deps.invocation, deadline: Date.now() + remaining - reserveMs, signal } };
 }
 
 /** Milliseconds until the work's deadline; Infinity outside an invocation with a deadline. */
-export function remainingMs(): number {
-  const budget = budgets.getStore();
-  return budget === undefined ? Number.POSITIVE_INFINITY : budget.deadline - Date.now();
+export function remainingMs(deps: Platform): number {
+  const deadline = deps.invocation?.deadline;
+  return deadline === undefined ? Number.POSITIVE_INFINITY : deadline - Date.now();
 }
 
 /**
@@ -44,11 +43,11 @@ export function remainingMs(): number {
  * whose answer was already sent stops before it changes anything; never to a commit itself, whose outcome must still
  * be recorded.
  */
-export function budgetSignal(): AbortSignal | undefined {
-  return budgets.getStore()?.signal;
+export function budgetSignal(deps: Platform): AbortSignal | undefined {
+  return deps.invocation?.signal;
 }
 
 /** Whether work that may take up to `durationMs` would still end, with the reserve, before the cut-off. */
-export function hasTimeFor(durationMs: number): boolean {
-  return remainingMs() - FINISH_RESERVE_MS >= durationMs;
+export function hasTimeFor(deps: Platform, durationMs: number): boolean {
+  return remainingMs(deps) - FINISH_RESERVE_MS >= durationMs;
 }

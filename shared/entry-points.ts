@@ -1,7 +1,7 @@
 import type * as z from 'zod';
 import type { Deps } from './domain/deps';
 import { entryHandler } from './wiring/entry';
-import { runWithDeadline, type InvocationClock } from './deadline';
+import { withDeadline, type InvocationClock } from './deadline';
 import { InvalidStepInput, issuesOf } from './domain/step-inputs';
 import { logger, publishMetrics } from './observability';
 import { asStepError } from './transient-errors';
@@ -29,7 +29,7 @@ export function workflowStep<TSchema extends z.ZodType<{ job_id: string; instanc
     const input = parsed.data;
     logger.appendKeys({ job_id: input.job_id, instance_id: input.instance_id });
     try {
-      return await runWithDeadline(context, () => step(deps, input));
+      return await step(withDeadline(deps, context), input);
     } catch (error) {
       throw asStepError(error);
     } finally {
@@ -42,7 +42,7 @@ export function workflowStep<TSchema extends z.ZodType<{ job_id: string; instanc
 export function scheduledJob<TOutput>(job: (deps: Deps) => Promise<TOutput>) {
   return entryHandler((deps: Deps) => async (_event?: unknown, context?: InvocationClock): Promise<TOutput> => {
     try {
-      return await runWithDeadline(context, () => job(deps));
+      return await job(withDeadline(deps, context));
     } finally {
       publishMetrics();
     }

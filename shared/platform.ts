@@ -16,6 +16,29 @@ export interface Platform {
   readonly sfn: SFNClient;
   /** The runtime's state between invocations, one value per slot (see runtimeSlot). */
   readonly state: RuntimeState;
+  /** What the entry point knows of the invocation the work runs for (none for work outside one: tools, tests). */
+  readonly invocation?: Invocation;
+}
+
+/**
+ * The credentials a request was authenticated with. While a Bearer request runs, its dependencies carry them: its
+ * writes carry conditions that the key is still active and its account in standing, and its reads check them again,
+ * so that a key revoked (or an account suspended) mid-request stops the request there: revocation applies to
+ * requests in flight.
+ */
+export interface RequestGuard {
+  readonly keyHash: string;
+  readonly accountId: string;
+}
+
+/** The invocation a piece of work runs for, as its entry point hands it in (see deadline.ts and request-guard.ts). */
+interface Invocation {
+  /** When the work must be done by (epoch ms): the function's cut-off less the reserve it keeps. */
+  readonly deadline?: number;
+  /** Aborted once a route answered without waiting for its work. */
+  readonly signal?: AbortSignal;
+  /** The credentials of the Bearer request the work runs for. */
+  readonly guard?: RequestGuard;
 }
 
 /** Per-runtime values, each created on first use by its slot. */

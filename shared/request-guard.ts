@@ -1,27 +1,16 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Platform, RequestGuard } from './platform';
 
-/**
- * The credentials a request was authenticated with. While a Bearer request runs, its writes carry conditions that
- * the key is still active and its account in standing, and its reads check them again, so that a key revoked (or
- * an account suspended) mid-request stops the request there: revocation applies to requests in flight.
- */
-export interface RequestGuard {
-  readonly keyHash: string;
-  readonly accountId: string;
+/** The dependencies for a Bearer request's work: its writes and reads are guarded. */
+export function guarded<D extends Platform>(deps: D, guard: RequestGuard): D {
+  return { ...deps, invocation: { ...deps.invocation, guard } };
 }
 
-const guards = new AsyncLocalStorage<RequestGuard>();
-
-export function runGuarded<T>(guard: RequestGuard, work: () => Promise<T>): Promise<T> {
-  return guards.run(guard, work);
+/** The guard of the request this work runs for; undefined outside a Bearer request (workflows, jobs, operators). */
+export function currentGuard(deps: Platform): RequestGuard | undefined {
+  return deps.invocation?.guard;
 }
 
-/** The guard of the request this code runs for; undefined outside a Bearer request (workflows, jobs, operators). */
-export function currentGuard(): RequestGuard | undefined {
-  return guards.getStore();
-}
-
-/** Runs `work` as no request's: for the clean-up a refused request still owes (it must not be refused in turn). */
-export function runUnguarded<T>(work: () => Promise<T>): Promise<T> {
-  return guards.exit(work);
+/** The dependencies for work done as no request's: the clean-up a refused request still owes (it must not be refused in turn). */
+export function unguarded<D extends Platform>(deps: D): D {
+  return { ...deps, invocation: { ...deps.invocation, guard: undefined } };
 }

@@ -4,4 +4,6 @@ import { confirmRoute } from '../../shared/contracts/console';
 import { json } from '../../shared/http/responses';
 import { confirmEmail } from '../../shared/domain/console-auth';
 
-export const handler = route(confirmRoute, async (deps: Deps, { body, sourceAddress }) => json(200, await confirmEmail(deps, body, sourceAddress)));
+export const handler = route(confirmRoute, async (deps: Deps, { body, sourceAddress }) =>
+  json(200, await confirmEmail(deps, body, sourceAddress)),
+);

@@ -1,7 +1,7 @@
 import type { Deps } from '../../shared/domain/deps';
 import * as z from 'zod';
 import { meterShard } from '../../shared/domain/billing';
-import { runWithDeadline, type InvocationClock } from '../../shared/deadline';
+import { withDeadline, type InvocationClock } from '../../shared/deadline';
 import { logger, publishMetrics } from '../../shared/observability';
 import { asStepError } from '../../shared/transient-errors';
 import { entryHandler } from '../../shared/wiring/entry';
@@ -18,7 +18,7 @@ export const handler = entryHandler((deps: Deps) => async (event: unknown, conte
   logger.resetKeys();
   logger.appendKeys({ meter_shard: input.shard });
   try {
-    return await runWithDeadline(context, () => meterShard(deps, input.shard, Date.parse(input.now), input.holder));
+    return await meterShard(withDeadline(deps, context), input.shard, Date.parse(input.now), input.holder);
   } catch (error) {
     // Named as the workflow steps name theirs, for the Map's Retry.
     throw asStepError(error);

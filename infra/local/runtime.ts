@@ -90,10 +90,6 @@ export interface LocalRuntime {
 }
 
 /**
- * The whole service on this machine: the upstream simulator, the local Step Functions endpoint running the ASL
- * files, and the local gateway, with the handlers configured, as on AWS, purely through environment variables.
- */
-/**
  * Runs every scheduled job at its rate (and once now where it asks to): a function's handler, or a new execution of a
  * workflow on the local Step Functions endpoint (as EventBridge Scheduler starts it on AWS). A failed run is logged,
  * not fatal.
@@ -123,6 +119,11 @@ async function startScheduleTimers(stepFunctions: () => LocalStepFunctions, deps
   );
 }
 
+/**
+ * The whole service on this machine: the upstream simulator, the local Step Functions endpoint running the ASL
+ * files, and the local gateway, with the handlers running over this runtime's own Deps, built from the settings a
+ * function gets on AWS (its environment variables), kept in a record of the runtime's own.
+ */
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
   // Shaped like DigitalOcean's personal access tokens, so that whatever redacts a real one is exercised on them.
   const upstreamTokens = Array.from({ length: options.upstreamTokens ?? 1 }, () => `dop_v1_${randomBytes(32).toString('hex')}`);

@@ -277,7 +277,11 @@ export const commands = new Map<string, Command>([
         ({ id }) =>
         async (deps) => {
           const summary = accountView(await existingAccount(deps, id));
-          const [keys, instances, ledger] = await Promise.all([listAccountApiKeys(deps, id), listOwnedInstances(deps, id), listLedgerEntries(deps, id)]);
+          const [keys, instances, ledger] = await Promise.all([
+            listAccountApiKeys(deps, id),
+            listOwnedInstances(deps, id),
+            listLedgerEntries(deps, id),
+          ]);
           const json = {
             ...summary,
             keys: keys.map(({ id: keyId, name, key_prefix, is_active, last_used_at }) => ({

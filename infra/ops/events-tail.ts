@@ -21,13 +21,16 @@ export function eventLine(event: ServiceEvent): string {
  * Follows the tables' change streams (DynamoDB Local's, or the deployed tables' own) and prints the events they
  * stand for, as the bus receives them, from now on; until `limit` events were printed, or forever.
  */
-export async function tailEvents(deps: Platform, options: {
-  accountId?: string;
-  limit?: number;
-  print: (event: ServiceEvent) => void;
-  /** Called once the streams are followed: every change from then on is printed. */
-  onReady?: () => void;
-}): Promise<number> {
+export async function tailEvents(
+  deps: Platform,
+  options: {
+    accountId?: string;
+    limit?: number;
+    print: (event: ServiceEvent) => void;
+    /** Called once the streams are followed: every change from then on is printed. */
+    onReady?: () => void;
+  },
+): Promise<number> {
   const names = new Map(SOURCE_TABLES.map((table) => [deps.config.tableNames[table], table]));
   let printed = 0;
   let finish: () => void = () => undefined;

@@ -92,7 +92,8 @@ export function csrfTokenFor(session: string): string {
  * A browser session and its synchronizer CSRF token, opened under the credential generation a password was just
  * checked against; only their hashes are stored. Undefined when the password changed meanwhile.
  */
-export async function openSessionUnder(deps: Deps, 
+export async function openSessionUnder(
+  deps: Deps,
   accountId: string,
   passwordVersion: number,
   ttlSeconds = SESSION_TTL_SECONDS,

@@ -58,7 +58,13 @@ export async function findActionStep(deps: Deps, input: z.output<typeof findActi
   ensureWithinBudget(deps, input.started_at);
   const { job, serverId } = await readInstanceAndJob(deps, input);
   const actions = await (await upstream(deps)).listActions(serverId);
-  const outcome = lookForStartedAction(actions, input.action_type, job.started_at, Date.now(), deps.config.unknownOutcomeWindowSeconds * 1000);
+  const outcome = lookForStartedAction(
+    actions,
+    input.action_type,
+    job.started_at,
+    Date.now(),
+    deps.config.unknownOutcomeWindowSeconds * 1000,
+  );
   if (outcome.kind === 'found') return outcome.actionId;
   if (outcome.kind === 'keep-looking') return null;
   throw new ActionNotTakenError(`no ${input.action_type} action appeared upstream`);
@@ -106,7 +112,8 @@ const succeeded = (jobId: string) => ({ job_id: jobId, outcome: { status: 'succe
  * power-on or reboot that finds its account billing-paused does not finish: it starts the system's power-off, which
  * the same job then waits for (`held`), so the pause holds for work that finishes during it.
  */
-export async function finishPowerStep(deps: Deps, 
+export async function finishPowerStep(
+  deps: Deps,
   input: z.output<typeof finishPowerInputSchema>,
 ): Promise<{ held: false } | { held: true; action_id: number }> {
   if (input.type !== 'power_off' && (await accountBillingPaused(deps, input.instance_id))) {

@@ -46,7 +46,8 @@ export async function limitMailsTo(deps: Deps, email: string, sourceAddress: str
  * reservation back. Guesses from elsewhere never lock the owner out, and a password reset starts a new generation,
  * so it lifts every lock on the address.
  */
-export async function reserveFailedSignIn(deps: Deps, 
+export async function reserveFailedSignIn(
+  deps: Deps,
   email: string,
   passwordVersion: number,
   sourceAddress: string,

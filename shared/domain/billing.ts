@@ -213,7 +213,8 @@ async function meterAccount(deps: Deps, accountId: string, owned: readonly Insta
  * that page; the next page is read while they charge, as soon as fewer accounts than workers are waiting, so that no
  * worker waits on a read or idles at the end of a page.
  */
-async function meterShardUnderLease(deps: Deps, 
+async function meterShardUnderLease(
+  deps: Deps,
   shard: number,
   nowMs: number,
   holder: string,
@@ -254,7 +255,9 @@ async function meterShardUnderLease(deps: Deps,
     };
     await Promise.all(Array.from({ length: accountsAtOnce }, worker));
   } finally {
-    await releaseMeterLease(deps, key, holder).catch((error: unknown) => logger.error('could not release a meter lease', { shard: key, error }));
+    await releaseMeterLease(deps, key, holder).catch((error: unknown) =>
+      logger.error('could not release a meter lease', { shard: key, error }),
+    );
   }
   return true;
 }

@@ -48,7 +48,8 @@ const tokenHash = (purpose: AuthTokenPurpose, token: string) => sha256Hex(`${pur
  * out of access logs and Referer headers. It holds only while the account stays at its current credential
  * generation; a confirmation link also carries the hash of the password chosen in the sign-up that sent it.
  */
-async function mailLink(deps: Deps, 
+async function mailLink(
+  deps: Deps,
   account: Pick<Account, 'account_id' | 'email' | 'password_version'>,
   purpose: AuthTokenPurpose,
   now: Date,
@@ -67,7 +68,8 @@ async function mailLink(deps: Deps,
   });
   const link = `${deps.config.console.url}#/${LINK_PAGE[purpose]}?token=${token}`;
   const hours = LINK_LIFETIME_SECONDS[purpose] / 3600;
-  await sendMail(deps, 
+  await sendMail(
+    deps,
     purpose === 'confirm'
       ? {
           to: account.email,
@@ -140,7 +142,12 @@ export async function sendAuthMail(deps: Deps, request: AuthMailRequest, now = n
  * failed sign-in of the address from this source, so the link is no way round that limit. Confirming moves the
  * account to its next credential generation: every other link of the account stops working.
  */
-export async function confirmEmail(deps: Deps, { token, password }: ConfirmBody, sourceAddress: string, now = new Date()): Promise<{ ok: true }> {
+export async function confirmEmail(
+  deps: Deps,
+  { token, password }: ConfirmBody,
+  sourceAddress: string,
+  now = new Date(),
+): Promise<{ ok: true }> {
   await limitSourceAddress(deps, sourceAddress, now);
   const link = await getAuthToken(deps, tokenHash('confirm', token));
   // A link sent before links carried their password cannot say whose password it confirms.
@@ -203,7 +210,12 @@ export async function signOut(deps: Deps, sessionHash: string): Promise<{ ok: tr
 }
 
 /** Answers at once, alike for every address: the mail sender looks the address up afterwards. */
-export async function requestPasswordReset(deps: Deps, { email }: ForgotPasswordBody, sourceAddress: string, now = new Date()): Promise<Accepted> {
+export async function requestPasswordReset(
+  deps: Deps,
+  { email }: ForgotPasswordBody,
+  sourceAddress: string,
+  now = new Date(),
+): Promise<Accepted> {
   await limitSourceAddress(deps, sourceAddress, now);
   await limitMailsTo(deps, email, sourceAddress, now);
   await deps.transports.authMail.send({ kind: 'reset', email });
@@ -221,7 +233,8 @@ async function mailResetLink(deps: Deps, email: string, now: Date): Promise<void
  * link of the account stops working, wherever it was, and the failed sign-ins counted against the old password
  * no longer count. Opening the link also proves the address, so an unconfirmed account becomes confirmed.
  */
-export async function resetPassword(deps: Deps, 
+export async function resetPassword(
+  deps: Deps,
   { token, password }: ResetPasswordBody,
   sourceAddress: string,
   now = new Date(),

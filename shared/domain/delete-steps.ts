@@ -49,7 +49,8 @@ export async function finishDeleteStep(deps: Deps, { instance_id, job_id }: Dele
 
 /** The instance stays deleting (and hidden); the reconciler starts a new delete for it later. */
 export async function failDeleteStep(deps: Deps, { job_id }: DeleteStepInput): Promise<void> {
-  await finishJob(deps, 
+  await finishJob(
+    deps,
     job_id,
     { status: 'failed', error: 'The server could not be destroyed yet; the delete will be retried' },
     new Date().toISOString(),

@@ -76,7 +76,13 @@ const settled = (instance: Instance) =>
  * seen; power and size changed out of band are adopted, capacity moving to the new tier. Each repair is conditioned
  * on the version read, so an action that starts meanwhile is never overwritten from an older picture.
  */
-async function followServer(deps: Deps, instance: Instance, server: UpstreamServer | null, seenAt: string, report: DriftReport): Promise<void> {
+async function followServer(
+  deps: Deps,
+  instance: Instance,
+  server: UpstreamServer | null,
+  seenAt: string,
+  report: DriftReport,
+): Promise<void> {
   try {
     const drift = driftOf(instance, server, upstreamTagOf(deps, instance.instance_id), (flavor) => catalog.get(flavor));
     if (!drift) return await recordServerSeen(deps, instance.instance_id, seenAt);
@@ -135,12 +141,19 @@ async function powerOffOrphan(driver: UpstreamDriver, server: UpstreamServer): P
  * A server no instance owns takes a slow, reversible path: found, it is recorded and powered off; it is destroyed
  * only once the grace period has passed since, unless an operator spared it, and never beyond the guard's limits.
  */
-async function handleOrphan(deps: Deps, driver: UpstreamDriver, server: UpstreamServer, instanceId: number | null, run: SweepRun): Promise<void> {
+async function handleOrphan(
+  deps: Deps,
+  driver: UpstreamDriver,
+  server: UpstreamServer,
+  instanceId: number | null,
+  run: SweepRun,
+): Promise<void> {
   const limits = deps.config.orphans;
   const orphan = run.orphans.get(server.id);
   if (!orphan) {
     if (run.halted) return;
-    if (run.found >= limits.maxFoundPerRun) return tripGuard(deps, run, `more than ${limits.maxFoundPerRun} servers found orphaned in one run`);
+    if (run.found >= limits.maxFoundPerRun)
+      return tripGuard(deps, run, `more than ${limits.maxFoundPerRun} servers found orphaned in one run`);
     // Counted before the write: the servers of a page are handled side by side.
     run.found += 1;
     if (!(await recordOrphan(deps, { server_id: server.id, instance_id: instanceId, found_at: run.at, seen_at: run.at }))) {
@@ -253,7 +266,7 @@ export async function sweepFleet(deps: Deps, nowMs = Date.now(), pages = deps.co
   };
   const passStartedAt = cursor.pass_started_at ?? at;
   let page = cursor.next_page;
-  while (read < pages && !passCompleted && hasTimeFor(PASS_END_RESERVE_MS)) {
+  while (read < pages && !passCompleted && hasTimeFor(deps, PASS_END_RESERVE_MS)) {
     const listing = await driver.serverPageByTag(serviceTag(deps), page).catch(async (error: unknown) => {
       // The budget left is the lifecycles' own: this run's slice ends here, and the next run resumes at this page.
       if (error instanceof UpstreamBudgetSpentError) return undefined;
@@ -281,7 +294,8 @@ export async function sweepFleet(deps: Deps, nowMs = Date.now(), pages = deps.co
     });
     await forgetUnlistedOrphans(deps, run, passStartedAt);
   }
-  await moveSweepCursor(deps, 
+  await moveSweepCursor(
+    deps,
     cursor,
     passCompleted ? { next_page: 1, pass_started_at: null } : { next_page: page, pass_started_at: passStartedAt },
   );

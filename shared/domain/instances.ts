@@ -49,7 +49,12 @@ export const upstreamTagOf = (deps: Deps, instanceId: number) => `${serviceTag(d
  * Accepts a deploy: validates, reserves capacity, records the instance and its job, and starts provisioning. A keyed
  * create records its Idempotency-Key (scoped) with the instance, in the same transaction, for `committedCreate`.
  */
-export async function createInstance(deps: Deps, account: Account, body: CreateInstanceBody, idempotencyKey?: string): Promise<InstanceDetail> {
+export async function createInstance(
+  deps: Deps,
+  account: Account,
+  body: CreateInstanceBody,
+  idempotencyKey?: string,
+): Promise<InstanceDetail> {
   const plan = orderablePlan(body.flavor);
   const keyName = `${body.project_name}-key`;
   const sshKey = body.ssh_public_key === undefined ? null : parsePublicKey(body.ssh_public_key, keyName);
@@ -57,7 +62,7 @@ export async function createInstance(deps: Deps, account: Account, body: CreateI
     throw paymentRequired('Insufficient balance to deploy: the balance must be above $3.00');
   }
 
-  const budget = budgetSignal();
+  const budget = budgetSignal(deps);
   const instanceId = await nextSequenceValue(deps, 'instance_id', budget);
   const now = new Date().toISOString();
   const { private_key: generatedPrivateKey, ...publicKey } = sshKey ?? generateSshKey(keyName, `root@vps-${instanceId}`);
@@ -135,7 +140,11 @@ async function startProvisioning(deps: Deps, instance: Instance, job: Job): Prom
       outcome: { status: 'failed' as const, error: 'Provisioning could not be started' },
       at: new Date().toISOString(),
     };
-    await updateInstanceAtVersion(deps, instance, { changes: { status: 'failed', capacity_held: false }, release: heldPools(instance), finish });
+    await updateInstanceAtVersion(deps, instance, {
+      changes: { status: 'failed', capacity_held: false },
+      release: heldPools(instance),
+      finish,
+    });
     await finishJob(deps, job.job_id, finish.outcome, finish.at);
     throw error;
   }
@@ -191,7 +200,8 @@ export interface InstanceListPage {
 /** The caller's live instances by id: all of them, or one page when `per_page` or `page_token` is given. */
 export async function listInstanceSummaries(deps: Deps, accountId: string, query: ListInstancesQuery = {}): Promise<InstanceListPage> {
   prepareSecrets(deps);
-  const summaries = (items: Instance[]) => Promise.all(items.map(async (item) => toInstanceSummary(item, await openInstanceSecrets(deps, item))));
+  const summaries = (items: Instance[]) =>
+    Promise.all(items.map(async (item) => toInstanceSummary(item, await openInstanceSecrets(deps, item))));
   if (query.per_page === undefined && query.page_token === undefined)
     return { instances: await summaries(await listOwnedInstances(deps, accountId)) };
   const after = query.page_token === undefined ? undefined : decodePageToken(query.page_token);

@@ -7,7 +7,7 @@ import { type Instance } from '../model/instance';
 import { finishJob, getJob } from '../store/jobs';
 import { type Job } from '../model/job';
 import { assertRequestStillAuthorized } from '../store/request-guard';
-import { runUnguarded } from '../request-guard';
+import { unguarded } from '../request-guard';
 import type { ActionBody, ActionResult, DeleteResult } from '../schemas/instances';
 import { judgeAction, type ActionType } from '../model/actions';
 import type { InstanceStatus } from '../model/instance-status';
@@ -101,7 +101,13 @@ export async function powerOffForBilling(deps: Deps, instance: Instance): Promis
  * Records an accepted action with its job (taking the instance's one action slot and, for a resize, the target
  * tier), makes its first upstream call, and starts its workflow.
  */
-async function launchAction(deps: Deps, instance: Instance, type: ActionType, target: Plan | undefined, pausedBy: 'user' | 'billing'): Promise<Job> {
+async function launchAction(
+  deps: Deps,
+  instance: Instance,
+  type: ActionType,
+  target: Plan | undefined,
+  pausedBy: 'user' | 'billing',
+): Promise<Job> {
   const job = newJob(type, instance);
   let accepted: boolean;
   try {
@@ -145,7 +151,7 @@ async function launchAction(deps: Deps, instance: Instance, type: ActionType, ta
     actionId = (await withTransientRetry(attempt, { retryable: refusedUnprocessed })).id;
   } catch (error) {
     if (error instanceof Failure) {
-      await runUnguarded(() => withdrawAction(deps, instance, job, 'The request was no longer authorized'));
+      await withdrawAction(unguarded(deps), instance, job, 'The request was no longer authorized');
       throw error;
     }
     if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;

@@ -154,7 +154,12 @@ export async function compensateStep(deps: Deps, { instance_id, job_id, error }:
  * Undoes a provision that cannot finish: destroys every upstream server carrying the instance's tag, gives back
  * its capacity exactly once, and marks the instance and its job failed. False when there was nothing to undo.
  */
-export async function failProvision(deps: Deps, instanceId: number, jobId: string | undefined, errorName: string | undefined): Promise<boolean> {
+export async function failProvision(
+  deps: Deps,
+  instanceId: number,
+  jobId: string | undefined,
+  errorName: string | undefined,
+): Promise<boolean> {
   const instance = await getInstanceItem(deps, instanceId);
   const live = instance !== undefined && instance.deleted_at === null;
   if (live && !PROVISIONING_STATUSES.includes(instance.status)) {

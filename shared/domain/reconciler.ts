@@ -51,7 +51,8 @@ async function repair(deps: Deps, instance: Instance): Promise<Repair | undefine
     const job = owning(['delete']);
     if (job && (await deps.workflows.isRunning(job))) return undefined;
     if (job)
-      await finishJob(deps, 
+      await finishJob(
+        deps,
         job.job_id,
         { status: 'failed', error: 'The delete was interrupted; it has been restarted' },
         new Date().toISOString(),

@@ -47,7 +47,8 @@ export async function loseInstance(deps: Deps, instanceId: number, why: Exclude<
 export type ServerReading =
   { readonly kind: 'found'; readonly server: UpstreamServer } | { readonly kind: 'unconfirmed' } | { readonly kind: 'gone' };
 
-export async function readInstanceServer(deps: Deps, 
+export async function readInstanceServer(
+  deps: Deps,
   driver: UpstreamDriver,
   instance: Pick<Instance, 'instance_id' | 'upstream_id' | 'absent_since'>,
   at = new Date().toISOString(),
@@ -60,7 +61,9 @@ export async function readInstanceServer(deps: Deps,
   }
   const evidence = await recordServerAbsent(deps, instance.instance_id, at);
   if (evidence && absenceConcluded(evidence, deps.config.absence)) {
-    const listed = (await driver.listServersByTag(upstreamTagOf(deps, instance.instance_id))).find((candidate) => candidate.id === serverId);
+    const listed = (await driver.listServersByTag(upstreamTagOf(deps, instance.instance_id))).find(
+      (candidate) => candidate.id === serverId,
+    );
     if (listed) {
       await clearServerAbsence(deps, instance.instance_id);
       return { kind: 'found', server: listed };

@@ -1,4 +1,5 @@
 import { runtimeSlot, type Platform } from '../platform';
+import { hasTimeFor } from '../deadline';
 import type { Deps } from './deps';
 import { DigitalOceanDriver } from '../upstream/digitalocean';
 import { TokenPoolDriver } from '../upstream/token-pool';
@@ -56,7 +57,8 @@ export function tokenCache(read: () => Promise<string>): TokenCache {
 
 /** The runtime's upstream tokens, kept for its life (see tokenCache). */
 const secret = runtimeSlot((deps) => tokenCache(() => readTokens(deps)));
-const drivers = runtimeSlot(() => new Map<string, Promise<UpstreamDriver>>());
+/** Turns taken over the upstream tokens, counted across the runtime's calls so that they take turns. */
+const turns = runtimeSlot(() => ({ taken: 0 }));
 
 /**
  * After the upstream refused token number `slot`: that token as the secret holds it now, read anew unless another
@@ -81,24 +83,23 @@ export function tokenPool(deps: Deps, tokens: readonly string[], timeoutMs: numb
           token,
           rereadToken: (stale) => rereadToken(deps, slot, stale),
           timeoutMs,
+          hasTimeFor: (ms) => hasTimeFor(deps, ms),
           perPage: pageSize,
           admit: () => takeUpstreamToken(deps, slot, priority, budget),
           onThrottled: (untilMs) => holdUpstream(deps, slot, untilMs),
         }),
     ),
+    () => turns.of(deps).taken++,
   );
 }
 
-/** A driver whose calls take from the shared request budget at `priority`, each bounded by `timeoutMs`. */
-function driverFor(deps: Deps, timeoutMs: number, priority: UpstreamPriority): Promise<UpstreamDriver> {
-  const key = `${timeoutMs}:${priority}`;
-  let driver = drivers.of(deps).get(key);
-  if (!driver) {
-    driver = secret.of(deps).current().then((held) => tokenPool(deps, tokensOf(held), timeoutMs, priority));
-    driver.catch(() => drivers.of(deps).delete(key));
-    drivers.of(deps).set(key, driver);
-  }
-  return driver;
+/**
+ * A driver whose calls take from the shared request budget at `priority`, each bounded by `timeoutMs` and started
+ * only while the invocation `deps` runs for has that long left. Made for each use: the tokens, the budget and the
+ * turns over the tokens are the runtime's.
+ */
+async function driverFor(deps: Deps, timeoutMs: number, priority: UpstreamPriority): Promise<UpstreamDriver> {
+  return tokenPool(deps, tokensOf(await secret.of(deps).current()), timeoutMs, priority);
 }
 
 /** The driver for workflow steps and actions, with the normal per-call timeout: first call on the budget. */

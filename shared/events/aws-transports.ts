@@ -39,7 +39,6 @@ export function eventBridgeSink(deps: Platform, busName: string): EventSink {
   };
 }
 
-
 export function sqsAuthMailQueue(deps: Platform, queueUrl: string): AuthMailQueue {
   const client = sqs.of(deps);
   return {

@@ -1,4 +1,4 @@
-import { runtimeSlot, type Platform } from '../platform';
+import { runtimeSlot } from '../platform';
 import type { Deps } from '../domain/deps';
 import ipaddr from 'ipaddr.js';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
@@ -117,7 +117,12 @@ function tooManyFailures(limit: number, retryAfterSeconds: number): Failure {
  * and returns the error to answer, the 401 itself or, past the address's limit, a 429. An address already known to
  * be over its limit gets the 429 without a database call.
  */
-export async function limitFailedAuthentication(deps: Deps, event: APIGatewayProxyEventV2, failure: Failure, now = Date.now()): Promise<Failure> {
+export async function limitFailedAuthentication(
+  deps: Deps,
+  event: APIGatewayProxyEventV2,
+  failure: Failure,
+  now = Date.now(),
+): Promise<Failure> {
   const limit = Math.max(1, deps.config.failedAuthLimit);
   const address = sourceAddressOf(deps, event);
   const blockedUntil = blockedAddresses.of(deps).expiresAt(address, now);

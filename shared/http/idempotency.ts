@@ -66,7 +66,8 @@ export type IdempotencyOutcome =
  * flight is 409. A claim whose request died is resumed: what that request committed is answered, not done again.
  * Otherwise the key is claimed and the deferred limits are counted now.
  */
-export async function resolveIdempotencyKey(deps: Deps, 
+export async function resolveIdempotencyKey(
+  deps: Deps,
   event: APIGatewayProxyEventV2,
   accountId: string,
   key: string,
@@ -75,7 +76,14 @@ export async function resolveIdempotencyKey(deps: Deps,
   const scopedKey = `${accountId}#${key}`;
   const requestHash = requestHashOf(event);
   const nowSeconds = Math.floor(Date.now() / 1000);
-  const claim = await claimIdempotencyKey(deps, scopedKey, requestHash, nowSeconds, IDEMPOTENCY_RETENTION_SECONDS, IDEMPOTENCY_LOCK_SECONDS);
+  const claim = await claimIdempotencyKey(
+    deps,
+    scopedKey,
+    requestHash,
+    nowSeconds,
+    IDEMPOTENCY_RETENTION_SECONDS,
+    IDEMPOTENCY_LOCK_SECONDS,
+  );
   if (!claim.claimed) {
     const { existing } = claim;
     if (existing.request_hash !== requestHash) throw differentRequest();
@@ -128,7 +136,12 @@ async function storedResponseOf(response: ApiResponse, credentials: ReplayCreden
  * input, not found, no funds). Gives the key up for answers that depend on the moment (401, 403, 409, 429, 5xx),
  * so that a retry with the same key is processed afresh. Credentials are left out of what is kept.
  */
-export async function settleIdempotencyKey(deps: Deps, scopedKey: string, response: ApiResponse, credentials?: ReplayCredentials): Promise<void> {
+export async function settleIdempotencyKey(
+  deps: Deps,
+  scopedKey: string,
+  response: ApiResponse,
+  credentials?: ReplayCredentials,
+): Promise<void> {
   // Answers about the moment (the key revoked or the account suspended while it ran, a conflict, a limit, a failure)
   // are not the request's: a retry, with another key of the account too, is processed afresh.
   if (response.statusCode >= 500 || [401, 403, 409, 429].includes(response.statusCode)) {

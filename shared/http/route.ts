@@ -5,11 +5,11 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { traceHandler } from '../tracing';
 import type * as z from 'zod';
 import { ANSWER_RESERVE_SECONDS, type RouteContract } from '../contracts/contract';
-import { runWithDeadline } from '../deadline';
+import { withDeadline } from '../deadline';
 import { outcomeUnknown } from '../model/errors';
 import { DependencyTransientError } from '../transient-errors';
 import { logger, tracer } from '../observability';
-import { runGuarded } from '../request-guard';
+import { guarded } from '../request-guard';
 import { parseOrBadRequest } from '../schemas/validation';
 import { assertRequestStillAuthorized } from '../store/request-guard';
 import type { BearerPrincipal } from './bearer-auth';
@@ -59,7 +59,11 @@ function authentication(deps: Deps, contract: RouteContract, { resume, credentia
       if (idempotent && contract.credentials && !credentials) {
         throw new Error(`${contract.name}: its answers carry credentials; say how an answer kept for replay leaves them out`);
       }
-      return [bearerAuth(deps), rateLimit(deps, limits, idempotent), ...(idempotent ? [idempotency(deps, limits, credentials, resume)] : [])];
+      return [
+        bearerAuth(deps),
+        rateLimit(deps, limits, idempotent),
+        ...(idempotent ? [idempotency(deps, limits, credentials, resume)] : []),
+      ];
     }
     case 'session':
       return [sessionAuth(deps, contract.csrf, contract.rateLimited ?? true)];
@@ -118,50 +122,50 @@ export function route<C extends RouteContract>(
 ): EntryHandler<RouteHandler> {
   const idempotent = contract.auth === 'bearer' && contract.idempotent === true;
   return entryHandler((deps: Deps): RouteHandler => {
-  const pipeline = middy<Event, ApiResponse, Error, StatefulContext>({
-    timeoutEarlyInMillis: ANSWER_RESERVE_MS,
-    timeoutEarlyResponse: () => {
-      if (idempotent) throw outcomeUnknown(OUTCOME_UNKNOWN_RETRY_AFTER_SECONDS);
-      // Out of time (a dependency stalled): 503 with Retry-After, never a failure for work that may have been done.
-      throw new DependencyTransientError('the route ran out of time');
-    },
-  })
-    .use(httpResponse())
-    // Responses carry root passwords and private keys: never record them as trace metadata.
-    .use(traceHandler(tracer))
-    .use(injectLambdaContext(logger, { resetKeys: true }))
-    .use(edgeOrigin(deps))
-    .use(authentication(deps, contract, options));
-  if (contract.body) pipeline.use(jsonBody(contract.auth === 'bearer'));
-  return pipeline.handler(async (event, context, { signal }) => {
-    const principal = await principalOf(contract, context);
-    const { replay, idempotencyKey } = context.request;
-    if (replay) return replay;
-    // Answered already: the work does not start.
-    signal.throwIfAborted();
-    if (principal) logger.appendKeys({ account_id: principal.account.account_id });
-    const input = {
-      principal,
-      body: bodyOf(contract, event),
-      query: queryOf(contract, event),
-      pathParameters: event.pathParameters ?? {},
-      sourceAddress: sourceAddressOf(deps, event),
-      event,
-      idempotencyKey,
-    };
-    const run = () => runWithDeadline(context, () => handler(deps, input), { reserveMs: ANSWER_RESERVE_MS, signal });
-    const work =
-      !principal || !('apiKey' in principal)
-        ? run()
-        : // A Bearer request's writes are conditioned on its key and account still holding; a read checks them again
-          // in the same round as its own read, so that a key revoked meanwhile gets no answer either.
-          runGuarded({ keyHash: principal.apiKey.key_hash, accountId: principal.account.account_id }, async () => {
-            if (event.requestContext.http.method !== 'GET') return run();
-            const [response] = await Promise.all([run(), assertRequestStillAuthorized(deps)]);
-            return response;
-          });
-    context.request.work = work;
-    return work;
-  });
+    const pipeline = middy<Event, ApiResponse, Error, StatefulContext>({
+      timeoutEarlyInMillis: ANSWER_RESERVE_MS,
+      timeoutEarlyResponse: () => {
+        if (idempotent) throw outcomeUnknown(OUTCOME_UNKNOWN_RETRY_AFTER_SECONDS);
+        // Out of time (a dependency stalled): 503 with Retry-After, never a failure for work that may have been done.
+        throw new DependencyTransientError('the route ran out of time');
+      },
+    })
+      .use(httpResponse())
+      // Responses carry root passwords and private keys: never record them as trace metadata.
+      .use(traceHandler(tracer))
+      .use(injectLambdaContext(logger, { resetKeys: true }))
+      .use(edgeOrigin(deps))
+      .use(authentication(deps, contract, options));
+    if (contract.body) pipeline.use(jsonBody(contract.auth === 'bearer'));
+    return pipeline.handler(async (event, context, { signal }) => {
+      const principal = await principalOf(contract, context);
+      const { replay, idempotencyKey } = context.request;
+      if (replay) return replay;
+      // Answered already: the work does not start.
+      signal.throwIfAborted();
+      if (principal) logger.appendKeys({ account_id: principal.account.account_id });
+      const input = {
+        principal,
+        body: bodyOf(contract, event),
+        query: queryOf(contract, event),
+        pathParameters: event.pathParameters ?? {},
+        sourceAddress: sourceAddressOf(deps, event),
+        event,
+        idempotencyKey,
+      };
+      const invocation = withDeadline(deps, context, { reserveMs: ANSWER_RESERVE_MS, signal });
+      // A Bearer request's writes are conditioned on its key and account still holding; a read checks them again in
+      // the same round as its own read, so that a key revoked meanwhile gets no answer either.
+      const bearer = principal !== undefined && 'apiKey' in principal;
+      const request = bearer
+        ? guarded(invocation, { keyHash: principal.apiKey.key_hash, accountId: principal.account.account_id })
+        : invocation;
+      const work =
+        bearer && event.requestContext.http.method === 'GET'
+          ? Promise.all([handler(request, input), assertRequestStillAuthorized(request)]).then(([response]) => response)
+          : handler(request, input);
+      context.request.work = work;
+      return work;
+    });
   });
 }

@@ -49,7 +49,8 @@ export function isCrossSite(deps: Deps, event: APIGatewayProxyEventV2): boolean 
  * is found, in the same round trip as the account's read (the session's rate limit), and its result comes back
  * with the principal.
  */
-export async function authenticateSession<T>(deps: Deps, 
+export async function authenticateSession<T>(
+  deps: Deps,
   event: APIGatewayProxyEventV2,
   requireCsrf: boolean,
   alongside: (session: Session) => Promise<T>,

@@ -100,7 +100,8 @@ export async function getAccountApiKey(deps: Platform, accountId: string, id: nu
 
 /** The account's keys, revoked ones included, by id. */
 export async function listAccountApiKeys(deps: Platform, accountId: string): Promise<ApiKey[]> {
-  return readAll(deps, 
+  return readAll(
+    deps,
     {
       kind: 'query',
       TableName: tableName(deps, 'apiKeys'),

@@ -18,7 +18,11 @@ const reservedBlocks = runtimeSlot(() => new Map<string, { next: number; last: n
  * atomic ADD and hands them out in order: values are unique, increasing within a process, and may skip a few
  * where a process ends with part of its block unused.
  */
-export async function nextSequenceValue(deps: Platform, sequence: 'instance_id' | 'api_key_id', abortSignal?: AbortSignal): Promise<number> {
+export async function nextSequenceValue(
+  deps: Platform,
+  sequence: 'instance_id' | 'api_key_id',
+  abortSignal?: AbortSignal,
+): Promise<number> {
   const block = reservedBlocks.of(deps).get(sequence);
   if (block && block.next <= block.last) return block.next++;
   const { Attributes } = await deps.dynamo.send(
@@ -54,7 +58,13 @@ const entriesSchema = z.object({ times: z.array(z.number()).default([]) });
  * `limit`-th newest is out of the window; a refusal hands back the entries as they are. Entries past the `limit`-th
  * can never decide anything; once they are as many again, they are trimmed.
  */
-export async function hitSlidingWindow(deps: Platform, name: string, limit: number, windowMs: number, nowMs: number): Promise<SlidingWindowHit> {
+export async function hitSlidingWindow(
+  deps: Platform,
+  name: string,
+  limit: number,
+  windowMs: number,
+  nowMs: number,
+): Promise<SlidingWindowHit> {
   const entry = nowMs * 1000 + randomInt(1000);
   try {
     const { Attributes } = await deps.dynamo.send(
@@ -124,7 +134,9 @@ export async function giveBackSlidingWindow(deps: Platform, name: string, entry:
   await retry(
     retryPolicies.requestVersionConflict,
     async () => {
-      const { Item } = await deps.dynamo.send(new GetCommand({ TableName: tableName(deps, 'counters'), Key: { name }, ConsistentRead: true }));
+      const { Item } = await deps.dynamo.send(
+        new GetCommand({ TableName: tableName(deps, 'counters'), Key: { name }, ConsistentRead: true }),
+      );
       const position = entriesSchema.parse(Item ?? {}).times.indexOf(entry);
       if (position < 0) return;
       // Conditional on the entry still being there: a newer one in front shifts it, and then we look again.
@@ -235,7 +247,8 @@ const counterItemSchema = z.object({ name: z.string(), limit: z.number().optiona
 /** Every counter item of a pool as stored: its shards, then the old single item. */
 export async function readCapacityShards(deps: Platform, pool: CapacityPool): Promise<ShardCapacity[]> {
   const shards: CapacityShard[] = [...Array.from({ length: CAPACITY_SHARDS }, (_, shard) => shard), null];
-  const items = await batchGetAll(deps, 
+  const items = await batchGetAll(
+    deps,
     tableName(deps, 'counters'),
     shards.map((shard) => ({ name: capacityShardName(pool, shard) })),
     counterItemSchema,
@@ -272,7 +285,8 @@ export async function readCapacity(deps: Platform, pool: CapacityPool): Promise<
  */
 export async function moveLimitToShards(deps: Platform, pool: CapacityPool): Promise<'moved' | 'dropped' | 'none'> {
   const names = [capacityCounterName(pool), ...Array.from({ length: CAPACITY_SHARDS }, (_, shard) => capacityShardName(pool, shard))];
-  const items = await batchGetAll(deps, 
+  const items = await batchGetAll(
+    deps,
     tableName(deps, 'counters'),
     names.map((name) => ({ name })),
     counterItemSchema,

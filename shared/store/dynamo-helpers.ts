@@ -40,7 +40,8 @@ export async function updatedWhenConditionHolds(deps: Platform, update: UpdateCo
 }
 
 /** Every item of a query or scan, all pages, each parsed with the entity's schema. */
-export async function readAll<T extends z.ZodType>(deps: Platform, 
+export async function readAll<T extends z.ZodType>(
+  deps: Platform,
   input: ({ kind: 'query' } & QueryCommandInput) | ({ kind: 'scan' } & ScanCommandInput),
   schema: T,
 ): Promise<z.output<T>[]> {
@@ -66,7 +67,8 @@ const BATCH_GET_LIMIT = 100;
  * The items with these keys, read consistently in batches, each parsed with the entity's schema; keys with no
  * item are left out. Keys DynamoDB leaves unprocessed are asked for again.
  */
-export async function batchGetAll<T extends z.ZodType>(deps: Platform, 
+export async function batchGetAll<T extends z.ZodType>(
+  deps: Platform,
   table: string,
   keys: readonly Record<string, unknown>[],
   schema: T,
@@ -100,10 +102,10 @@ export async function batchGetAll<T extends z.ZodType>(deps: Platform,
  * outages are the workflow's Retry to ride out, across invocations. A cancelled transaction is passed on: what
  * cancelled it is for its caller to judge.
  */
-export function rideOutTransient<T>(operation: () => Promise<T>): Promise<T> {
+export function rideOutTransient<T>(deps: Platform, operation: () => Promise<T>): Promise<T> {
   return retry(retryPolicies.dynamoTransient, operation, {
     retryable: (error) => isTransientFailure(error) && !(error instanceof TransactionCanceledException),
-    canPause: hasTimeFor,
+    canPause: (ms) => hasTimeFor(deps, ms),
   });
 }
 
@@ -118,7 +120,7 @@ export async function transactWrite(deps: Platform, input: TransactWriteCommandI
     async () => {
       // One token for every send of this attempt: one that timed out after DynamoDB applied it is not applied twice.
       const once = { ...input, ClientRequestToken: input.ClientRequestToken ?? randomUUID() };
-      await rideOutTransient(() => deps.dynamo.send(new TransactWriteCommand(once)));
+      await rideOutTransient(deps, () => deps.dynamo.send(new TransactWriteCommand(once)));
     },
     { retryable: collidedOnly },
   );

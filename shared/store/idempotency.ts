@@ -44,7 +44,8 @@ export type Claim = { claimed: true; lapsed?: IdempotencyRecord } | { claimed: f
  * Claims the key for this request in one round trip: the conditional put succeeds for a new, expired or abandoned
  * key, and hands back the abandoned claim it replaced; otherwise the failed condition hands back the record there.
  */
-export async function claimIdempotencyKey(deps: Platform, 
+export async function claimIdempotencyKey(
+  deps: Platform,
   key: string,
   requestHash: string,
   nowSeconds: number,

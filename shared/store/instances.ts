@@ -85,7 +85,8 @@ export async function getInstanceItem(deps: Platform, instanceId: number): Promi
 
 /** The instances with these ids that exist, read in batches, consistently (deleted ones included). */
 export async function getInstanceItems(deps: Platform, instanceIds: readonly number[]): Promise<Instance[]> {
-  return batchGetAll(deps, 
+  return batchGetAll(
+    deps,
     tableName(deps, 'instances'),
     instanceIds.map((instance_id) => ({ instance_id })),
     instanceSchema,
@@ -113,7 +114,11 @@ const liveKeySchema = z.object({ instance_id: z.number().int() });
  * by key, consistently: a deletion or change shows at once, and no index keeps a copy of any instance's data.
  */
 export async function listOwnedInstances(deps: Platform, accountId: string): Promise<Instance[]>;
-export async function listOwnedInstances(deps: Platform, accountId: string, page: InstancePage): Promise<{ items: Instance[]; lastId?: number }>;
+export async function listOwnedInstances(
+  deps: Platform,
+  accountId: string,
+  page: InstancePage,
+): Promise<{ items: Instance[]; lastId?: number }>;
 export async function listOwnedInstances(deps: Platform, accountId: string, page?: InstancePage) {
   const query = {
     TableName: tableName(deps, 'instances'),
@@ -123,7 +128,8 @@ export async function listOwnedInstances(deps: Platform, accountId: string, page
   };
   const readItems = async (keys: { instance_id: number }[]) =>
     (
-      await batchGetAll(deps, 
+      await batchGetAll(
+        deps,
         tableName(deps, 'instances'),
         keys.map(({ instance_id }) => ({ instance_id })),
         instanceSchema,
@@ -146,7 +152,8 @@ export async function listOwnedInstances(deps: Platform, accountId: string, page
 /** Every instance in one of the statuses, deleted ones included (for the reconciler and the meter). */
 export async function scanInstancesByStatus(deps: Platform, statuses: readonly InstanceStatus[]): Promise<Instance[]> {
   const values = Object.fromEntries(statuses.map((status, i) => [`:s${i}`, status]));
-  return readAll(deps, 
+  return readAll(
+    deps,
     {
       kind: 'scan',
       TableName: tableName(deps, 'instances'),
@@ -163,7 +170,8 @@ export async function scanInstancesByStatus(deps: Platform, statuses: readonly I
  * The instances a sparse sharded index lists (`:shard` in the condition names each shard; its shards are queried at
  * once), read by key, consistently: the index lags the table a moment, so callers judge the items, not the index.
  */
-async function instancesInShards(deps: Platform, 
+async function instancesInShards(
+  deps: Platform,
   indexName: string,
   shards: readonly string[],
   keyCondition: string,
@@ -171,7 +179,8 @@ async function instancesInShards(deps: Platform,
 ): Promise<Instance[]> {
   const keys = await Promise.all(
     shards.map((shard) =>
-      readAll(deps, 
+      readAll(
+        deps,
         {
           kind: 'query',
           TableName: tableName(deps, 'instances'),
@@ -183,7 +192,10 @@ async function instancesInShards(deps: Platform,
       ),
     ),
   );
-  return getInstanceItems(deps, keys.flat().map(({ instance_id }) => instance_id));
+  return getInstanceItems(
+    deps,
+    keys.flat().map(({ instance_id }) => instance_id),
+  );
 }
 
 /** Every instance with a lifecycle under way, from the sparse in-flight index. */
@@ -289,9 +301,9 @@ export async function clearServerAbsence(deps: Platform, instanceId: number): Pr
  */
 export async function listUnseenSince(deps: Platform, since: string): Promise<Instance[]> {
   const shards = Array.from({ length: SWEEP_SHARDS }, (_, n) => sweepShardOf(n));
-  return (await instancesInShards(deps, 'sweep_by_shard', shards, 'sweep_shard = :shard AND sweep_seen_at < :since', { ':since': since })).filter(
-    isSwept,
-  );
+  return (
+    await instancesInShards(deps, 'sweep_by_shard', shards, 'sweep_shard = :shard AND sweep_seen_at < :since', { ':since': since })
+  ).filter(isSwept);
 }
 
 type TransactionCheck = Required<Pick<NonNullable<TransactWriteCommandInput['TransactItems']>[number], 'ConditionCheck'>>;
@@ -329,7 +341,8 @@ export type ProvisioningChanges = Pick<InstanceChanges, 'status' | 'vps_id' | 'u
  * both win. Returns the updated item, or undefined when the instance was not in one of those states (or deleted).
  * Changes of rate go through `updateInstanceAtVersion`, which needs the read item to close the billing segment.
  */
-export async function transitionInstance(deps: Platform, 
+export async function transitionInstance(
+  deps: Platform,
   instanceId: number,
   from: readonly InstanceStatus[],
   changes: ProvisioningChanges,
@@ -493,14 +506,15 @@ async function applyAtVersion(deps: Platform, instance: Instance, update: Versio
  * the update to make, or undefined to make none. For workflow steps, which must not give up on a busy instance, nor
  * on a read or write that DynamoDB failed transiently (see rideOutTransient).
  */
-export function updateInstanceWithRetry(deps: Platform, 
+export function updateInstanceWithRetry(
+  deps: Platform,
   instanceId: number,
   decide: (instance: Instance) => VersionedUpdate | undefined,
 ): Promise<Instance | undefined> {
   return retry(
     retryPolicies.versionConflict,
     async () => {
-      const instance = await rideOutTransient(() => getInstanceItem(deps, instanceId));
+      const instance = await rideOutTransient(deps, () => getInstanceItem(deps, instanceId));
       if (!instance) return undefined;
       const update = decide(instance);
       if (!update) return instance;

@@ -23,7 +23,9 @@ export function newJobPut(deps: Platform, job: Job) {
 }
 
 export async function getJob(deps: Platform, jobId: string): Promise<Job | undefined> {
-  const { Item } = await deps.dynamo.send(new GetCommand({ TableName: tableName(deps, 'jobs'), Key: { job_id: jobId }, ConsistentRead: true }));
+  const { Item } = await deps.dynamo.send(
+    new GetCommand({ TableName: tableName(deps, 'jobs'), Key: { job_id: jobId }, ConsistentRead: true }),
+  );
   return Item ? jobSchema.parse(Item) : undefined;
 }
 
@@ -56,7 +58,8 @@ export async function listAllRunningJobs(deps: Platform): Promise<Job[]> {
   const keys = (
     await Promise.all(
       runningShards.map((shard) =>
-        readAll(deps, 
+        readAll(
+          deps,
           {
             kind: 'query',
             TableName: tableName(deps, 'jobs'),
@@ -76,7 +79,8 @@ export async function listAllRunningJobs(deps: Platform): Promise<Job[]> {
 
 /** The instance's jobs that are still running, oldest first. */
 export async function listRunningJobs(deps: Platform, instanceId: number): Promise<Job[]> {
-  return readAll(deps, 
+  return readAll(
+    deps,
     {
       kind: 'query',
       TableName: tableName(deps, 'jobs'),

@@ -76,7 +76,8 @@ export async function recordLedgerEntry(deps: Platform, entry: LedgerEntry): Pro
 }
 
 /** The transaction of one metered period: entry, balance (optionally on condition it stays above zero) and instance. */
-function meteredPeriodItems(deps: Platform, 
+function meteredPeriodItems(
+  deps: Platform,
   entry: LedgerEntry & { instance_id: number; period_start: string; period_end: string },
   instanceVersion: number,
   last: boolean,
@@ -111,7 +112,8 @@ function meteredPeriodItems(deps: Platform,
  * on condition that `metered_until` is still the period's start and the instance is still at the version the period
  * was priced from. False when refused: already charged by another run, or the instance changed meanwhile.
  */
-export async function recordMeteredPeriod(deps: Platform, 
+export async function recordMeteredPeriod(
+  deps: Platform,
   entry: LedgerEntry & { instance_id: number; period_start: string; period_end: string },
   instanceVersion: number,
   /** Nothing is left to bill after this period: the instance leaves the meter's index in the same write. */
@@ -134,7 +136,8 @@ export async function recordMeteredPeriod(deps: Platform,
  * the billing pause). Charges of one account from several writers at once are ordered by DynamoDB, so the one that
  * takes the balance to zero or below is always the one told.
  */
-export async function recordMeteredPeriodKeepingCredit(deps: Platform, 
+export async function recordMeteredPeriodKeepingCredit(
+  deps: Platform,
   entry: LedgerEntry & { instance_id: number; period_start: string; period_end: string },
   instanceVersion: number,
   last = false,
@@ -151,7 +154,8 @@ export async function recordMeteredPeriodKeepingCredit(deps: Platform,
 }
 
 export async function listLedgerEntries(deps: Platform, accountId: string): Promise<LedgerEntry[]> {
-  return readAll(deps, 
+  return readAll(
+    deps,
     {
       kind: 'query',
       TableName: tableName(deps, 'ledger'),

@@ -31,7 +31,9 @@ export async function insertAccountWithLogin(deps: Platform, account: Account, l
   try {
     await transactWrite(deps, {
       TransactItems: [
-        { Put: { TableName: tableName(deps, 'logins'), Item: loginSchema.parse(login), ConditionExpression: 'attribute_not_exists(email)' } },
+        {
+          Put: { TableName: tableName(deps, 'logins'), Item: loginSchema.parse(login), ConditionExpression: 'attribute_not_exists(email)' },
+        },
         {
           Put: {
             TableName: tableName(deps, 'accounts'),
@@ -64,7 +66,10 @@ export interface PasswordChange {
  * that moment. It also confirms the address, which opening the link has just proven. False when the generation has
  * moved on, or the login no longer belongs to the account.
  */
-export async function changePassword(deps: Platform, { accountId, email, passwordHash, fromVersion, changedAt }: PasswordChange): Promise<boolean> {
+export async function changePassword(
+  deps: Platform,
+  { accountId, email, passwordHash, fromVersion, changedAt }: PasswordChange,
+): Promise<boolean> {
   const current = atPasswordVersion(fromVersion);
   try {
     await transactWrite(deps, {

@@ -62,7 +62,8 @@ async function ensureBook(deps: Platform): Promise<void> {
 }
 
 /** One conditional update of an orphan's entry; the entry afterwards, or undefined when the condition failed. */
-async function updateEntry(deps: Platform, 
+async function updateEntry(
+  deps: Platform,
   serverId: number,
   update: Pick<UpdateCommandInput, 'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeValues'>,
 ): Promise<Orphan | undefined> {

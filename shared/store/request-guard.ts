@@ -14,7 +14,7 @@ const ACCOUNT_IN_STANDING = 'confirmed = :true AND suspended = :false AND (attri
  * outside a Bearer request. Appended last, so that the indexes of the items before them do not move.
  */
 export function requestGuardItems(deps: Platform) {
-  const guard = currentGuard();
+  const guard = currentGuard(deps);
   if (!guard) return [];
   return [
     {
@@ -45,11 +45,13 @@ export function throwIfGuardFailed(error: unknown, index: number): void {
 
 /** Reads the key and the account again (strongly consistent) and throws the 401 unless both still hold. */
 export async function assertRequestStillAuthorized(deps: Platform): Promise<void> {
-  const guard = currentGuard();
+  const guard = currentGuard(deps);
   if (!guard) return;
   const [key, account] = await Promise.all([
     deps.dynamo.send(new GetCommand({ TableName: tableName(deps, 'apiKeys'), Key: { key_hash: guard.keyHash }, ConsistentRead: true })),
-    deps.dynamo.send(new GetCommand({ TableName: tableName(deps, 'accounts'), Key: { account_id: guard.accountId }, ConsistentRead: true })),
+    deps.dynamo.send(
+      new GetCommand({ TableName: tableName(deps, 'accounts'), Key: { account_id: guard.accountId }, ConsistentRead: true }),
+    ),
   ]);
   if (key.Item?.is_active !== true || standingOf(account.Item) !== 'in-standing') throw revokedApiKey();
 }

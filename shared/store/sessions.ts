@@ -58,7 +58,8 @@ export async function deleteSession(deps: Platform, sessionHash: string): Promis
 
 /** Ends every session of an account (password reset); returns how many there were. */
 export async function deleteAccountSessions(deps: Platform, accountId: string): Promise<number> {
-  const sessions = await readAll(deps, 
+  const sessions = await readAll(
+    deps,
     {
       kind: 'query',
       TableName: tableName(deps, 'sessions'),

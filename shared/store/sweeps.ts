@@ -16,7 +16,9 @@ export type SweepCursor = z.infer<typeof cursorSchema>;
 const CURSOR_KEY = { name: 'sweep#fleet' };
 
 export async function getSweepCursor(deps: Platform): Promise<SweepCursor> {
-  const { Item } = await deps.dynamo.send(new GetCommand({ TableName: tableName(deps, 'counters'), Key: CURSOR_KEY, ConsistentRead: true }));
+  const { Item } = await deps.dynamo.send(
+    new GetCommand({ TableName: tableName(deps, 'counters'), Key: CURSOR_KEY, ConsistentRead: true }),
+  );
   return Item ? cursorSchema.parse(Item) : { next_page: 1, pass_started_at: null, version: 0 };
 }
 

@@ -10,7 +10,9 @@ const bucketKey = (slot: number) => ({ name: `upstream-budget#${slot}` });
 const bucketSchema = z.object({ tokens: z.number(), at: z.number(), hold_until: z.number().default(0) });
 
 async function readBucket(deps: Platform, slot: number): Promise<BucketState | undefined> {
-  const { Item } = await deps.dynamo.send(new GetCommand({ TableName: tableName(deps, 'counters'), Key: bucketKey(slot), ConsistentRead: true }));
+  const { Item } = await deps.dynamo.send(
+    new GetCommand({ TableName: tableName(deps, 'counters'), Key: bucketKey(slot), ConsistentRead: true }),
+  );
   if (!Item) return undefined;
   const { tokens, at, hold_until } = bucketSchema.parse(Item);
   return { tokens, at, holdUntil: hold_until };
@@ -48,7 +50,8 @@ async function writeBucket(deps: Platform, slot: number, read: BucketState | und
 const lastSeen = runtimeSlot(() => new Map<number, BucketState | undefined>());
 
 /** Takes a token of upstream token `slot`'s budget for one call; false when this priority may not send on it now. */
-export async function takeUpstreamToken(deps: Platform, 
+export async function takeUpstreamToken(
+  deps: Platform,
   slot: number,
   priority: UpstreamPriority,
   settings: BudgetSettings,

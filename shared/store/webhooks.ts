@@ -75,7 +75,8 @@ export async function getOwnedWebhook(deps: Platform, webhookId: string, account
 }
 
 export async function listAccountWebhooks(deps: Platform, accountId: string): Promise<WebhookSummary[]> {
-  return readAll(deps, 
+  return readAll(
+    deps,
     {
       kind: 'query',
       TableName: tableName(deps, 'webhooks'),

@@ -1,5 +1,4 @@
 import * as z from 'zod';
-import { hasTimeFor } from '../deadline';
 import { metricNames } from '../metric-names';
 import { countMetric } from '../observability';
 import { holdAfterThrottle } from '../model/upstream-budget';
@@ -25,6 +24,8 @@ export interface DigitalOceanDriverOptions {
   readonly rereadToken?: (stale: string) => Promise<string>;
   /** Limit for each HTTP call, response body included; no call starts unless the invocation has this long left. */
   readonly timeoutMs: number;
+  /** Whether the invocation has this long left (default: always). */
+  readonly hasTimeFor?: (ms: number) => boolean;
   /** Region for new droplets. */
   readonly region?: string;
   /** Page size for listings; DigitalOcean allows 1 to 200. */
@@ -83,6 +84,7 @@ export class DigitalOceanDriver implements UpstreamDriver {
   private readonly tokensSent: string[] = [];
   private readonly rereadToken: ((stale: string) => Promise<string>) | undefined;
   private readonly timeoutMs: number;
+  private readonly hasTimeFor: (ms: number) => boolean;
   private readonly region: string;
   private readonly perPage: number;
   private readonly fetchImpl: typeof fetch;
@@ -95,6 +97,7 @@ export class DigitalOceanDriver implements UpstreamDriver {
     this.token = options.token;
     this.rereadToken = options.rereadToken;
     this.timeoutMs = options.timeoutMs;
+    this.hasTimeFor = options.hasTimeFor ?? (() => true);
     this.region = options.region ?? 'nyc3';
     this.perPage = options.perPage ?? 200;
     if (!Number.isInteger(this.perPage) || this.perPage < 1 || this.perPage > 200) {
@@ -208,7 +211,7 @@ export class DigitalOceanDriver implements UpstreamDriver {
   private async sendOnce(method: string, path: string, body?: unknown): Promise<Answer> {
     const call = `DigitalOcean ${method} ${path.split('?')[0]}`;
     // A call cut off by the function's own timeout has an unknown outcome; better not to start it at all.
-    if (!hasTimeFor(this.timeoutMs)) {
+    if (!this.hasTimeFor(this.timeoutMs)) {
       throw new UpstreamDeadlineError(`${call} not started: the invocation ends before its ${this.timeoutMs} ms could run out`);
     }
     if (this.admit && !(await this.admit()))

@@ -7,16 +7,26 @@ import { type UpstreamAction, type UpstreamActionRecord, type UpstreamServer } f
  * whose token's budget is spent (nothing was sent) goes to the next one, and only when every token's is spent is it
  * refused. Every token reaches every server of the account, so a server's calls may use any of them.
  */
-export class TokenPoolDriver implements UpstreamDriver {
-  private turn = 0;
+function counter(): () => number {
+  let turn = 0;
+  return () => turn++;
+}
 
-  constructor(private readonly drivers: readonly UpstreamDriver[]) {
+export class TokenPoolDriver implements UpstreamDriver {
+  /**
+   * @param nextTurn the turns taken so far, counted across the pools of one runtime (a pool may serve one invocation
+   *   only); by default this pool's own count.
+   */
+  constructor(
+    private readonly drivers: readonly UpstreamDriver[],
+    private readonly nextTurn: () => number = counter(),
+  ) {
     if (drivers.length === 0) throw new Error('a token pool needs at least one token');
   }
 
   /** The drivers in the order this call tries them: each call starts one further on. */
   private rotation(): UpstreamDriver[] {
-    const first = this.turn++ % this.drivers.length;
+    const first = this.nextTurn() % this.drivers.length;
     return [...this.drivers.slice(first), ...this.drivers.slice(0, first)];
   }
 

@@ -23,7 +23,13 @@ const transient404 = (serverId: number, times = 1) =>
   runtime.simulator.control.faults({ fail_next: times, status: 404, match: `GET /v2/droplets/${serverId}` });
 const ops = (...positionals: string[]) => prepareCommand(positionals, {})(runtime.deps);
 const orphanServer = async (name: string) =>
-  (await upstream(runtime.deps)).createServer({ name, tags: [serviceTag(runtime.deps)], size: 's-1vcpu-2gb', image: 'ubuntu-24-04-x64', userData: '' });
+  (await upstream(runtime.deps)).createServer({
+    name,
+    tags: [serviceTag(runtime.deps)],
+    size: 's-1vcpu-2gb',
+    image: 'ubuntu-24-04-x64',
+    userData: '',
+  });
 
 afterEach(() => runtime.simulator.control.faults({ fail_next: 0 }));
 
@@ -115,7 +121,9 @@ describe('a server the upstream does not find once', () => {
     const active = await runtime.waitForStatus(apiKey, created.body.instance_id, ['active', 'failed'], 30_000);
 
     expect(active.status).toBe('active');
-    expect(runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(runtime.deps, created.body.instance_id)))).toHaveLength(1);
+    expect(
+      runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(runtime.deps, created.body.instance_id))),
+    ).toHaveLength(1);
   });
 
   it('concludes a server gone only from three reads over ten minutes and a listing that does not show it', async () => {

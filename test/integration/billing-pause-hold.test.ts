@@ -35,7 +35,11 @@ describe('the billing pause', () => {
     await runtime.stepFunctions.idle();
 
     expect(stopped.status).toBe('stopped');
-    expect(await getInstanceItem(runtime.deps, created.body.instance_id)).toMatchObject({ status: 'stopped', paused_by: 'billing', active_job_id: null });
+    expect(await getInstanceItem(runtime.deps, created.body.instance_id)).toMatchObject({
+      status: 'stopped',
+      paused_by: 'billing',
+      active_job_id: null,
+    });
     expect(droplet(Number(stopped.vps_id))?.status).toBe('off');
   });
 
@@ -47,7 +51,11 @@ describe('the billing pause', () => {
 
     expect(on.status).toBe(200);
     expect(job.status).toBe('succeeded');
-    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({ status: 'stopped', paused_by: 'billing', active_job_id: null });
+    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({
+      status: 'stopped',
+      paused_by: 'billing',
+      active_job_id: null,
+    });
     expect(droplet(Number(detail.vps_id))?.status).toBe('off');
   });
 
@@ -63,7 +71,11 @@ describe('the billing pause', () => {
     await runtime.stepFunctions.idle();
 
     expect(stopped.plan).toMatchObject({ flavor: 's-2vcpu-4gb' });
-    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({ status: 'stopped', paused_by: 'billing', active_job_id: null });
+    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({
+      status: 'stopped',
+      paused_by: 'billing',
+      active_job_id: null,
+    });
     expect(droplet(Number(detail.vps_id))?.status).toBe('off');
   });
 

@@ -148,9 +148,13 @@ describe('sharded capacity pools', () => {
     expect(fulfilled).toHaveLength(5);
     expect(refusals).toHaveLength(19);
     expect(refusals.every((reason) => reason instanceof CapacityExhaustedError && reason.pool === 'tier')).toBe(true);
-    expect((await capacityShardItems(runtime.deps, 'capacity#tier#s-16vcpu-32gb')).map((shard) => shard.used ?? 0)).toEqual([1, 1, 1, 1, 1, 0, 0, 0]);
+    expect((await capacityShardItems(runtime.deps, 'capacity#tier#s-16vcpu-32gb')).map((shard) => shard.used ?? 0)).toEqual([
+      1, 1, 1, 1, 1, 0, 0, 0,
+    ]);
     // Each recorded instance names the shards its units came from.
-    const recorded = (await Promise.all(instances.map((instance) => getInstanceItem(runtime.deps, instance.instance_id)))).filter((item) => item);
+    const recorded = (await Promise.all(instances.map((instance) => getInstanceItem(runtime.deps, instance.instance_id)))).filter(
+      (item) => item,
+    );
     expect(recorded).toHaveLength(5);
     expect(recorded.map((item) => item!.tier_shard).sort()).toEqual([0, 1, 2, 3, 4]);
     expect(recorded.every((item) => Number.isInteger(item!.ipv4_shard) && item!.ipv4_shard! < CAPACITY_SHARDS)).toBe(true);
@@ -200,7 +204,11 @@ describe('sharded capacity pools', () => {
     const created = await runtime.activeInstance(apiKey, 's-2vcpu-2gb');
     // Lay the instance and the counters out as they were before sharding: no shard recorded, the units on the old items.
     await asBeforeSharding(created.instance_id);
-    expect(await getInstanceItem(runtime.deps, created.instance_id)).toMatchObject({ account_id: accountId, ipv4_shard: null, tier_shard: null });
+    expect(await getInstanceItem(runtime.deps, created.instance_id)).toMatchObject({
+      account_id: accountId,
+      ipv4_shard: null,
+      tier_shard: null,
+    });
     expect((await audit(runtime.deps)).counters).toEqual([]);
 
     // A resize gives the old tier unit back to the old item and takes the new one from a shard.
@@ -266,8 +274,12 @@ describe('sharded capacity pools', () => {
 
     expect(first).toEqual({ limits_moved: 1, limits_dropped: 1, instances_moved: 1, units_moved: 2, units_left: 0 });
     expect(again).toEqual({ limits_moved: 0, limits_dropped: 0, instances_moved: 0, units_moved: 0, units_left: 0 });
-    expect((await capacityShardItems(runtime.deps, 'capacity#tier#s-1vcpu-2gb')).map((shard) => shard.limit)).toEqual([5, 5, 5, 5, 5, 5, 5, 5]);
-    expect((await capacityShardItems(runtime.deps, 'capacity#ipv4')).map((shard) => shard.limit)).toEqual([125, 125, 125, 125, 125, 125, 125, 125]);
+    expect((await capacityShardItems(runtime.deps, 'capacity#tier#s-1vcpu-2gb')).map((shard) => shard.limit)).toEqual([
+      5, 5, 5, 5, 5, 5, 5, 5,
+    ]);
+    expect((await capacityShardItems(runtime.deps, 'capacity#ipv4')).map((shard) => shard.limit)).toEqual([
+      125, 125, 125, 125, 125, 125, 125, 125,
+    ]);
     expect(await counterItem('capacity#tier#s-1vcpu-2gb')).toEqual({ name: 'capacity#tier#s-1vcpu-2gb', used: 0 });
     expect(await counterItem('capacity#ipv4')).toEqual({ name: 'capacity#ipv4', used: 0 });
     const after = (await getInstanceItem(runtime.deps, created.instance_id))!;

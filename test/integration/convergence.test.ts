@@ -156,7 +156,11 @@ describe('no job runs forever', () => {
     expect(transitional).toMatchObject({ status: 'active', active_job_id: job.job_id });
     expect(jobWhileRunning?.status).toBe('running');
     expect(onceEnded.actionsSettled).toBe(1);
-    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({ status: 'stopped', active_job_id: null, paused_by: 'user' });
+    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({
+      status: 'stopped',
+      active_job_id: null,
+      paused_by: 'user',
+    });
     expect((await getJob(runtime.deps, job.job_id))?.status).toBe('failed');
   });
 });
@@ -170,7 +174,11 @@ describe('the billing pause', () => {
     const detail = await runtime.activeInstance(apiKey);
     // Decided while paused; a deposit may have lifted the pause since.
     const decidedOn = (await getInstanceItem(runtime.deps, detail.instance_id))!;
-    await setBillingState(runtime.deps, accountId, paused ? { billing_paused: true, balance: 0 } : { billing_paused: false, balance: 1_000_000 });
+    await setBillingState(
+      runtime.deps,
+      accountId,
+      paused ? { billing_paused: true, balance: 0 } : { billing_paused: false, balance: 1_000_000 },
+    );
 
     const job = await powerOffForBilling(runtime.deps, decidedOn);
     if (job) await runtime.waitForJob(apiKey, job.job_id);

@@ -14,7 +14,8 @@ import { ORDERABLE_FLAVORS } from '../fixtures/flavors';
 const runtime = useTestRuntime({ env: { UPSTREAM_TIMEOUT_MS: '1000', UNKNOWN_OUTCOME_WINDOW_SECONDS: '5' } });
 
 const action = (apiKey: string, id: number, body: unknown) => runtime.call('POST', `/api/v1/instances/${id}/actions`, { apiKey, body });
-const serversOf = (instanceId: number) => runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(runtime.deps, instanceId)));
+const serversOf = (instanceId: number) =>
+  runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(runtime.deps, instanceId)));
 const later = () => Date.now() + 10 * 60_000;
 const jobsOf = async (instanceId: number) => {
   const { Items = [] } = await runtime.deps.dynamo.send(
@@ -47,7 +48,13 @@ describe('one server per instance', () => {
     const tag = upstreamTagOf(runtime.deps, detail.instance_id);
     const twin = await (
       await upstream(runtime.deps)
-    ).createServer({ name: 'vps-twin', tags: [tag, serviceTag(runtime.deps)], size: 's-1vcpu-2gb', image: 'ubuntu-24-04-x64', userData: '' });
+    ).createServer({
+      name: 'vps-twin',
+      tags: [tag, serviceTag(runtime.deps)],
+      size: 's-1vcpu-2gb',
+      image: 'ubuntu-24-04-x64',
+      userData: '',
+    });
     await vi.waitUntil(() => runtime.simulator.state().droplets.find((d) => d.id === twin.id)?.status === 'active', { timeout: 10_000 });
 
     const found = await reconcile(runtime.deps, later());
@@ -133,7 +140,8 @@ describe('drift sweep', () => {
 });
 
 describe('operator commands', () => {
-  const run = (...positionals: string[]) => prepareCommand(positionals, positionals.includes('reconcile') ? { grace: '0' } : {})(runtime.deps);
+  const run = (...positionals: string[]) =>
+    prepareCommand(positionals, positionals.includes('reconcile') ? { grace: '0' } : {})(runtime.deps);
 
   it('capacity show prints every pool with its limit and the units in use', async () => {
     const { apiKey } = await runtime.newAccount();

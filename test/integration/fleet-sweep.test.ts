@@ -1,10 +1,10 @@
+import { TokenPoolDriver } from '../../shared/upstream/token-pool';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { sweepFleet } from '../../shared/domain/fleet-sweep';
 import { reconcile } from '../../shared/domain/reconciler';
 import { newJob } from '../../shared/domain/jobs';
 import { getInstanceItem, updateInstanceAtVersion } from '../../shared/store/instances';
 import { getSweepCursor } from '../../shared/store/sweeps';
-import { upstreamForSweeps } from '../../shared/domain/upstream';
 import { UpstreamTransientError } from '../../shared/upstream/driver';
 import { useTestRuntime } from '../support/runtime';
 
@@ -84,11 +84,15 @@ describe('fleet sweep under upstream failure', () => {
     const { apiKey } = await runtime.newAccount();
     for (let i = 0; i < 4; i++) await runtime.activeInstance(apiKey);
     await sweepPassOnePageAtATime(later());
-    const driver = await upstreamForSweeps(runtime.deps);
-    const readPage = driver.serverPageByTag.bind(driver);
-    const failing = vi.spyOn(driver, 'serverPageByTag').mockImplementation(async (tag, page) => {
+    // Every driver the sweep makes reads pages through the token pool: its third page answers 503.
+    const readPage = TokenPoolDriver.prototype.serverPageByTag;
+    const failing = vi.spyOn(TokenPoolDriver.prototype, 'serverPageByTag').mockImplementation(async function (
+      this: TokenPoolDriver,
+      tag,
+      page,
+    ) {
       if (page === 3) throw new UpstreamTransientError('DigitalOcean GET /v2/droplets answered 503', 503);
-      return readPage(tag, page);
+      return readPage.call(this, tag, page);
     });
 
     const run = sweepFleet(runtime.deps, later(), 10);

@@ -144,7 +144,8 @@ describe('POST /api/v1/instances/{instance_id}/actions', () => {
           : await runtime.activeInstance(apiKey);
       if (from === 'stopped')
         await runtime.waitForJob(apiKey, (await action(apiKey, instance.instance_id, { type: 'power_off' })).body.job_id);
-      if (from === 'quarantined' || from === 'failed') await transitionInstance(runtime.deps, instance.instance_id, ['active'], { status: from });
+      if (from === 'quarantined' || from === 'failed')
+        await transitionInstance(runtime.deps, instance.instance_id, ['active'], { status: from });
 
       const response = await action(apiKey, instance.instance_id, { type, ...(flavor ? { flavor } : {}) });
 
@@ -230,7 +231,9 @@ describe('DELETE /api/v1/instances/{instance_id}', () => {
     expect(list.body).toEqual([]);
     expect(again.status).toBe(404);
     expect(job).toMatchObject({ type: 'delete', status: 'succeeded' });
-    expect(runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(runtime.deps, instance.instance_id)))).toEqual([]);
+    expect(runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(runtime.deps, instance.instance_id)))).toEqual(
+      [],
+    );
     expect(await capacityUsed(runtime.deps, 'capacity#tier#s-8vcpu-16gb')).toBe(tierBefore - 1);
   });
 
@@ -244,7 +247,9 @@ describe('DELETE /api/v1/instances/{instance_id}', () => {
     await runtime.stepFunctions.idle();
 
     expect(job.status).toBe('succeeded');
-    expect(runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(runtime.deps, created.body.instance_id)))).toEqual([]);
+    expect(
+      runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(runtime.deps, created.body.instance_id))),
+    ).toEqual([]);
     expect(await capacityUsed(runtime.deps, 'capacity#ipv4')).toBe(ipv4Before);
   });
 

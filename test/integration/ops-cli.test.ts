@@ -222,7 +222,11 @@ describe.concurrent('commands', () => {
     expect(first).toMatchObject({ amount_micros: 3_330_000, balance_micros: 6_670_000, balance_usd: '6.67', billing_paused: false });
     expect(second).toMatchObject({ balance_micros: -3_330_000, balance_usd: '-3.33', billing_paused: true });
     expect(deposited).toEqual({ code: 0, stdout: `${accountId}: deposited $5.01; balance $1.68\n`, stderr: '' });
-    expect(await getAccount(runtime.deps, accountId)).toMatchObject({ balance: 1_680_000, total_deposited: 15_010_000, billing_paused: false });
+    expect(await getAccount(runtime.deps, accountId)).toMatchObject({
+      balance: 1_680_000,
+      total_deposited: 15_010_000,
+      billing_paused: false,
+    });
     expect(shown).toMatchObject({
       account_id: accountId,
       balance_micros: 1_680_000,
@@ -298,7 +302,9 @@ describe.concurrent('commands', () => {
     // A deleted instance is charged up to its deletion at once, without waiting for a period boundary.
     await runtime.call('DELETE', `/api/v1/instances/${instance.instance_id}`, { apiKey });
     const meterEntries = async () => {
-      const { Items = [] } = await runtime.deps.dynamo.send(new ScanCommand({ TableName: runtime.tableNames.ledger, ConsistentRead: true }));
+      const { Items = [] } = await runtime.deps.dynamo.send(
+        new ScanCommand({ TableName: runtime.tableNames.ledger, ConsistentRead: true }),
+      );
       return Items.filter((item) => item.kind === 'meter');
     };
     const before = new Set((await meterEntries()).map((entry) => entry.entry_id));

@@ -12,7 +12,8 @@ const runtime = useTestRuntime();
 
 const later = () => Date.now() + 10 * 60_000;
 const action = (apiKey: string, id: number, body: unknown) => runtime.call('POST', `/api/v1/instances/${id}/actions`, { apiKey, body });
-const serversOf = (instanceId: number) => runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(runtime.deps, instanceId)));
+const serversOf = (instanceId: number) =>
+  runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(runtime.deps, instanceId)));
 
 /** A job recorded as running whose workflow never started (as after a crash between the two). */
 const orphanJob = newJob;
@@ -81,7 +82,11 @@ describe('reconciler', () => {
     const report = await reconcile(runtime.deps, later());
 
     expect(report.actionsSettled).toBe(1);
-    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({ status: 'stopped', active_job_id: null, paused_by: 'user' });
+    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({
+      status: 'stopped',
+      active_job_id: null,
+      paused_by: 'user',
+    });
     expect(await getJob(runtime.deps, job.job_id)).toMatchObject({ status: 'failed' });
   });
 
@@ -90,7 +95,8 @@ describe('reconciler', () => {
     const template = (await getInstanceItem(runtime.deps, (await runtime.activeInstance(apiKey)).instance_id))!;
     const instanceId = await nextSequenceValue(runtime.deps, 'instance_id');
     const job = orphanJob('provision', { ...template, instance_id: instanceId });
-    await insertInstanceReservingCapacity(runtime.deps, 
+    await insertInstanceReservingCapacity(
+      runtime.deps,
       {
         ...template,
         instance_id: instanceId,
@@ -169,6 +175,8 @@ describe('faults', () => {
     expect(refusedResize.status).toBe(503);
     expect(upstreamRefused.status).toBe(502);
     expect(await capacityCounters(runtime.deps)).toEqual(await capacityHeldByInstances(runtime.deps));
-    expect(runtime.simulator.state().droplets.every((d) => !d.tags.includes(upstreamTagOf(runtime.deps, doomed.body.instance_id)))).toBe(true);
+    expect(runtime.simulator.state().droplets.every((d) => !d.tags.includes(upstreamTagOf(runtime.deps, doomed.body.instance_id)))).toBe(
+      true,
+    );
   });
 });

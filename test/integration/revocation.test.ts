@@ -154,8 +154,8 @@ describe('revocation in flight', () => {
 describe('revocation in flight on the webhook routes', () => {
   const hook = (url = 'http://127.0.0.1:9/hooks') => ({ url, events: ['instance.created'] });
   const webhookCount = async (accountId: string) =>
-    (await runtime.deps.dynamo.send(new GetCommand({ TableName: runtime.tableNames.counters, Key: { name: `webhooks#${accountId}` } }))).Item?.count ??
-    0;
+    (await runtime.deps.dynamo.send(new GetCommand({ TableName: runtime.tableNames.counters, Key: { name: `webhooks#${accountId}` } })))
+      .Item?.count ?? 0;
 
   it('refuses a create whose key is revoked before its write commits (401): no webhook, no place taken', async () => {
     const { account, doomed, doomedId } = await accountWithDoomedKey();

@@ -1,3 +1,4 @@
+import { unitDeps } from '../support/unit-deps';
 import type { Deps } from '../../shared/domain/deps';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
@@ -233,7 +234,7 @@ describe('transient failures the SDK really throws', () => {
 describe('rideOutTransient', () => {
   it('tries again while DynamoDB fails transiently, and answers once it is back', async () => {
     let calls = 0;
-    const answer = await rideOutTransient(async () => {
+    const answer = await rideOutTransient(unitDeps(), async () => {
       if (++calls < 3) throw nodeError('Error', 'connect ECONNREFUSED 127.0.0.1:8000', 'ECONNREFUSED');
       return 'item';
     });
@@ -245,7 +246,7 @@ describe('rideOutTransient', () => {
     let calls = 0;
     const refused = nodeError('Error', 'connect ECONNREFUSED 127.0.0.1:8000', 'ECONNREFUSED');
     await expect(
-      rideOutTransient(async () => {
+      rideOutTransient(unitDeps(), async () => {
         calls++;
         throw refused;
       }),
@@ -260,7 +261,7 @@ describe('rideOutTransient', () => {
   ])('passes %s on at once', async (_label, error) => {
     let calls = 0;
     await expect(
-      rideOutTransient(async () => {
+      rideOutTransient(unitDeps(), async () => {
         calls++;
         throw error;
       }),

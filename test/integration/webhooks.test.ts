@@ -14,7 +14,9 @@ describe('POST /api/v1/webhooks', () => {
 
     const created = await createWebhook(apiKey, { url: RECEIVER, events: ['instance.status_changed', 'job.failed', 'job.failed'] });
     const listed = await runtime.call('GET', '/api/v1/webhooks', { apiKey });
-    const { Item } = await runtime.deps.dynamo.send(new GetCommand({ TableName: runtime.tableNames.webhooks, Key: { webhook_id: created.body.id } }));
+    const { Item } = await runtime.deps.dynamo.send(
+      new GetCommand({ TableName: runtime.tableNames.webhooks, Key: { webhook_id: created.body.id } }),
+    );
 
     expect(created.status).toBe(201);
     expect(created.body).toEqual({

@@ -2,7 +2,11 @@ import { tableName, type Platform } from '../../shared/platform';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 
 /** Puts an account into a billing state directly, for the rows that depend on it. */
-export async function setBillingState(deps: Platform, accountId: string, state: { balance?: number; billing_paused?: boolean }): Promise<void> {
+export async function setBillingState(
+  deps: Platform,
+  accountId: string,
+  state: { balance?: number; billing_paused?: boolean },
+): Promise<void> {
   const entries = Object.entries(state);
   await deps.dynamo.send(
     new UpdateCommand({

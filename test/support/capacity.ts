@@ -36,7 +36,9 @@ export async function capacityHeldByInstances(deps: Platform): Promise<Record<st
 export async function capacityUsed(deps: Platform, name: string): Promise<number> {
   const names = [name, ...Array.from({ length: CAPACITY_SHARDS }, (_, shard) => `${name}#${shard}`)];
   const { Responses = {} } = await deps.dynamo.send(
-    new BatchGetCommand({ RequestItems: { [tableName(deps, 'counters')]: { Keys: names.map((n) => ({ name: n })), ConsistentRead: true } } }),
+    new BatchGetCommand({
+      RequestItems: { [tableName(deps, 'counters')]: { Keys: names.map((n) => ({ name: n })), ConsistentRead: true } },
+    }),
   );
   return (Responses[tableName(deps, 'counters')] ?? []).reduce((sum, item) => sum + Number(item.used ?? 0), 0);
 }
@@ -45,7 +47,9 @@ export async function capacityUsed(deps: Platform, name: string): Promise<number
 export async function capacityShardItems(deps: Platform, name: string): Promise<{ used: number | null; limit: number | null }[]> {
   const names = Array.from({ length: CAPACITY_SHARDS }, (_, shard) => `${name}#${shard}`);
   const { Responses = {} } = await deps.dynamo.send(
-    new BatchGetCommand({ RequestItems: { [tableName(deps, 'counters')]: { Keys: names.map((n) => ({ name: n })), ConsistentRead: true } } }),
+    new BatchGetCommand({
+      RequestItems: { [tableName(deps, 'counters')]: { Keys: names.map((n) => ({ name: n })), ConsistentRead: true } },
+    }),
   );
   const byName = new Map((Responses[tableName(deps, 'counters')] ?? []).map((item) => [String(item.name), item]));
   return names.map((n) => {

@@ -1,5 +1,6 @@
 import type { Deps } from '../../shared/domain/deps';
-import { remainingMs } from '../../shared/deadline';
+import { hasTimeFor, remainingMs } from '../../shared/deadline';
+import { unitDeps } from '../support/unit-deps';
 import { DigitalOceanDriver } from '../../shared/upstream/digitalocean';
 import { UpstreamDeadlineError, UpstreamTransientError } from '../../shared/upstream/driver';
 import { tokenCache } from '../../shared/domain/upstream';
@@ -11,15 +12,24 @@ const CALL_TIMEOUT_MS = 2_000;
 /** Each upstream call takes this long on the (fake) clock. */
 const CALL_TAKES_MS = 1_000;
 
-/** A fetch that answers an empty droplet list after advancing the clock, counting the calls it saw. */
-function slowUpstream(status = 200) {
+/**
+ * A driver over a fetch that answers an empty droplet list after advancing the clock, counting the calls it saw; its
+ * calls start only while the invocation `deps` runs for has time for them (none given: no invocation).
+ */
+function slowUpstream(status = 200, deps: Deps = unitDeps()) {
   const calls: string[] = [];
   const fetchImpl = (async (url: URL) => {
     calls.push(url.pathname);
     vi.setSystemTime(Date.now() + CALL_TAKES_MS);
     return new Response(JSON.stringify(status === 200 ? { droplets: [] } : { message: 'slow down' }), { status });
   }) as typeof fetch;
-  const driver = new DigitalOceanDriver({ baseUrl: 'http://127.0.0.1:9', token: 'token-a', timeoutMs: CALL_TIMEOUT_MS, fetchImpl });
+  const driver = new DigitalOceanDriver({
+    baseUrl: 'http://127.0.0.1:9',
+    token: 'token-a',
+    timeoutMs: CALL_TIMEOUT_MS,
+    hasTimeFor: (ms) => hasTimeFor(deps, ms),
+    fetchImpl,
+  });
   return { driver, calls };
 }
 
@@ -39,11 +49,16 @@ afterEach(() => {
 
 describe('deadline', () => {
   it('stops starting upstream calls when the invocation could not finish them', async () => {
-    const { driver, calls } = slowUpstream();
+    const calls: string[] = [];
     // 5 s left: a 2 s call needs 3.5 s with the 1.5 s reserve, so two calls start and the third does not.
-    const step = workflowStep(provisionInputSchema, async (_deps: Deps) => {
-      for (let call = 0; call < 5; call++) await driver.listServersByTag('instance-1');
-    });
+    const step = workflowStep(provisionInputSchema, async (deps: Deps) => {
+      const upstream = slowUpstream(200, deps);
+      try {
+        for (let call = 0; call < 5; call++) await upstream.driver.listServersByTag('instance-1');
+      } finally {
+        calls.push(...upstream.calls);
+      }
+    }).forRuntime(unitDeps());
 
     const failure = await step({ job_id: 'job-1', instance_id: 1 }, contextWithRemaining(5_000)).catch((error: unknown) => error);
 
@@ -64,9 +79,14 @@ describe('deadline', () => {
   });
 
   it('is not retried by the in-request retry, which would only be refused again', async () => {
-    const { driver, calls } = slowUpstream(429);
-    const attempt = vi.fn(() => driver.listServersByTag('instance-1'));
-    const job = scheduledJob((_deps: Deps) => withTransientRetry(attempt, { policy: { name: 'test', attempts: 5, baseMs: 200, capMs: 1_000 } }));
+    let calls: string[] = [];
+    const attempt = vi.fn();
+    const job = scheduledJob((deps: Deps) => {
+      const upstream = slowUpstream(429, deps);
+      calls = upstream.calls;
+      attempt.mockImplementation(() => upstream.driver.listServersByTag('instance-1'));
+      return withTransientRetry(attempt, { policy: { name: 'test', attempts: 5, baseMs: 200, capMs: 1_000 } });
+    }).forRuntime(unitDeps());
 
     const failure = await job(undefined, contextWithRemaining(6_000)).catch((error: unknown) => error);
 
@@ -77,10 +97,10 @@ describe('deadline', () => {
   });
 
   it.each([
-    ['a workflow step', (check: () => Promise<number>) => workflowStep(provisionInputSchema, (_deps: Deps) => check())],
-    ['a scheduled job', (check: () => Promise<number>) => scheduledJob(check)],
+    ['a workflow step', (check: (deps: Deps) => Promise<number>) => workflowStep(provisionInputSchema, check).forRuntime(unitDeps())],
+    ['a scheduled job', (check: (deps: Deps) => Promise<number>) => scheduledJob(check).forRuntime(unitDeps())],
   ])('gives %s the time its invocation has left', async (_kind, wrap) => {
-    const handler = wrap(async () => remainingMs()) as (input: unknown, context: unknown) => Promise<number>;
+    const handler = wrap(async (deps) => remainingMs(deps)) as (input: unknown, context: unknown) => Promise<number>;
 
     const seen = await handler({ job_id: 'job-1', instance_id: 1 }, contextWithRemaining(7_000));
 

@@ -48,9 +48,9 @@ describe('workflow step inputs', () => {
   });
 
   it('names where the input failed, never its values', async () => {
-    const failure = await startAction.forRuntime(unitDeps())({ instance_id: 7, job_id: 'job-7', type: 'format_disk_of_acct_4f8Kq2' }).catch(
-      (error: unknown) => error,
-    );
+    const failure = await startAction
+      .forRuntime(unitDeps())({ instance_id: 7, job_id: 'job-7', type: 'format_disk_of_acct_4f8Kq2' })
+      .catch((error: unknown) => error);
 
     expect(failure).toBeInstanceOf(InvalidStepInput);
     expect((failure as Error).message).toBe('type: invalid_value');
@@ -75,6 +75,8 @@ describe('queue messages', () => {
       ],
     } as unknown as SQSEvent;
 
-    await expect(deliverWebhooks.forRuntime(unitDeps())(event)).resolves.toEqual({ batchItemFailures: [{ itemIdentifier: 'm-1' }, { itemIdentifier: 'm-2' }] });
+    await expect(deliverWebhooks.forRuntime(unitDeps())(event)).resolves.toEqual({
+      batchItemFailures: [{ itemIdentifier: 'm-1' }, { itemIdentifier: 'm-2' }],
+    });
   });
 });

@@ -25,7 +25,8 @@ async function nothingDone(deps: Deps, key: string, state: RequestState): Promis
 }
 
 /** Settles the key once work that outlived its request's answer has ended; the invocation runs until then. */
-function settleWhenDone(deps: Deps, 
+function settleWhenDone(
+  deps: Deps,
   key: string,
   work: Promise<ApiResponse>,
   credentials: ReplayCredentials | undefined,
@@ -35,7 +36,8 @@ function settleWhenDone(deps: Deps,
   work
     .then(
       (response) => settleIdempotencyKey(deps, key, response, credentials),
-      (error: unknown) => (stoppedBeforeCommit(error) ? nothingDone(deps, key, state) : settleIdempotencyKeyOnError(deps, key, error, requestId)),
+      (error: unknown) =>
+        stoppedBeforeCommit(error) ? nothingDone(deps, key, state) : settleIdempotencyKeyOnError(deps, key, error, requestId),
     )
     // Left claimed, the key lapses and a retry resumes it.
     .catch((error: unknown) => logger.error('could not settle an Idempotency-Key after its request was answered', { error }));
@@ -47,7 +49,12 @@ function settleWhenDone(deps: Deps,
  * abandoned by a request that died is resumed. The answer is kept for replay (without the credentials it carries)
  * once known: when the route's budget ran out first, once its work has ended.
  */
-export const idempotency = (deps: Deps, limits: readonly RateLimitName[], credentials?: ReplayCredentials, resume?: ResumeClaim): Middleware => ({
+export const idempotency = (
+  deps: Deps,
+  limits: readonly RateLimitName[],
+  credentials?: ReplayCredentials,
+  resume?: ResumeClaim,
+): Middleware => ({
   before: async ({ event, context }) => {
     const state = context.request;
     const key = idempotencyKeyOf(event);
