@@ -25,16 +25,14 @@ import {
   type ListInstancesQuery,
 } from '../schemas/instances';
 import { randomMixedBase62 } from '../model/crypto';
-import { badRequest, instanceNotFound, paymentRequired, serviceUnavailable } from '../model/errors';
-import { orderablePlan } from '../model/flavors';
-import { generateSshKey, parsePublicKey } from '../model/ssh-keys';
+import { badRequest, instanceNotFound, serviceUnavailable } from '../model/errors';
+import { judgeCreate } from '../model/create';
+import { generateSshKey } from '../model/ssh-keys';
 import { openInstanceSecrets, sealInstanceSecrets, type InstanceSecrets } from './instance-secrets';
 import { upstreamForLiveReads } from './upstream';
 import { prepareSecrets } from '../secrets';
 import { toInstanceDetail, toInstanceSummary } from './views';
 
-/** Deploying needs a balance strictly above $3 (micro-dollars). */
-const DEPLOY_MIN_BALANCE_MICROS = 3_000_000;
 const ROOT_PASSWORD_LENGTH = 24;
 
 /**
@@ -55,12 +53,7 @@ export async function createInstance(
   body: CreateInstanceBody,
   idempotencyKey?: string,
 ): Promise<InstanceDetail> {
-  const plan = orderablePlan(body.flavor);
-  const keyName = `${body.project_name}-key`;
-  const sshKey = body.ssh_public_key === undefined ? null : parsePublicKey(body.ssh_public_key, keyName);
-  if (account.balance <= DEPLOY_MIN_BALANCE_MICROS) {
-    throw paymentRequired('Insufficient balance to deploy: the balance must be above $3.00');
-  }
+  const { plan, sshKey, keyName } = judgeCreate(account, body);
 
   const budget = budgetSignal(deps);
   const instanceId = await nextSequenceValue(deps, 'instance_id', budget);

@@ -1,7 +1,7 @@
 import type { Deps } from '../domain/deps';
-import { standingOf } from '../model/account';
+import { standingRefusal } from '../model/account';
 import { API_KEY_PREFIX, hashApiKey, isWellFormedApiKey } from '../model/api-keys';
-import { forbidden, unauthorized } from '../model/errors';
+import { unauthorized } from '../model/errors';
 import { getAccount, type Account } from '../store/accounts';
 import { getApiKeyByHash, touchApiKey, type ApiKey } from '../store/api-keys';
 import { logger } from '../observability';
@@ -41,9 +41,7 @@ export async function authenticateOwner(deps: Deps, apiKey: ApiKey, now = new Da
     getAccount(deps, apiKey.account_id),
     touchApiKey(deps, apiKey, now).catch((error: unknown) => logger.warn('could not record key use', { error })),
   ]);
-  const standing = standingOf(account);
-  if (!account || standing === 'gone') throw unauthorized('API key owner not found');
-  if (standing === 'suspended') throw forbidden('Account suspended');
-  if (standing === 'unconfirmed') throw forbidden('Account not confirmed');
+  const refusal = standingRefusal(account, 'API key owner not found');
+  if (refusal || !account) throw refusal ?? unauthorized('API key owner not found');
   return { account, apiKey };
 }

@@ -7,7 +7,7 @@ import { getSession, type Session } from '../store/sessions';
 import { NEGATIVE_CACHE_TTL_MS, unknownCredentials } from './flood-guard';
 import { SESSION_COOKIE } from './cookies';
 import { csrfTokenFor } from '../domain/accounts';
-import { standingOf } from '../model/account';
+import { standingRefusal } from '../model/account';
 
 export interface SessionPrincipal {
   readonly account: Account;
@@ -80,9 +80,7 @@ export async function authenticateSession<T>(
     unknownCredentials.of(deps).set(`session#${tokenHash}`, now.getTime() + NEGATIVE_CACHE_TTL_MS);
     throw unauthorized('Invalid or expired session');
   }
-  const standing = standingOf(account);
-  if (!account || standing === 'gone') throw unauthorized('Account not found');
-  if (standing === 'suspended') throw forbidden('Account suspended');
-  if (standing === 'unconfirmed') throw forbidden('Account not confirmed');
+  const refusal = standingRefusal(account, 'Account not found');
+  if (refusal || !account) throw refusal ?? unauthorized('Account not found');
   return [{ account, session, csrfToken: csrfTokenFor(token) }, besides];
 }

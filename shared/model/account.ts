@@ -1,3 +1,4 @@
+import { forbidden, unauthorized, type Failure } from './errors';
 /** Where an account stands for everything done with its credentials. */
 export type AccountStanding = 'in-standing' | 'gone' | 'suspended' | 'unconfirmed';
 
@@ -13,4 +14,24 @@ export function standingOf(
   if (account.suspended !== false) return 'suspended';
   if (account.confirmed !== true) return 'unconfirmed';
   return 'in-standing';
+}
+
+/**
+ * Why a principal's account does not let it in, in the interface's order: gone (401, with the edge's own text), then
+ * suspended, then unconfirmed (403); undefined when it stands.
+ */
+export function standingRefusal(
+  account: Parameters<typeof standingOf>[0],
+  goneText: 'API key owner not found' | 'Account not found',
+): Failure | undefined {
+  switch (standingOf(account)) {
+    case 'gone':
+      return unauthorized(goneText);
+    case 'suspended':
+      return forbidden('Account suspended');
+    case 'unconfirmed':
+      return forbidden('Account not confirmed');
+    case 'in-standing':
+      return undefined;
+  }
 }

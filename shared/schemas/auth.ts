@@ -6,7 +6,8 @@ const PASSWORD_MAX = 128;
 
 /** Addresses are kept in one form, so `Ann@Example.com` and `ann@example.com` are one login. */
 const emailSchema = z
-  .email({ error: 'email must be an e-mail address' })
+  // A missing address is reported as every missing field is ("email is required").
+  .email({ error: (issue) => (issue.input === undefined ? undefined : 'email must be an e-mail address') })
   .max(254)
   .transform((email) => email.toLowerCase());
 

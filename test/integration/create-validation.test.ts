@@ -11,33 +11,12 @@ beforeEach(async () => {
 const valid = { project_name: 'web', flavor: 's-1vcpu-2gb' };
 
 describe('POST /api/v1/instances validation', () => {
+  // The whole table of the create's checks, and their order, is the unit tier's (test/unit/create-checks.test.ts): here
+  // one refusal of each stage shows the route answers it with nothing recorded.
   it.each([
     { why: 'project_name is missing', body: { flavor: 's-1vcpu-2gb' }, text: 'project_name is required' },
-    { why: 'flavor is missing', body: { project_name: 'web' }, text: 'flavor is required' },
-    { why: 'the body is empty', body: {}, text: 'project_name is required' },
-    {
-      why: 'project_name is over 64 characters',
-      body: { ...valid, project_name: 'x'.repeat(65) },
-      text: 'project_name must be at most 64 characters',
-    },
-    { why: 'project_name is blank', body: { ...valid, project_name: '   ' }, text: 'project_name must not be empty' },
-    { why: 'project_name is not a string', body: { ...valid, project_name: 42 }, text: 'project_name must be a string' },
     { why: 'the flavor is unknown', body: { ...valid, flavor: 's-99vcpu' }, text: 'Invalid flavor: s-99vcpu' },
-    { why: 'the flavor is retired', body: { ...valid, flavor: 's-1vcpu-1gb' }, text: 'Flavor s-1vcpu-1gb is permanently unavailable' },
-    { why: 'a field is unknown', body: { ...valid, region: 'nyc3' }, text: 'Unknown field: region' },
-    { why: 'the body is an array', body: [valid], text: 'Request body must be a JSON object' },
     { why: 'the ssh key is not a key', body: { ...valid, ssh_public_key: 'hello' }, text: /^Invalid ssh_public_key/ },
-    {
-      why: 'the ssh key blob names another type',
-      body: { ...valid, ssh_public_key: 'ssh-rsa AAAAC3NzaC1lZDI1NTE5AAAAIIJlZ65+nrz4U6KVEParNBgeWRvLZ4jikgQaV9EDOuGA x' },
-      text: /^Invalid ssh_public_key/,
-    },
-    {
-      why: 'the ssh key is a private key',
-      body: { ...valid, ssh_public_key: '-----BEGIN OPENSSH PRIVATE KEY-----' },
-      text: /^Invalid ssh_public_key/,
-    },
-    { why: 'the RSA key is too short', body: { ...valid, ssh_public_key: rsaPublicKeyLine(1024) }, text: /^Invalid ssh_public_key/ },
   ])('answers 400 when $why', async ({ body, text }) => {
     const response = await runtime.call('POST', '/api/v1/instances', { apiKey: account.apiKey, body });
 

@@ -186,8 +186,8 @@ describe('POST /api/v1/keys', () => {
     expect(allowed.status).toBe(201);
   });
 
+  // Every standing's answer, and their order, is the unit tier's (test/unit/account-standing.test.ts).
   it.each([
-    { standing: 'unconfirmed', flags: { confirmed: false }, status: 403, text: 'Account not confirmed' },
     { standing: 'suspended', flags: { suspended: true }, status: 403, text: 'Account suspended' },
     { standing: 'deleted', flags: { deleted_at: '2026-01-01T00:00:00.000Z' }, status: 401, text: 'Account not found' },
   ])('answers $status "$text" for a $standing account', async ({ flags, status, text }) => {
