@@ -37,8 +37,14 @@ describe('events from the change streams', () => {
     }
     const deleted = await runtime.call('DELETE', `/api/v1/instances/${id}`, { apiKey });
     await runtime.waitForJob(apiKey, deleted.body.job_id);
+    // The jobs' and the instances' streams are read apart: the end of the delete job and the instance's last change
+    // may come in either order.
     await eventually(
-      () => (bus.of(id).some((event) => event.type === 'job.succeeded' && event.data.job_type === 'delete') ? true : undefined),
+      () =>
+        bus.of(id).some((event) => event.type === 'job.succeeded' && event.data.job_type === 'delete') &&
+        bus.of(id).some((event) => event.type === 'instance.status_changed' && event.data.to === 'destroyed')
+          ? true
+          : undefined,
       'the delete to end',
     );
     bus.stop();

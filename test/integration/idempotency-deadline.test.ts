@@ -61,7 +61,8 @@ describe('a keyed create stopped by its budget before it commits', () => {
 describe('a create without a key that outlives its budget', () => {
   it('answers 503 Service unavailable with Retry-After: no key to retry with, and the outcome is not known', async () => {
     const { apiKey } = await runtime.newAccount();
-    const committed = proxy.stallNext('TransactWriteItems', STALL_MS);
+    // This create's own commit, not a write of a lifecycle still running from the test before.
+    const committed = proxy.stallNext('TransactWriteItems', STALL_MS, 'unkeyed');
 
     const answer = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'unkeyed', flavor: 's-1vcpu-2gb' } });
     await committed;
@@ -81,7 +82,7 @@ describe('a keyed create that outlives its budget', () => {
     const { apiKey } = await runtime.newAccount();
     const create = keyedCreate(apiKey, 'stalled');
     await runtime.stepFunctions.idle();
-    const committed = proxy.stallNext('TransactWriteItems', STALL_MS);
+    const committed = proxy.stallNext('TransactWriteItems', STALL_MS, 'stalled');
     const createsBefore = runtime.simulator.state().calls['POST /v2/droplets'] ?? 0;
 
     const first = await create();
