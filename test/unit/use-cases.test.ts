@@ -92,7 +92,7 @@ describe('deleteInstance (in memory)', () => {
     expect(deleted).toMatchObject({ instance_id: id, status: 'deleting' });
     expect(record.started.map(({ workflow }) => workflow)).toEqual(['provision', 'delete']);
     expect(await getInstanceItem(deps, id)).toMatchObject({ status: 'deleting', deleted_at: expect.any(String) });
-    expect(await getJob(deps, deleted.job_id)).toMatchObject({ type: 'delete', status: 'running', instance_id: id });
+    expect(await getJob(deps, deleted.job_id!)).toMatchObject({ type: 'delete', status: 'running', instance_id: id });
   });
 });
 
