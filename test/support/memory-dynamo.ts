@@ -396,37 +396,9 @@ export class MemoryDynamo {
       const item = this.table(TableName).items.get(this.keyOf(this.table(TableName), Key!));
       return { Item: item && clone(item) };
     }
-    if (command instanceof PutCommand) {
-      const { TableName, Item, ConditionExpression, ExpressionAttributeNames, ExpressionAttributeValues, ReturnValues } = command.input;
-      const table = this.table(TableName);
-      const key = this.keyOf(table, Item!);
-      const old = table.items.get(key);
-      this.check(
-        ConditionExpression,
-        old,
-        ExpressionAttributeNames,
-        ExpressionAttributeValues,
-        command.input.ReturnValuesOnConditionCheckFailure,
-      );
-      table.items.set(key, clone(Item!));
-      return { Attributes: ReturnValues === 'ALL_OLD' && old ? clone(old) : undefined };
-    }
+    if (command instanceof PutCommand) return this.replace(command.input, command.input.Item!, command.input.Item);
     if (command instanceof UpdateCommand) return this.update(command.input);
-    if (command instanceof DeleteCommand) {
-      const { TableName, Key, ConditionExpression, ExpressionAttributeNames, ExpressionAttributeValues, ReturnValues } = command.input;
-      const table = this.table(TableName);
-      const key = this.keyOf(table, Key!);
-      const old = table.items.get(key);
-      this.check(
-        ConditionExpression,
-        old,
-        ExpressionAttributeNames,
-        ExpressionAttributeValues,
-        command.input.ReturnValuesOnConditionCheckFailure,
-      );
-      table.items.delete(key);
-      return { Attributes: ReturnValues === 'ALL_OLD' && old ? clone(old) : undefined };
-    }
+    if (command instanceof DeleteCommand) return this.replace(command.input, command.input.Key!, undefined);
     if (command instanceof QueryCommand) return this.query(command.input);
     if (command instanceof ScanCommand) {
       const { TableName, FilterExpression, ExpressionAttributeNames, ExpressionAttributeValues } = command.input;
@@ -448,6 +420,23 @@ export class MemoryDynamo {
     }
     if (command instanceof TransactWriteCommand) return this.transact(command.input.TransactItems ?? []);
     throw new Error(`the in-memory DynamoDB does not take ${(command as object).constructor.name}`);
+  }
+
+  /** A Put (`next` the new item) or a Delete (no `next`) of the item at `key`, when its condition holds. */
+  private replace(input: PutCommand['input'] | DeleteCommand['input'], key: Key, next: Item | undefined): unknown {
+    const table = this.table(input.TableName);
+    const at = this.keyOf(table, key);
+    const old = table.items.get(at);
+    this.check(
+      input.ConditionExpression,
+      old,
+      input.ExpressionAttributeNames,
+      input.ExpressionAttributeValues,
+      input.ReturnValuesOnConditionCheckFailure,
+    );
+    if (next) table.items.set(at, clone(next));
+    else table.items.delete(at);
+    return { Attributes: input.ReturnValues === 'ALL_OLD' && old ? clone(old) : undefined };
   }
 
   /** Throws DynamoDB's exception when the condition does not hold for the item as it is. */
