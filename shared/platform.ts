@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SFNClient } from '@aws-sdk/client-sfn';
 import type { Config } from './config';
@@ -14,6 +15,10 @@ export interface Platform {
   readonly config: Config;
   readonly dynamo: DynamoDBDocumentClient;
   readonly sfn: SFNClient;
+  /** The runtime's clock: what time it is now. */
+  readonly clock: Clock;
+  /** The runtime's source of fresh identifiers (job ids, ledger entries, event ids). */
+  readonly ids: Ids;
   /** The runtime's state between invocations, one value per slot (see runtimeSlot). */
   readonly state: RuntimeState;
   /** What the entry point knows of the invocation the work runs for (none for work outside one: tools, tests). */
@@ -40,6 +45,19 @@ interface Invocation {
   /** The credentials of the Bearer request the work runs for. */
   readonly guard?: RequestGuard;
 }
+
+export interface Clock {
+  now(): Date;
+}
+
+export interface Ids {
+  /** A random UUID (v4). */
+  uuid(): string;
+}
+
+/** The system's clock and random UUIDs: what every runtime but a test's uses. */
+export const systemClock: Clock = { now: () => new Date() };
+export const randomIds: Ids = { uuid: () => randomUUID() };
 
 /** Per-runtime values, each created on first use by its slot. */
 export class RuntimeState {

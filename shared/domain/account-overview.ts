@@ -26,7 +26,7 @@ const SPENDING_DAYS = 30;
 const DAY_MS = 86_400_000;
 
 /** The latest ledger entries and the charges per UTC day over the last 30 days (today included). */
-export async function accountActivity(deps: Deps, accountId: string, now = new Date()): Promise<AccountActivity> {
+export async function accountActivity(deps: Deps, accountId: string, now = deps.clock.now()): Promise<AccountActivity> {
   const entries = (await listLedgerEntries(deps, accountId)).sort((a, b) => b.created_at.localeCompare(a.created_at));
   const today = Math.floor(now.getTime() / DAY_MS);
   const days = Array.from({ length: SPENDING_DAYS }, (_, i) =>

@@ -65,7 +65,7 @@ export async function issueApiKey(deps: Deps, accountId: string, name: string): 
     name,
     key_prefix: keyPrefix,
     is_active: true,
-    created_at: new Date().toISOString(),
+    created_at: deps.clock.now().toISOString(),
     last_used_at: null,
     revoked_at: null,
     counted: true,
@@ -100,7 +100,7 @@ export async function openSessionUnder(
 ): Promise<IssuedSession | undefined> {
   const session = randomBase62(43);
   const csrfToken = csrfTokenFor(session);
-  const now = Date.now();
+  const now = deps.clock.now().getTime();
   // Whole seconds, as stored, so the time told at sign-in is the one the session really ends.
   const expiresAt = new Date(Math.floor(now / 1000 + ttlSeconds) * 1000);
   const stored = await insertSession(deps, {

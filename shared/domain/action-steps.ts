@@ -44,7 +44,7 @@ async function readInstanceAndJob(deps: Deps, input: ActionStepInput): Promise<{
  * (the execution's start for the action the API started, the moment the workflow started it for a later phase).
  */
 function ensureWithinBudget(deps: Deps, startedAt: string): void {
-  const elapsedSeconds = (Date.now() - Date.parse(startedAt)) / 1000;
+  const elapsedSeconds = (deps.clock.now().getTime() - Date.parse(startedAt)) / 1000;
   if (elapsedSeconds > deps.config.actionTimeoutSeconds) {
     throw new ActionOutcomeUnknownError(`outcome still unknown after ${Math.round(elapsedSeconds)} s`);
   }
@@ -62,7 +62,7 @@ export async function findActionStep(deps: Deps, input: z.output<typeof findActi
     actions,
     input.action_type,
     job.started_at,
-    Date.now(),
+    deps.clock.now().getTime(),
     deps.config.unknownOutcomeWindowSeconds * 1000,
   );
   if (outcome.kind === 'found') return outcome.actionId;
@@ -125,7 +125,7 @@ export async function finishPowerStep(
       ? { changes: { ...poweredState(input.type, input.paused_by), active_job_id: null }, finish: succeeded(input.job_id) }
       : undefined,
   );
-  await finishJob(deps, input.job_id, { status: 'succeeded' }, new Date().toISOString());
+  await finishJob(deps, input.job_id, { status: 'succeeded' }, deps.clock.now().toISOString());
   return { held: false };
 }
 
@@ -145,7 +145,7 @@ export async function finishResizeStep(deps: Deps, input: z.output<typeof finish
         }
       : undefined,
   );
-  await finishJob(deps, input.job_id, { status: 'succeeded' }, new Date().toISOString());
+  await finishJob(deps, input.job_id, { status: 'succeeded' }, deps.clock.now().toISOString());
   await holdBillingPause(deps, input.instance_id);
 }
 
@@ -164,7 +164,7 @@ const failureTexts: Record<string, string> = {
  */
 export async function settleAction(deps: Deps, instanceId: number, jobId: string, errorName: string | undefined): Promise<boolean> {
   const [instance, job] = await Promise.all([getInstanceItem(deps, instanceId), getJob(deps, jobId)]);
-  const at = new Date().toISOString();
+  const at = deps.clock.now().toISOString();
   if (instance && job && instance.active_job_id === jobId && instance.deleted_at === null && instance.upstream_id !== null) {
     const driver = await upstream(deps);
     const reading = await readInstanceServer(deps, driver, instance);

@@ -26,7 +26,7 @@ async function take(deps: Deps, counter: string, limit: number, windowMs: number
 }
 
 /** One request of any console auth route from this source address. */
-export async function limitSourceAddress(deps: Deps, address: string, now = new Date()): Promise<void> {
+export async function limitSourceAddress(deps: Deps, address: string, now = deps.clock.now()): Promise<void> {
   await take(deps, `addr#${address}`, deps.config.console.limits.perAddress, WINDOW_MS, now);
 }
 
@@ -34,7 +34,7 @@ export async function limitSourceAddress(deps: Deps, address: string, now = new 
  * One message to this address (sign-up, reset) asked for from this source address, and one of the address's
  * allowance for the day: someone else can use up their own share, not the owner's.
  */
-export async function limitMailsTo(deps: Deps, email: string, sourceAddress: string, now = new Date()): Promise<void> {
+export async function limitMailsTo(deps: Deps, email: string, sourceAddress: string, now = deps.clock.now()): Promise<void> {
   const { mailsPerEmailAndSource, mailsPerEmailPerDay } = deps.config.console.limits;
   await take(deps, `mail#${sha256Hex(email)}#${sourceAddress}`, mailsPerEmailAndSource, WINDOW_MS, now);
   await take(deps, `mail-day#${sha256Hex(email)}`, mailsPerEmailPerDay, DAY_MS, now);
@@ -51,7 +51,7 @@ export async function reserveFailedSignIn(
   email: string,
   passwordVersion: number,
   sourceAddress: string,
-  now = new Date(),
+  now = deps.clock.now(),
 ): Promise<{ release(): Promise<void> }> {
   const counter = `sign-in#${sha256Hex(email)}#${passwordVersion}#${sourceAddress}`;
   return { release: await take(deps, counter, deps.config.console.limits.failedSignInsPerEmailAndSource, WINDOW_MS, now) };

@@ -1,5 +1,4 @@
 import type { Deps } from './deps';
-import { randomUUID } from 'node:crypto';
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
 import { getAccount, setBillingPaused, type Account } from '../store/accounts';
@@ -21,14 +20,19 @@ async function requireAccount(deps: Deps, accountId: string): Promise<Account> {
 }
 
 /** Credits a deposit; a balance brought above zero lifts a billing pause (instances stay off until powered on). */
-export async function deposit(deps: Deps, accountId: string, amountMicros: number, entryId = `deposit#${randomUUID()}`): Promise<Account> {
+export async function deposit(
+  deps: Deps,
+  accountId: string,
+  amountMicros: number,
+  entryId = `deposit#${deps.ids.uuid()}`,
+): Promise<Account> {
   if (!Number.isSafeInteger(amountMicros) || amountMicros <= 0) throw new Error('a deposit is a positive amount');
   await recordLedgerEntry(deps, {
     account_id: accountId,
     entry_id: entryId,
     kind: 'deposit',
     amount: amountMicros,
-    created_at: new Date().toISOString(),
+    created_at: deps.clock.now().toISOString(),
   });
   // Conditional on the balance being above zero now, so it needs no read first.
   if (await setBillingPaused(deps, accountId, false)) logger.info('billing pause lifted', { account_id: accountId });
@@ -40,11 +44,11 @@ export async function charge(deps: Deps, accountId: string, amountMicros: number
   if (!Number.isSafeInteger(amountMicros) || amountMicros <= 0) throw new Error('a charge is a positive amount');
   await recordLedgerEntry(deps, {
     account_id: accountId,
-    entry_id: `charge#${randomUUID()}`,
+    entry_id: `charge#${deps.ids.uuid()}`,
     kind: 'charge',
     amount: -amountMicros,
     description,
-    created_at: new Date().toISOString(),
+    created_at: deps.clock.now().toISOString(),
   });
   return enforceBillingPause(deps, accountId);
 }
@@ -222,7 +226,7 @@ async function meterShardUnderLease(
   tally: ShardTally,
 ): Promise<boolean> {
   const key = meterShardOf(shard);
-  if (!(await takeMeterLease(deps, key, holder, Date.now(), Date.now() + METER_LEASE_MS))) return false;
+  if (!(await takeMeterLease(deps, key, holder, deps.clock.now().getTime(), deps.clock.now().getTime() + METER_LEASE_MS))) return false;
   try {
     const pages = listInstancesToMeter(deps, key)[Symbol.asyncIterator]();
     const waiting: [string, Instance[]][] = [];
@@ -308,9 +312,9 @@ const reportOf = (tally: ShardTally): MeterReport => ({
  * The whole meter in one process (the operations CLI, tests): every shard as meterShard charges it, four at once,
  * up to the same instant. Shards another run holds are left to it.
  */
-export async function runMeter(deps: Deps, nowMs = Date.now()): Promise<MeterReport> {
+export async function runMeter(deps: Deps, nowMs = deps.clock.now().getTime()): Promise<MeterReport> {
   const tally = emptyTally();
-  const holder = `run#${randomUUID()}`;
+  const holder = `run#${deps.ids.uuid()}`;
   const shards = Array.from({ length: METER_SHARDS }, (_, i) => i);
   const workers = Array.from({ length: SHARD_CONCURRENCY }, async () => {
     for (let shard = shards.shift(); shard !== undefined; shard = shards.shift()) {

@@ -95,7 +95,12 @@ async function spendLink(deps: Deps, purpose: AuthTokenPurpose, token: string, n
  * Answers at once, alike for every address: the same limits, the same scrypt work and one message queued. Whether
  * the address is taken decides only what the mail sender writes and sends afterwards.
  */
-export async function signUp(deps: Deps, { email, password }: SignUpBody, sourceAddress: string, now = new Date()): Promise<Accepted> {
+export async function signUp(
+  deps: Deps,
+  { email, password }: SignUpBody,
+  sourceAddress: string,
+  now = deps.clock.now(),
+): Promise<Accepted> {
   await limitSourceAddress(deps, sourceAddress, now);
   await limitMailsTo(deps, email, sourceAddress, now);
   await deps.transports.authMail.send({ kind: 'sign-up', email, password_hash: await hashPassword(password) });
@@ -103,7 +108,7 @@ export async function signUp(deps: Deps, { email, password }: SignUpBody, source
 }
 
 /** Prepares and sends one queued console e-mail, after its request has been answered. */
-export async function sendAuthMail(deps: Deps, request: AuthMailRequest, now = new Date()): Promise<void> {
+export async function sendAuthMail(deps: Deps, request: AuthMailRequest, now = deps.clock.now()): Promise<void> {
   if (request.kind === 'reset') return mailResetLink(deps, request.email, now);
   const { email, password_hash: passwordHash } = request;
   const account = newAccountRecord({ email, confirmed: false, suspended: false });
@@ -146,7 +151,7 @@ export async function confirmEmail(
   deps: Deps,
   { token, password }: ConfirmBody,
   sourceAddress: string,
-  now = new Date(),
+  now = deps.clock.now(),
 ): Promise<{ ok: true }> {
   await limitSourceAddress(deps, sourceAddress, now);
   const link = await getAuthToken(deps, tokenHash('confirm', token));
@@ -182,7 +187,12 @@ export interface SignedIn extends IssuedSession {
  * The session is opened under the credential generation the checked hash belongs to, so a password reset that
  * lands meanwhile leaves no session behind.
  */
-export async function signIn(deps: Deps, { email, password }: SignInBody, sourceAddress: string, now = new Date()): Promise<SignedIn> {
+export async function signIn(
+  deps: Deps,
+  { email, password }: SignInBody,
+  sourceAddress: string,
+  now = deps.clock.now(),
+): Promise<SignedIn> {
   await limitSourceAddress(deps, sourceAddress, now);
   const login = await getLogin(deps, email);
   const passwordVersion = login?.password_version ?? 0;
@@ -214,7 +224,7 @@ export async function requestPasswordReset(
   deps: Deps,
   { email }: ForgotPasswordBody,
   sourceAddress: string,
-  now = new Date(),
+  now = deps.clock.now(),
 ): Promise<Accepted> {
   await limitSourceAddress(deps, sourceAddress, now);
   await limitMailsTo(deps, email, sourceAddress, now);
@@ -237,7 +247,7 @@ export async function resetPassword(
   deps: Deps,
   { token, password }: ResetPasswordBody,
   sourceAddress: string,
-  now = new Date(),
+  now = deps.clock.now(),
 ): Promise<{ ok: true }> {
   await limitSourceAddress(deps, sourceAddress, now);
   const spent = await spendLink(deps, 'reset', token, now);

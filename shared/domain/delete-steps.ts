@@ -17,7 +17,7 @@ export async function stopLifecyclesStep(deps: Deps, { instance_id, job_id }: De
   await Promise.all(
     others.map(async (job) => {
       await deps.workflows.stop(job, 'The instance was deleted');
-      await finishJob(deps, job.job_id, { status: 'failed', error: 'Cancelled: the instance was deleted' }, new Date().toISOString());
+      await finishJob(deps, job.job_id, { status: 'failed', error: 'Cancelled: the instance was deleted' }, deps.clock.now().toISOString());
     }),
   );
 }
@@ -26,7 +26,7 @@ export async function stopLifecyclesStep(deps: Deps, { instance_id, job_id }: De
 export async function destroyServersStep(deps: Deps, input: z.output<typeof destroyServersInputSchema>): Promise<{ remaining: number }> {
   await destroyTaggedServers(deps, input.instance_id);
   const remaining = (await (await upstream(deps)).listServersByTag(upstreamTagOf(deps, input.instance_id))).length;
-  const elapsedSeconds = (Date.now() - Date.parse(input.started_at)) / 1000;
+  const elapsedSeconds = (deps.clock.now().getTime() - Date.parse(input.started_at)) / 1000;
   if (remaining > 0 && elapsedSeconds > deps.config.actionTimeoutSeconds) {
     throw new DeleteTimeoutError(`${remaining} server(s) still present after ${Math.round(elapsedSeconds)} s`);
   }
@@ -40,11 +40,11 @@ export async function finishDeleteStep(deps: Deps, { instance_id, job_id }: Dele
       ? {
           changes: { status: 'destroyed', capacity_held: false, pending_plan: null, active_job_id: null, ipv4: null },
           release: heldPools(instance),
-          finish: { job_id, outcome: { status: 'succeeded' }, at: new Date().toISOString() },
+          finish: { job_id, outcome: { status: 'succeeded' }, at: deps.clock.now().toISOString() },
         }
       : undefined,
   );
-  await finishJob(deps, job_id, { status: 'succeeded' }, new Date().toISOString());
+  await finishJob(deps, job_id, { status: 'succeeded' }, deps.clock.now().toISOString());
 }
 
 /** The instance stays deleting (and hidden); the reconciler starts a new delete for it later. */
@@ -53,6 +53,6 @@ export async function failDeleteStep(deps: Deps, { job_id }: DeleteStepInput): P
     deps,
     job_id,
     { status: 'failed', error: 'The server could not be destroyed yet; the delete will be retried' },
-    new Date().toISOString(),
+    deps.clock.now().toISOString(),
   );
 }

@@ -246,7 +246,11 @@ async function forgetUnlistedOrphans(deps: Deps, run: SweepRun, passStartedAt: s
  * absence (lost only once that concludes it), and one that a change of the listing moved across a page boundary is
  * simply seen there.
  */
-export async function sweepFleet(deps: Deps, nowMs = Date.now(), pages = deps.config.upstream.sweepPagesPerRun): Promise<SweepReport> {
+export async function sweepFleet(
+  deps: Deps,
+  nowMs = deps.clock.now().getTime(),
+  pages = deps.config.upstream.sweepPagesPerRun,
+): Promise<SweepReport> {
   let read = 0;
   let passCompleted = false;
   const driver = await upstreamForSweeps(deps);

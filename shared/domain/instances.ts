@@ -1,5 +1,4 @@
 import type { Deps } from './deps';
-import { randomUUID } from 'node:crypto';
 import { budgetSignal } from '../deadline';
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
@@ -57,7 +56,7 @@ export async function createInstance(
 
   const budget = budgetSignal(deps);
   const instanceId = await nextSequenceValue(deps, 'instance_id', budget);
-  const now = new Date().toISOString();
+  const now = deps.clock.now().toISOString();
   const { private_key: generatedPrivateKey, ...publicKey } = sshKey ?? generateSshKey(keyName, `root@vps-${instanceId}`);
   const secrets: InstanceSecrets = { root_password: randomMixedBase62(ROOT_PASSWORD_LENGTH), private_key: generatedPrivateKey };
   const { instance, job } = newInstance({
@@ -68,7 +67,7 @@ export async function createInstance(
     sshKey: { ...publicKey, private_key: null },
     sealedSecrets: await sealInstanceSecrets(deps, { account_id: account.account_id, instance_id: instanceId }, secrets),
     domain: `vps-${instanceId}.${deps.config.instanceDomainSuffix}`,
-    jobId: randomUUID(),
+    jobId: deps.ids.uuid(),
     now,
     idempotencyKey,
   });
@@ -93,7 +92,7 @@ export async function createInstance(
  * state and credentials; undefined when no create committed under it.
  */
 export async function committedCreate(deps: Deps, idempotencyKey: string): Promise<InstanceDetail | undefined> {
-  const instanceId = await committedInstanceOf(deps, idempotencyKey, Math.floor(Date.now() / 1000));
+  const instanceId = await committedInstanceOf(deps, idempotencyKey, Math.floor(deps.clock.now().getTime() / 1000));
   const item = instanceId === undefined ? undefined : await getInstanceItem(deps, instanceId);
   if (!item || item.idempotency_key !== idempotencyKey) return undefined;
   return toInstanceDetail(item, await openInstanceSecrets(deps, item));
@@ -131,7 +130,7 @@ async function startProvisioning(deps: Deps, instance: Instance, job: Job): Prom
     const finish = {
       job_id: job.job_id,
       outcome: { status: 'failed' as const, error: 'Provisioning could not be started' },
-      at: new Date().toISOString(),
+      at: deps.clock.now().toISOString(),
     };
     await updateInstanceAtVersion(deps, instance, {
       changes: { status: 'failed', capacity_held: false },

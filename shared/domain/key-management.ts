@@ -31,6 +31,6 @@ export async function createKey(deps: Deps, account: Account, body: CreateKeyBod
 export async function revokeKey(deps: Deps, accountId: string, keyId: number | undefined): Promise<{ ok: true; id: number }> {
   const key = keyId === undefined ? undefined : await getAccountApiKey(deps, accountId, keyId);
   if (!key) throw notFound('Key not found');
-  await revokeApiKey(deps, key, new Date().toISOString());
+  await revokeApiKey(deps, key, deps.clock.now().toISOString());
   return { ok: true, id: key.id };
 }

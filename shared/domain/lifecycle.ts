@@ -52,7 +52,7 @@ function firstUpstreamAction(
 
 /** Undoes an accepted action that the upstream refused: status, lock and any reserved tier go back as they were. */
 async function withdrawAction(deps: Deps, instance: Instance, job: Job, reason: string): Promise<void> {
-  const finish = { job_id: job.job_id, outcome: { status: 'failed' as const, error: reason }, at: new Date().toISOString() };
+  const finish = { job_id: job.job_id, outcome: { status: 'failed' as const, error: reason }, at: deps.clock.now().toISOString() };
   await updateInstanceWithRetry(deps, instance.instance_id, (current) =>
     // A delete that came in meanwhile owns the instance now, capacity included.
     current.active_job_id === job.job_id && current.deleted_at === null
@@ -189,7 +189,7 @@ export function deleteInstance(deps: Deps, account: Account, instanceId: number 
       if (!instance) throw instanceNotFound();
       const job = newJob('delete', instance);
       const recorded = await updateInstanceAtVersion(deps, instance, {
-        changes: { status: 'deleting', deleted_at: new Date().toISOString() },
+        changes: { status: 'deleting', deleted_at: deps.clock.now().toISOString() },
         job,
       });
       if (!recorded) return TRY_AGAIN;

@@ -67,10 +67,12 @@ export async function createServerStep(deps: Deps, { instance_id }: ProvisionInp
   let [server] = (await driver.listServersByTag(tag)).sort((a, b) => a.id - b.id);
   if (!server) {
     const requestedAt = instance.create_requested_at === null ? undefined : Date.parse(instance.create_requested_at);
-    if (requestedAt !== undefined && Date.now() - requestedAt < deps.config.unknownOutcomeWindowSeconds * 1000) {
+    if (requestedAt !== undefined && deps.clock.now().getTime() - requestedAt < deps.config.unknownOutcomeWindowSeconds * 1000) {
       return { upstream_id: null, abandoned: false, waiting: true };
     }
-    const noted = await transitionInstance(deps, instance_id, PROVISIONING_STATUSES, { create_requested_at: new Date().toISOString() });
+    const noted = await transitionInstance(deps, instance_id, PROVISIONING_STATUSES, {
+      create_requested_at: deps.clock.now().toISOString(),
+    });
     if (!noted) return { upstream_id: null, abandoned: true, waiting: false };
     const secrets = await openInstanceSecrets(deps, instance);
     if (!secrets) throw new Error(`instance ${instance_id} has no credentials to provision with`);
@@ -103,7 +105,7 @@ export interface CheckServerResult {
  * existing servers for short periods, new ones most of all): the workflow polls again, within the provisioning budget.
  */
 export async function checkServerStep(deps: Deps, input: CheckServerInput): Promise<CheckServerResult> {
-  const elapsedSeconds = () => (Date.now() - Date.parse(input.started_at)) / 1000;
+  const elapsedSeconds = () => (deps.clock.now().getTime() - Date.parse(input.started_at)) / 1000;
   const server = await (await upstream(deps)).getServer(input.upstream_id).catch((error: unknown) => {
     // Reads that keep failing are polled again, but only within the provisioning budget.
     if (elapsedSeconds() > deps.config.provisionTimeoutSeconds)
@@ -111,7 +113,7 @@ export async function checkServerStep(deps: Deps, input: CheckServerInput): Prom
     throw error;
   });
   if (server?.status === 'active' && server.ipv4) {
-    const now = new Date().toISOString();
+    const now = deps.clock.now().toISOString();
     const ipv4 = server.ipv4;
     // The instance write and the job's end are one transaction: no crash can leave the job running.
     const activated = await updateInstanceWithRetry(deps, input.instance_id, (instance) =>
@@ -174,7 +176,7 @@ export async function failProvision(
     ? {
         job_id: jobId,
         outcome: { status: 'failed' as const, error: failureTexts[errorName ?? ''] ?? 'Provisioning failed' },
-        at: new Date().toISOString(),
+        at: deps.clock.now().toISOString(),
       }
     : undefined;
   if (live) {

@@ -55,7 +55,7 @@ async function repair(deps: Deps, instance: Instance): Promise<Repair | undefine
         deps,
         job.job_id,
         { status: 'failed', error: 'The delete was interrupted; it has been restarted' },
-        new Date().toISOString(),
+        deps.clock.now().toISOString(),
       );
     const restart = newJob('delete', instance);
     await insertJob(deps, restart);
@@ -93,7 +93,7 @@ async function endOrphanJobs(deps: Deps, now: number, graceMs: number): Promise<
     try {
       const instance = await getInstanceItem(deps, job.instance_id);
       if (ownedByInstance(job, instance) || (await deps.workflows.isRunning(job))) continue;
-      await finishJob(deps, job.job_id, orphanJobOutcome(job, instance), new Date().toISOString());
+      await finishJob(deps, job.job_id, orphanJobOutcome(job, instance), deps.clock.now().toISOString());
       ended += 1;
     } catch (error) {
       logger.error('could not end an orphaned job', { job_id: job.job_id, error });
@@ -120,7 +120,7 @@ export async function findLeakedServers(deps: Deps): Promise<{ server: UpstreamS
  * then sweeps the fleet: servers that belong to no live instance are powered off and, after a grace period, destroyed,
  * so that a leak never costs anyone silently and nothing a customer may own is destroyed on one observation.
  */
-export async function reconcile(deps: Deps, now = Date.now(), graceMs = GRACE_MS): Promise<ReconcileReport> {
+export async function reconcile(deps: Deps, now = deps.clock.now().getTime(), graceMs = GRACE_MS): Promise<ReconcileReport> {
   const report = {
     deletesRestarted: 0,
     provisionsFailed: 0,

@@ -25,7 +25,7 @@ export const lostTexts: Record<Exclude<Ownership, 'ours'>, string> = {
  * when none was running, a `reconcile` job recorded as ended) fails with a text saying why, in one transaction.
  */
 export async function loseInstance(deps: Deps, instanceId: number, why: Exclude<Ownership, 'ours'>): Promise<void> {
-  const at = new Date().toISOString();
+  const at = deps.clock.now().toISOString();
   const error = lostTexts[why];
   await updateInstanceWithRetry(deps, instanceId, (current) => {
     if (current.deleted_at !== null || !HAS_SERVER.includes(current.status)) return undefined;
@@ -51,7 +51,7 @@ export async function readInstanceServer(
   deps: Deps,
   driver: UpstreamDriver,
   instance: Pick<Instance, 'instance_id' | 'upstream_id' | 'absent_since'>,
-  at = new Date().toISOString(),
+  at = deps.clock.now().toISOString(),
 ): Promise<ServerReading> {
   const serverId = instance.upstream_id ?? 0;
   const server = await driver.getServer(serverId);

@@ -1,5 +1,4 @@
 import type { Deps } from './deps';
-import { randomUUID } from 'node:crypto';
 import type { DeliveryMessage } from '../events/ports';
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
@@ -19,7 +18,7 @@ function retryDelayMs(attempt: number, settings: { retryBaseMs: number; retryMax
 }
 
 /** Queues the first attempt of an event for one endpoint. */
-export async function enqueueDelivery(deps: Deps, webhookId: string, event: ServiceEvent, now = new Date()): Promise<void> {
+export async function enqueueDelivery(deps: Deps, webhookId: string, event: ServiceEvent, now = deps.clock.now()): Promise<void> {
   const at = now.toISOString();
   await deps.transports.deliveries.send({ webhook_id: webhookId, event, attempt: 1, first_attempt_at: at, not_before: at }, 0);
 }
@@ -40,7 +39,7 @@ const succeeded = (outcome: SendOutcome) => outcome.status !== null && outcome.s
  * window); an endpoint that has failed for the disable window without a single success is disabled. Throws only
  * on the service's own faults, so the queue redelivers the message: at least once, never silently dropped.
  */
-export async function deliverWebhook(deps: Deps, message: DeliveryMessage, now = new Date(), resolve?: Resolver): Promise<void> {
+export async function deliverWebhook(deps: Deps, message: DeliveryMessage, now = deps.clock.now(), resolve?: Resolver): Promise<void> {
   const settings = deps.config.webhooks;
   const wait = Date.parse(message.not_before) - now.getTime();
   if (wait > 0) {
@@ -64,9 +63,9 @@ export async function deliverWebhook(deps: Deps, message: DeliveryMessage, now =
     resolve,
   });
   const ok = succeeded(outcome);
-  const at = new Date().toISOString();
+  const at = deps.clock.now().toISOString();
   await recordDeliveryAttempt(deps, webhook.webhook_id, {
-    id: randomUUID(),
+    id: deps.ids.uuid(),
     event_id: message.event.id,
     event_type: message.event.type,
     attempt: message.attempt,

@@ -1,5 +1,4 @@
 import type { Deps } from './deps';
-import { randomUUID } from 'node:crypto';
 import { TEST_EVENT_TYPE, type ServiceEvent } from '../schemas/events';
 import {
   WEBHOOKS_PER_ACCOUNT,
@@ -43,7 +42,7 @@ export async function createWebhook(deps: Deps, accountId: string, body: CreateW
     url: url.href,
     events: [...new Set(body.events)],
     secret_sealed: await sealWebhookSecret(deps, { account_id: accountId, webhook_id: webhookId }, secret),
-    created_at: new Date().toISOString(),
+    created_at: deps.clock.now().toISOString(),
     disabled_at: null,
     disabled_reason: null,
   };
@@ -77,9 +76,9 @@ export async function deleteWebhook(deps: Deps, accountId: string, webhookId: st
 export async function sendTestEvent(deps: Deps, accountId: string, webhookId: string | undefined): Promise<{ ok: true; event_id: string }> {
   const item = await ownedWebhook(deps, accountId, webhookId);
   const event: ServiceEvent = {
-    id: eventId('webhook', item.webhook_id, 'test', randomUUID()),
+    id: eventId('webhook', item.webhook_id, 'test', deps.ids.uuid()),
     type: TEST_EVENT_TYPE,
-    time: new Date().toISOString(),
+    time: deps.clock.now().toISOString(),
     account_id: accountId,
     instance_id: null,
     sequence: null,

@@ -17,7 +17,7 @@ const BEARER = /^Bearer +(\S+)$/i;
 /**
  * The spec's Bearer checks on the key itself, in the spec's order: one read, the key by its hash.
  */
-export async function findActiveKey(deps: Deps, authorization: string | undefined, now = new Date()): Promise<ApiKey> {
+export async function findActiveKey(deps: Deps, authorization: string | undefined, now = deps.clock.now()): Promise<ApiKey> {
   const token = BEARER.exec(authorization ?? '')?.[1];
   if (!token) throw unauthorized('Missing or malformed Authorization header');
   if (!token.startsWith(API_KEY_PREFIX)) throw unauthorized('Invalid API key prefix');
@@ -36,7 +36,7 @@ export async function findActiveKey(deps: Deps, authorization: string | undefine
 }
 
 /** The rest of the spec's checks: the key's owner exists and is in standing. Records the key's use alongside. */
-export async function authenticateOwner(deps: Deps, apiKey: ApiKey, now = new Date()): Promise<BearerPrincipal> {
+export async function authenticateOwner(deps: Deps, apiKey: ApiKey, now = deps.clock.now()): Promise<BearerPrincipal> {
   const [account] = await Promise.all([
     getAccount(deps, apiKey.account_id),
     touchApiKey(deps, apiKey, now).catch((error: unknown) => logger.warn('could not record key use', { error })),

@@ -121,7 +121,7 @@ export async function limitFailedAuthentication(
   deps: Deps,
   event: APIGatewayProxyEventV2,
   failure: Failure,
-  now = Date.now(),
+  now = deps.clock.now().getTime(),
 ): Promise<Failure> {
   const limit = Math.max(1, deps.config.failedAuthLimit);
   const address = sourceAddressOf(deps, event);

@@ -75,7 +75,7 @@ export async function resolveIdempotencyKey(
 ): Promise<IdempotencyOutcome> {
   const scopedKey = `${accountId}#${key}`;
   const requestHash = requestHashOf(event);
-  const nowSeconds = Math.floor(Date.now() / 1000);
+  const nowSeconds = Math.floor(deps.clock.now().getTime() / 1000);
   const claim = await claimIdempotencyKey(
     deps,
     scopedKey,
@@ -102,7 +102,7 @@ export async function resolveIdempotencyKey(
     if (firstHash !== requestHash) throw differentRequest();
     return replay(committed);
   }
-  const windows = await countRequest(deps, accountId, deferredLimits, Date.now());
+  const windows = await countRequest(deps, accountId, deferredLimits, deps.clock.now().getTime());
   onWindows(windows);
   const exceeded = windows.filter((w) => w.exceeded);
   if (exceeded.length > 0) {

@@ -54,7 +54,7 @@ export async function authenticateSession<T>(
   event: APIGatewayProxyEventV2,
   requireCsrf: boolean,
   alongside: (session: Session) => Promise<T>,
-  now = new Date(),
+  now = deps.clock.now(),
 ): Promise<[SessionPrincipal, T]> {
   const token = sessionTokenOf(event);
   if (!token) {

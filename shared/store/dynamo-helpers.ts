@@ -1,5 +1,4 @@
 import type { Platform } from '../platform';
-import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
@@ -119,7 +118,7 @@ export async function transactWrite(deps: Platform, input: TransactWriteCommandI
     retryPolicies.transactionConflict,
     async () => {
       // One token for every send of this attempt: one that timed out after DynamoDB applied it is not applied twice.
-      const once = { ...input, ClientRequestToken: input.ClientRequestToken ?? randomUUID() };
+      const once = { ...input, ClientRequestToken: input.ClientRequestToken ?? deps.ids.uuid() };
       await rideOutTransient(deps, () => deps.dynamo.send(new TransactWriteCommand(once)));
     },
     { retryable: collidedOnly },

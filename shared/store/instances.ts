@@ -61,7 +61,7 @@ export async function insertInstanceReservingCapacity(deps: Platform, instance: 
       newJobPut(deps, job),
       ...(recorded.idempotency_key === undefined
         ? []
-        : [commitMarkerPut(deps, recorded.idempotency_key, recorded.instance_id, Math.floor(Date.now() / 1000))]),
+        : [commitMarkerPut(deps, recorded.idempotency_key, recorded.instance_id, Math.floor(deps.clock.now().getTime() / 1000))]),
     ];
     try {
       await transactWrite(deps, { TransactItems: [...items, ...requestGuardItems(deps)] });
@@ -457,7 +457,7 @@ async function applyAtVersion(deps: Platform, instance: Instance, update: Versio
   const picker = new ShardPicker(update.reserve ?? []);
   for (;;) {
     const picked = picker.pick();
-    const now = new Date().toISOString();
+    const now = deps.clock.now().toISOString();
     const moves = capacityBookkeeping(instance, update.changes, update.release ?? [], picked);
     // A change of rate closes the open billing segment and opens the next in this same write.
     const billing_segments = segmentsAfterChange(instance, { ...instance, ...update.changes }, now);

@@ -55,7 +55,7 @@ export async function takeUpstreamToken(
   slot: number,
   priority: UpstreamPriority,
   settings: BudgetSettings,
-  nowMs = Date.now(),
+  nowMs = deps.clock.now().getTime(),
 ): Promise<boolean> {
   let known = lastSeen.of(deps).get(slot);
   let fresh = known === undefined;
@@ -92,7 +92,7 @@ export async function holdUpstream(deps: Platform, slot: number, untilMs: number
         UpdateExpression: 'SET hold_until = :until, tokens = if_not_exists(tokens, :zero), #at = if_not_exists(#at, :now)',
         ConditionExpression: 'attribute_not_exists(hold_until) OR hold_until < :until',
         ExpressionAttributeNames: { '#at': 'at' },
-        ExpressionAttributeValues: { ':until': untilMs, ':zero': 0, ':now': Date.now() },
+        ExpressionAttributeValues: { ':until': untilMs, ':zero': 0, ':now': deps.clock.now().getTime() },
       }),
     ),
   );

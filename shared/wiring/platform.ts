@@ -2,11 +2,18 @@ import type { Deps } from '../domain/deps';
 import { dynamoClient, sfnClient } from '../aws';
 import type { Config } from '../config';
 import type { EventTransports } from '../events/ports';
-import { RuntimeState, type Platform } from '../platform';
+import { randomIds, RuntimeState, systemClock, type Platform } from '../platform';
 import { stepFunctionsEngine } from '../workflows/step-functions';
 
 /** A runtime's dependencies from its configuration and where its events go: its own clients, state and engine. */
 export function depsOf(config: Config, transports: (platform: Platform) => EventTransports): Deps {
-  const platform: Platform = { config, dynamo: dynamoClient(config), sfn: sfnClient(config), state: new RuntimeState() };
+  const platform: Platform = {
+    config,
+    dynamo: dynamoClient(config),
+    sfn: sfnClient(config),
+    clock: systemClock,
+    ids: randomIds,
+    state: new RuntimeState(),
+  };
   return { ...platform, workflows: stepFunctionsEngine(platform), transports: transports(platform) };
 }

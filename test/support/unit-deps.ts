@@ -1,6 +1,6 @@
 import { loadConfig, type Environment } from '../../shared/config';
 import type { Deps } from '../../shared/domain/deps';
-import { RuntimeState } from '../../shared/platform';
+import { randomIds, RuntimeState, systemClock } from '../../shared/platform';
 import type { DeliveryMessage } from '../../shared/events/ports';
 import type { Job } from '../../shared/model/job';
 import type { AuthMailRequest } from '../../shared/schemas/auth';
@@ -24,6 +24,8 @@ export function unitDeps(env: Environment = {}): Deps {
     config: loadConfig(env),
     dynamo: unreachable('DynamoDB'),
     sfn: unreachable('Step Functions'),
+    clock: systemClock,
+    ids: randomIds,
     state: new RuntimeState(),
     workflows: unreachable('workflow engine'),
     transports: unreachable('event transport'),
@@ -43,9 +45,10 @@ export interface FakeRecord {
 
 /**
  * A runtime's dependencies in memory: DynamoDB (test/support/memory-dynamo.ts) with every table, a workflow engine
- * that records what it is asked to start and stop (nothing runs), and transports that keep what they are handed.
+ * that records what it is asked to start and stop (nothing runs), and transports that keep what they are handed; the
+ * system's clock and ids unless others are given.
  */
-export function memoryDeps(env: Environment = {}): { deps: Deps; record: FakeRecord } {
+export function memoryDeps(env: Environment = {}, runtime: Partial<Pick<Deps, 'clock' | 'ids'>> = {}): { deps: Deps; record: FakeRecord } {
   const names = Object.fromEntries(tableNames.map((table) => [table, `mem-${table}`])) as Record<TableName, string>;
   const config = loadConfig({
     ...Object.fromEntries(tableNames.map((table) => [tables[table].envVar, names[table]])),
@@ -60,6 +63,8 @@ export function memoryDeps(env: Environment = {}): { deps: Deps; record: FakeRec
     config,
     dynamo: new MemoryDynamo(names).asClient(),
     sfn: unreachable('Step Functions'),
+    clock: runtime.clock ?? systemClock,
+    ids: runtime.ids ?? randomIds,
     state: new RuntimeState(),
     workflows: {
       async start(workflow, job, input) {

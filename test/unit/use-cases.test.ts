@@ -16,7 +16,7 @@ import { memoryDeps as memoryDepsWith } from '../support/unit-deps';
 // Customers' secrets are sealed with a local key, as in the local runtime.
 const secretsKey = temporarySecretsKeyFile();
 afterAll(() => secretsKey.remove());
-const memoryDeps = () => memoryDepsWith({ SECRETS_KEY_FILE: secretsKey.path });
+const memoryDeps = (runtime: Parameters<typeof memoryDepsWith>[1] = {}) => memoryDepsWith({ SECRETS_KEY_FILE: secretsKey.path }, runtime);
 
 /** The status and text a use case refused with. */
 async function refusal(work: Promise<unknown>): Promise<[number, string]> {
@@ -54,6 +54,23 @@ describe('createInstance (in memory)', () => {
     });
     // What the customer reads back is what was answered, secrets included.
     expect(await getInstanceDetail(deps, account.account_id, detail.instance_id)).toMatchObject({ root_password: detail.root_password });
+  });
+
+  it('dates the instance and its job by the runtime’s clock and names the job with the runtime’s ids', async () => {
+    let next = 0;
+    const { deps, record } = memoryDeps({
+      clock: { now: () => new Date('2026-11-25T08:00:00.000Z') },
+      ids: { uuid: () => `00000000-0000-4000-8000-${String(++next).padStart(12, '0')}` },
+    });
+    const account = await fundedAccount(deps);
+
+    const detail = await createInstance(deps, account, { project_name: 'web', flavor: 's-1vcpu-2gb' });
+
+    expect(detail.created_at).toBe('2026-11-25T08:00:00.000Z');
+    expect(record.started[0]!.job).toMatchObject({
+      job_id: expect.stringMatching(/^00000000-0000-4000-8000-\d{12}$/),
+      started_at: '2026-11-25T08:00:00.000Z',
+    });
   });
 
   it('answers 503 "Tier capacity exhausted" when the flavor’s tier is full, records nothing and starts nothing', async () => {

@@ -39,7 +39,10 @@ export const rateLimit = (deps: Deps, limits: readonly RateLimitName[], idempote
     if (!apiKey || !bearer) throw new Error('the rate limit needs the Bearer key: authentication did not run');
     const deferDeploy = idempotent && event.headers[IDEMPOTENCY_HEADER] !== undefined;
     const counted = limits.filter((name) => !(deferDeploy && name === 'deploy'));
-    const [windows] = await Promise.all([countRequest(deps, apiKey.account_id, counted, Date.now()), bearer.catch(() => undefined)]);
+    const [windows] = await Promise.all([
+      countRequest(deps, apiKey.account_id, counted, deps.clock.now().getTime()),
+      bearer.catch(() => undefined),
+    ]);
     state.windows = [...state.windows, ...windows];
     await bearer;
     const over = exceeded(windows);

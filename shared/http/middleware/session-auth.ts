@@ -14,7 +14,8 @@ import type { Middleware } from './state';
 export const sessionAuth = (deps: Deps, csrf: boolean, limited: boolean): Middleware => ({
   before: async ({ event, context }) => {
     const state = context.request;
-    const count = (session: Session) => (limited ? countRequest(deps, session.session_hash, ['session'], Date.now()) : Promise.resolve([]));
+    const count = (session: Session) =>
+      limited ? countRequest(deps, session.session_hash, ['session'], deps.clock.now().getTime()) : Promise.resolve([]);
     const [principal, windows] = await limitingFailures(deps, event, authenticateSession(deps, event, csrf, count));
     state.session = principal;
     state.windows = [...state.windows, ...windows];
