@@ -1,5 +1,4 @@
 import type { Deps } from './deps';
-import { sendMail } from '../mail';
 import { getAccount, type Account } from '../store/accounts';
 import { consumeAuthToken, getAuthToken, insertAuthToken, type AuthTokenPurpose } from '../store/auth-tokens';
 import { changePassword, getLogin, insertAccountWithLogin } from '../store/logins';
@@ -68,8 +67,7 @@ async function mailLink(
   });
   const link = `${deps.config.console.url}#/${LINK_PAGE[purpose]}?token=${token}`;
   const hours = LINK_LIFETIME_SECONDS[purpose] / 3600;
-  await sendMail(
-    deps,
+  await deps.mail.send(
     purpose === 'confirm'
       ? {
           to: account.email,
@@ -132,7 +130,7 @@ export async function sendAuthMail(deps: Deps, request: AuthMailRequest, now = d
   const existing = login && (await getAccount(deps, login.account_id));
   if (existing && existing.deleted_at === null && !existing.confirmed) await mailLink(deps, existing, 'confirm', now, passwordHash);
   else if (existing && existing.deleted_at === null) {
-    await sendMail(deps, {
+    await deps.mail.send({
       to: email,
       subject: 'You already have an account',
       text: `Someone, perhaps you, tried to sign up with this address, which already has an account.\n\nSign in at ${deps.config.console.url}#/sign-in, or reset your password at ${deps.config.console.url}#/forgot if you have forgotten it.`,

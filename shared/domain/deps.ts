@@ -1,6 +1,7 @@
 import type { Platform } from '../platform';
 import type { WorkflowEngine } from '../workflows/engine';
 import type { EventTransports } from '../events/ports';
+import type { Mailer } from '../mail';
 
 /**
  * Everything a use case needs from its runtime, built once by the runtime's wiring (shared/wiring/aws.ts on AWS, the
@@ -10,4 +11,6 @@ export interface Deps extends Platform {
   readonly workflows: WorkflowEngine;
   /** Where events, webhook deliveries and console e-mails are handed on: EventBridge and SQS on AWS, in-process locally. */
   readonly transports: EventTransports;
+  /** Where the service's e-mail is sent: SES on AWS, the mail folder locally. */
+  readonly mail: Mailer;
 }

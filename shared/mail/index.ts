@@ -11,26 +11,36 @@ export interface MailMessage {
   readonly text: string;
 }
 
+/** Where the service's e-mail goes: Amazon SES on AWS, a folder of files on the local runtime. */
+export interface Mailer {
+  send(message: MailMessage): Promise<void>;
+}
+
 const ses = runtimeSlot(({ config }) => new SESv2Client({ region: config.region }));
 
 /** The local runtime's mailbox: one RFC 822 file per message; its path (never its contents, which hold the link) is logged. */
 async function writeToMailbox(deps: Platform, dir: string, message: MailMessage): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const file = join(dir, `${new Date().toISOString().replaceAll(':', '-')}-${randomBytes(4).toString('hex')}.eml`);
+  const file = join(dir, `${deps.clock.now().toISOString().replaceAll(':', '-')}-${randomBytes(4).toString('hex')}.eml`);
   const headers = [
     `From: ${deps.config.console.mailFrom}`,
     `To: ${message.to}`,
     `Subject: ${message.subject}`,
-    `Date: ${new Date().toUTCString()}`,
+    `Date: ${deps.clock.now().toUTCString()}`,
   ];
   await writeFile(file, `${headers.join('\r\n')}\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${message.text}\r\n`, { mode: 0o600 });
   logger.info('mail written to the local mailbox', { file });
 }
 
-/** Sends one plain-text message: through Amazon SES on AWS, into the mail folder on the local runtime. */
-export async function sendMail(deps: Platform, message: MailMessage): Promise<void> {
-  const { mailDir, mailFrom } = deps.config.console;
-  if (mailDir) return writeToMailbox(deps, mailDir, message);
+/** The runtime's mailer: into the mail folder when its configuration names one (the local runtime), else SES. */
+export function configuredMailer(deps: Platform): Mailer {
+  const { mailDir } = deps.config.console;
+  return { send: (message) => (mailDir ? writeToMailbox(deps, mailDir, message) : sendWithSes(deps, message)) };
+}
+
+/** Sends one plain-text message through Amazon SES. */
+async function sendWithSes(deps: Platform, message: MailMessage): Promise<void> {
+  const { mailFrom } = deps.config.console;
   await ses.of(deps).send(
     new SendEmailCommand({
       FromEmailAddress: mailFrom,

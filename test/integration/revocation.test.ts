@@ -13,7 +13,10 @@ type AnyStack = MiddlewareStack<object, object>;
  * Revokes `keyId` at the moment the handler sends its first `commandName` call (on `table`, if named), before that
  * call goes out: the key was good when the request was authenticated and is revoked before its own work lands.
  */
-type CommandInput = { TableName?: string; TransactItems?: Record<string, { TableName?: string } | undefined>[] };
+type CommandInput = {
+  TableName?: string;
+  TransactItems?: Record<string, { TableName?: string; Key?: Record<string, unknown> } | undefined>[];
+};
 
 /** The tables a command reads or writes: its own, or those of its transaction's items. */
 const tablesOf = (input: CommandInput | undefined): string[] => [
@@ -21,17 +24,29 @@ const tablesOf = (input: CommandInput | undefined): string[] => [
   ...(input?.TransactItems ?? []).flatMap((item) => Object.values(item).flatMap((entry) => (entry?.TableName ? [entry.TableName] : []))),
 ];
 
+/** A command on the table. */
+const onTable = (table: string) => (input: CommandInput | undefined) => tablesOf(input).includes(table);
+
+/** A transaction guarded by the key: only the request made with it writes one (no workflow's or timer's write does). */
+const guardedBy = (keyHash: string) => (input: CommandInput | undefined) =>
+  (input?.TransactItems ?? []).some((item) => item.ConditionCheck?.Key?.key_hash === keyHash);
+
 /**
- * Revokes the key just before the first `commandName` on `table` is sent, in this process (the local runtime's
- * workflows and timers share the client: matching the table keeps their own writes from setting it off early).
+ * Revokes the key just before the first `commandName` that `matches` is sent, in this process (the local runtime's
+ * workflows and timers share the client: the match keeps their own calls from setting it off early).
  */
-function revokeJustBefore(commandName: string, account: TestAccount, keyId: number, table: string): void {
+function revokeJustBefore(
+  commandName: string,
+  account: TestAccount,
+  keyId: number,
+  matches: (input: CommandInput | undefined) => boolean,
+): void {
   const stack = runtime.deps.dynamo.middlewareStack as unknown as AnyStack;
   let armed = true;
   stack.add(
     (next, context) => async (args) => {
       const input = (args as { input?: CommandInput }).input;
-      if (armed && (context as { commandName?: string }).commandName === commandName && tablesOf(input).includes(table)) {
+      if (armed && (context as { commandName?: string }).commandName === commandName && matches(input)) {
         armed = false;
         await revokeKey(runtime.deps, account.accountId, keyId);
       }
@@ -43,10 +58,10 @@ function revokeJustBefore(commandName: string, account: TestAccount, keyId: numb
 afterEach(() => void (runtime.deps.dynamo.middlewareStack as unknown as AnyStack).remove('revokeMidRequest'));
 
 /** The account with a second key, which makes the request and is revoked while it runs. */
-async function accountWithDoomedKey(): Promise<{ account: TestAccount; doomed: string; doomedId: number }> {
+async function accountWithDoomedKey(): Promise<{ account: TestAccount; doomed: string; doomedId: number; doomedHash: string }> {
   const account = await runtime.newAccount();
   const { fullKey, record } = await issueApiKey(runtime.deps, account.accountId, 'doomed');
-  return { account, doomed: fullKey, doomedId: record.id };
+  return { account, doomed: fullKey, doomedId: record.id, doomedHash: record.key_hash };
 }
 
 const REVOKED = { error: 'Invalid or revoked API key', request_id: expect.any(String) };
@@ -56,10 +71,10 @@ describe('revocation in flight', () => {
     ['an action', 'reboot'],
     ['a delete', 'delete'],
   ])('refuses %s whose key is revoked before its write commits (401), changing nothing, upstream included', async (_, what) => {
-    const { account, doomed, doomedId } = await accountWithDoomedKey();
+    const { account, doomed, doomedId, doomedHash } = await accountWithDoomedKey();
     const instance = await runtime.activeInstance(account.apiKey);
     const upstreamBefore = runtime.simulator.state().calls;
-    revokeJustBefore('TransactWriteItemsCommand', account, doomedId, runtime.tableNames.instances);
+    revokeJustBefore('TransactWriteItemsCommand', account, doomedId, guardedBy(doomedHash));
 
     const response =
       what === 'delete'
@@ -75,8 +90,8 @@ describe('revocation in flight', () => {
   });
 
   it('refuses a create whose key is revoked before its write commits (401), creating nothing and using no deploy', async () => {
-    const { account, doomed, doomedId } = await accountWithDoomedKey();
-    revokeJustBefore('TransactWriteItemsCommand', account, doomedId, runtime.tableNames.instances);
+    const { account, doomed, doomedId, doomedHash } = await accountWithDoomedKey();
+    revokeJustBefore('TransactWriteItemsCommand', account, doomedId, guardedBy(doomedHash));
 
     const response = await runtime.call('POST', '/api/v1/instances', {
       apiKey: doomed,
@@ -94,8 +109,8 @@ describe('revocation in flight', () => {
   });
 
   it('does not keep a 401 for the Idempotency-Key: the same key sent with another key of the account deploys', async () => {
-    const { account, doomed, doomedId } = await accountWithDoomedKey();
-    revokeJustBefore('TransactWriteItemsCommand', account, doomedId, runtime.tableNames.instances);
+    const { account, doomed, doomedId, doomedHash } = await accountWithDoomedKey();
+    revokeJustBefore('TransactWriteItemsCommand', account, doomedId, guardedBy(doomedHash));
     const body = { project_name: 'keyed', flavor: 's-1vcpu-2gb' };
     const headers = { 'idempotency-key': 'revoked-mid-create' };
 
@@ -111,7 +126,7 @@ describe('revocation in flight', () => {
     const { account, doomed, doomedId } = await accountWithDoomedKey();
     const instance = await runtime.activeInstance(account.apiKey);
     // Authentication's last round reads the account: the key goes just before it, so only the re-check can see it.
-    revokeJustBefore('GetItemCommand', account, doomedId, runtime.tableNames.accounts);
+    revokeJustBefore('GetItemCommand', account, doomedId, onTable(runtime.tableNames.accounts));
 
     const listed = await runtime.call('GET', '/api/v1/instances', { apiKey: doomed });
 
@@ -158,8 +173,8 @@ describe('revocation in flight on the webhook routes', () => {
       .Item?.count ?? 0;
 
   it('refuses a create whose key is revoked before its write commits (401): no webhook, no place taken', async () => {
-    const { account, doomed, doomedId } = await accountWithDoomedKey();
-    revokeJustBefore('TransactWriteItemsCommand', account, doomedId, runtime.tableNames.webhooks);
+    const { account, doomed, doomedId, doomedHash } = await accountWithDoomedKey();
+    revokeJustBefore('TransactWriteItemsCommand', account, doomedId, guardedBy(doomedHash));
 
     const response = await runtime.call('POST', '/api/v1/webhooks', { apiKey: doomed, body: hook() });
     const listed = await runtime.call('GET', '/api/v1/webhooks', { apiKey: account.apiKey });
@@ -170,9 +185,9 @@ describe('revocation in flight on the webhook routes', () => {
   });
 
   it('refuses a delete whose key is revoked before its write commits (401): the webhook stays', async () => {
-    const { account, doomed, doomedId } = await accountWithDoomedKey();
+    const { account, doomed, doomedId, doomedHash } = await accountWithDoomedKey();
     const webhook = (await runtime.call('POST', '/api/v1/webhooks', { apiKey: account.apiKey, body: hook() })).body;
-    revokeJustBefore('TransactWriteItemsCommand', account, doomedId, runtime.tableNames.webhooks);
+    revokeJustBefore('TransactWriteItemsCommand', account, doomedId, guardedBy(doomedHash));
 
     const response = await runtime.call('DELETE', `/api/v1/webhooks/${webhook.id}`, { apiKey: doomed });
     const listed = await runtime.call('GET', '/api/v1/webhooks', { apiKey: account.apiKey });
@@ -187,7 +202,7 @@ describe('revocation in flight on the webhook routes', () => {
     const receiver = await startReceiver();
     try {
       const webhook = (await runtime.call('POST', '/api/v1/webhooks', { apiKey: account.apiKey, body: hook(receiver.url) })).body;
-      revokeJustBefore('GetItemCommand', account, doomedId, runtime.tableNames.webhooks);
+      revokeJustBefore('GetItemCommand', account, doomedId, onTable(runtime.tableNames.webhooks));
 
       const response = await runtime.call('POST', `/api/v1/webhooks/${webhook.id}/test`, { apiKey: doomed });
       // A later test event with a good key: once it has arrived, a queued refused one would have arrived before it.

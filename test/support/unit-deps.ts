@@ -2,6 +2,7 @@ import { loadConfig, type Environment } from '../../shared/config';
 import type { Deps } from '../../shared/domain/deps';
 import { randomIds, RuntimeState, systemClock } from '../../shared/platform';
 import type { DeliveryMessage } from '../../shared/events/ports';
+import type { MailMessage } from '../../shared/mail';
 import type { Job } from '../../shared/model/job';
 import type { AuthMailRequest } from '../../shared/schemas/auth';
 import type { ServiceEvent } from '../../shared/schemas/events';
@@ -29,6 +30,7 @@ export function unitDeps(env: Environment = {}): Deps {
     state: new RuntimeState(),
     workflows: unreachable('workflow engine'),
     transports: unreachable('event transport'),
+    mail: unreachable('mailer'),
   };
 }
 
@@ -41,6 +43,7 @@ export interface FakeRecord {
   readonly published: ServiceEvent[];
   readonly deliveries: DeliveryMessage[];
   readonly authMails: AuthMailRequest[];
+  readonly mails: MailMessage[];
 }
 
 /**
@@ -57,7 +60,7 @@ export function memoryDeps(env: Environment = {}, runtime: Partial<Pick<Deps, 'c
     ),
     ...env,
   });
-  const record: FakeRecord = { started: [], stopped: [], published: [], deliveries: [], authMails: [] };
+  const record: FakeRecord = { started: [], stopped: [], published: [], deliveries: [], authMails: [], mails: [] };
   const running = new Set<string>();
   const deps: Deps = {
     config,
@@ -82,6 +85,7 @@ export function memoryDeps(env: Environment = {}, runtime: Partial<Pick<Deps, 'c
       deliveries: { send: async (message) => void record.deliveries.push(message) },
       authMail: { send: async (message) => void record.authMails.push(message) },
     },
+    mail: { send: async (message) => void record.mails.push(message) },
   };
   return { deps, record };
 }

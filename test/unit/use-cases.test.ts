@@ -1,6 +1,7 @@
 import type { Deps } from '../../shared/domain/deps';
 import { openAccount, usdToMicros } from '../../shared/domain/accounts';
 import { charge, deposit } from '../../shared/domain/billing';
+import { sendAuthMail, signUp } from '../../shared/domain/console-auth';
 import { createInstance, getInstanceDetail } from '../../shared/domain/instances';
 import { createKey, listKeys, revokeKey } from '../../shared/domain/key-management';
 import { deleteInstance } from '../../shared/domain/lifecycle';
@@ -16,7 +17,8 @@ import { memoryDeps as memoryDepsWith } from '../support/unit-deps';
 // Customers' secrets are sealed with a local key, as in the local runtime.
 const secretsKey = temporarySecretsKeyFile();
 afterAll(() => secretsKey.remove());
-const memoryDeps = (runtime: Parameters<typeof memoryDepsWith>[1] = {}) => memoryDepsWith({ SECRETS_KEY_FILE: secretsKey.path }, runtime);
+const memoryDeps = (runtime: Parameters<typeof memoryDepsWith>[1] = {}, env: Record<string, string> = {}) =>
+  memoryDepsWith({ SECRETS_KEY_FILE: secretsKey.path, ...env }, runtime);
 
 /** The status and text a use case refused with. */
 async function refusal(work: Promise<unknown>): Promise<[number, string]> {
@@ -149,5 +151,18 @@ describe('createKey and revokeKey (in memory)', () => {
     expect(created.full_key).toMatch(/^svcmcp_/);
     expect((await listKeys(deps, funded.account_id)).map(({ id, is_active }) => [id, is_active])).toEqual([[created.id, false]]);
     expect(await refusal(revokeKey(deps, 'acct_other', created.id))).toEqual([404, 'Key not found']);
+  });
+});
+
+describe('signUp and its e-mail (in memory)', () => {
+  it('queues the sign-up, then its mail creates the unconfirmed account and sends one confirmation link', async () => {
+    const { deps, record } = memoryDeps({}, { CONSOLE_URL: 'https://console.example.com/' });
+
+    await signUp(deps, { email: 'ann@example.com', password: 'correct horse battery' }, '198.51.100.7');
+    expect(record.authMails.map(({ kind, email }) => [kind, email])).toEqual([['sign-up', 'ann@example.com']]);
+    await sendAuthMail(deps, record.authMails[0]!);
+
+    expect(record.mails.map(({ to, subject }) => [to, subject])).toEqual([['ann@example.com', 'Confirm your e-mail address']]);
+    expect(record.mails[0]!.text).toMatch(/https:\/\/console\.example\.com\/#\/confirm\?token=\S+/);
   });
 });
