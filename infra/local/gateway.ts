@@ -30,8 +30,8 @@ export interface GatewayOptions {
   readonly aroundInvocation?: <T>(route: RouteDefinition, invoke: () => Promise<T>) => Promise<T>;
   /** The built console to serve under /console/, as CloudFront does on AWS. */
   readonly consoleDir?: string;
-  /** The runtime whose dependencies the handlers run with (asked for at each request: it may be built after the gateway). */
-  readonly deps: () => Deps;
+  /** The runtime whose dependencies the handlers run with (awaited at each request: they may be built after the gateway). */
+  readonly deps: () => Promise<Deps>;
 }
 
 export interface Gateway {
@@ -143,7 +143,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const handlers = new Map<RouteDefinition, Handler>();
   for (const route of served) {
     const module = (await import(pathToFileURL(resolve(options.root, route.entry)).href)) as { handler: EntryHandler<Handler> };
-    handlers.set(route, (event, context) => module.handler.forRuntime(options.deps())(event, context));
+    handlers.set(route, async (event, context) => module.handler.forRuntime(await options.deps())(event, context));
   }
   const defaultRoute = served.find((route) => route.path === DEFAULT_ROUTE);
   if (!defaultRoute) throw new Error('the route table has no $default route');

@@ -162,12 +162,11 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const temporaryKey = options.secretsKeyFile === undefined ? temporarySecretsKeyFile() : undefined;
   const secretsKeyFile = options.secretsKeyFile ?? temporaryKey?.path ?? '';
   await createLocalTables(options.dynamodbEndpoint, names);
-  // Built once the gateway has its port (the console's address is part of the configuration); nothing runs before.
-  const built: { deps?: Deps } = {};
-  const deps = () => {
-    if (!built.deps) throw new Error('the local runtime is not ready yet');
-    return built.deps;
-  };
+  // Built once the gateway has its port (the console's address is part of the configuration). Whatever comes first
+  // (a request, a step, a change on a stream) waits for them: nothing is refused or dropped meanwhile.
+  let ready: (deps: Deps) => void = () => undefined;
+  const built = new Promise<Deps>((resolve) => (ready = resolve));
+  const deps = () => built;
   const startStepFunctions = (port?: number) =>
     startLocalStepFunctions({
       root: repositoryRoot,
@@ -198,25 +197,26 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     UPSTREAM_BUDGET_PER_HOUR: '36000000',
     UPSTREAM_BUDGET_BURST: '100000',
   };
-  // Events flow from here on, before any handler can change anything.
   const events = new LocalEventBus();
   const deliveries = new LocalDeliveryQueue(
     // Read back from disk after a restart: parsed like the SQS messages on AWS.
-    (message) => deliverWebhook(deps(), deliveryMessageSchema.parse(message)),
+    async (message) => deliverWebhook(await deps(), deliveryMessageSchema.parse(message)),
     options.dataDir && resolve(options.dataDir, 'webhook-deliveries'),
   );
   const authMail = new LocalDeliveryQueue<AuthMailRequest>(
-    (message) => sendAuthMail(deps(), authMailRequestSchema.parse(message)),
+    async (message) => sendAuthMail(await deps(), authMailRequestSchema.parse(message)),
     options.dataDir && resolve(options.dataDir, 'auth-mail'),
     'console e-mail',
   );
   const transports: EventTransports = { events, deliveries, authMail: { send: (message) => authMail.send(message, 0) } };
+  // Events flow from here on, before any handler can change anything.
+  events.subscribe(async (event) => void (await fanOut(await deps(), event)));
   const streamTables = allTables.filter((table): table is EventSourceTable => Boolean((tables[table] as TableDefinition).stream));
   const byPhysicalName = new Map(streamTables.map((table) => [names[table], table]));
   const poller = await startStreamPoller({
     endpoint: options.dynamodbEndpoint,
     tables: [...byPhysicalName.keys()],
-    onRecords: async (physical, records) => void (await publishChanges(deps(), byPhysicalName.get(physical)!, records)),
+    onRecords: async (physical, records) => void (await publishChanges(await deps(), byPhysicalName.get(physical)!, records)),
     checkpointFile: options.dataDir && resolve(options.dataDir, 'stream-checkpoint.json'),
   });
   const startServiceGateway = (port: number) =>
@@ -232,9 +232,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   let gateway = await startServiceGateway(options.port ?? 0);
   const consoleUrl = `${gateway.url}/console/`;
   const runtimeDeps = depsOf(loadConfig({ ...handlerEnv, CONSOLE_URL: consoleUrl, ...options.env }), () => transports);
-  built.deps = runtimeDeps;
+  ready(runtimeDeps);
   await authMail.resume();
-  events.subscribe(async (event) => void (await fanOut(deps(), event)));
   await deliveries.resume();
   const timers = options.schedules === false ? [] : await startScheduleTimers(() => stepFunctions, runtimeDeps);
 

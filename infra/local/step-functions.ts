@@ -63,8 +63,8 @@ export interface LocalStepFunctionsOptions {
    * step this way; tests inject failures).
    */
   readonly aroundTask?: <T>(workflow: WorkflowName, stateName: string, invoke: () => Promise<T>, input: unknown) => Promise<T>;
-  /** The runtime whose dependencies the steps run with (asked for at each step: it may be built after the endpoint). */
-  readonly deps: () => Deps;
+  /** The runtime whose dependencies the steps run with (awaited at each step: they may be built after the endpoint). */
+  readonly deps: () => Promise<Deps>;
 }
 
 export interface LocalStepFunctions {
@@ -125,7 +125,7 @@ async function loadMachine(root: string, name: WorkflowName, options: LocalStepF
     const step = key ? (workflow.steps as Record<string, { entry: string }>)[key] : undefined;
     if (!step) throw new Error(`${workflow.definitionFile}: state ${stateName} has no step for ${state.Resource}`);
     const module = (await import(pathToFileURL(resolve(root, step.entry)).href)) as { handler: EntryHandler<TaskHandler> };
-    const run: TaskHandler = (input) => module.handler.forRuntime(options.deps())(input);
+    const run: TaskHandler = async (input) => module.handler.forRuntime(await options.deps())(input);
     const around = options.aroundTask;
     taskHandlers[stateName] = around ? (input) => around(name, stateName, async () => run(input), input) : run;
   }
