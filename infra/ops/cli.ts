@@ -1,6 +1,5 @@
 import { Command as Program, CommanderError, Help } from 'commander';
 import { resolveTarget } from './target';
-import { awsDeps } from '../../shared/wiring/aws';
 import { escapeUnsafeCharacters } from '../../shared/model/text';
 
 /**
@@ -13,6 +12,7 @@ import { escapeUnsafeCharacters } from '../../shared/model/text';
  */
 if (!process.env.OPS_DEBUG) process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
 const { commandOptions, commands, prepareCommand, usage, usageOf, UsageError } = await import('./commands');
+const { awsDeps } = await import('../../shared/wiring/aws');
 type OptionName = keyof typeof commandOptions;
 
 /** Node's and commander's own messages may span lines or carry their own prefix; the CLI reports one plain line. */

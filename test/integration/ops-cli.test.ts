@@ -23,10 +23,14 @@ beforeAll(async () => {
 });
 afterAll(() => rm(runtimeDir, { recursive: true, force: true }));
 
-/** The CLI as operators run it (`npm run ops` is tsx on the project's Node), pointed at this file's runtime. */
+/**
+ * The CLI as operators run it (`npm run ops` is tsx on the project's Node), pointed at this file's runtime, from a
+ * shell that sets none of the service's logging settings (the tests' own silence them).
+ */
 function ops(args: readonly string[], env: Record<string, string> = {}): Promise<ProcessRun> {
+  const shell = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('POWERTOOLS_')));
   return runNode([resolve(repositoryRoot, 'node_modules/tsx/dist/cli.mjs'), 'infra/ops/cli.ts', ...args], {
-    env: { ...process.env, OPS_RUNTIME_FILE: runtimeFile, ...env },
+    env: { ...shell, OPS_RUNTIME_FILE: runtimeFile, ...env },
   });
 }
 
