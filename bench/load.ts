@@ -22,6 +22,15 @@ export interface Scenario {
   readonly request: (i: number) => { path: string; headers?: Record<string, string>; body?: unknown };
 }
 
+/** A floor is what the service is measured against: one that answered anything unexpected makes every ratio void. */
+export function floorAnsweredAsExpected(result: LoadResult): LoadResult {
+  if (result.unexpected > 0)
+    throw new Error(
+      `the floor "${result.scenario}" answered ${result.unexpected} of ${result.requests} requests with an unexpected status`,
+    );
+  return result;
+}
+
 /** Runs a fixed number of requests at a fixed concurrency against the service; bounded in count and time. */
 export async function runLoad(server: BenchServer, scenario: Scenario, requests: number, connections: number): Promise<LoadResult> {
   let issued = 0;

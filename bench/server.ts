@@ -182,20 +182,19 @@ process.on('message', (request: Request) => {
   );
 });
 process.on('disconnect', () => void runtime.stop().then(() => process.exit(0)));
-process.send?.({
-  ready: {
-    baseUrl: runtime.baseUrl,
-    handlerEnv: {
-      ...localHandlerEnv({
-        dynamodbEndpoint: settings.dynamodbEndpoint,
-        sfnEndpoint: runtime.stepFunctions.endpoint,
-        simulatorUrl: runtime.simulator.url,
-        upstreamToken: runtime.upstreamToken,
-        tablePrefix,
-        secretsKeyFile: runtime.secretsKeyFile,
-      }),
-      DEFAULT_TIER_CAPACITY: '100000',
-      DEFAULT_IPV4_POOL_SIZE: '100000',
-    },
-  },
-});
+const handlerEnv = {
+  ...localHandlerEnv({
+    dynamodbEndpoint: settings.dynamodbEndpoint,
+    sfnEndpoint: runtime.stepFunctions.endpoint,
+    simulatorUrl: runtime.simulator.url,
+    upstreamToken: runtime.upstreamToken,
+    tablePrefix,
+    secretsKeyFile: runtime.secretsKeyFile,
+  }),
+  DEFAULT_TIER_CAPACITY: '100000',
+  DEFAULT_IPV4_POOL_SIZE: '100000',
+};
+// The floors are plain functions that read their environment as a Lambda function does; this process is their
+// container. The service's own handlers run over the runtime's Deps and never read it.
+Object.assign(process.env, handlerEnv);
+process.send?.({ ready: { baseUrl: runtime.baseUrl, handlerEnv } });
