@@ -120,6 +120,7 @@ export class ServiceStack extends Stack {
   readonly tables: Readonly<Record<TableName, ServiceTable>>;
   readonly workflows: Readonly<Record<WorkflowName, Workflow>>;
   readonly upstreamToken: secretsmanager.Secret;
+  readonly paymentsSecret: secretsmanager.Secret;
   readonly secretsKey: SecretsKey;
   /** The scheduled jobs that are functions. */
   readonly scheduled: Readonly<Record<FunctionScheduleName, ScheduledFunction>>;
@@ -152,6 +153,12 @@ export class ServiceStack extends Stack {
     const retain = config.stage !== 'dev';
     const removalPolicy = retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     this.upstreamToken = this.upstreamTokenSecret(removalPolicy);
+    this.paymentsSecret = this.operatorSecret(
+      'PaymentsSecret',
+      'Stripe keys, put by the operator as {"secret_key": "sk_live_…", "webhook_secret": "whsec_…"}; the stack never sets or generates its value',
+      'Third-party keys issued by the payment provider (Stripe): rolled in its dashboard and stored here by the operator.',
+      removalPolicy,
+    );
     this.secretsKey = new SecretsKey(this, 'SecretsKey', { removalPolicy });
 
     this.tables = Object.fromEntries(
@@ -170,6 +177,7 @@ export class ServiceStack extends Stack {
       tables: this.tables,
       stateMachines: {},
       upstream: { baseUrl: config.upstreamBaseUrl, tokenSecret: this.upstreamToken },
+      payments: { secret: this.paymentsSecret },
       secretsKey: this.secretsKey,
       environment: {
         INSTANCE_DOMAIN_SUFFIX: config.instanceDomainSuffix,
@@ -300,16 +308,20 @@ export class ServiceStack extends Stack {
    * CloudFormation generate a value over it, as a generator block would on any change to it.
    */
   private upstreamTokenSecret(removalPolicy: RemovalPolicy): secretsmanager.Secret {
-    const secret = new secretsmanager.Secret(this, 'UpstreamToken', {
-      description: 'Upstream compute API token, put by the operator; the stack never sets or generates its value',
+    return this.operatorSecret(
+      'UpstreamToken',
+      'Upstream compute API token, put by the operator; the stack never sets or generates its value',
+      'Third-party API token issued by the upstream provider: it is rotated there and stored here by the operator.',
       removalPolicy,
-    });
+    );
+  }
+
+  /** A secret the operator puts; see upstreamTokenSecret. */
+  private operatorSecret(id: string, description: string, rotation: string, removalPolicy: RemovalPolicy): secretsmanager.Secret {
+    const secret = new secretsmanager.Secret(this, id, { description, removalPolicy });
     // Without a generator and without a value, CloudFormation creates the secret with no value at all.
     (secret.node.defaultChild as secretsmanager.CfnSecret).addPropertyDeletionOverride('GenerateSecretString');
-    Validations.of(secret).acknowledge({
-      id: 'AwsSolutions-SMG4',
-      reason: 'Third-party API token issued by the upstream provider: it is rotated there and stored here by the operator.',
-    });
+    Validations.of(secret).acknowledge({ id: 'AwsSolutions-SMG4', reason: rotation });
     return secret;
   }
 
@@ -320,6 +332,10 @@ export class ServiceStack extends Stack {
       new CfnOutput(this, 'EdgeUrl', { value: this.edge.url, description: 'The API behind the edge firewall: the URL customers call' });
     new CfnOutput(this, outputNames.upstreamTokenSecretArn, { value: this.upstreamToken.secretArn });
     new CfnOutput(this, outputNames.upstreamBaseUrl, { value: upstreamBaseUrl });
+    new CfnOutput(this, 'PaymentsSecretArn', {
+      value: this.paymentsSecret.secretArn,
+      description: 'Put the Stripe secret key and webhook signing secret here',
+    });
     new CfnOutput(this, outputNames.alarmTopicArn, { value: this.alarmTopic.topic.topicArn });
     new CfnOutput(this, outputNames.dashboardName, { value: this.operations.dashboard.dashboardName });
     new CfnOutput(this, outputNames.eventBusName, { value: this.events.bus.eventBusName });

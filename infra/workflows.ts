@@ -65,9 +65,12 @@ const meterShardAccess: FunctionAccess = {
     ledger: ['PutItem'],
     jobs: ['GetItem', 'PutItem', 'UpdateItem'],
     counters: ['GetItem', 'UpdateItem'],
+    // The runway's review after each account's charges: a warning flag on the account, an auto-recharge top-up.
+    topUps: ['Query', 'BatchGetItem', 'PutItem', 'UpdateItem'],
   },
   startsWorkflows: ['power'],
   upstream: true,
+  payments: true,
 };
 
 /**

@@ -21,6 +21,8 @@ export interface FunctionAccess {
   readonly stopsWorkflows?: readonly WorkflowName[];
   /** Whether the function calls the upstream compute API (and so reads its token secret). */
   readonly upstream?: boolean;
+  /** Whether the function calls the payment provider (and so reads its secret). */
+  readonly payments?: boolean;
   /** Whether the function sends e-mail (Amazon SES on AWS). */
   readonly sendsMail?: boolean;
   /** What the function does with customers' sealed secrets. */

@@ -104,6 +104,22 @@ export interface Config {
     readonly timeoutMs: number;
   };
   readonly console: ConsoleConfig;
+  readonly payments: PaymentsConfig;
+}
+
+interface PaymentsConfig {
+  /** The provider's API base: Stripe's own when unset (AWS), the local simulator on this machine. */
+  readonly apiBase: string | undefined;
+  /** Literal secrets (the local runtime); on AWS both come from the secret `secretArn` names. */
+  readonly secretKey: string | undefined;
+  readonly webhookSecret: string | undefined;
+  /** The Secrets Manager secret holding `{"secret_key", "webhook_secret"}` (AWS). */
+  readonly secretArn: string | undefined;
+  /** How far a webhook signature's timestamp may be from now, either way. */
+  readonly signatureToleranceSeconds: number;
+  /** How long a checkout page stays open (Stripe allows 30 minutes to 24 hours). */
+  readonly checkoutMinutes: number;
+  readonly timeoutMs: number;
 }
 
 interface ConsoleConfig {
@@ -216,6 +232,15 @@ export function loadConfig(env: Environment): Config {
         mailsPerEmailAndSource: integer('AUTH_LIMIT_MAILS_PER_EMAIL_AND_SOURCE', 3),
         mailsPerEmailPerDay: integer('AUTH_LIMIT_MAILS_PER_EMAIL_PER_DAY', 20),
       },
+    },
+    payments: {
+      apiBase: env.PAYMENTS_API_BASE || undefined,
+      secretKey: env.STRIPE_SECRET_KEY || undefined,
+      webhookSecret: env.STRIPE_WEBHOOK_SECRET || undefined,
+      secretArn: env.PAYMENTS_SECRET_ARN || undefined,
+      signatureToleranceSeconds: integer('PAYMENTS_SIGNATURE_TOLERANCE_SECONDS', 300),
+      checkoutMinutes: integer('PAYMENTS_CHECKOUT_MINUTES', 60),
+      timeoutMs: integer('PAYMENTS_TIMEOUT_MS', 8_000),
     },
   };
 }

@@ -35,5 +35,9 @@ export const metricNames = {
   webhookDeliveries: 'WebhookDeliveries',
   webhookDeliveryFailures: 'WebhookDeliveryFailures',
   webhooksDisabled: 'WebhooksDisabled',
+  /** Payment webhooks whose signature did not hold (forged, altered, stale). */
+  paymentWebhookFailures: 'PaymentWebhookFailures',
+  /** Payment events naming a top-up we do not have, or one they do not match: refused, nothing credited. */
+  paymentsUnmatched: 'PaymentsUnmatched',
 } as const;
 export type MetricName = (typeof metricNames)[keyof typeof metricNames];

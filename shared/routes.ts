@@ -1,5 +1,6 @@
 import type { FunctionAccess } from './access';
 import type { RouteAuth, RouteContract } from './contracts/contract';
+import { billingRoutes } from './contracts/billing';
 import { consoleRoutes } from './contracts/console';
 import { instanceRoutes } from './contracts/instances';
 import { keyRoutes } from './contracts/keys';
@@ -24,6 +25,7 @@ export const routes: readonly RouteContract[] = [
   ...instanceRoutes,
   ...keyRoutes,
   ...webhookRoutes,
+  ...billingRoutes,
   openApiDocumentRoute,
   ...consoleRoutes,
   notFoundRoute,
@@ -35,5 +37,9 @@ export const authAccess: Record<RouteAuth, FunctionAccess> = {
   // authentications of each source address.
   bearer: { tables: { apiKeys: ['GetItem', 'UpdateItem'], accounts: ['GetItem'], counters: ['GetItem', 'UpdateItem'] } },
   session: { tables: { sessions: ['GetItem'], accounts: ['GetItem'], counters: ['UpdateItem'] } },
+  // Either of the two above.
+  account: {
+    tables: { apiKeys: ['GetItem', 'UpdateItem'], accounts: ['GetItem'], counters: ['GetItem', 'UpdateItem'], sessions: ['GetItem'] },
+  },
   none: {},
 };

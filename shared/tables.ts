@@ -139,6 +139,20 @@ export const tables = {
     partitionKey: { name: 'account_id', type: 'S' },
     sortKey: { name: 'entry_id', type: 'S' },
   },
+  /** Card top-ups: one per checkout the customer opened (or auto-recharge charge), and what the provider said of it. */
+  topUps: {
+    envVar: 'TOP_UPS_TABLE',
+    partitionKey: { name: 'top_up_id', type: 'S' },
+    globalSecondaryIndexes: [
+      {
+        // The account's latest top-ups, newest first.
+        indexName: 'by_account',
+        partitionKey: { name: 'account_id', type: 'S' },
+        sortKey: { name: 'created_at', type: 'S' },
+        projection: { type: 'KEYS_ONLY' },
+      },
+    ],
+  },
   idempotency: {
     envVar: 'IDEMPOTENCY_TABLE',
     partitionKey: { name: 'idempotency_key', type: 'S' },

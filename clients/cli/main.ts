@@ -15,6 +15,7 @@ import {
 import { requireApi, requireSession, resolveCredentials, saveConfig } from './credentials';
 import { UsageError } from './errors';
 import {
+  billingTable,
   fieldsTable,
   flavorsTable,
   instancesTable,
@@ -47,6 +48,17 @@ function positiveInteger(what: string) {
   };
 }
 const instanceIdArgument = ['<id>', 'instance id', positiveInteger('An instance id')] as const;
+
+const TOP_UP_MIN_USD = 5;
+const TOP_UP_MAX_USD = 1000;
+
+/** Dollars with at most two decimals, within what one top-up may be; refused before anything is sent. */
+function dollars(value: string): number {
+  const amount = Number(value);
+  if (!/^\d+(\.\d{1,2})?$/.test(value) || amount < TOP_UP_MIN_USD || amount > TOP_UP_MAX_USD)
+    throw new InvalidArgumentError(`An amount is ${TOP_UP_MIN_USD} to ${TOP_UP_MAX_USD} dollars, with at most two decimals.`);
+  return amount;
+}
 const flavorOption = () => new Option('--flavor <flavor>', 'flavor (see `vps flavors`)').choices(flavorValues).makeOptionMandatory();
 
 function optionsOf(command: Command): GlobalOptions {
@@ -247,6 +259,36 @@ function buildProgram(): Command {
     .action(async (id: string, _options, command: Command) => {
       const job = await (await instanceClient(command)).getJob(id);
       print(outputMode(optionsOf(command)), job, () => jobTable(job));
+    });
+
+  program
+    .command('balance')
+    .description('your balance, what your servers cost an hour, and how long the money lasts')
+    .addHelpText('after', example('vps balance', 'vps balance --json'))
+    .action(async (_options, command: Command) => {
+      const billing = await (await instanceClient(command)).getBilling();
+      print(outputMode(optionsOf(command)), billing, () => billingTable(billing));
+    });
+
+  program
+    .command('top-up')
+    .description('add funds by card: prints the checkout page to pay on; --wait waits until the balance is credited')
+    .argument('<amount>', `dollars to add (${TOP_UP_MIN_USD} to ${TOP_UP_MAX_USD}, whole cents)`, dollars)
+    .option('--wait', 'wait until the payment is confirmed and the balance credited')
+    .option('--save-card', 'keep the card for auto-recharge')
+    .addHelpText('after', example('vps top-up 20 --wait'))
+    .action(async (amount: number, options: { saveCard?: boolean }, command: Command) => {
+      const global = optionsOf(command);
+      const vps = await instanceClient(command);
+      const opened = await vps.createTopUp(amount, { saveCard: options.saveCard });
+      if (!global.wait) {
+        print(outputMode(global), opened, () => `Open this page to pay $${opened.amount_usd}:\n${opened.checkout_url ?? ''}`);
+        return;
+      }
+      process.stderr.write(`Open this page to pay $${opened.amount_usd}:\n${opened.checkout_url ?? ''}\n`);
+      const paid = await waitShowing(`top-up ${opened.top_up_id}`, (onStatus) => vps.waitForTopUp(opened.top_up_id, { onStatus }));
+      const billing = await vps.getBilling();
+      print(outputMode(global), paid, () => `$${paid.amount_usd} added. Balance: $${billing.balance_usd}.`);
     });
 
   program

@@ -1,5 +1,5 @@
 import ora from 'ora';
-import type { ApiKeyInfo, FlavorPlan, Instance, InstanceSummary, Job } from '../sdk';
+import type { ApiKeyInfo, Billing, FlavorPlan, Instance, InstanceSummary, Job } from '../sdk';
 import { renderFields, renderTable } from './table';
 
 /** Where the result goes: one JSON document, or tables (coloured only on a terminal). */
@@ -90,6 +90,22 @@ export function keysTable(keys: ApiKeyInfo[]): string {
     keys.map((k) => [String(k.id), k.name, k.key_prefix, k.is_active ? 'yes' : 'no', dash(k.created_at), dash(k.last_used_at)]),
     boxed(),
   );
+}
+
+export function billingTable(billing: Billing): string {
+  const runway = billing.runway_hours === null ? 'nothing is billed' : `${billing.runway_hours} h (until ${billing.exhausts_at ?? ''})`;
+  const recharge = billing.auto_recharge;
+  return fieldsTable({
+    Balance: `$${billing.balance_usd}${billing.billing_paused ? ' (billing paused: servers powered off)' : ''}`,
+    'Burn rate': `$${billing.burn_rate_usd_per_hour}/hour`,
+    Runway: runway,
+    Deposited: `$${billing.total_deposited_usd}`,
+    'Auto-recharge': recharge
+      ? recharge.enabled
+        ? `$${recharge.amount_usd} when at or below $${recharge.threshold_usd}`
+        : `off${recharge.disabled_reason ? ` (${recharge.disabled_reason})` : ''}`
+      : 'off',
+  });
 }
 
 export function fieldsTable(fields: Record<string, string | number | boolean | null>): string {

@@ -13,6 +13,9 @@ export type DeleteResult = components['schemas']['DeleteResult'];
 export type ApiKeyInfo = components['schemas']['ApiKeyInfo'];
 export type CreatedApiKey = components['schemas']['CreatedApiKey'];
 export type CreateInstanceBody = paths['/api/v1/instances']['post']['requestBody']['content']['application/json'];
+export type Billing = components['schemas']['Billing'];
+export type TopUp = components['schemas']['TopUp'];
+export type AutoRechargeBody = paths['/api/v1/billing/auto-recharge']['post']['requestBody']['content']['application/json'];
 export interface FlavorPlan {
   readonly flavor: Flavor;
   readonly vcpu: number;
@@ -39,6 +42,13 @@ export class JobFailedError extends Error {
   constructor(readonly job: Job) {
     super(`${job.type} job ${job.job_id} failed: ${job.error ?? 'no reason given'}`);
     this.name = 'JobFailedError';
+  }
+}
+
+export class TopUpFailedError extends Error {
+  constructor(readonly topUp: TopUp) {
+    super(`top-up ${topUp.top_up_id} ended ${topUp.status}${topUp.failure_reason ? `: ${topUp.failure_reason}` : ''}`);
+    this.name = 'TopUpFailedError';
   }
 }
 
@@ -258,6 +268,34 @@ export function createVpsClient(options: VpsClientOptions) {
     },
     async revokeKey(keyId: number): Promise<{ ok: boolean; id: number }> {
       return unwrap(await http.DELETE('/api/v1/keys/{key_id}', { params: { path: { key_id: keyId } } }));
+    },
+    /** The balance, the burn rate and the runway, auto-recharge and the latest top-ups. */
+    async getBilling(): Promise<Billing> {
+      return unwrap(await http.GET('/api/v1/billing'));
+    },
+    /** Opens a card top-up: pay on its `checkout_url`; the balance is credited when the provider confirms the payment. */
+    async createTopUp(amountUsd: number, { saveCard }: { saveCard?: boolean } = {}): Promise<TopUp> {
+      return unwrap(
+        await http.POST('/api/v1/billing/top-ups', { body: { amount_usd: amountUsd, ...(saveCard ? { save_card: true } : {}) } }),
+      );
+    },
+    async getTopUp(topUpId: string): Promise<TopUp> {
+      return unwrap(await http.GET('/api/v1/billing/top-ups/{top_up_id}', { params: { path: { top_up_id: topUpId } } }));
+    },
+    async setAutoRecharge(body: AutoRechargeBody): Promise<Billing> {
+      return unwrap(await http.POST('/api/v1/billing/auto-recharge', { body }));
+    },
+    /** Polls the top-up until it is paid (credited); one that expires or fails throws TopUpFailedError. */
+    waitForTopUp(topUpId: string, wait: WaitOptions<TopUp> = {}): Promise<TopUp> {
+      return waitFor(
+        () => client.getTopUp(topUpId),
+        (topUp) => topUp.status,
+        (topUp) => {
+          if (topUp.status === 'expired' || topUp.status === 'failed') throw new TopUpFailedError(topUp);
+          return topUp.status === 'paid';
+        },
+        wait,
+      );
     },
     /** The orderable flavors and their plans, as the service's document describes them today. */
     async flavors(): Promise<FlavorPlan[]> {

@@ -222,6 +222,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/billing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The balance, the burn rate, how long the money lasts, and the latest top-ups
+         * @description The balance and the total ever added; whether $1 was ever deposited (keys need it) and whether billing is paused; the burn rate of the servers as they are now (running at 100 % of their hourly price, stopped at 25 %) and the runway at that rate (`runway_hours`, `exhausts_at`; null when nothing is billed); the runway warning in force; auto-recharge; the latest 10 top-ups. With an API key or the console session.
+         */
+        get: operations["getBilling"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/billing/top-ups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add funds by card: opens the payment provider’s checkout page for the amount
+         * @description Opens a checkout on the payment provider’s hosted page for `amount_usd` (at least 5, at most 1000, whole cents) and answers with its `checkout_url`: open it, pay, and the balance is credited when the provider confirms the payment to the service (a few seconds), never from the page’s redirect. Poll `GET /api/v1/billing/top-ups/{top_up_id}` until `status` is `paid`. A checkout left unpaid expires after an hour. `save_card` keeps the card for auto-recharge.
+         */
+        post: operations["createTopUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/billing/top-ups/{top_up_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One top-up: open, paid (credited), expired or failed
+         * @description `paid` means the balance has been credited. Another account’s top-up is 404, like a missing one.
+         */
+        get: operations["getTopUp"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/billing/auto-recharge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn auto-recharge on or off: charge the saved card when the balance falls to a threshold
+         * @description When on, the saved card is charged `amount_usd` whenever the balance is at or below `threshold_usd` (checked as the meter charges, and at once when turned on); the credit arrives like any top-up’s. After 3 failed charges in a row it turns itself off, says why in `auto_recharge.disabled_reason`, and the account gets an `account.auto_recharge_disabled` event and e-mail. Needs a card saved by a top-up made with `save_card`. Off by default.
+         */
+        post: operations["setAutoRecharge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/billing/stripe/webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The payment provider’s events (Stripe webhooks); not for customers
+         * @description Verifies the `Stripe-Signature` header over the raw body (HMAC-SHA256, timestamp within 5 minutes either way), then applies the event once: a paid checkout credits its top-up, a refund or a dispute debits, a won dispute credits back. Every movement is keyed by the provider’s own ids in a conditional write, so replays, reordering and concurrent deliveries move money once. An event for a top-up the service does not have, or that does not match it, is refused (200, `refused`, counted). Any failure answers 5xx so that the provider delivers again.
+         */
+        post: operations["receivePaymentEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/openapi.json": {
         parameters: {
             query?: never;
@@ -728,6 +828,112 @@ export interface components {
             disabled_at: string | null;
             /** Format: date-time */
             created_at: string;
+        };
+        Billing: {
+            /** @description The balance now, in dollars and cents ("20.00"). */
+            balance_usd: string;
+            balance_micros: number;
+            /** @description Everything ever added (top-ups and deposits), in dollars and cents ("20.00"). */
+            total_deposited_usd: string;
+            /** @description Whether $1 or more was ever deposited: creating API keys needs it. */
+            deposit_met: boolean;
+            /** @description True while the balance is at or below zero: running servers are powered off. */
+            billing_paused: boolean;
+            /** @description What the servers cost an hour as they are now (running 100 %, stopped 25 %), in dollars and cents ("20.00"). */
+            burn_rate_usd_per_hour: string;
+            burn_rate_micros_per_hour: number;
+            /** @description Hours the balance lasts at the burn rate; null when nothing is billed. */
+            runway_hours: number | null;
+            /**
+             * Format: date-time
+             * @description When the balance reaches zero at the burn rate; null when nothing is billed.
+             */
+            exhausts_at: string | null;
+            /**
+             * @description The runway warning in force: under 24 hours, under 1 hour, or none.
+             * @enum {string}
+             */
+            balance_notice: "none" | "below_24h" | "below_1h";
+            /** @description Whether a card is saved for auto-recharge. */
+            saved_card: boolean;
+            auto_recharge: {
+                enabled: boolean;
+                threshold_usd: string;
+                amount_usd: string;
+                /** @description Failed attempts in a row; at 3 auto-recharge turns itself off. */
+                failures: number;
+                disabled_reason: string | null;
+            } | null;
+            /** @description The latest top-ups, newest first (at most 10). */
+            top_ups: {
+                /** @description The top-up (`tu_…`). */
+                top_up_id: string;
+                /**
+                 * @description `checkout`: paid on the checkout page; `auto_recharge`: charged to the saved card.
+                 * @enum {string}
+                 */
+                kind: "checkout" | "auto_recharge";
+                /**
+                 * @description `open` until the provider reports the payment: `paid` once the balance is credited (only ever from the provider’s signed event, never from the return page), `expired` when the checkout closed unpaid, `failed` when the payment failed.
+                 * @enum {string}
+                 */
+                status: "open" | "paid" | "expired" | "failed";
+                /** @description What the top-up adds, in dollars and cents ("20.00"). */
+                amount_usd: string;
+                /** @description The provider’s hosted checkout page; open it to pay. Null for auto-recharge. */
+                checkout_url: string | null;
+                /** @description The provider’s checkout session (`cs_…`). */
+                provider_session_id: string | null;
+                /** Format: date-time */
+                created_at: string;
+                /**
+                 * Format: date-time
+                 * @description When the checkout page closes unpaid.
+                 */
+                expires_at: string | null;
+                /** Format: date-time */
+                paid_at: string | null;
+                /** @description What the provider has refunded of it since (debited from the balance), in dollars and cents ("20.00"). */
+                refunded_usd: string;
+                failure_reason: string | null;
+            }[];
+            top_up_limits: {
+                min_usd: number;
+                max_usd: number;
+                presets_usd: number[];
+            };
+        };
+        TopUp: {
+            /** @description The top-up (`tu_…`). */
+            top_up_id: string;
+            /**
+             * @description `checkout`: paid on the checkout page; `auto_recharge`: charged to the saved card.
+             * @enum {string}
+             */
+            kind: "checkout" | "auto_recharge";
+            /**
+             * @description `open` until the provider reports the payment: `paid` once the balance is credited (only ever from the provider’s signed event, never from the return page), `expired` when the checkout closed unpaid, `failed` when the payment failed.
+             * @enum {string}
+             */
+            status: "open" | "paid" | "expired" | "failed";
+            /** @description What the top-up adds, in dollars and cents ("20.00"). */
+            amount_usd: string;
+            /** @description The provider’s hosted checkout page; open it to pay. Null for auto-recharge. */
+            checkout_url: string | null;
+            /** @description The provider’s checkout session (`cs_…`). */
+            provider_session_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the checkout page closes unpaid.
+             */
+            expires_at: string | null;
+            /** Format: date-time */
+            paid_at: string | null;
+            /** @description What the provider has refunded of it since (debited from the balance), in dollars and cents ("20.00"). */
+            refunded_usd: string;
+            failure_reason: string | null;
         };
     };
     responses: never;
@@ -2683,6 +2889,575 @@ export interface operations {
             };
         };
     };
+    getBilling: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account’s billing. */
+            200: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Billing"];
+                };
+            };
+            /** @description Missing or malformed Authorization header; Invalid API key prefix; Invalid or revoked API key; No valid session. */
+            401: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CSRF validation failed (with the session); Account suspended; Account not confirmed. */
+            403: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Internal server error (no details). */
+            500: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createTopUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Dollars to add, with at most two decimals: at least 5, at most 1000. */
+                    amount_usd: number;
+                    /** @description Keep the card with the payment provider for auto-recharge (default false). */
+                    save_card?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The top-up, open. */
+            201: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TopUp"];
+                };
+            };
+            /** @description Invalid request: amount_usd must be at least 5, at most 1000, with at most two decimals. */
+            400: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or malformed Authorization header; Invalid API key prefix; Invalid or revoked API key; No valid session. */
+            401: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CSRF validation failed (with the session); Account suspended; Account not confirmed. */
+            403: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (limit 16 KiB). */
+            413: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content-Type must be application/json. */
+            415: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Internal server error (no details). */
+            500: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTopUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The top-up (`tu_…`). */
+                top_up_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The top-up. */
+            200: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TopUp"];
+                };
+            };
+            /** @description Missing or malformed Authorization header; Invalid API key prefix; Invalid or revoked API key; No valid session. */
+            401: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CSRF validation failed (with the session); Account suspended; Account not confirmed. */
+            403: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Top-up not found (missing, or owned by someone else). */
+            404: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Internal server error (no details). */
+            500: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setAutoRecharge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    enabled: boolean;
+                    /** @description Charge the saved card when the balance falls to this many dollars or below. */
+                    threshold_usd: number;
+                    /** @description Dollars to add each time. */
+                    amount_usd: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The account’s billing, as it is now. */
+            200: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Billing"];
+                };
+            };
+            /** @description Invalid request (the text says which field and why). */
+            400: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or malformed Authorization header; Invalid API key prefix; Invalid or revoked API key; No valid session. */
+            401: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description CSRF validation failed (with the session); Account suspended; Account not confirmed. */
+            403: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No saved card: add funds once with `save_card` first. */
+            409: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (limit 16 KiB). */
+            413: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content-Type must be application/json. */
+            415: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Internal server error (no details). */
+            500: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    receivePaymentEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Received. */
+            200: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        received: true;
+                        /**
+                         * @description `refused`: the event names a top-up that does not exist or does not match it (counted, nothing credited).
+                         * @enum {string}
+                         */
+                        outcome: "applied" | "duplicate" | "ignored" | "refused";
+                    };
+                };
+            };
+            /** @description Invalid signature. */
+            400: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error: the provider delivers the event again. */
+            500: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is briefly unavailable: the provider delivers the event again. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getOpenApiDocument: {
         parameters: {
             query?: never;
@@ -3605,7 +4380,7 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             /** @enum {string} */
-                            kind: "deposit" | "charge" | "meter";
+                            kind: "deposit" | "top_up" | "refund" | "dispute" | "charge" | "meter";
                             amount_usd: string;
                             amount_micros: number;
                             instance_id: number | null;
@@ -3721,7 +4496,8 @@ export const pathsApiV1InstancesInstance_idActionsPostRequestBodyContentApplicat
 export const pathsApiV1WebhooksPostRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks"]["post"]["requestBody"]["content"]["application/json"]["events"]> = ["instance.created", "instance.status_changed", "instance.deleted", "job.succeeded", "job.failed", "webhook.disabled"];
 export const pathsApiV1WebhooksPostResponses201ContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks"]["post"]["responses"]["201"]["content"]["application/json"]["events"]> = ["instance.created", "instance.status_changed", "instance.deleted", "job.succeeded", "job.failed", "webhook.disabled"];
 export const pathsApiV1WebhooksWebhook_idDeliveriesGetResponses200ContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks/{webhook_id}/deliveries"]["get"]["responses"]["200"]["content"]["application/json"]["status"]> = ["succeeded", "failed"];
-export const pathsApiV1AccountActivityGetResponses200ContentApplicationJsonEntriesKindValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/account/activity"]["get"]["responses"]["200"]["content"]["application/json"]["entries"]["kind"]> = ["deposit", "charge", "meter"];
+export const pathsApiV1BillingStripeWebhookPostResponses200ContentApplicationJsonOutcomeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/billing/stripe/webhook"]["post"]["responses"]["200"]["content"]["application/json"]["outcome"]> = ["applied", "duplicate", "ignored", "refused"];
+export const pathsApiV1AccountActivityGetResponses200ContentApplicationJsonEntriesKindValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/account/activity"]["get"]["responses"]["200"]["content"]["application/json"]["entries"]["kind"]> = ["deposit", "top_up", "refund", "dispute", "charge", "meter"];
 export const serviceEventOneOf0TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
     type: unknown;
 }>["type"]> = ["instance.created"];
@@ -3782,3 +4558,8 @@ export const actionResultActionValues: ReadonlyArray<FlattenedDeepRequired<compo
 export const jobTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Job"]["type"]> = ["provision", "delete", "power_on", "power_off", "reboot", "resize", "reconcile"];
 export const jobStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Job"]["status"]> = ["running", "succeeded", "failed"];
 export const webhookEventsValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Webhook"]["events"]> = ["instance.created", "instance.status_changed", "instance.deleted", "job.succeeded", "job.failed", "webhook.disabled"];
+export const billingBalance_noticeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Billing"]["balance_notice"]> = ["none", "below_24h", "below_1h"];
+export const billingTop_upsKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Billing"]["top_ups"]["kind"]> = ["checkout", "auto_recharge"];
+export const billingTop_upsStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Billing"]["top_ups"]["status"]> = ["open", "paid", "expired", "failed"];
+export const topUpKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TopUp"]["kind"]> = ["checkout", "auto_recharge"];
+export const topUpStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["TopUp"]["status"]> = ["open", "paid", "expired", "failed"];

@@ -4,6 +4,7 @@ import { h } from './dom';
 import { confirmPage, forgotPage, resetPage, signInPage, signUpPage } from './pages/auth';
 import { keysPage } from './pages/keys';
 import { accountPage } from './pages/account';
+import { billingPage } from './pages/billing';
 import type { NoticeCode } from './notices';
 
 /**
@@ -29,8 +30,11 @@ export function go(page: string, notice?: NoticeCode): void {
 
 const SIGNED_IN_PAGES: Record<string, (session: Session, route: Route) => Promise<void> | void> = {
   keys: keysPage,
+  billing: billingPage,
   account: accountPage,
 };
+
+const PAGE_TITLES: Record<string, string> = { keys: 'API keys', billing: 'Billing', account: 'Account' };
 const SIGNED_OUT_PAGES: Record<string, (route: Route) => Promise<void> | void> = {
   'sign-in': signInPage,
   'sign-up': signUpPage,
@@ -50,6 +54,7 @@ function navigation(session: Session | undefined, current: string) {
           'ul',
           {},
           item('keys', 'API keys'),
+          item('billing', 'Billing'),
           item('account', 'Account'),
           h(
             'li',
@@ -86,7 +91,7 @@ async function render(): Promise<void> {
   const signedInPage = SIGNED_IN_PAGES[current.page];
   if (!signedInPage) return go('keys');
   navigation(session, current.page);
-  document.title = `${current.page === 'keys' ? 'API keys' : 'Account'} · VPS console`;
+  document.title = `${PAGE_TITLES[current.page] ?? 'Account'} · VPS console`;
   return signedInPage(session, current);
 }
 

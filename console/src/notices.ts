@@ -8,6 +8,7 @@ const NOTICES = {
   'sign-in-required': 'Please sign in to continue.',
   'session-ended': 'Your session has ended. Please sign in again.',
   'password-changed': 'Your password is changed. Please sign in with it.',
+  'funds-added': 'Payment confirmed: the funds are in your balance.',
 } as const;
 
 export type NoticeCode = keyof typeof NOTICES;

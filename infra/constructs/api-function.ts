@@ -33,6 +33,13 @@ interface LogSettings {
   readonly removalPolicy: RemovalPolicy;
 }
 
+interface PaymentsSettings {
+  /** The provider's API base; unset for Stripe's own. */
+  readonly apiBase?: string;
+  /** `{"secret_key", "webhook_secret"}`, put by the operator. */
+  readonly secret: secretsmanager.ISecret;
+}
+
 interface UpstreamSettings {
   readonly baseUrl: string;
   readonly tokenSecret: secretsmanager.ISecret;
@@ -46,6 +53,7 @@ export interface ServiceContext {
   readonly tables: Readonly<Partial<Record<TableName, dynamodb.ITableV2>>>;
   readonly stateMachines: Readonly<Partial<Record<WorkflowName, sfn.IStateMachine>>>;
   readonly upstream?: UpstreamSettings;
+  readonly payments?: PaymentsSettings;
   /** The customer-managed key that wraps the data keys sealing customers' secrets. */
   readonly secretsKey?: kms.IKey;
   /** Non-secret settings every function receives as environment variables. */
@@ -165,6 +173,12 @@ export class ApiFunction extends Construct {
       this.function.addEnvironment('UPSTREAM_BASE_URL', upstream.baseUrl);
       this.function.addEnvironment('UPSTREAM_TOKEN_SECRET_ARN', upstream.tokenSecret.secretArn);
     }
+    if (access.payments) {
+      const payments = required(service.payments, 'the payment provider settings', this);
+      payments.secret.grantRead(this.function);
+      this.function.addEnvironment('PAYMENTS_SECRET_ARN', payments.secret.secretArn);
+      if (payments.apiBase) this.function.addEnvironment('PAYMENTS_API_BASE', payments.apiBase);
+    }
     if (access.webhookQueue) {
       const queue = required(service.webhookQueue, 'the webhook delivery queue', this);
       queue.grantSendMessages(this.function);
@@ -253,6 +267,7 @@ export function mergeAccess(a: FunctionAccess, b: FunctionAccess): FunctionAcces
     startsWorkflows: union(a.startsWorkflows, b.startsWorkflows),
     stopsWorkflows: union(a.stopsWorkflows, b.stopsWorkflows),
     upstream: Boolean(a.upstream || b.upstream),
+    payments: Boolean(a.payments || b.payments),
     sendsMail: Boolean(a.sendsMail || b.sendsMail),
     secrets: union(a.secrets, b.secrets),
     webhookQueue: Boolean(a.webhookQueue || b.webhookQueue),

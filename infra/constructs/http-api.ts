@@ -38,6 +38,9 @@ const NO_AUTHORIZER_REASON: Record<RouteAuth, string> = {
   session:
     'The function checks the session cookie and its CSRF token itself, answering with the error texts the ' +
     'interface spec fixes; an authorizer could not.',
+  account:
+    'The function checks the API key (with the per-account rate limits) or the session cookie and its CSRF token ' +
+    'itself, answering with the error texts the interface spec fixes; an authorizer could not.',
   none:
     'Public by design: the catch-all route only answers 404/405 and reads no data; the console sign-up, sign-in and ' +
     'password-reset routes carry their own brute-force limits and route throttling.',

@@ -397,6 +397,23 @@ export class Operations extends Construct {
         'limit is nearly spent and actions start failing. Check first: ReconcilerRepairs and DeploysAccepted for a ' +
         'burst, then whether another client shares the upstream token.',
     });
+    this.addAlarm('PaymentWebhookFailures', {
+      metric: serviceMetric(metricNames.paymentWebhookFailures),
+      threshold: MAX_PAYMENT_WEBHOOK_FAILURES,
+      description:
+        `More than ${MAX_PAYMENT_WEBHOOK_FAILURES} payment webhooks in 5 minutes failed their signature check: ` +
+        'either someone is forging events, or the webhook signing secret no longer matches the provider’s (no top-up is ' +
+        'credited until it does). Check first: the webhook endpoint’s signing secret in the Stripe dashboard against ' +
+        'webhook_secret in the payments secret, then the PaymentWebhook function’s log.',
+    });
+    this.addAlarm('PaymentsUnmatched', {
+      metric: serviceMetric(metricNames.paymentsUnmatched),
+      threshold: 0,
+      description:
+        'A signed payment event named a top-up the service does not have, or one it does not match (another account, ' +
+        "another amount, another checkout): nothing was credited. Check first: the PaymentWebhook log's 'a payment " +
+        "event was refused' lines (event_id, reason), then that event and its payment in the Stripe dashboard.",
+    });
     this.addAlarm('ReconcilerRepairBurst', {
       metric: serviceMetric(metricNames.reconcilerRepairs),
       threshold: MAX_RECONCILER_REPAIRS,
@@ -594,6 +611,9 @@ function serviceMetric(name: MetricName, statistic: string = cloudwatch.Stats.SU
   });
 }
 
+/** Signature failures in 5 minutes above which the secret, not a stray request, is suspect. */
+const MAX_PAYMENT_WEBHOOK_FAILURES = 5;
+
 function serviceWidgets(): cloudwatch.IWidget[][] {
   const counts = (...names: MetricName[]) => names.map((name) => serviceMetric(name));
   const provisionDuration = (statistic: string) =>
@@ -616,7 +636,11 @@ function serviceWidgets(): cloudwatch.IWidget[][] {
       ),
     ],
     [
-      graph('Billing', counts(metricNames.meteredPeriods, metricNames.billingPauses), 8),
+      graph(
+        'Billing and payments',
+        counts(metricNames.meteredPeriods, metricNames.billingPauses, metricNames.paymentWebhookFailures, metricNames.paymentsUnmatched),
+        8,
+      ),
       graph('Reconciler', counts(metricNames.reconcilerRepairs, metricNames.serversReadopted, metricNames.serverAbsenceSuspected), 8),
       graph(
         'Orphaned servers',

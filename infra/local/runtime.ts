@@ -6,6 +6,7 @@ import { isScheduledWorkflow, schedules, type ScheduleDefinition, type ScheduleN
 import { createLocalTables } from './tables';
 import { startGateway, type GatewayOptions } from './gateway';
 import { startSimulator, type Simulator } from './simulator';
+import { startPaymentsSimulator, type PaymentsSimulator } from './payments-simulator';
 import { startLocalStepFunctions, type LocalStepFunctions, type LocalStepFunctionsOptions } from './step-functions';
 import { localHandlerEnv, localTableNames } from './handler-env';
 import { LocalEventBus } from './event-bus';
@@ -24,6 +25,9 @@ import { deliveryMessageSchema } from '../../shared/events/ports';
 import { deliverWebhook, fanOut } from '../../shared/domain/webhook-delivery';
 import { LocalDeliveryQueue } from './delivery-queue';
 import { temporarySecretsKeyFile } from './secrets-key';
+import { paymentWebhookRoute } from '../../shared/contracts/billing';
+
+const PAYMENT_WEBHOOK_PATH = paymentWebhookRoute.path;
 
 export const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -66,6 +70,8 @@ export interface LocalRuntimeOptions {
 export interface LocalRuntime {
   readonly baseUrl: string;
   readonly simulator: Simulator;
+  /** The local Stripe-compatible payment provider: its checkout pages, and the events it signs and sends. */
+  readonly payments: PaymentsSimulator;
   readonly stepFunctions: LocalStepFunctions;
   readonly tableNames: Record<TableName, string>;
   /** The service's dependencies in this runtime (its configuration, clients, engine and transports), for tools and tests. */
@@ -128,15 +134,23 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   // Shaped like DigitalOcean's personal access tokens, so that whatever redacts a real one is exercised on them.
   const upstreamTokens = Array.from({ length: options.upstreamTokens ?? 1 }, () => `dop_v1_${randomBytes(32).toString('hex')}`);
   const simulator = await startSimulator({ bootMs: options.bootMs, actionMs: options.actionMs, token: upstreamTokens });
-  const service = await startLocalService({ ...options, upstream: { url: simulator.url, token: upstreamTokens.join(',') } });
+  const payments = await startPaymentsSimulator();
+  const service = await startLocalService({
+    ...options,
+    upstream: { url: simulator.url, token: upstreamTokens.join(',') },
+    payments: { url: payments.url, secretKey: payments.secretKey, webhookSecret: payments.webhookSecret },
+  });
+  payments.setWebhookUrl(`${service.baseUrl}${PAYMENT_WEBHOOK_PATH}`);
   return {
     ...service,
     get stepFunctions() {
       return service.stepFunctions;
     },
     simulator,
+    payments,
     async stop() {
       await service.stop();
+      await payments.close();
       await simulator.close();
     },
   };
@@ -147,9 +161,11 @@ export interface LocalServiceOptions extends Omit<LocalRuntimeOptions, 'bootMs' 
   readonly upstream: { readonly url: string; readonly token: string };
   /** The local Step Functions endpoint's port (default: a free one). */
   readonly stepFunctionsPort?: number;
+  /** The payment provider, running elsewhere: its API base and the service's secrets for it. Unset: no payments. */
+  readonly payments?: { readonly url: string; readonly secretKey: string; readonly webhookSecret: string };
 }
 
-export type LocalService = Omit<LocalRuntime, 'simulator'>;
+export type LocalService = Omit<LocalRuntime, 'simulator' | 'payments'>;
 
 /**
  * The service alone (gateway, local Step Functions, the handlers' configuration, the event plumbing), in front of an
@@ -196,6 +212,13 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     // The simulator has no rate limit of its own: a budget sized for it (tests of the budget set theirs).
     UPSTREAM_BUDGET_PER_HOUR: '36000000',
     UPSTREAM_BUDGET_BURST: '100000',
+    ...(options.payments
+      ? {
+          PAYMENTS_API_BASE: options.payments.url,
+          STRIPE_SECRET_KEY: options.payments.secretKey,
+          STRIPE_WEBHOOK_SECRET: options.payments.webhookSecret,
+        }
+      : {}),
   };
   const events = new LocalEventBus();
   const deliveries = new LocalDeliveryQueue(

@@ -82,6 +82,8 @@ writeFileSync(
       session: demo.session,
       csrf_token: demo.csrfToken,
       simulator_url: runtime.simulator.url,
+      payments_url: runtime.payments.url,
+      stripe_webhook_secret: runtime.payments.webhookSecret,
       dynamodb_endpoint: dynamodb.endpoint,
       sfn_endpoint: runtime.stepFunctions.endpoint,
       table_prefix: 'vps-local',
@@ -105,6 +107,7 @@ VPS Provisioning Service running locally (ready in ${((performance.now() - start
   CSRF token   ${demo.csrfToken}
   Account      ${demo.accountId} ($50.00 deposited)
   Simulator    ${runtime.simulator.url}  (upstream boot ~${values.fast ? '1' : '20'} s)
+  Payments     ${runtime.payments.url}  (Stripe-compatible: checkout pages, signed webhooks)
   DynamoDB     ${dynamodb.endpoint}${dataDir ? ` (data in ${dataDir})` : ' (in memory)'}
 
 Credentials written to .local/runtime.json (mode 0600). Ctrl-C to stop.

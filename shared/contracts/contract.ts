@@ -7,7 +7,7 @@ import type { RateLimitName } from '../model/rate-limits';
  * dispatches by it, the handler's middleware stack is chosen by it, and the OpenAPI document describes it.
  */
 type HttpMethod = 'GET' | 'POST' | 'DELETE';
-export type RouteAuth = 'bearer' | 'session' | 'none';
+export type RouteAuth = 'bearer' | 'session' | 'account' | 'none';
 
 /** An OpenAPI header description (the document's `headers` entries). */
 // A type, not an interface: the document's header objects carry an index signature that only a type satisfies.
@@ -82,12 +82,22 @@ export interface SessionRoute extends RouteBase {
   readonly rateLimited?: boolean;
 }
 
+/**
+ * An account's own figures and money (billing): an API key as on a Bearer route (with the general rate limit), or,
+ * without an Authorization header, the console's session as on a session route (with its CSRF token on changes).
+ */
+export interface AccountRoute extends RouteBase {
+  readonly auth: 'account';
+  /** With the session: the CSRF token is required. */
+  readonly csrf: boolean;
+}
+
 /** A route anyone may call (sign-in, sign-up, the document, the catch-all). */
 export interface PublicRoute extends RouteBase {
   readonly auth: 'none';
 }
 
-export type RouteContract = BearerRoute | SessionRoute | PublicRoute;
+export type RouteContract = BearerRoute | SessionRoute | AccountRoute | PublicRoute;
 
 export const DEFAULT_ROUTE = '$default';
 

@@ -37,6 +37,8 @@ function securityOf(contract: RouteContract): RouteConfig['security'] {
       return [{ [bearerAuth.name]: [] }];
     case 'session':
       return [contract.csrf ? { [sessionCookie.name]: [], [csrfToken.name]: [] } : { [sessionCookie.name]: [] }];
+    case 'account':
+      return [{ [bearerAuth.name]: [] }, contract.csrf ? { [sessionCookie.name]: [], [csrfToken.name]: [] } : { [sessionCookie.name]: [] }];
     case 'none':
       return [];
   }
@@ -124,6 +126,11 @@ export function openApiDocument() {
       { name: 'jobs', description: 'Progress of provisions, actions and deletes (Bearer API key).' },
       { name: 'keys', description: 'API key management (browser session; CSRF token on POST and DELETE).' },
       { name: 'webhooks', description: 'Receiver URLs for signed events, instead of polling (Bearer API key).' },
+      {
+        name: 'billing',
+        description:
+          'Balance, burn rate and runway; card top-ups through the payment provider’s checkout (Bearer API key, or the browser session with its CSRF token on POST).',
+      },
       { name: 'console', description: 'Self-service sign-up, sign-in and password reset, and the signed-in account (browser session).' },
       { name: 'meta', description: 'This document.' },
     ],

@@ -35,6 +35,10 @@ export function newAccountRecord({ accountId, email, confirmed, suspended }: New
     billing_paused: false,
     created_at: new Date().toISOString(),
     password_version: 0,
+    payment_customer_id: null,
+    payment_method_id: null,
+    auto_recharge: null,
+    balance_notice: 'none',
   };
 }
 

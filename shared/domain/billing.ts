@@ -8,6 +8,7 @@ import { recordLedgerEntry, recordMeteredPeriod, recordMeteredPeriodKeepingCredi
 import { releaseMeterLease, takeMeterLease } from '../store/meter-leases';
 import { chargedPieces, hasUnbilledTime, METER_SHARDS, meterShardOf, segmentsOf, type BillingSegment } from '../model/billing-segments';
 import { powerOffForBilling } from './lifecycle';
+import { reviewFunding } from './funding';
 import { retry, retryPolicies, TRY_AGAIN, type TryAgain } from '../retry';
 
 /** The meter charges in five-minute periods, aligned to the clock, so every run agrees on period boundaries. */
@@ -32,6 +33,7 @@ export async function deposit(
     entry_id: entryId,
     kind: 'deposit',
     amount: amountMicros,
+    description: 'Deposit by an operator',
     created_at: deps.clock.now().toISOString(),
   });
   // Conditional on the balance being above zero now, so it needs no read first.
@@ -50,14 +52,14 @@ export async function charge(deps: Deps, accountId: string, amountMicros: number
     description,
     created_at: deps.clock.now().toISOString(),
   });
-  return enforceBillingPause(deps, accountId);
+  return applyBillingPause(deps, accountId);
 }
 
 /**
  * At a balance of zero or below the account is billing-paused and its running instances are powered off by the
  * system. Safe to repeat: an instance busy or refused now is powered off on a later run.
  */
-async function enforceBillingPause(deps: Deps, accountId: string): Promise<Account> {
+export async function applyBillingPause(deps: Deps, accountId: string): Promise<Account> {
   if (await setBillingPaused(deps, accountId, true)) {
     logger.warn('account billing-paused', { account_id: accountId });
     countMetric(metricNames.billingPauses);
@@ -204,11 +206,14 @@ async function meterAccount(deps: Deps, accountId: string, owned: readonly Insta
     }
   }
   if (billed > 0) tally.accountsBilled.add(accountId);
-  if (!exhausted) return;
-  await enforceBillingPause(deps, accountId).catch((error: unknown) => {
-    logger.error('could not apply the billing pause', { account_id: accountId, error });
-    tally.failures.push(error);
-  });
+  if (exhausted) {
+    await applyBillingPause(deps, accountId).catch((error: unknown) => {
+      logger.error('could not apply the billing pause', { account_id: accountId, error });
+      tally.failures.push(error);
+    });
+  }
+  // The runway shortened: warn the customer, or recharge their card when they asked for it (never fails the meter).
+  if (billed > 0) await reviewFunding(deps, accountId);
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Platform } from '../platform';
 import type { WorkflowEngine } from '../workflows/engine';
 import type { EventTransports } from '../events/ports';
 import type { Mailer } from '../mail';
+import type { PaymentProvider } from '../payments/provider';
 
 /**
  * Everything a use case needs from its runtime, built once by the runtime's wiring (shared/wiring/aws.ts on AWS, the
@@ -13,4 +14,6 @@ export interface Deps extends Platform {
   readonly transports: EventTransports;
   /** Where the service's e-mail is sent: SES on AWS, the mail folder locally. */
   readonly mail: Mailer;
+  /** Card payments for top-ups: Stripe, or the local payments simulator through the same adapter. */
+  readonly payments: PaymentProvider;
 }

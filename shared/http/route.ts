@@ -67,16 +67,35 @@ function authentication(deps: Deps, contract: RouteContract, { resume, credentia
     }
     case 'session':
       return [sessionAuth(deps, contract.csrf, contract.rateLimited ?? true)];
+    case 'account':
+      return [
+        ...[bearerAuth(deps), rateLimit(deps, ['general'], false)].map((middleware) => onlyWhen(hasBearer, middleware)),
+        onlyWhen((event) => !hasBearer(event), sessionAuth(deps, contract.csrf, true)),
+      ];
     case 'none':
       return contract.method === 'POST' ? [refuseCrossSite(deps)] : [];
   }
+}
+
+/** A request with an Authorization header authenticates by its API key; one without, by the session cookie. */
+const hasBearer = (event: Event) => event.headers.authorization !== undefined;
+
+/** The middleware, for the requests `applies` picks; the others pass it by. */
+function onlyWhen(applies: (event: Event) => boolean, middleware: Middleware): Middleware {
+  return {
+    before: (request) => (applies(request.event) ? middleware.before?.(request) : undefined),
+    after: (request) => (applies(request.event) ? middleware.after?.(request) : undefined),
+    onError: (request) => (applies(request.event) ? middleware.onError?.(request) : undefined),
+  };
 }
 
 type PrincipalOf<C> = C extends { readonly auth: 'bearer' }
   ? BearerPrincipal
   : C extends { readonly auth: 'session' }
     ? SessionPrincipal
-    : undefined;
+    : C extends { readonly auth: 'account' }
+      ? BearerPrincipal | SessionPrincipal
+      : undefined;
 
 /**
  * What the middlewares established, typed by the contract that chose them. Each is an overload whose signature the
@@ -86,7 +105,7 @@ async function principalOf<C extends RouteContract>(contract: C, context: Statef
 async function principalOf(contract: RouteContract, context: StatefulContext): Promise<BearerPrincipal | SessionPrincipal | undefined> {
   const { bearer, session } = context.request;
   if (contract.auth === 'none') return undefined;
-  const principal = contract.auth === 'bearer' ? await bearer : session;
+  const principal = contract.auth === 'bearer' || (contract.auth === 'account' && bearer) ? await bearer : session;
   if (!principal) throw new Error('authentication did not run');
   return principal;
 }
@@ -136,7 +155,8 @@ export function route<C extends RouteContract>(
       .use(injectLambdaContext(logger, { resetKeys: true }))
       .use(edgeOrigin(deps))
       .use(authentication(deps, contract, options));
-    if (contract.body) pipeline.use(jsonBody(contract.auth === 'bearer'));
+    if (contract.body)
+      pipeline.use(jsonBody(contract.auth === 'bearer' ? () => true : contract.auth === 'account' ? hasBearer : () => false));
     return pipeline.handler(async (event, context, { signal }) => {
       const principal = await principalOf(contract, context);
       const { replay, idempotencyKey } = context.request;

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { ledgerKindSchema } from '../model/ledger';
 import { timestampSchema } from './timestamps';
 
 const PASSWORD_MIN = 10;
@@ -79,7 +80,7 @@ export type AccountView = z.infer<typeof accountViewSchema>;
 
 const ledgerEntryViewSchema = z.strictObject({
   created_at: timestampSchema,
-  kind: z.enum(['deposit', 'charge', 'meter']),
+  kind: ledgerKindSchema,
   amount_usd: z.string(),
   amount_micros: z.number().int(),
   instance_id: z.number().int().nullable(),

@@ -1,6 +1,13 @@
 import { tableName, type Platform } from '../platform';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
+import {
+  autoRechargeSchema,
+  balanceNoticeSchema,
+  AUTO_RECHARGE_MAX_FAILURES,
+  type AutoRecharge,
+  type BalanceNotice,
+} from '../model/payments';
 import { whenConditionHolds } from './dynamo-helpers';
 
 export const accountSchema = z.object({
@@ -20,6 +27,13 @@ export const accountSchema = z.object({
    * generation they were issued under and are worthless once it has moved on.
    */
   password_version: z.number().int().default(0),
+  /** The payment provider's customer and saved card (`cus_…`, `pm_…`), once a top-up saved one. */
+  payment_customer_id: z.string().nullable().default(null),
+  payment_method_id: z.string().nullable().default(null),
+  /** Off until the customer turns it on. */
+  auto_recharge: autoRechargeSchema.nullable().default(null),
+  /** The last runway warning given (each level once per crossing). */
+  balance_notice: balanceNoticeSchema.default('none'),
 });
 export type Account = z.infer<typeof accountSchema>;
 
@@ -106,4 +120,92 @@ export function atPasswordVersion(version: number) {
         : 'password_version = :version',
     ExpressionAttributeValues: { ':version': version },
   };
+}
+
+const updateAccount = (
+  deps: Platform,
+  input: Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName' | 'Key'>,
+  accountId: string,
+) =>
+  whenConditionHolds(
+    deps.dynamo.send(new UpdateCommand({ TableName: tableName(deps, 'accounts'), Key: { account_id: accountId }, ...input })),
+  );
+
+/** Keeps the card a top-up saved, for auto-recharge. */
+export function saveCard(deps: Platform, accountId: string, customerId: string, paymentMethodId: string): Promise<boolean> {
+  return updateAccount(
+    deps,
+    {
+      UpdateExpression: 'SET payment_customer_id = :customer, payment_method_id = :method',
+      ConditionExpression: 'attribute_exists(account_id)',
+      ExpressionAttributeValues: { ':customer': customerId, ':method': paymentMethodId },
+    },
+    accountId,
+  );
+}
+
+/** The customer's auto-recharge settings (failures start again from 0). */
+export function setAutoRecharge(deps: Platform, accountId: string, settings: AutoRecharge | null): Promise<boolean> {
+  return updateAccount(
+    deps,
+    {
+      UpdateExpression: 'SET auto_recharge = :settings',
+      ConditionExpression: 'attribute_exists(account_id)',
+      ExpressionAttributeValues: { ':settings': settings },
+    },
+    accountId,
+  );
+}
+
+/**
+ * Counts an auto-recharge attempt's outcome: a success sets the failures back to 0; a failure adds one, and the one
+ * that reaches the limit turns auto-recharge off with the reason. True when this call turned it off.
+ */
+export async function countRechargeOutcome(deps: Platform, accountId: string, succeeded: boolean, reason = ''): Promise<boolean> {
+  if (succeeded)
+    return updateAccount(
+      deps,
+      {
+        UpdateExpression: 'SET auto_recharge.failures = :zero',
+        ConditionExpression: 'attribute_type(auto_recharge, :map)',
+        ExpressionAttributeValues: { ':zero': 0, ':map': 'M' },
+      },
+      accountId,
+    );
+  await updateAccount(
+    deps,
+    {
+      UpdateExpression: 'ADD auto_recharge.failures :one',
+      ConditionExpression: 'attribute_type(auto_recharge, :map)',
+      ExpressionAttributeValues: { ':one': 1, ':map': 'M' },
+    },
+    accountId,
+  );
+  return updateAccount(
+    deps,
+    {
+      UpdateExpression: 'SET auto_recharge.enabled = :off, auto_recharge.disabled_reason = :reason',
+      ConditionExpression: 'auto_recharge.enabled = :on AND auto_recharge.failures >= :max',
+      ExpressionAttributeValues: {
+        ':off': false,
+        ':on': true,
+        ':max': AUTO_RECHARGE_MAX_FAILURES,
+        ':reason': `Turned off after ${AUTO_RECHARGE_MAX_FAILURES} failed attempts in a row (last: ${reason})`,
+      },
+    },
+    accountId,
+  );
+}
+
+/** Records the runway warning level, on condition it is still the one read; true when this call moved it. */
+export function moveBalanceNotice(deps: Platform, accountId: string, from: BalanceNotice, to: BalanceNotice): Promise<boolean> {
+  return updateAccount(
+    deps,
+    {
+      UpdateExpression: 'SET balance_notice = :to',
+      ConditionExpression: from === 'none' ? 'attribute_not_exists(balance_notice) OR balance_notice = :from' : 'balance_notice = :from',
+      ExpressionAttributeValues: { ':from': from, ':to': to },
+    },
+    accountId,
+  );
 }

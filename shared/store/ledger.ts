@@ -1,13 +1,18 @@
 import { tableName, type Platform } from '../platform';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
+import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { readAll, transactWrite } from './dynamo-helpers';
+import { ledgerKindSchema } from '../model/ledger';
+
+/** Money in from outside: counts towards the total ever deposited (which unlocks key creation). */
+const DEPOSIT_KINDS = new Set(['deposit', 'top_up']);
 
 const ledgerEntrySchema = z.object({
   account_id: z.string(),
   /** Deterministic for the meter (`meter#<instance>#<period start>`), so a retried charge is refused as a duplicate. */
   entry_id: z.string(),
-  kind: z.enum(['deposit', 'charge', 'meter']),
+  kind: ledgerKindSchema,
   /** Integer micro-dollars; positive for deposits, negative for charges. */
   amount: z.number().int(),
   instance_id: z.number().int().optional(),
@@ -59,14 +64,22 @@ function isDuplicateEntry(error: unknown): boolean {
   return error instanceof TransactionCanceledException && error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed';
 }
 
+/** One more write of the same transaction (the top-up a payment settles, say), whose condition must hold too. */
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
 /**
- * Books a deposit or a manual charge: the ledger entry and the balance move in one atomic transaction (ADD, so
- * concurrent movements never lose an update), and the entry id makes a retry a no-op. False for a duplicate.
+ * Books a movement of money: the ledger entry and the balance move in one atomic transaction (ADD, so concurrent
+ * movements never lose an update), with whatever else must change with them; the entry id makes a retry a no-op.
+ * False for a duplicate entry (the other writes' conditions failing throw).
  */
-export async function recordLedgerEntry(deps: Platform, entry: LedgerEntry): Promise<boolean> {
+export async function recordLedgerEntry(deps: Platform, entry: LedgerEntry, ...alongside: TransactItem[]): Promise<boolean> {
   try {
     await transactWrite(deps, {
-      TransactItems: [entryPut(deps, entry), balanceUpdate(deps, entry.account_id, entry.amount, entry.kind === 'deposit')],
+      TransactItems: [
+        entryPut(deps, entry),
+        balanceUpdate(deps, entry.account_id, entry.amount, DEPOSIT_KINDS.has(entry.kind)),
+        ...alongside,
+      ],
     });
     return true;
   } catch (error) {

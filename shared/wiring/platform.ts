@@ -5,6 +5,7 @@ import type { EventTransports } from '../events/ports';
 import { randomIds, RuntimeState, systemClock, type Platform } from '../platform';
 import { stepFunctionsEngine } from '../workflows/step-functions';
 import { configuredMailer } from '../mail';
+import { stripeProvider } from '../payments/stripe';
 
 /** A runtime's dependencies from its configuration and where its events go: its own clients, state and engine. */
 export function depsOf(config: Config, transports: (platform: Platform) => EventTransports): Deps {
@@ -16,5 +17,11 @@ export function depsOf(config: Config, transports: (platform: Platform) => Event
     ids: randomIds,
     state: new RuntimeState(),
   };
-  return { ...platform, workflows: stepFunctionsEngine(platform), transports: transports(platform), mail: configuredMailer(platform) };
+  return {
+    ...platform,
+    workflows: stepFunctionsEngine(platform),
+    transports: transports(platform),
+    mail: configuredMailer(platform),
+    payments: stripeProvider(platform),
+  };
 }

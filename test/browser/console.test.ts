@@ -1,15 +1,13 @@
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import AxeBuilder from '@axe-core/playwright';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { repositoryRoot } from '../../infra/local/runtime';
 import { latestLink } from '../support/mailbox';
-import { useTestRuntime, writeRuntimeFile } from '../support/runtime';
+import { useTestRuntime } from '../support/runtime';
 
 /**
  * The console in a real browser (Debian's Chromium driven by playwright-core) against the local runtime: a person's
@@ -95,20 +93,7 @@ async function bearer(path: string, key: string) {
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-/** `npm run ops -- account deposit`, as an operator runs it, pointed at this file's runtime. */
-async function opsDeposit(accountId: string, amount: string) {
-  const runtimeFile = join(workDir, 'runtime.json');
-  await writeRuntimeFile(runtime, runtimeFile);
-  const { stdout } = await promisify(execFile)(
-    process.execPath,
-    [resolve(repositoryRoot, 'node_modules/tsx/dist/cli.mjs'), 'infra/ops/cli.ts', 'account', 'deposit', accountId, amount, '--json'],
-    { cwd: repositoryRoot, env: { ...process.env, OPS_RUNTIME_FILE: runtimeFile } },
-  );
-  return JSON.parse(stdout) as { total_deposited_usd: string };
-}
-
 describe('the account console', () => {
-  let accountId: string;
   let fullKey: string;
 
   it('serves its page with the security headers', async () => {
@@ -162,18 +147,32 @@ describe('the account console', () => {
     await eventually(() => page.locator('h1').textContent()).toBe('API keys');
     const explanation = page.getByRole('region', { name: 'Deposit required' });
     await eventually(() => explanation.textContent()).toContain('So far this account has deposited $0.00');
-    const command = (await explanation.locator('code').textContent()) ?? '';
-    expect(command).toMatch(/^npm run ops -- account deposit acct_[0-9A-Za-z]+ 10$/);
-    accountId = /acct_[0-9A-Za-z]+/.exec(command)?.[0] ?? '';
+    expect(await explanation.getByRole('link', { name: 'Add funds' }).count()).toBe(1);
     await page.getByRole('button', { name: 'Create key' }).click();
     await eventually(() => page.locator('.form-status').textContent()).toContain('Deposit required');
     await checkPage('keys-deposit-required');
   });
 
-  it('creates a key once deposited, shows it once, and the key answers 200 on a Bearer request', async () => {
-    const deposited = await opsDeposit(accountId, '10');
-    expect(deposited.total_deposited_usd).toBe('10.00');
-    await page.reload();
+  it("adds funds by card: pays on the provider's page and sees the balance rise once the payment is confirmed", async () => {
+    await page.getByRole('region', { name: 'Deposit required' }).getByRole('link', { name: 'Add funds' }).click();
+    await eventually(() => page.locator('h1').textContent()).toBe('Billing');
+    expect(await page.locator('#balance').textContent()).toBe('$0.00');
+    await checkPage('billing');
+
+    await page.getByRole('button', { name: '$10', exact: true }).click();
+    await eventually(() => page.locator('h1').textContent()).toBe('Pay $10.00');
+    expect(page.url()).toContain(`${runtime.payments.url}/pay/cs_test_`);
+    await page.getByRole('button', { name: 'Pay $10.00' }).click();
+
+    await eventually(() => page.locator('h1').textContent()).toBe('Billing');
+    await eventually(() => page.getByRole('status').filter({ hasText: 'Payment confirmed' }).count()).toBe(1);
+    expect(await page.locator('#balance').textContent()).toBe('$10.00');
+    expect(await page.getByRole('region', { name: 'Top-ups', exact: true }).textContent()).toContain('Paid');
+    await checkPage('billing-paid');
+  });
+
+  it('creates a key once funded, shows it once, and the key answers 200 on a Bearer request', async () => {
+    await page.getByRole('link', { name: 'API keys' }).click();
     await eventually(() => page.locator('h1').textContent()).toBe('API keys');
     expect(await page.getByRole('region', { name: 'Deposit required' }).count()).toBe(0);
 
@@ -223,7 +222,7 @@ describe('the account console', () => {
     expect(facts).toContain('Balance$10.00');
     expect(facts).toContain('Deposited in total$10.00');
     expect(await page.locator('.chart canvas').count()).toBe(1);
-    expect(await page.getByRole('region', { name: 'Ledger entries' }).textContent()).toContain('Deposit$10.00');
+    expect(await page.getByRole('region', { name: 'Ledger entries' }).textContent()).toContain('Card top-up$10.00');
     await checkPage('account');
   });
 

@@ -94,7 +94,7 @@ describe('ConsoleSite in the service stack', () => {
     ];
     // Beside the polling routes' own limits, which the sign-in routes' must not replace.
     expect(Object.keys(stage.Properties.RouteSettings).sort()).toEqual(
-      [...publicRoutes, 'GET /api/v1/instances/{instance_id}', 'GET /api/v1/jobs/{job_id}'].sort(),
+      [...publicRoutes, 'GET /api/v1/instances/{instance_id}', 'GET /api/v1/jobs/{job_id}', 'POST /api/v1/billing/stripe/webhook'].sort(),
     );
     for (const route of publicRoutes) {
       expect(stage.Properties.RouteSettings[route], route).toEqual({ ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 });

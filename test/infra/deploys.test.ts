@@ -103,14 +103,18 @@ describe('safe deploys', () => {
     }
   });
 
-  it('creates the upstream token secret empty, with nothing CloudFormation could ever generate over the real token', () => {
-    const secret = resources('AWS::SecretsManager::Secret')[logicalId(stack.upstreamToken)]!;
-    expect(secret.Properties).not.toHaveProperty('GenerateSecretString');
-    expect(secret.Properties).not.toHaveProperty('SecretString');
+  it('creates the upstream token and payment secrets empty, with nothing CloudFormation could ever generate over the real ones', () => {
+    for (const made of [stack.upstreamToken, stack.paymentsSecret]) {
+      const secret = resources('AWS::SecretsManager::Secret')[logicalId(made)]!;
+      expect(secret.Properties).not.toHaveProperty('GenerateSecretString');
+      expect(secret.Properties).not.toHaveProperty('SecretString');
+    }
     // The canaries' keys are put by the operator too; no secret of the stack has a value CloudFormation made.
     const canaries = stack.operationsStack.canaries;
     expect(Object.keys(resources('AWS::SecretsManager::Secret')).sort()).toEqual(
-      [stack.upstreamToken, canaries.apiCheckKey, canaries.lifecycleCheckKey].map((secret) => logicalId(secret)).sort(),
+      [stack.upstreamToken, stack.paymentsSecret, canaries.apiCheckKey, canaries.lifecycleCheckKey]
+        .map((secret) => logicalId(secret))
+        .sort(),
     );
     for (const other of Object.values(resources('AWS::SecretsManager::Secret'))) {
       expect(other.Properties).not.toHaveProperty('GenerateSecretString');

@@ -86,7 +86,9 @@ describe.each([
     const parent = templates.parent!;
     expect(idsOfType(parent, 'AWS::DynamoDB::GlobalTable')).toHaveLength(tableNames.length);
     expect(idsOfType(parent, 'AWS::StepFunctions::StateMachine')).toHaveLength(Object.keys(stack.workflows).length);
-    expect(idsOfType(parent, 'AWS::SecretsManager::Secret')).toEqual([logicalId(stack.upstreamToken)]);
+    expect(idsOfType(parent, 'AWS::SecretsManager::Secret').sort()).toEqual(
+      [logicalId(stack.upstreamToken), logicalId(stack.paymentsSecret)].sort(),
+    );
     expect(idsOfType(parent, 'AWS::Scheduler::Schedule')).toHaveLength(Object.keys(schedules).length);
     expect(idsOfType(parent, 'AWS::Events::EventBus')).toEqual([logicalId(stack.events.bus)]);
     expect(idsOfType(parent, 'AWS::SNS::Topic')).toEqual([logicalId(stack.alarmTopic.topic)]);

@@ -220,6 +220,7 @@ describe('ServiceStack (dev)', () => {
         NonKeyAttributes: ['url', 'events', 'failing_since', 'disabled_at', 'disabled_reason'],
       },
       'sessions.by_account': { ProjectionType: 'KEYS_ONLY' },
+      'topUps.by_account': { ProjectionType: 'KEYS_ONLY' },
     });
   });
 
@@ -338,11 +339,13 @@ describe('ServiceStack (dev)', () => {
       }
     });
 
-    it('lets exactly the functions with upstream access read the upstream token', () => {
-      const secretId = logicalId(stack.upstreamToken);
+    it('lets exactly the functions with upstream access read the upstream token, and those with payments the payment keys', () => {
+      const upstreamId = logicalId(stack.upstreamToken);
+      const paymentsId = logicalId(stack.paymentsSecret);
       for (const { name, fn, access } of declared) {
-        const secrets = [...actionsByResource(statementsOf(fn), 'secretsmanager:').keys()];
-        expect(secrets, name).toEqual(access.upstream ? [secretId] : []);
+        const secrets = [...actionsByResource(statementsOf(fn), 'secretsmanager:').keys()].sort();
+        const expected = [...(access.upstream ? [upstreamId] : []), ...(access.payments ? [paymentsId] : [])].sort();
+        expect(secrets, name).toEqual(expected);
       }
     });
 

@@ -16,7 +16,7 @@ describe('throttling', () => {
     expect(stage.Properties.DefaultRouteSettings).toEqual({ ThrottlingRateLimit: 500, ThrottlingBurstLimit: 1000 });
   });
 
-  it('gives the polling routes and the public sign-in routes their own limits, and no other route any', () => {
+  it('gives the polling routes, the public sign-in routes and the payment webhook their own limits, and no other route any', () => {
     const signIn = { ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 };
     expect(stage.Properties.RouteSettings).toEqual({
       'GET /api/v1/instances/{instance_id}': { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 },
@@ -26,6 +26,7 @@ describe('throttling', () => {
       'POST /api/v1/auth/sign-in': signIn,
       'POST /api/v1/auth/forgot-password': signIn,
       'POST /api/v1/auth/reset-password': signIn,
+      'POST /api/v1/billing/stripe/webhook': { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 },
     });
   });
 

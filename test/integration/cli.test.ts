@@ -2,6 +2,7 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openSession } from '../../shared/domain/accounts';
 import { cliHome, runVps, runVpsJson, type CliHome } from '../support/cli';
+import { eventually } from '../support/receiver';
 import { useTestRuntime } from '../support/runtime';
 import { ORDERABLE_FLAVORS } from '../fixtures/flavors';
 
@@ -239,6 +240,47 @@ describe('vps error paths', () => {
   });
 });
 
+describe('vps balance and top-up', () => {
+  const paySession = (sessionId: string) => fetch(`${runtime.payments.url}/_sim/sessions/${sessionId}/pay`, { method: 'POST' });
+
+  it('prints the checkout page, then the balance once paid', async () => {
+    const { env } = await account();
+
+    const opened = await runVpsJson(home, ['top-up', '20'], env);
+    await paySession(opened.provider_session_id);
+    await runtime.payments.settled();
+    const balance = await runVpsJson(home, ['balance'], env);
+    const table = await runVps(home, ['balance'], { env });
+
+    expect(opened).toMatchObject({ status: 'open', amount_usd: '20.00', checkout_url: expect.stringContaining('/pay/cs_test_') });
+    expect(balance).toMatchObject({ balance_usd: '70.00', runway_hours: null, burn_rate_usd_per_hour: '0.00' });
+    expect(table.stdout).toContain('$70.00');
+    expect(table.stdout).toContain('nothing is billed');
+  });
+
+  it('waits with --wait until the payment is confirmed and says what was added', async () => {
+    const { env, apiKey } = await account();
+
+    const run = runVps(home, ['top-up', '12.50', '--wait'], { env });
+    const open = await eventually(async () => (await runtime.call('GET', '/api/v1/billing', { apiKey })).body.top_ups[0], 'the top-up');
+    await paySession(open.provider_session_id);
+    const done = await run;
+
+    expect(done.code, done.stderr).toBe(0);
+    expect(done.stderr).toContain(`Open this page to pay $12.50:\n${open.checkout_url}`);
+    expect(done.stdout).toBe('$12.50 added. Balance: $62.50.\n');
+  });
+
+  it.each(['4.99', '1000.01', '10.001', 'ten'])('refuses %s before sending anything (exit 2)', async (amount) => {
+    const { env } = await account();
+
+    const run = await runVps(home, ['top-up', amount], { env });
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('An amount is 5 to 1000 dollars, with at most two decimals.');
+  });
+});
+
 describe('vps help', () => {
   it.each([
     ['instances', 'list'],
@@ -251,6 +293,8 @@ describe('vps help', () => {
     ['instances', 'resize'],
     ['jobs', 'get'],
     ['flavors'],
+    ['balance'],
+    ['top-up'],
     ['keys', 'list'],
     ['keys', 'create'],
     ['keys', 'revoke'],

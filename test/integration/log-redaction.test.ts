@@ -6,7 +6,7 @@ process.env.POWERTOOLS_LOGGER_LOG_EVENT = 'true';
 export {};
 
 const { mkdtempSync, rmSync } = await import('node:fs');
-const { randomBytes } = await import('node:crypto');
+const { createHmac, randomBytes } = await import('node:crypto');
 const { tmpdir } = await import('node:os');
 const { join } = await import('node:path');
 const { useTestRuntime } = await import('../support/runtime');
@@ -71,6 +71,37 @@ describe('log redaction at DEBUG', () => {
       apiKey = key.body.full_key;
       secrets.push(['API key', apiKey]);
       await call('ListKeys', 200, 'GET', '/api/v1/keys', { headers: browser() });
+
+      secrets.push(['payment provider key', runtime.payments.secretKey], ['payment webhook secret', runtime.payments.webhookSecret]);
+      const topUp = await call('CreateTopUp', 201, 'POST', '/api/v1/billing/top-ups', {
+        headers: browser(),
+        body: { amount_usd: 10, save_card: true },
+      });
+      await fetch(`${topUp.body.checkout_url}/pay`, { method: 'POST', redirect: 'manual' });
+      await eventually(
+        async () =>
+          (await call('GetTopUp', 200, 'GET', `/api/v1/billing/top-ups/${topUp.body.top_up_id}`, bearer())).body.status === 'paid',
+        'the top-up to be credited',
+      );
+      await runtime.payments.settled();
+      const completed = runtime.payments.events.find((event) => event.type === 'checkout.session.completed');
+      const replay = await fetch(`${runtime.payments.url}/_sim/events/${completed?.id}/resend`, { method: 'POST' });
+      expect(replay.status).toBe(200);
+      const expired = JSON.stringify({ id: 'evt_logged', type: 'customer.created', data: { object: {} } });
+      const t = Math.floor(Date.now() / 1000);
+      const signature = createHmac('sha256', runtime.payments.webhookSecret).update(`${t}.${expired}`).digest('hex');
+      await call('PaymentWebhook', 200, 'POST', '/api/v1/billing/stripe/webhook', {
+        rawBody: expired,
+        headers: { 'stripe-signature': `t=${t},v1=${signature}` },
+      });
+      await call('GetBilling', 200, 'GET', '/api/v1/billing', bearer());
+      await call(
+        'SetAutoRecharge',
+        200,
+        'POST',
+        '/api/v1/billing/auto-recharge',
+        bearer({ enabled: false, threshold_usd: 5, amount_usd: 10 }),
+      );
 
       const created = await call(
         'CreateInstance',

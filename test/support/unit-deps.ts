@@ -31,6 +31,7 @@ export function unitDeps(env: Environment = {}): Deps {
     workflows: unreachable('workflow engine'),
     transports: unreachable('event transport'),
     mail: unreachable('mailer'),
+    payments: unreachable('payment provider'),
   };
 }
 
@@ -86,6 +87,7 @@ export function memoryDeps(env: Environment = {}, runtime: Partial<Pick<Deps, 'c
       authMail: { send: async (message) => void record.authMails.push(message) },
     },
     mail: { send: async (message) => void record.mails.push(message) },
+    payments: unreachable('payment provider'),
   };
   return { deps, record };
 }

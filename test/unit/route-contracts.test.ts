@@ -79,8 +79,10 @@ describe('route contracts', () => {
       'AuthSignUp',
       'CreateInstance',
       'CreateKey',
+      'CreateTopUp',
       'CreateWebhook',
       'InstanceAction',
+      'SetAutoRecharge',
     ]);
   });
 

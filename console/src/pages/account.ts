@@ -4,13 +4,21 @@ import { ApiError, call, type Session } from '../api';
 import { h, show } from '../dom';
 import { go } from '../main';
 import { depositExplanation, type AccountView } from './deposit';
+import { lowBalanceBanner, runwayText, type Billing } from './billing';
 
 interface Activity {
   readonly entries: { created_at: string; kind: string; amount_usd: string; instance_id: number | null; description: string | null }[];
   readonly spending_by_day: { date: string; amount_micros: number; amount_usd: string }[];
 }
 
-const KIND_LABEL: Record<string, string> = { deposit: 'Deposit', charge: 'Charge', meter: 'Usage' };
+const KIND_LABEL: Record<string, string> = {
+  deposit: 'Deposit by an operator',
+  top_up: 'Card top-up',
+  refund: 'Refund',
+  dispute: 'Dispute',
+  charge: 'Charge',
+  meter: 'Usage',
+};
 
 /** Spending per day as bars; the table beside it carries the same figures for screen readers. */
 const chartWidth = () => Math.min(720, (document.getElementById('main')?.clientWidth ?? 320) - 32);
@@ -47,8 +55,13 @@ function spendingChart(days: Activity['spending_by_day']): HTMLElement {
 export async function accountPage(_session: Session): Promise<void> {
   let account: AccountView;
   let activity: Activity;
+  let billing: Billing;
   try {
-    [account, activity] = await Promise.all([call<AccountView>('GET', 'account'), call<Activity>('GET', 'account/activity')]);
+    [account, activity, billing] = await Promise.all([
+      call<AccountView>('GET', 'account'),
+      call<Activity>('GET', 'account/activity'),
+      call<Billing>('GET', 'billing'),
+    ]);
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) go('sign-in', 'session-ended');
     throw error;
@@ -56,6 +69,7 @@ export async function accountPage(_session: Session): Promise<void> {
   const total = activity.spending_by_day.reduce((sum, day) => sum + day.amount_micros, 0);
   show(
     h('h1', {}, 'Account'),
+    lowBalanceBanner(billing),
     h(
       'dl',
       { class: 'facts' },
@@ -77,9 +91,13 @@ export async function accountPage(_session: Session): Promise<void> {
         {},
         `$${account.balance_usd}`,
         account.billing_paused
-          ? h('span', { class: 'badge badge-revoked' }, 'Billing paused: servers are powered off until a deposit')
+          ? h('span', { class: 'badge badge-revoked' }, 'Billing paused: servers are powered off until funds are added')
           : null,
+        ' ',
+        h('a', { href: '#/billing' }, 'Add funds'),
       ),
+      h('dt', {}, 'The balance lasts'),
+      h('dd', {}, runwayText(billing)),
       h('dt', {}, 'Deposited in total'),
       h('dd', {}, `$${account.total_deposited_usd}`),
     ),

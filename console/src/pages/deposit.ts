@@ -11,10 +11,7 @@ export interface AccountView {
   readonly created_at: string;
 }
 
-/**
- * Why key creation answers 402 "Deposit required", with the account's deposit state and what to do: deposits are
- * an operator action for now.
- */
+/** Why key creation answers 402 "Deposit required", with the account's deposit state and the way to add funds. */
 export function depositExplanation(account: AccountView): HTMLElement {
   return h(
     'section',
@@ -27,8 +24,11 @@ export function depositExplanation(account: AccountView): HTMLElement {
       h('strong', {}, `$${account.total_deposited_usd}`),
       ` and its balance is $${account.balance_usd}.`,
     ),
-    h('p', {}, 'Deposits are made by an operator for now. Ask them to run:'),
-    h('pre', {}, h('code', {}, `npm run ops -- account deposit ${account.account_id} 10`)),
-    h('p', {}, 'Then reload this page.'),
+    h(
+      'p',
+      {},
+      h('a', { href: '#/billing', class: 'button-link' }, 'Add funds'),
+      ' by card; keys can be created as soon as the payment is confirmed.',
+    ),
   );
 }

@@ -1,11 +1,11 @@
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { Failure } from '../../model/errors';
 import { BODY_TOO_LARGE, MAX_BODY_BYTES, UNSUPPORTED_MEDIA_TYPE } from '../../contracts/contract';
-import type { Middleware } from './state';
+import type { Event, Middleware } from './state';
 
 /**
- * The Content-Type a JSON body may come with. `application/json` (and any `+json` type) always; on a Bearer route
- * also none at all and `application/x-www-form-urlencoded`, which is what `curl -d` sends unless told otherwise: the
+ * The Content-Type a JSON body may come with. `application/json` (and any `+json` type) always; on a request with an
+ * API key also none at all and `application/x-www-form-urlencoded`, which is what `curl -d` sends unless told otherwise: the
  * body is parsed as JSON either way, so real form fields fail as `Invalid JSON body`. Cookie routes, which a browser
  * page calls, take JSON types only: another site's page can send a form or plain text without asking first, but
  * not JSON.
@@ -25,7 +25,7 @@ const decoded = (body: string, isBase64Encoded: boolean) => (isBase64Encoded ? B
  * the service's own answers: 413 past the limit, 415 for another type, 400 `Invalid JSON body` for what does not
  * parse (or carries a prototype key). An empty body parses as nothing, for the schema to accept or refuse.
  */
-export const jsonBody = (lenientContentType: boolean): Middleware => {
+export const jsonBody = (lenientContentType: (event: Event) => boolean): Middleware => {
   const parser = httpJsonBodyParser({ disableContentTypeCheck: true });
   return {
     before: async (request) => {
@@ -36,7 +36,7 @@ export const jsonBody = (lenientContentType: boolean): Middleware => {
         event.body = undefined;
         return;
       }
-      if (!acceptsContentType(event.headers['content-type'], lenientContentType)) {
+      if (!acceptsContentType(event.headers['content-type'], lenientContentType(event))) {
         throw new Failure('unsupported_media_type', UNSUPPORTED_MEDIA_TYPE);
       }
       try {

@@ -1,0 +1,317 @@
+import type { Deps } from './deps';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { metricNames } from '../metric-names';
+import { countMetric, logger } from '../observability';
+import { badRequest, Failure, notFound } from '../model/errors';
+import { centsToMicros, creditEntryId, creditRefusal, usdToCents, type PaymentEvent, type PaymentRefusal } from '../model/payments';
+import { countRechargeOutcome, getAccount, saveCard, setAutoRecharge, setBillingPaused, type Account } from '../store/accounts';
+import { recordLedgerEntry } from '../store/ledger';
+import {
+  attachCheckout,
+  closeTopUp,
+  creditTopUp,
+  getTopUp,
+  insertTopUp,
+  listLatestTopUps,
+  paymentEventSeen,
+  recordRefund,
+  rememberPaymentEvent,
+  type TopUp,
+} from '../store/top-ups';
+import { PaymentSignatureError } from '../payments/provider';
+import {
+  TOP_UP_LIMITS,
+  type AutoRechargeBody,
+  type BillingView,
+  type CreateTopUpBody,
+  type TopUpView,
+  type WebhookReceipt,
+} from '../schemas/billing';
+import { microsToUsd } from './accounts';
+import { KEY_DEPOSIT_MIN_MICROS } from './key-management';
+import { applyBillingPause } from './billing';
+import { recordRechargeFailure, reviewFunding, runwayOfAccount } from './funding';
+import { retry, retryPolicies, TRY_AGAIN } from '../retry';
+
+/**
+ * Customers fund their own accounts: a top-up opens the provider's hosted checkout, and the balance is credited only
+ * from the provider's signed event, exactly once per payment whatever the provider sends, in whatever order.
+ * Refunds and disputes take money back the same way; the balance rules (the billing pause at zero) do the rest.
+ */
+
+const centsToUsd = (cents: number) => microsToUsd(centsToMicros(cents));
+
+function topUpView(topUp: TopUp): TopUpView {
+  return {
+    top_up_id: topUp.top_up_id,
+    kind: topUp.kind,
+    status: topUp.status,
+    amount_usd: centsToUsd(topUp.amount_cents),
+    checkout_url: topUp.status === 'open' ? topUp.checkout_url : null,
+    provider_session_id: topUp.provider_session_id,
+    created_at: topUp.created_at,
+    expires_at: topUp.expires_at,
+    paid_at: topUp.paid_at,
+    refunded_usd: centsToUsd(topUp.refunded_cents),
+    failure_reason: topUp.failure_reason,
+  };
+}
+
+const topUpNotFound = () => notFound('Top-up not found');
+
+const TOP_UP_ID = /^tu_[0-9a-f]{32}$/;
+
+/** The top-up an id names, when it is one of ours (ids from outside are checked before any read). */
+const topUpNamed = (deps: Deps, topUpId: string | undefined) =>
+  topUpId && TOP_UP_ID.test(topUpId) ? getTopUp(deps, topUpId) : Promise.resolve(undefined);
+
+/** Where the provider's page sends the customer back: the console's billing page, which waits for the credit. */
+const returnUrlOf = (deps: Deps, topUpId: string) => `${deps.config.console.url}#/billing?top_up=${encodeURIComponent(topUpId)}`;
+
+/**
+ * Opens a top-up: recorded first (so that an event about it always finds it), then the provider's checkout, keyed by
+ * the top-up's id so that a retry after a lost answer opens no second one.
+ */
+export async function startTopUp(deps: Deps, account: Account, body: CreateTopUpBody): Promise<TopUpView> {
+  const amountCents = usdToCents(body.amount_usd);
+  const topUp: TopUp = {
+    top_up_id: `tu_${deps.ids.uuid().replaceAll('-', '')}`,
+    account_id: account.account_id,
+    kind: 'checkout',
+    amount_cents: amountCents,
+    status: 'open',
+    provider_session_id: null,
+    checkout_url: null,
+    payment_intent_id: null,
+    save_card: body.save_card ?? false,
+    created_at: deps.clock.now().toISOString(),
+    expires_at: null,
+    paid_at: null,
+    refunded_cents: 0,
+    failure_reason: null,
+  };
+  await insertTopUp(deps, topUp);
+  const checkout = await deps.payments.startCheckout({
+    topUpId: topUp.top_up_id,
+    accountId: account.account_id,
+    email: account.email,
+    amountCents,
+    customerId: account.payment_customer_id,
+    saveCard: topUp.save_card,
+    returnUrl: returnUrlOf(deps, topUp.top_up_id),
+  });
+  const attached = await attachCheckout(deps, topUp.top_up_id, checkout);
+  return topUpView(
+    attached ?? { ...topUp, provider_session_id: checkout.sessionId, checkout_url: checkout.url, expires_at: checkout.expiresAt },
+  );
+}
+
+export async function findTopUp(deps: Deps, accountId: string, topUpId: string): Promise<TopUpView> {
+  const topUp = await topUpNamed(deps, topUpId);
+  if (!topUp || topUp.account_id !== accountId) throw topUpNotFound();
+  return topUpView(topUp);
+}
+
+const LATEST_TOP_UPS = 10;
+
+/** The account's money: balance, burn rate and runway (computed now, from what runs now), and the latest top-ups. */
+export async function billingOverview(deps: Deps, account: Account): Promise<BillingView> {
+  const [{ burnMicrosPerHour, runway }, topUps] = await Promise.all([
+    runwayOfAccount(deps, account),
+    listLatestTopUps(deps, account.account_id, LATEST_TOP_UPS),
+  ]);
+  const recharge = account.auto_recharge;
+  return {
+    balance_usd: microsToUsd(account.balance),
+    balance_micros: account.balance,
+    total_deposited_usd: microsToUsd(account.total_deposited),
+    deposit_met: account.total_deposited >= KEY_DEPOSIT_MIN_MICROS,
+    billing_paused: account.billing_paused,
+    burn_rate_usd_per_hour: microsToUsd(burnMicrosPerHour),
+    burn_rate_micros_per_hour: burnMicrosPerHour,
+    runway_hours: runway.hours === null ? null : Math.round(runway.hours * 100) / 100,
+    exhausts_at: runway.exhaustsAt,
+    balance_notice: account.balance_notice,
+    saved_card: account.payment_method_id !== null,
+    auto_recharge: recharge
+      ? {
+          enabled: recharge.enabled,
+          threshold_usd: microsToUsd(recharge.threshold_micros),
+          amount_usd: microsToUsd(recharge.amount_micros),
+          failures: recharge.failures,
+          disabled_reason: recharge.disabled_reason,
+        }
+      : null,
+    top_ups: topUps.map(topUpView),
+    top_up_limits: TOP_UP_LIMITS,
+  };
+}
+
+/** Turns auto-recharge on (a saved card is needed) or off; the account's billing as it is then. */
+export async function configureAutoRecharge(deps: Deps, account: Account, body: AutoRechargeBody): Promise<BillingView> {
+  if (body.enabled && account.payment_method_id === null)
+    throw new Failure('conflict', 'No saved card', { message: 'Add funds once with "save_card": true to save a card for auto-recharge' });
+  await setAutoRecharge(deps, account.account_id, {
+    enabled: body.enabled,
+    threshold_micros: usdToCents(body.threshold_usd) * 10_000,
+    amount_micros: usdToCents(body.amount_usd) * 10_000,
+    failures: 0,
+    disabled_reason: null,
+  });
+  const updated = (await getAccount(deps, account.account_id)) ?? account;
+  if (body.enabled) await reviewFunding(deps, account.account_id);
+  return billingOverview(deps, (await getAccount(deps, account.account_id)) ?? updated);
+}
+
+type Outcome = WebhookReceipt['outcome'];
+
+/** A payment the service cannot match to a top-up of its own: refused, logged and counted (an alarm watches it). */
+function refused(event: PaymentEvent, reason: PaymentRefusal): Outcome {
+  logger.warn('a payment event was refused', { event_id: event.eventId, kind: event.kind, reason });
+  countMetric(metricNames.paymentsUnmatched);
+  return 'refused';
+}
+
+/** A credit, then what a credit changes: the pause lifted when the balance is above zero, the runway's warning. */
+async function credited(deps: Deps, accountId: string): Promise<void> {
+  if (await setBillingPaused(deps, accountId, false)) logger.info('billing pause lifted', { account_id: accountId });
+  await reviewFunding(deps, accountId);
+}
+
+async function creditPayment(deps: Deps, event: Extract<PaymentEvent, { kind: 'checkout_paid' | 'payment_succeeded' }>): Promise<Outcome> {
+  const topUp = await topUpNamed(deps, event.tags.topUpId);
+  const sessionId = event.kind === 'checkout_paid' ? event.sessionId : undefined;
+  const refusal = creditRefusal(topUp, {
+    tags: event.tags,
+    amountCents: event.amountCents,
+    sessionId,
+    paymentIntentId: event.paymentIntentId,
+  });
+  if (refusal || !topUp) return refused(event, refusal ?? 'unknown_top_up');
+  if (event.kind === 'payment_succeeded' && topUp.kind !== 'auto_recharge') return 'ignored';
+  const entry = {
+    account_id: topUp.account_id,
+    entry_id: creditEntryId({ sessionId, paymentIntentId: event.paymentIntentId }),
+    kind: 'top_up' as const,
+    amount: centsToMicros(topUp.amount_cents),
+    description: topUp.kind === 'auto_recharge' ? 'Auto-recharge' : 'Card top-up',
+    created_at: deps.clock.now().toISOString(),
+  };
+  const booked = await creditTopUp(deps, topUp, entry, { sessionId: sessionId ?? null, paymentIntentId: event.paymentIntentId });
+  if (booked) logger.info('top-up credited', { account_id: topUp.account_id, top_up_id: topUp.top_up_id, amount: entry.amount });
+  if (topUp.kind === 'auto_recharge') await countRechargeOutcome(deps, topUp.account_id, true);
+  if (topUp.save_card && event.paymentIntentId) {
+    const facts = await deps.payments.paymentFacts(event.paymentIntentId);
+    if (facts?.customerId && facts.paymentMethodId) await saveCard(deps, topUp.account_id, facts.customerId, facts.paymentMethodId);
+  }
+  await credited(deps, topUp.account_id);
+  return booked ? 'applied' : 'duplicate';
+}
+
+/** The top-up a payment paid, as the provider says (its metadata, read again) and as we recorded it. */
+async function topUpOfPayment(deps: Deps, paymentIntentId: string): Promise<TopUp | undefined> {
+  const facts = await deps.payments.paymentFacts(paymentIntentId);
+  const topUp = await topUpNamed(deps, facts?.tags.topUpId);
+  if (!topUp || topUp.account_id !== facts?.tags.accountId) return undefined;
+  if (topUp.payment_intent_id !== null && topUp.payment_intent_id !== paymentIntentId) return undefined;
+  return topUp;
+}
+
+/** Debits what was refunded since the refunds last booked: the largest refunded total seen is the truth. */
+async function debitRefund(deps: Deps, event: Extract<PaymentEvent, { kind: 'refunded' }>): Promise<Outcome> {
+  let topUp = await topUpOfPayment(deps, event.paymentIntentId);
+  if (!topUp) return refused(event, 'unknown_top_up');
+  const accountId = topUp.account_id;
+  const outcome = await retry(retryPolicies.versionConflict, async (attempt) => {
+    if (attempt > 1) topUp = await getTopUp(deps, topUp!.top_up_id);
+    if (!topUp || event.refundedCents <= topUp.refunded_cents) return 'duplicate' as const;
+    const booked = await recordRefund(deps, topUp, event.refundedCents, {
+      account_id: accountId,
+      entry_id: `refund#${event.chargeId}#${event.refundedCents}`,
+      kind: 'refund',
+      amount: -centsToMicros(event.refundedCents - topUp.refunded_cents),
+      description: 'Refund of a top-up',
+      created_at: deps.clock.now().toISOString(),
+    }).catch((error: unknown) => {
+      // The refunded total moved meanwhile (a concurrent event): read it again.
+      if (error instanceof TransactionCanceledException) return TRY_AGAIN;
+      throw error;
+    });
+    return booked === TRY_AGAIN ? TRY_AGAIN : booked ? ('applied' as const) : ('duplicate' as const);
+  });
+  await applyBillingPause(deps, accountId);
+  return outcome;
+}
+
+/** A dispute takes the disputed amount and the provider's fee at once; a won dispute gives both back. */
+async function settleDispute(deps: Deps, event: Extract<PaymentEvent, { kind: 'dispute_opened' | 'dispute_closed' }>): Promise<Outcome> {
+  if (event.kind === 'dispute_closed' && !event.won) return 'ignored';
+  const topUp = await topUpOfPayment(deps, event.paymentIntentId);
+  if (!topUp) return refused(event, 'unknown_top_up');
+  const taken = centsToMicros(event.amountCents + event.feeCents);
+  const opened = event.kind === 'dispute_opened';
+  const booked = await recordLedgerEntry(deps, {
+    account_id: topUp.account_id,
+    entry_id: `${opened ? 'dispute' : 'dispute-won'}#${event.disputeId}`,
+    kind: 'dispute',
+    amount: opened ? -taken : taken,
+    description: opened ? 'Card payment disputed (amount and fee)' : 'Dispute won: amount and fee returned',
+    created_at: deps.clock.now().toISOString(),
+  });
+  if (opened) await applyBillingPause(deps, topUp.account_id);
+  else await credited(deps, topUp.account_id);
+  return booked ? 'applied' : 'duplicate';
+}
+
+async function applyPaymentEvent(deps: Deps, event: PaymentEvent): Promise<Outcome> {
+  switch (event.kind) {
+    case 'checkout_paid':
+    case 'payment_succeeded':
+      return creditPayment(deps, event);
+    case 'checkout_closed': {
+      const topUp = await topUpNamed(deps, event.tags.topUpId);
+      if (!topUp || topUp.account_id !== event.tags.accountId) return refused(event, 'unknown_top_up');
+      return (await closeTopUp(deps, topUp.top_up_id, event.outcome, event.outcome === 'failed' ? 'The payment failed.' : null))
+        ? 'applied'
+        : 'duplicate';
+    }
+    case 'payment_failed': {
+      const topUp = await topUpNamed(deps, event.tags.topUpId);
+      if (!topUp || topUp.account_id !== event.tags.accountId) return refused(event, 'unknown_top_up');
+      if (topUp.kind !== 'auto_recharge') return 'ignored';
+      await recordRechargeFailure(deps, topUp.account_id, topUp.top_up_id, event.reason);
+      return 'applied';
+    }
+    case 'refunded':
+      return debitRefund(deps, event);
+    case 'dispute_opened':
+    case 'dispute_closed':
+      return settleDispute(deps, event);
+    case 'ignored':
+      return 'ignored';
+  }
+}
+
+/**
+ * The provider's webhook: the signature over the raw body is checked first (400 and nothing done when it does not
+ * hold), an event already handled is answered at once, and every other one is applied, each money movement keyed by
+ * the provider's own ids in a conditional write, so a replay, a reordering or two deliveries at once move money once.
+ * A failure answers 5xx, so that the provider delivers the event again.
+ */
+export async function receivePaymentWebhook(deps: Deps, rawBody: string, signature: string | undefined): Promise<WebhookReceipt> {
+  let event: PaymentEvent;
+  try {
+    event = await deps.payments.verifiedEvent(rawBody, signature, deps.clock.now().getTime());
+  } catch (error) {
+    if (error instanceof PaymentSignatureError) {
+      countMetric(metricNames.paymentWebhookFailures);
+      throw badRequest('Invalid signature');
+    }
+    throw error;
+  }
+  if (await paymentEventSeen(deps, event.eventId)) return { received: true, outcome: 'duplicate' };
+  const outcome = await applyPaymentEvent(deps, event);
+  await rememberPaymentEvent(deps, event.eventId, outcome);
+  logger.info('payment event', { event_id: event.eventId, kind: event.kind, outcome });
+  return { received: true, outcome };
+}

@@ -1,0 +1,271 @@
+import { runtimeSlot, type Platform } from '../platform';
+import type StripeClient from 'stripe';
+import * as z from 'zod';
+import type { PaymentEvent, PaymentTags } from '../model/payments';
+import { DependencyTransientError } from '../transient-errors';
+import { logger } from '../observability';
+import { PaymentSignatureError, type PaymentProvider, type SavedCardOutcome } from './provider';
+
+/**
+ * The payment provider on Stripe, through the official `stripe` package. Its API base comes from the configuration
+ * (Stripe's own on AWS; the local simulator through the client's host, port and protocol settings), its secret key
+ * and webhook secret from the configuration locally and from Secrets Manager on AWS. The package loads on first use:
+ * most functions never pay anyone.
+ */
+interface StripeSecrets {
+  readonly secretKey: string;
+  readonly webhookSecret: string;
+}
+
+const secretSchema = z.object({ secret_key: z.string().min(1), webhook_secret: z.string().min(1) });
+
+async function readSecrets(deps: Platform): Promise<StripeSecrets> {
+  const { secretKey, webhookSecret, secretArn } = deps.config.payments;
+  if (secretKey && webhookSecret) return { secretKey, webhookSecret };
+  if (!secretArn) throw new Error('payments are not configured: neither STRIPE_SECRET_KEY nor PAYMENTS_SECRET_ARN is set');
+  const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
+  const { SecretString } = await new SecretsManagerClient({ region: deps.config.region }).send(
+    new GetSecretValueCommand({ SecretId: secretArn }),
+  );
+  const parsed = secretSchema.parse(JSON.parse(SecretString ?? '{}'));
+  return { secretKey: parsed.secret_key, webhookSecret: parsed.webhook_secret };
+}
+
+interface Loaded {
+  readonly stripe: StripeClient;
+  readonly webhookSecret: string;
+}
+
+/** The runtime's Stripe client, made once (a failed start is tried again). */
+const client = runtimeSlot((): { loaded?: Promise<Loaded> } => ({}));
+
+function stripeOf(deps: Platform): Promise<Loaded> {
+  const state = client.of(deps);
+  if (state.loaded) return state.loaded;
+  const loading = Promise.all([import('stripe'), readSecrets(deps)]).then(([{ default: Stripe }, secrets]) => {
+    const base = deps.config.payments.apiBase ? new URL(deps.config.payments.apiBase) : undefined;
+    const stripe = new Stripe(secrets.secretKey, {
+      maxNetworkRetries: 2,
+      timeout: deps.config.payments.timeoutMs,
+      telemetry: false,
+      ...(base
+        ? {
+            host: base.hostname,
+            port: Number(base.port || (base.protocol === 'https:' ? 443 : 80)),
+            protocol: base.protocol.replace(':', '') as 'http' | 'https',
+          }
+        : {}),
+    });
+    return { stripe, webhookSecret: secrets.webhookSecret };
+  });
+  state.loaded = loading;
+  loading.catch(() => {
+    if (state.loaded === loading) state.loaded = undefined;
+  });
+  return loading;
+}
+
+/** Stripe's failures that say "not now" (connection, rate limit, its own 5xx) become the service's transient error. */
+function transientOr(error: unknown): unknown {
+  const failure = error as { type?: string; statusCode?: number; message?: string };
+  const transient =
+    failure.type === 'StripeConnectionError' ||
+    failure.type === 'StripeRateLimitError' ||
+    failure.type === 'StripeAPIError' ||
+    (typeof failure.statusCode === 'number' && failure.statusCode >= 500);
+  return transient ? new DependencyTransientError(`payment provider: ${failure.message ?? 'unavailable'}`) : error;
+}
+
+const tagsSchema = z
+  .record(z.string(), z.string())
+  .nullish()
+  .transform((metadata): PaymentTags => ({ accountId: metadata?.account_id, topUpId: metadata?.top_up_id }));
+const idOf = z.union([z.string(), z.object({ id: z.string() }).transform((object) => object.id)]);
+
+const sessionSchema = z.object({
+  id: z.string().startsWith('cs_'),
+  amount_total: z.number().int().nonnegative(),
+  payment_status: z.string(),
+  payment_intent: idOf.nullish(),
+  metadata: tagsSchema,
+});
+const intentSchema = z.object({
+  id: z.string().startsWith('pi_'),
+  amount_received: z.number().int().nonnegative().optional(),
+  amount: z.number().int().nonnegative(),
+  metadata: tagsSchema,
+  last_payment_error: z.object({ message: z.string().optional() }).nullish(),
+});
+const chargeSchema = z.object({ id: z.string().startsWith('ch_'), payment_intent: idOf, amount_refunded: z.number().int().nonnegative() });
+const disputeSchema = z.object({
+  id: z.string().startsWith('dp_'),
+  payment_intent: idOf,
+  amount: z.number().int().nonnegative(),
+  status: z.string(),
+  balance_transactions: z.array(z.object({ fee: z.number().int().nonnegative() })).default([]),
+});
+
+/** The event as the service understands it; anything it does not act on is `ignored`. */
+export function understoodEvent(event: { id: string; type: string; data: { object: unknown } }): PaymentEvent {
+  const object = event.data.object;
+  const eventId = event.id;
+  switch (event.type) {
+    case 'checkout.session.completed':
+    case 'checkout.session.async_payment_succeeded': {
+      const session = sessionSchema.parse(object);
+      // A completed checkout whose payment is still on its way (a bank debit) is credited by the later event.
+      if (session.payment_status !== 'paid') return { kind: 'ignored', eventId, type: `${event.type} (${session.payment_status})` };
+      return {
+        kind: 'checkout_paid',
+        eventId,
+        sessionId: session.id,
+        paymentIntentId: session.payment_intent ?? null,
+        amountCents: session.amount_total,
+        tags: session.metadata,
+      };
+    }
+    case 'checkout.session.expired':
+    case 'checkout.session.async_payment_failed': {
+      const session = sessionSchema.parse(object);
+      const outcome = event.type === 'checkout.session.expired' ? 'expired' : 'failed';
+      return { kind: 'checkout_closed', eventId, sessionId: session.id, outcome, tags: session.metadata };
+    }
+    case 'payment_intent.succeeded': {
+      const intent = intentSchema.parse(object);
+      return {
+        kind: 'payment_succeeded',
+        eventId,
+        paymentIntentId: intent.id,
+        amountCents: intent.amount_received ?? intent.amount,
+        tags: intent.metadata,
+      };
+    }
+    case 'payment_intent.payment_failed': {
+      const intent = intentSchema.parse(object);
+      const reason = intent.last_payment_error?.message ?? 'The payment failed.';
+      return { kind: 'payment_failed', eventId, paymentIntentId: intent.id, reason, tags: intent.metadata };
+    }
+    case 'charge.refunded': {
+      const charge = chargeSchema.parse(object);
+      return {
+        kind: 'refunded',
+        eventId,
+        chargeId: charge.id,
+        paymentIntentId: charge.payment_intent,
+        refundedCents: charge.amount_refunded,
+      };
+    }
+    case 'charge.dispute.created':
+    case 'charge.dispute.closed': {
+      const dispute = disputeSchema.parse(object);
+      return {
+        kind: event.type === 'charge.dispute.created' ? 'dispute_opened' : 'dispute_closed',
+        eventId,
+        disputeId: dispute.id,
+        paymentIntentId: dispute.payment_intent,
+        amountCents: dispute.amount,
+        feeCents: dispute.balance_transactions.reduce((sum, transaction) => sum + transaction.fee, 0),
+        won: dispute.status === 'won',
+      };
+    }
+    default:
+      return { kind: 'ignored', eventId, type: event.type };
+  }
+}
+
+const envelopeSchema = z.object({ id: z.string().startsWith('evt_'), type: z.string(), data: z.object({ object: z.unknown() }) });
+
+export function stripeProvider(deps: Platform): PaymentProvider {
+  const tolerance = deps.config.payments.signatureToleranceSeconds;
+  return {
+    async startCheckout(request) {
+      const { stripe } = await stripeOf(deps);
+      const metadata = { account_id: request.accountId, top_up_id: request.topUpId };
+      const expiresAt = Math.floor(deps.clock.now().getTime() / 1000) + deps.config.payments.checkoutMinutes * 60;
+      try {
+        const session = await stripe.checkout.sessions.create(
+          {
+            mode: 'payment',
+            line_items: [
+              { quantity: 1, price_data: { currency: 'usd', unit_amount: request.amountCents, product_data: { name: 'Account credit' } } },
+            ],
+            client_reference_id: request.topUpId,
+            metadata,
+            payment_intent_data: { metadata, ...(request.saveCard ? { setup_future_usage: 'off_session' as const } : {}) },
+            ...(request.customerId
+              ? { customer: request.customerId }
+              : { customer_email: request.email, customer_creation: 'always' as const }),
+            success_url: `${request.returnUrl}${request.returnUrl.includes('?') ? '&' : '?'}session_id={CHECKOUT_SESSION_ID}`,
+            cancel_url: request.returnUrl,
+            expires_at: expiresAt,
+          },
+          // Our top-up's id: a retry after a lost answer gets the same session, never a second one.
+          { idempotencyKey: `checkout-${request.topUpId}` },
+        );
+        if (!session.url) throw new Error('the provider returned a checkout without a page');
+        return { sessionId: session.id, url: session.url, expiresAt: new Date(session.expires_at * 1000).toISOString() };
+      } catch (error) {
+        throw transientOr(error);
+      }
+    },
+
+    async chargeSavedCard(charge): Promise<SavedCardOutcome> {
+      const { stripe } = await stripeOf(deps);
+      const metadata = { account_id: charge.accountId, top_up_id: charge.topUpId };
+      try {
+        const intent = await stripe.paymentIntents.create(
+          {
+            amount: charge.amountCents,
+            currency: 'usd',
+            customer: charge.customerId,
+            payment_method: charge.paymentMethodId,
+            off_session: true,
+            confirm: true,
+            metadata,
+          },
+          { idempotencyKey: `recharge-${charge.topUpId}` },
+        );
+        return { outcome: intent.status === 'succeeded' ? 'succeeded' : 'processing', paymentIntentId: intent.id };
+      } catch (error) {
+        const failure = error as { type?: string; message?: string; raw?: { payment_intent?: { id?: string } } };
+        if (failure.type === 'StripeCardError' || failure.type === 'StripeInvalidRequestError')
+          return { outcome: 'declined', paymentIntentId: failure.raw?.payment_intent?.id ?? null, reason: failure.message ?? 'declined' };
+        throw transientOr(error);
+      }
+    },
+
+    async paymentFacts(paymentIntentId) {
+      const { stripe } = await stripeOf(deps);
+      try {
+        const intent = await stripe.paymentIntents.retrieve(paymentIntentId);
+        const customer = intent.customer;
+        const method = intent.payment_method;
+        return {
+          tags: tagsSchema.parse(intent.metadata),
+          customerId: typeof customer === 'string' ? customer : (customer?.id ?? null),
+          paymentMethodId: typeof method === 'string' ? method : (method?.id ?? null),
+        };
+      } catch (error) {
+        if ((error as { statusCode?: number }).statusCode === 404) return undefined;
+        throw transientOr(error);
+      }
+    },
+
+    async verifiedEvent(rawBody, signature, receivedAtMs) {
+      const { stripe, webhookSecret } = await stripeOf(deps);
+      if (!signature) throw new PaymentSignatureError('no Stripe-Signature header');
+      // The package refuses a signature older than the tolerance; one dated too far ahead is refused here too.
+      const stamp = Number(/(?:^|,)t=(\d+)/.exec(signature)?.[1]);
+      if (!Number.isFinite(stamp) || Math.abs(receivedAtMs / 1000 - stamp) > tolerance)
+        throw new PaymentSignatureError('the signature is outside the tolerance window');
+      let event: unknown;
+      try {
+        event = stripe.webhooks.constructEvent(rawBody, signature, webhookSecret, tolerance, undefined, receivedAtMs);
+      } catch (error) {
+        logger.warn('a payment webhook failed its signature check', { reason: (error as Error).message });
+        throw new PaymentSignatureError('the signature does not match');
+      }
+      return understoodEvent(envelopeSchema.parse(event));
+    },
+  };
+}

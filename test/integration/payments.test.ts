@@ -1,0 +1,384 @@
+import { createHmac } from 'node:crypto';
+import { useTestRuntime } from '../support/runtime';
+import { openSession } from '../../shared/domain/accounts';
+import { reviewFunding } from '../../shared/domain/funding';
+import { getAccount } from '../../shared/store/accounts';
+import { listLedgerEntries } from '../../shared/store/ledger';
+import { getTopUp } from '../../shared/store/top-ups';
+
+const runtime = useTestRuntime();
+const WEBHOOK = '/api/v1/billing/stripe/webhook';
+
+async function sim(path: string, body: Record<string, unknown> = {}, method = 'POST') {
+  const response = await fetch(`${runtime.payments.url}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: method === 'GET' ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, any> };
+}
+
+async function eventually<T>(what: string, read: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function topUp(apiKey: string, amount = 20, extra: Record<string, unknown> = {}) {
+  const created = await runtime.call('POST', '/api/v1/billing/top-ups', { apiKey, body: { amount_usd: amount, ...extra } });
+  expect(created.status).toBe(201);
+  return created.body as { top_up_id: string; provider_session_id: string; checkout_url: string };
+}
+
+async function paid(apiKey: string, topUpId: string) {
+  return eventually(`top-up ${topUpId} to be paid`, async () => {
+    const { body } = await runtime.call('GET', `/api/v1/billing/top-ups/${topUpId}`, { apiKey });
+    return body.status === 'paid' ? body : undefined;
+  });
+}
+
+const balanceOf = async (accountId: string) => (await getAccount(runtime.deps, accountId))!.balance;
+const entriesOf = async (accountId: string, kind: string) =>
+  (await listLedgerEntries(runtime.deps, accountId)).filter((entry) => entry.kind === kind);
+
+/** A webhook body signed as the provider signs it, `ageSeconds` ago, with `secret`. */
+function signed(body: string, secret = runtime.payments.webhookSecret, ageSeconds = 0) {
+  const t = Math.floor(Date.now() / 1000) - ageSeconds;
+  return `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`).digest('hex')}`;
+}
+
+function completedEvent(
+  sessionId: string,
+  metadata: Record<string, string>,
+  amountCents: number,
+  eventId = `evt_${Math.random().toString(16).slice(2)}`,
+) {
+  return JSON.stringify({
+    id: eventId,
+    object: 'event',
+    type: 'checkout.session.completed',
+    data: {
+      object: {
+        id: sessionId,
+        object: 'checkout.session',
+        amount_total: amountCents,
+        payment_status: 'paid',
+        payment_intent: `pi_${Math.random().toString(16).slice(2)}`,
+        metadata,
+      },
+    },
+  });
+}
+
+describe('POST /api/v1/billing/top-ups', () => {
+  it('opens a checkout and credits the balance once, only when the provider reports the payment', async () => {
+    const { apiKey, accountId } = await runtime.newAccount({ depositUsd: '0' });
+
+    const created = await runtime.call('POST', '/api/v1/billing/top-ups', { apiKey, body: { amount_usd: 20 } });
+    const page = await fetch(created.body.checkout_url);
+    const beforePaying = await balanceOf(accountId);
+    const pay = await fetch(`${created.body.checkout_url}/pay`, { method: 'POST', redirect: 'manual' });
+    const view = await paid(apiKey, created.body.top_up_id);
+    await runtime.payments.settled();
+    const billing = await runtime.call('GET', '/api/v1/billing', { apiKey });
+
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      top_up_id: expect.stringMatching(/^tu_[0-9a-f]{32}$/),
+      status: 'open',
+      amount_usd: '20.00',
+      kind: 'checkout',
+      provider_session_id: expect.stringMatching(/^cs_test_/),
+      checkout_url: expect.stringContaining(`${runtime.payments.url}/pay/cs_test_`),
+    });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('Pay $20.00');
+    expect(beforePaying).toBe(0);
+    expect(pay.status).toBe(303);
+    expect(pay.headers.get('location')).toContain(`top_up=${created.body.top_up_id}`);
+    expect(view).toMatchObject({ status: 'paid', checkout_url: null, paid_at: expect.any(String) });
+    expect(await balanceOf(accountId)).toBe(20_000_000);
+    expect(await entriesOf(accountId, 'top_up')).toEqual([
+      expect.objectContaining({ entry_id: `top-up#${created.body.provider_session_id}`, amount: 20_000_000 }),
+    ]);
+    expect(billing.body).toMatchObject({
+      balance_usd: '20.00',
+      total_deposited_usd: '20.00',
+      deposit_met: true,
+      billing_paused: false,
+      burn_rate_usd_per_hour: '0.00',
+      runway_hours: null,
+      exhausts_at: null,
+      top_ups: [expect.objectContaining({ top_up_id: created.body.top_up_id, status: 'paid' })],
+      top_up_limits: { min_usd: 5, max_usd: 1000, presets_usd: [10, 20, 50, 100] },
+    });
+  });
+
+  it('credits once when the provider delivers the same event 10 times at once, and again later', async () => {
+    const { apiKey, accountId } = await runtime.newAccount({ depositUsd: '0' });
+    const { top_up_id, provider_session_id } = await topUp(apiKey, 15);
+    await sim(`/_sim/sessions/${provider_session_id}/pay`);
+    await paid(apiKey, top_up_id);
+    await runtime.payments.settled();
+    const completed = runtime.payments.events.find((e) => e.type === 'checkout.session.completed' && e.answers.length > 0)!;
+
+    const [burst, later] = [
+      await sim(`/_sim/events/${completed.id}/resend`, { times: 10 }),
+      await sim(`/_sim/events/${completed.id}/resend`, { times: 3 }),
+    ];
+
+    expect(burst.body.delivered).toBe(10);
+    expect(later.body.delivered).toBe(3);
+    expect(await balanceOf(accountId)).toBe(15_000_000);
+    expect(await entriesOf(accountId, 'top_up')).toHaveLength(1);
+  });
+
+  it('credits once when several different events report the same payment concurrently', async () => {
+    const { apiKey, accountId } = await runtime.newAccount({ depositUsd: '0' });
+    const { top_up_id, provider_session_id } = await topUp(apiKey, 12);
+    const metadata = { account_id: accountId, top_up_id };
+    const bodies = Array.from({ length: 10 }, () => completedEvent(provider_session_id, metadata, 1200));
+
+    const answers = await Promise.all(
+      bodies.map((body) => runtime.call('POST', WEBHOOK, { rawBody: body, headers: { 'stripe-signature': signed(body) } })),
+    );
+
+    expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
+    expect(answers.filter((a) => a.body.outcome === 'applied')).toHaveLength(1);
+    expect(await balanceOf(accountId)).toBe(12_000_000);
+    expect(await entriesOf(accountId, 'top_up')).toHaveLength(1);
+  });
+
+  it.each([
+    { case: 'signed with another secret', signature: (body: string) => signed(body, 'whsec_not-the-one') },
+    { case: 'signed 10 minutes ago', signature: (body: string) => signed(body, undefined, 600) },
+    { case: 'dated 10 minutes ahead', signature: (body: string) => signed(body, undefined, -600) },
+    { case: 'unsigned', signature: () => undefined },
+    { case: 'with a garbled header', signature: () => 't=abc,v1=zz' },
+  ])('answers 400 and credits nothing for an event $case', async ({ signature }) => {
+    const { apiKey, accountId } = await runtime.newAccount({ depositUsd: '0' });
+    const { top_up_id, provider_session_id } = await topUp(apiKey, 10);
+    const body = completedEvent(provider_session_id, { account_id: accountId, top_up_id }, 1000);
+    const header = signature(body);
+
+    const answer = await runtime.call('POST', WEBHOOK, { rawBody: body, headers: header ? { 'stripe-signature': header } : {} });
+
+    expect(answer.status).toBe(400);
+    expect(answer.body.error).toBe('Invalid signature');
+    expect(await balanceOf(accountId)).toBe(0);
+  });
+
+  it('refuses a paid event naming another account, another amount or no top-up of ours, and credits nothing', async () => {
+    const owner = await runtime.newAccount({ depositUsd: '0' });
+    const other = await runtime.newAccount({ depositUsd: '0' });
+    const { top_up_id, provider_session_id } = await topUp(owner.apiKey, 10);
+    const cases = [
+      completedEvent(provider_session_id, { account_id: other.accountId, top_up_id }, 1000),
+      completedEvent(provider_session_id, { account_id: owner.accountId, top_up_id }, 100_000),
+      completedEvent(provider_session_id, { account_id: owner.accountId, top_up_id: `tu_${'0'.repeat(32)}` }, 1000),
+      completedEvent('cs_test_someone_else', { account_id: owner.accountId, top_up_id }, 1000),
+    ];
+
+    const answers = await Promise.all(
+      cases.map((body) => runtime.call('POST', WEBHOOK, { rawBody: body, headers: { 'stripe-signature': signed(body) } })),
+    );
+    const view = await runtime.call('GET', `/api/v1/billing/top-ups/${top_up_id}`, { apiKey: owner.apiKey });
+
+    expect(answers.map((a) => [a.status, a.body.outcome])).toEqual(Array(4).fill([200, 'refused']));
+    expect(await balanceOf(owner.accountId)).toBe(0);
+    expect(await balanceOf(other.accountId)).toBe(0);
+    expect(view.body.status).toBe('open');
+  });
+
+  it('credits nothing for a declined card, and the checkout stays open', async () => {
+    const { apiKey, accountId } = await runtime.newAccount({ depositUsd: '0' });
+    const { top_up_id, checkout_url } = await topUp(apiKey, 10);
+
+    const declined = await fetch(`${checkout_url}/decline`, { method: 'POST' });
+    await runtime.payments.settled();
+    const view = await runtime.call('GET', `/api/v1/billing/top-ups/${top_up_id}`, { apiKey });
+
+    expect(declined.status).toBe(402);
+    expect(await declined.text()).toContain('Your card was declined.');
+    expect(view.body.status).toBe('open');
+    expect(await balanceOf(accountId)).toBe(0);
+  });
+
+  it('marks a checkout left unpaid expired', async () => {
+    const { apiKey } = await runtime.newAccount({ depositUsd: '0' });
+    const { top_up_id, provider_session_id } = await topUp(apiKey, 10);
+
+    await sim(`/_sim/sessions/${provider_session_id}/expire`);
+    const view = await eventually('the top-up to expire', async () => {
+      const { body } = await runtime.call('GET', `/api/v1/billing/top-ups/${top_up_id}`, { apiKey });
+      return body.status === 'expired' ? body : undefined;
+    });
+
+    expect(view).toMatchObject({ status: 'expired', checkout_url: null });
+  });
+
+  it.each([
+    { body: { amount_usd: 4.99 }, error: 'amount_usd must be at least 5' },
+    { body: { amount_usd: 1000.01 }, error: 'amount_usd must be at most 1000' },
+    { body: { amount_usd: 10.001 }, error: 'amount_usd has at most two decimals' },
+    { body: { amount_usd: '20' }, error: 'amount_usd must be a number of dollars' },
+    { body: {}, error: 'amount_usd is required' },
+  ])('answers 400 "$error" for $body', async ({ body, error }) => {
+    const { apiKey } = await runtime.newAccount({ depositUsd: '0' });
+
+    const answer = await runtime.call('POST', '/api/v1/billing/top-ups', { apiKey, body });
+
+    expect(answer.status).toBe(400);
+    expect(answer.body.error).toBe(error);
+  });
+
+  it('takes the console session with its CSRF token, and refuses it without', async () => {
+    const { accountId } = await runtime.newAccount({ depositUsd: '0' });
+    const { session, csrfToken } = await openSession(runtime.deps, accountId);
+    const cookie = { cookie: `session=${session}` };
+
+    const withToken = await runtime.call('POST', '/api/v1/billing/top-ups', {
+      body: { amount_usd: 25 },
+      headers: { ...cookie, 'x-csrftoken': csrfToken },
+    });
+    const without = await runtime.call('POST', '/api/v1/billing/top-ups', { body: { amount_usd: 25 }, headers: cookie });
+    const read = await runtime.call('GET', '/api/v1/billing', { headers: cookie });
+
+    expect(withToken.status).toBe(201);
+    expect(without.status).toBe(403);
+    expect(without.body.error).toBe('CSRF validation failed');
+    expect(read.status).toBe(200);
+    expect(read.body.top_ups).toHaveLength(1);
+  });
+});
+
+describe('GET /api/v1/billing/top-ups/{id}', () => {
+  it('answers 404 for another account’s top-up and for an id that is not one', async () => {
+    const owner = await runtime.newAccount({ depositUsd: '0' });
+    const other = await runtime.newAccount({ depositUsd: '0' });
+    const { top_up_id } = await topUp(owner.apiKey, 10);
+
+    const foreign = await runtime.call('GET', `/api/v1/billing/top-ups/${top_up_id}`, { apiKey: other.apiKey });
+    const garbage = await runtime.call('GET', '/api/v1/billing/top-ups/..%2Fkeys', { apiKey: owner.apiKey });
+
+    expect([foreign.status, foreign.body.error]).toEqual([404, 'Top-up not found']);
+    expect([garbage.status, garbage.body.error]).toEqual([404, 'Top-up not found']);
+  });
+});
+
+describe('refunds and disputes', () => {
+  async function fundedByCard(amount: number, extra: Record<string, unknown> = {}) {
+    const account = await runtime.newAccount({ depositUsd: '0' });
+    const { top_up_id, provider_session_id } = await topUp(account.apiKey, amount, extra);
+    await sim(`/_sim/sessions/${provider_session_id}/pay`);
+    await paid(account.apiKey, top_up_id);
+    const { payment_intent_id: paymentIntentId } = (await getTopUp(runtime.deps, top_up_id))!;
+    return { ...account, topUpId: top_up_id, paymentIntentId: paymentIntentId! };
+  }
+
+  it('debits each refund once, whatever order the refund events arrive in', async () => {
+    const { accountId, paymentIntentId } = await fundedByCard(20);
+    await sim(`/_sim/payment_intents/${paymentIntentId}/refund`, { amount: 400 });
+    await sim(`/_sim/payment_intents/${paymentIntentId}/refund`, { amount: 300 });
+    await runtime.payments.settled();
+    const [first, second] = runtime.payments.events.filter((e) => e.type === 'charge.refunded').slice(-2);
+
+    // The later event (700 cents refunded in all) again, then the earlier (400), each several times at once.
+    await sim(`/_sim/events/${second!.id}/resend`, { times: 5 });
+    await sim(`/_sim/events/${first!.id}/resend`, { times: 5 });
+
+    expect(await balanceOf(accountId)).toBe(13_000_000);
+    expect((await entriesOf(accountId, 'refund')).map((e) => e.amount).sort((a, b) => a - b)).toEqual([-4_000_000, -3_000_000]);
+  });
+
+  it('debits a dispute and its fee at once, pauses billing at zero, and credits both back when the dispute is won', async () => {
+    const { accountId, apiKey, paymentIntentId } = await fundedByCard(10);
+
+    const dispute = await sim(`/_sim/payment_intents/${paymentIntentId}/dispute`);
+    await runtime.payments.settled();
+    const during = await runtime.call('GET', '/api/v1/billing', { apiKey });
+    await sim(`/_sim/events/${runtime.payments.events.at(-1)!.id}/resend`, { times: 4 });
+    const afterReplays = await balanceOf(accountId);
+    await sim(`/_sim/disputes/${dispute.body.id}/close`, { status: 'won' });
+    await runtime.payments.settled();
+    const after = await runtime.call('GET', '/api/v1/billing', { apiKey });
+
+    expect(during.body).toMatchObject({ balance_usd: '-15.00', billing_paused: true });
+    expect(afterReplays).toBe(-15_000_000);
+    expect(after.body).toMatchObject({ balance_usd: '10.00', billing_paused: false });
+    expect((await entriesOf(accountId, 'dispute')).map((e) => e.amount).sort((a, b) => a - b)).toEqual([-25_000_000, 25_000_000]);
+  });
+
+  it('leaves the balance debited when the dispute is lost', async () => {
+    const { accountId, paymentIntentId } = await fundedByCard(10);
+
+    const dispute = await sim(`/_sim/payment_intents/${paymentIntentId}/dispute`);
+    await sim(`/_sim/disputes/${dispute.body.id}/close`, { status: 'lost' });
+    await runtime.payments.settled();
+
+    expect(await balanceOf(accountId)).toBe(-15_000_000);
+  });
+});
+
+describe('auto-recharge', () => {
+  it('charges the saved card at the threshold, and turns itself off after 3 declines in a row', async () => {
+    const account = await runtime.newAccount({ depositUsd: '0' });
+    const { top_up_id, provider_session_id } = await topUp(account.apiKey, 10, { save_card: true });
+    await sim(`/_sim/sessions/${provider_session_id}/pay`);
+    await paid(account.apiKey, top_up_id);
+    const card = await eventually('the card to be saved', async () => {
+      const found = await getAccount(runtime.deps, account.accountId);
+      return found?.payment_method_id ? found : undefined;
+    });
+
+    const turnedOn = await runtime.call('POST', '/api/v1/billing/auto-recharge', {
+      apiKey: account.apiKey,
+      body: { enabled: true, threshold_usd: 15, amount_usd: 20 },
+    });
+    await runtime.payments.settled();
+    const recharged = await eventually('the recharge to be credited', async () =>
+      (await balanceOf(account.accountId)) === 30_000_000 ? true : undefined,
+    );
+    await sim(`/_sim/customers/${card.payment_customer_id}/decline`, { on: true });
+    await runtime.call('POST', '/api/v1/billing/auto-recharge', {
+      apiKey: account.apiKey,
+      body: { enabled: true, threshold_usd: 50, amount_usd: 20 },
+    });
+    for (let i = 0; i < 3; i++) await reviewFunding(runtime.deps, account.accountId);
+    await runtime.payments.settled();
+    const afterDeclines = await runtime.call('GET', '/api/v1/billing', { apiKey: account.apiKey });
+    const chargesBefore = runtime.payments.events.filter((e) => e.type.startsWith('payment_intent.')).length;
+    await reviewFunding(runtime.deps, account.accountId);
+
+    expect(turnedOn.status).toBe(200);
+    expect(turnedOn.body.auto_recharge).toMatchObject({ enabled: true, threshold_usd: '15.00', amount_usd: '20.00' });
+    expect(recharged).toBe(true);
+    expect(afterDeclines.body.balance_usd).toBe('30.00');
+    expect(afterDeclines.body.auto_recharge).toMatchObject({
+      enabled: false,
+      failures: 3,
+      disabled_reason: 'Turned off after 3 failed attempts in a row (last: Your card was declined.)',
+    });
+    expect(
+      afterDeclines.body.top_ups
+        .filter((t: { kind: string; status: string }) => t.kind === 'auto_recharge')
+        .map((t: { status: string }) => t.status),
+    ).toEqual(['failed', 'failed', 'failed', 'paid']);
+    expect(runtime.payments.events.filter((e) => e.type.startsWith('payment_intent.')).length).toBe(chargesBefore);
+  });
+
+  it('answers 409 when no card is saved', async () => {
+    const { apiKey } = await runtime.newAccount({ depositUsd: '0' });
+
+    const answer = await runtime.call('POST', '/api/v1/billing/auto-recharge', {
+      apiKey,
+      body: { enabled: true, threshold_usd: 5, amount_usd: 10 },
+    });
+
+    expect([answer.status, answer.body.error]).toEqual([409, 'No saved card']);
+  });
+});
