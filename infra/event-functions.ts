@@ -13,12 +13,13 @@ export interface EventFunctionDefinition {
 export const eventFunctions = {
   publishChanges: {
     entry: 'functions/events/publish-changes.ts',
-    // Reads the instances, jobs and webhooks streams through its event source mappings; no table data.
+    // Reads the instances, jobs, webhooks and accounts streams through its event source mappings; no table data.
     access: { publishesEvents: true },
   },
   fanOut: {
     entry: 'functions/events/fan-out.ts',
-    access: { tables: { webhooks: ['Query'] }, webhookQueue: true },
+    // An account's own events are e-mailed to it too: queued for the mail sender.
+    access: { tables: { webhooks: ['Query'] }, webhookQueue: true, authMailQueue: true },
   },
   deliverWebhooks: {
     entry: 'functions/events/deliver-webhooks.ts',

@@ -231,7 +231,7 @@ export class ServiceStack extends Stack {
     this.events = new ServiceEvents(this, 'Events', {
       stage: config.stage,
       service,
-      sources: { instances: this.tables.instances, jobs: this.tables.jobs, webhooks: this.tables.webhooks },
+      sources: { instances: this.tables.instances, jobs: this.tables.jobs, webhooks: this.tables.webhooks, accounts: this.tables.accounts },
       removalPolicy,
     });
 

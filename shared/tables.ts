@@ -40,6 +40,8 @@ export const tables = {
   accounts: {
     envVar: 'ACCOUNTS_TABLE',
     partitionKey: { name: 'account_id', type: 'S' },
+    // Billing paused and resumed, the runway's warnings and auto-recharge turning itself off are events.
+    stream: true,
   },
   apiKeys: {
     envVar: 'API_KEYS_TABLE',

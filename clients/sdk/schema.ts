@@ -696,6 +696,79 @@ export interface components {
             /** @description Per instance, increasing with every committed change of the instance (gaps allowed): order an instance's events by it. Null on events that are not about an instance's state (jobs, webhooks). */
             sequence: number | null;
             /** @enum {string} */
+            type: "account.balance_low";
+            data: {
+                /**
+                 * @description The runway at the current burn rate fell under 24 hours, or under 1 hour.
+                 * @enum {string}
+                 */
+                level: "below_24h" | "below_1h";
+                balance_usd: string;
+            };
+        } | {
+            /** @description Stable across retries and republishing: the same change always has the same id. */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the change was committed.
+             */
+            time: string;
+            account_id: string;
+            instance_id: number | null;
+            /** @description Per instance, increasing with every committed change of the instance (gaps allowed): order an instance's events by it. Null on events that are not about an instance's state (jobs, webhooks). */
+            sequence: number | null;
+            /** @enum {string} */
+            type: "account.billing_paused";
+            data: {
+                balance_usd: string;
+            };
+        } | {
+            /** @description Stable across retries and republishing: the same change always has the same id. */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the change was committed.
+             */
+            time: string;
+            account_id: string;
+            instance_id: number | null;
+            /** @description Per instance, increasing with every committed change of the instance (gaps allowed): order an instance's events by it. Null on events that are not about an instance's state (jobs, webhooks). */
+            sequence: number | null;
+            /** @enum {string} */
+            type: "account.billing_resumed";
+            data: {
+                balance_usd: string;
+            };
+        } | {
+            /** @description Stable across retries and republishing: the same change always has the same id. */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the change was committed.
+             */
+            time: string;
+            account_id: string;
+            instance_id: number | null;
+            /** @description Per instance, increasing with every committed change of the instance (gaps allowed): order an instance's events by it. Null on events that are not about an instance's state (jobs, webhooks). */
+            sequence: number | null;
+            /** @enum {string} */
+            type: "account.auto_recharge_disabled";
+            data: {
+                reason: string;
+            };
+        } | {
+            /** @description Stable across retries and republishing: the same change always has the same id. */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the change was committed.
+             */
+            time: string;
+            account_id: string;
+            instance_id: number | null;
+            /** @description Per instance, increasing with every committed change of the instance (gaps allowed): order an instance's events by it. Null on events that are not about an instance's state (jobs, webhooks). */
+            sequence: number | null;
+            /** @enum {string} */
             type: "webhook.test";
             data: {
                 webhook_id: string;
@@ -821,7 +894,7 @@ export interface components {
         Webhook: {
             id: string;
             url: string;
-            events: ("instance.created" | "instance.status_changed" | "instance.deleted" | "job.succeeded" | "job.failed" | "webhook.disabled")[];
+            events: ("instance.created" | "instance.status_changed" | "instance.deleted" | "job.succeeded" | "job.failed" | "webhook.disabled" | "account.balance_low" | "account.billing_paused" | "account.billing_resumed" | "account.auto_recharge_disabled")[];
             /** @description False once the endpoint was disabled after failing for 3 days. */
             enabled: boolean;
             /** Format: date-time */
@@ -2342,7 +2415,7 @@ export interface operations {
                     /** @description https:// URL of a public host; redirects are not followed. */
                     url: string;
                     /** @description The event types to receive. */
-                    events: ("instance.created" | "instance.status_changed" | "instance.deleted" | "job.succeeded" | "job.failed" | "webhook.disabled")[];
+                    events: ("instance.created" | "instance.status_changed" | "instance.deleted" | "job.succeeded" | "job.failed" | "webhook.disabled" | "account.balance_low" | "account.billing_paused" | "account.billing_resumed" | "account.auto_recharge_disabled")[];
                 };
             };
         };
@@ -2362,7 +2435,7 @@ export interface operations {
                     "application/json": {
                         id: string;
                         url: string;
-                        events: ("instance.created" | "instance.status_changed" | "instance.deleted" | "job.succeeded" | "job.failed" | "webhook.disabled")[];
+                        events: ("instance.created" | "instance.status_changed" | "instance.deleted" | "job.succeeded" | "job.failed" | "webhook.disabled" | "account.balance_low" | "account.billing_paused" | "account.billing_resumed" | "account.auto_recharge_disabled")[];
                         /** @description False once the endpoint was disabled after failing for 3 days. */
                         enabled: boolean;
                         /** Format: date-time */
@@ -4493,8 +4566,8 @@ type ReadonlyArray<T> = [
     unknown[]
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
 export const pathsApiV1InstancesInstance_idActionsPostRequestBodyContentApplicationJsonTypeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/instances/{instance_id}/actions"]["post"]["requestBody"]["content"]["application/json"]["type"]> = ["power_on", "power_off", "reboot", "resize"];
-export const pathsApiV1WebhooksPostRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks"]["post"]["requestBody"]["content"]["application/json"]["events"]> = ["instance.created", "instance.status_changed", "instance.deleted", "job.succeeded", "job.failed", "webhook.disabled"];
-export const pathsApiV1WebhooksPostResponses201ContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks"]["post"]["responses"]["201"]["content"]["application/json"]["events"]> = ["instance.created", "instance.status_changed", "instance.deleted", "job.succeeded", "job.failed", "webhook.disabled"];
+export const pathsApiV1WebhooksPostRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks"]["post"]["requestBody"]["content"]["application/json"]["events"]> = ["instance.created", "instance.status_changed", "instance.deleted", "job.succeeded", "job.failed", "webhook.disabled", "account.balance_low", "account.billing_paused", "account.billing_resumed", "account.auto_recharge_disabled"];
+export const pathsApiV1WebhooksPostResponses201ContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks"]["post"]["responses"]["201"]["content"]["application/json"]["events"]> = ["instance.created", "instance.status_changed", "instance.deleted", "job.succeeded", "job.failed", "webhook.disabled", "account.balance_low", "account.billing_paused", "account.billing_resumed", "account.auto_recharge_disabled"];
 export const pathsApiV1WebhooksWebhook_idDeliveriesGetResponses200ContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks/{webhook_id}/deliveries"]["get"]["responses"]["200"]["content"]["application/json"]["status"]> = ["succeeded", "failed"];
 export const pathsApiV1BillingStripeWebhookPostResponses200ContentApplicationJsonOutcomeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/billing/stripe/webhook"]["post"]["responses"]["200"]["content"]["application/json"]["outcome"]> = ["applied", "duplicate", "ignored", "refused"];
 export const pathsApiV1AccountActivityGetResponses200ContentApplicationJsonEntriesKindValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/account/activity"]["get"]["responses"]["200"]["content"]["application/json"]["entries"]["kind"]> = ["deposit", "top_up", "refund", "dispute", "charge", "meter"];
@@ -4548,6 +4621,23 @@ export const serviceEventOneOf5TypeValues: ReadonlyArray<Extract<FlattenedDeepRe
 }>["type"]> = ["webhook.disabled"];
 export const serviceEventOneOf6TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
     type: unknown;
+}>["type"]> = ["account.balance_low"];
+export const serviceEventOneOf6DataLevelValues: ReadonlyArray<Extract<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    data: unknown;
+}>["data"], {
+    level: unknown;
+}>["level"]> = ["below_24h", "below_1h"];
+export const serviceEventOneOf7TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    type: unknown;
+}>["type"]> = ["account.billing_paused"];
+export const serviceEventOneOf8TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    type: unknown;
+}>["type"]> = ["account.billing_resumed"];
+export const serviceEventOneOf9TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    type: unknown;
+}>["type"]> = ["account.auto_recharge_disabled"];
+export const serviceEventOneOf10TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    type: unknown;
 }>["type"]> = ["webhook.test"];
 export const instanceDetailStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InstanceDetail"]["status"]> = ["pending", "provisioning", "active", "stopped", "failed", "resizing", "deleting", "destroyed", "quarantined"];
 export const rateLimitErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RateLimitError"]["error"]> = ["Rate limit exceeded"];
@@ -4557,7 +4647,7 @@ export const deleteResultStatusValues: ReadonlyArray<FlattenedDeepRequired<compo
 export const actionResultActionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ActionResult"]["action"]> = ["power_on", "power_off", "reboot", "resize"];
 export const jobTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Job"]["type"]> = ["provision", "delete", "power_on", "power_off", "reboot", "resize", "reconcile"];
 export const jobStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Job"]["status"]> = ["running", "succeeded", "failed"];
-export const webhookEventsValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Webhook"]["events"]> = ["instance.created", "instance.status_changed", "instance.deleted", "job.succeeded", "job.failed", "webhook.disabled"];
+export const webhookEventsValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Webhook"]["events"]> = ["instance.created", "instance.status_changed", "instance.deleted", "job.succeeded", "job.failed", "webhook.disabled", "account.balance_low", "account.billing_paused", "account.billing_resumed", "account.auto_recharge_disabled"];
 export const billingBalance_noticeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Billing"]["balance_notice"]> = ["none", "below_24h", "below_1h"];
 export const billingTop_upsKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Billing"]["top_ups"]["kind"]> = ["checkout", "auto_recharge"];
 export const billingTop_upsStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Billing"]["top_ups"]["status"]> = ["open", "paid", "expired", "failed"];

@@ -74,7 +74,12 @@ export class ServiceEvents extends Construct {
       deadLetterQueue: { queue: this.authMailDeadLetters, maxReceiveCount: MAX_RECEIVES },
     });
 
-    const service: ServiceContext = { ...props.service, webhookQueue: this.deliveryQueue, eventBus: this.bus };
+    const service: ServiceContext = {
+      ...props.service,
+      webhookQueue: this.deliveryQueue,
+      eventBus: this.bus,
+      authMailQueue: this.authMailQueue,
+    };
     const make = (name: EventFunctionName, timeout: Duration, deadLetterQueue?: sqs.IQueue) =>
       new ApiFunction(this, name.charAt(0).toUpperCase() + name.slice(1), { ...eventFunctions[name], service, timeout, deadLetterQueue });
     this.functions = {

@@ -14,6 +14,7 @@ import type {
 } from '../schemas/auth';
 import { newAccountRecord, openSessionUnder, type IssuedSession } from './accounts';
 import { standingOf } from '../model/account';
+import { isAccountEvent, mailAccountNotice } from './account-notices';
 import { limitMailsTo, limitSourceAddress, reserveFailedSignIn } from './auth-limits';
 import { randomBase62, sha256Hex } from '../model/crypto';
 import { Failure, forbidden, unauthorized } from '../model/errors';
@@ -108,6 +109,7 @@ export async function signUp(
 /** Prepares and sends one queued console e-mail, after its request has been answered. */
 export async function sendAuthMail(deps: Deps, request: AuthMailRequest, now = deps.clock.now()): Promise<void> {
   if (request.kind === 'reset') return mailResetLink(deps, request.email, now);
+  if (request.kind === 'account-notice') return isAccountEvent(request.event) ? mailAccountNotice(deps, request.event) : undefined;
   const { email, password_hash: passwordHash } = request;
   const account = newAccountRecord({ email, confirmed: false, suspended: false });
   const at = now.toISOString();

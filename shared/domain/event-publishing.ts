@@ -4,7 +4,7 @@ import { logger } from '../observability';
 import { changeRecordSchema, eventsFromChange, type EventSourceTable } from './events';
 import { issuesOf } from './step-inputs';
 
-const SOURCE_TABLES: readonly EventSourceTable[] = ['instances', 'jobs', 'webhooks'];
+const SOURCE_TABLES: readonly EventSourceTable[] = ['instances', 'jobs', 'webhooks', 'accounts'];
 
 /** The table a change stream belongs to, from the stream's ARN (`…:table/<name>/stream/<label>`). */
 function sourceTableOfStream(deps: Deps, streamArn: string | undefined): EventSourceTable | undefined {

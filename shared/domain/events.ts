@@ -6,9 +6,10 @@ import { planSchema } from '../schemas/instances';
 import { instanceStatusSchema } from '../model/instance-status';
 import { jobStatusSchema, jobTypeSchema } from '../model/job-states';
 import type { ServiceEvent } from '../schemas/events';
+import { microsToUsd } from '../model/money';
 
 /** The tables whose change streams events are derived from. */
-export type EventSourceTable = 'instances' | 'jobs' | 'webhooks';
+export type EventSourceTable = 'instances' | 'jobs' | 'webhooks' | 'accounts';
 
 const attributeMap = z.record(
   z.string(),
@@ -48,6 +49,19 @@ const webhookImage = z.object({
   url: z.string(),
   disabled_at: z.string().nullable(),
   disabled_reason: z.string().nullable().optional(),
+});
+
+const accountImage = z.object({
+  account_id: z.string(),
+  balance: z.number().int(),
+  billing_paused: z.boolean(),
+  billing_paused_at: z.string().nullable().optional(),
+  balance_notice: z.enum(['none', 'below_24h', 'below_1h']).optional(),
+  balance_notice_at: z.string().nullable().optional(),
+  auto_recharge: z
+    .object({ enabled: z.boolean(), disabled_reason: z.string().nullable().optional(), disabled_at: z.string().nullable().optional() })
+    .nullable()
+    .optional(),
 });
 
 /** The same change always gets the same id, however often its record is read or its event republished. */
@@ -122,10 +136,60 @@ function webhookEvents(record: ChangeRecord): ServiceEvent[] {
   ];
 }
 
+/**
+ * An account's own events: its billing paused or resumed, its runway under 24 hours or under 1 hour (each level once
+ * per crossing: the level recorded on the account), and auto-recharge turned off after repeated failures.
+ */
+function accountEvents(record: ChangeRecord): ServiceEvent[] {
+  const { before, after } = images(record, accountImage);
+  if (!after || !before) return [];
+  const base = { account_id: after.account_id, instance_id: null, sequence: null };
+  const events: ServiceEvent[] = [];
+  if (before.billing_paused !== after.billing_paused && after.billing_paused_at) {
+    const type = after.billing_paused ? 'account.billing_paused' : 'account.billing_resumed';
+    events.push({
+      ...base,
+      id: eventId('account', after.account_id, type, after.billing_paused_at),
+      type,
+      time: after.billing_paused_at,
+      data: { balance_usd: microsToUsd(after.balance) },
+    });
+  }
+  const rank = { none: 0, below_24h: 1, below_1h: 2 } as const;
+  const level = after.balance_notice ?? 'none';
+  if (level !== 'none' && rank[level] > rank[before.balance_notice ?? 'none'] && after.balance_notice_at) {
+    events.push({
+      ...base,
+      id: eventId('account', after.account_id, 'account.balance_low', level, after.balance_notice_at),
+      type: 'account.balance_low',
+      time: after.balance_notice_at,
+      data: { level, balance_usd: microsToUsd(after.balance) },
+    });
+  }
+  const disabledAt = after.auto_recharge?.disabled_at;
+  if (
+    before.auto_recharge?.enabled &&
+    after.auto_recharge &&
+    !after.auto_recharge.enabled &&
+    disabledAt &&
+    after.auto_recharge.disabled_reason
+  ) {
+    events.push({
+      ...base,
+      id: eventId('account', after.account_id, 'account.auto_recharge_disabled', disabledAt),
+      type: 'account.auto_recharge_disabled',
+      time: disabledAt,
+      data: { reason: after.auto_recharge.disabled_reason },
+    });
+  }
+  return events;
+}
+
 const deriveByTable: Record<EventSourceTable, (record: ChangeRecord) => ServiceEvent[]> = {
   instances: instanceEvents,
   jobs: jobEvents,
   webhooks: webhookEvents,
+  accounts: accountEvents,
 };
 
 /**

@@ -9,6 +9,7 @@ import { postDelivery, type SendOutcome } from '../webhooks/sender';
 import { openWebhookSecret } from './webhook-secrets';
 import { signedHeaders } from '../model/webhook-signing';
 import type { Resolver } from '../webhooks/urls';
+import { isAccountEvent } from './account-notices';
 
 const DISABLED_REASON = 'Every delivery failed for 3 days';
 
@@ -29,6 +30,8 @@ export async function fanOut(deps: Deps, event: ServiceEvent): Promise<number> {
     (webhook) => webhook.disabled_at === null && (webhook.events as string[]).includes(event.type),
   );
   for (const webhook of subscribed) await enqueueDelivery(deps, webhook.webhook_id, event);
+  // An account's own events are e-mailed to it as well, by the mail sender.
+  if (isAccountEvent(event)) await deps.transports.authMail.send({ kind: 'account-notice', event });
   return subscribed.length;
 }
 

@@ -8,6 +8,10 @@ const eventTypes = [
   'job.succeeded',
   'job.failed',
   'webhook.disabled',
+  'account.balance_low',
+  'account.billing_paused',
+  'account.billing_resumed',
+  'account.auto_recharge_disabled',
 ] as const;
 export const eventTypeSchema = z.enum(eventTypes);
 

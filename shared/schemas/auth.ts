@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { ledgerKindSchema } from '../model/ledger';
+import { serviceEventSchema } from './events';
 import { timestampSchema } from './timestamps';
 
 const PASSWORD_MIN = 10;
@@ -37,6 +38,8 @@ export type ForgotPasswordBody = z.infer<typeof forgotPasswordBodySchema>;
 export const authMailRequestSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('sign-up'), email: z.string(), password_hash: z.string() }),
   z.strictObject({ kind: z.literal('reset'), email: z.string() }),
+  // An account's own event (billing paused, the runway short), e-mailed to its address.
+  z.strictObject({ kind: z.literal('account-notice'), event: serviceEventSchema }),
 ]);
 export type AuthMailRequest = z.infer<typeof authMailRequestSchema>;
 

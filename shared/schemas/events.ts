@@ -45,6 +45,19 @@ export const serviceEventSchema = z.discriminatedUnion('type', [
     type: z.literal('webhook.disabled'),
     data: z.strictObject({ webhook_id: z.string(), url: z.string(), reason: z.string() }),
   }),
+  z.strictObject({
+    ...envelope,
+    type: z.literal('account.balance_low'),
+    data: z.strictObject({
+      level: z
+        .enum(['below_24h', 'below_1h'])
+        .meta({ description: 'The runway at the current burn rate fell under 24 hours, or under 1 hour.' }),
+      balance_usd: z.string(),
+    }),
+  }),
+  z.strictObject({ ...envelope, type: z.literal('account.billing_paused'), data: z.strictObject({ balance_usd: z.string() }) }),
+  z.strictObject({ ...envelope, type: z.literal('account.billing_resumed'), data: z.strictObject({ balance_usd: z.string() }) }),
+  z.strictObject({ ...envelope, type: z.literal('account.auto_recharge_disabled'), data: z.strictObject({ reason: z.string() }) }),
   z.strictObject({ ...envelope, type: z.literal(TEST_EVENT_TYPE), data: z.strictObject({ webhook_id: z.string() }) }),
 ]);
 export type ServiceEvent = z.infer<typeof serviceEventSchema>;

@@ -85,9 +85,15 @@ export async function setBillingPaused(deps: Platform, accountId: string, paused
       new UpdateCommand({
         TableName: tableName(deps, 'accounts'),
         Key: { account_id: accountId },
-        UpdateExpression: 'SET billing_paused = :paused',
+        // When it changed: the account.billing_paused and account.billing_resumed events are dated by it.
+        UpdateExpression: 'SET billing_paused = :paused, billing_paused_at = :at',
         ConditionExpression: paused ? 'balance <= :zero AND billing_paused = :false' : 'balance > :zero AND billing_paused = :true',
-        ExpressionAttributeValues: { ':paused': paused, ':zero': 0, ...(paused ? { ':false': false } : { ':true': true }) },
+        ExpressionAttributeValues: {
+          ':paused': paused,
+          ':zero': 0,
+          ':at': deps.clock.now().toISOString(),
+          ...(paused ? { ':false': false } : { ':true': true }),
+        },
       }),
     ),
   );
@@ -184,13 +190,14 @@ export async function countRechargeOutcome(deps: Platform, accountId: string, su
   return updateAccount(
     deps,
     {
-      UpdateExpression: 'SET auto_recharge.enabled = :off, auto_recharge.disabled_reason = :reason',
+      UpdateExpression: 'SET auto_recharge.enabled = :off, auto_recharge.disabled_reason = :reason, auto_recharge.disabled_at = :at',
       ConditionExpression: 'auto_recharge.enabled = :on AND auto_recharge.failures >= :max',
       ExpressionAttributeValues: {
         ':off': false,
         ':on': true,
         ':max': AUTO_RECHARGE_MAX_FAILURES,
         ':reason': `Turned off after ${AUTO_RECHARGE_MAX_FAILURES} failed attempts in a row (last: ${reason})`,
+        ':at': deps.clock.now().toISOString(),
       },
     },
     accountId,
@@ -202,9 +209,9 @@ export function moveBalanceNotice(deps: Platform, accountId: string, from: Balan
   return updateAccount(
     deps,
     {
-      UpdateExpression: 'SET balance_notice = :to',
+      UpdateExpression: 'SET balance_notice = :to, balance_notice_at = :at',
       ConditionExpression: from === 'none' ? 'attribute_not_exists(balance_notice) OR balance_notice = :from' : 'balance_notice = :from',
-      ExpressionAttributeValues: { ':from': from, ':to': to },
+      ExpressionAttributeValues: { ':from': from, ':to': to, ':at': deps.clock.now().toISOString() },
     },
     accountId,
   );

@@ -10,20 +10,22 @@ describe('ServiceEvents', () => {
     ({ stack, template } = synthesize('dev'));
   });
 
-  it('streams old and new images of exactly the instances, jobs and webhooks tables', () => {
+  it('streams old and new images of exactly the instances, jobs, webhooks and accounts tables', () => {
     const tables = template.findResources('AWS::DynamoDB::GlobalTable') as Record<string, Resource>;
     const streamed = Object.entries(tables)
       .filter(([, table]) => table.Properties.StreamSpecification)
       .map(([id, table]) => [id, table.Properties.StreamSpecification.StreamViewType]);
     expect(streamed.sort()).toEqual(
-      [stack.tables.instances, stack.tables.jobs, stack.tables.webhooks].map((table) => [logicalId(table), 'NEW_AND_OLD_IMAGES']).sort(),
+      [stack.tables.instances, stack.tables.jobs, stack.tables.webhooks, stack.tables.accounts]
+        .map((table) => [logicalId(table), 'NEW_AND_OLD_IMAGES'])
+        .sort(),
     );
   });
 
   it('feeds every stream to the stream function, from the oldest record, bisecting and dead-lettering failed batches', () => {
     const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')) as Resource[];
     const fromStreams = mappings.filter((mapping) => mapping.Properties.StartingPosition === 'TRIM_HORIZON');
-    expect(fromStreams).toHaveLength(3);
+    expect(fromStreams).toHaveLength(4);
     for (const mapping of fromStreams) {
       expect(mapping.Properties).toMatchObject({
         FunctionName: { Ref: logicalId(stack.events.functions.publishChanges.function) },

@@ -1,4 +1,10 @@
 import { createHmac } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { mailsTo } from '../support/mailbox';
+import { startReceiver, type Receiver } from '../support/receiver';
+import { charge } from '../../shared/domain/billing';
 import { useTestRuntime } from '../support/runtime';
 import { openSession } from '../../shared/domain/accounts';
 import { reviewFunding } from '../../shared/domain/funding';
@@ -6,7 +12,9 @@ import { getAccount } from '../../shared/store/accounts';
 import { listLedgerEntries } from '../../shared/store/ledger';
 import { getTopUp } from '../../shared/store/top-ups';
 
-const runtime = useTestRuntime();
+const mailDir = mkdtempSync(join(tmpdir(), 'payments-mail-'));
+const runtime = useTestRuntime({ mailDir });
+afterAll(() => rmSync(mailDir, { recursive: true, force: true }));
 const WEBHOOK = '/api/v1/billing/stripe/webhook';
 
 async function sim(path: string, body: Record<string, unknown> = {}, method = 'POST') {
@@ -72,6 +80,16 @@ function completedEvent(
       },
     },
   });
+}
+
+/** A new account funded only by a paid card top-up of `amount` dollars. */
+async function fundedByCard(amount: number, extra: Record<string, unknown> = {}) {
+  const account = await runtime.newAccount({ depositUsd: '0' });
+  const { top_up_id, provider_session_id } = await topUp(account.apiKey, amount, extra);
+  await sim(`/_sim/sessions/${provider_session_id}/pay`);
+  await paid(account.apiKey, top_up_id);
+  const { payment_intent_id: paymentIntentId } = (await getTopUp(runtime.deps, top_up_id))!;
+  return { ...account, topUpId: top_up_id, paymentIntentId: paymentIntentId! };
 }
 
 describe('POST /api/v1/billing/top-ups', () => {
@@ -271,15 +289,6 @@ describe('GET /api/v1/billing/top-ups/{id}', () => {
 });
 
 describe('refunds and disputes', () => {
-  async function fundedByCard(amount: number, extra: Record<string, unknown> = {}) {
-    const account = await runtime.newAccount({ depositUsd: '0' });
-    const { top_up_id, provider_session_id } = await topUp(account.apiKey, amount, extra);
-    await sim(`/_sim/sessions/${provider_session_id}/pay`);
-    await paid(account.apiKey, top_up_id);
-    const { payment_intent_id: paymentIntentId } = (await getTopUp(runtime.deps, top_up_id))!;
-    return { ...account, topUpId: top_up_id, paymentIntentId: paymentIntentId! };
-  }
-
   it('debits each refund once, whatever order the refund events arrive in', async () => {
     const { accountId, paymentIntentId } = await fundedByCard(20);
     await sim(`/_sim/payment_intents/${paymentIntentId}/refund`, { amount: 400 });
@@ -292,7 +301,10 @@ describe('refunds and disputes', () => {
     await sim(`/_sim/events/${first!.id}/resend`, { times: 5 });
 
     expect(await balanceOf(accountId)).toBe(13_000_000);
-    expect((await entriesOf(accountId, 'refund')).map((e) => e.amount).sort((a, b) => a - b)).toEqual([-4_000_000, -3_000_000]);
+    // One entry per refunded total booked: 400 then 700, or 700 alone when the later event came first.
+    const refunds = await entriesOf(accountId, 'refund');
+    expect(refunds.reduce((sum, entry) => sum + entry.amount, 0)).toBe(-7_000_000);
+    expect(refunds.map((entry) => entry.entry_id).at(-1)).toMatch(/^refund#ch_[0-9a-f]+#700$/);
   });
 
   it('debits a dispute and its fee at once, pauses billing at zero, and credits both back when the dispute is won', async () => {
@@ -380,5 +392,74 @@ describe('auto-recharge', () => {
     });
 
     expect([answer.status, answer.body.error]).toEqual([409, 'No saved card']);
+  });
+});
+
+describe('account events', () => {
+  async function subscribed(apiKey: string, events: string[]): Promise<Receiver> {
+    const receiver = await startReceiver();
+    onTestFinished(() => receiver.close());
+    const created = await runtime.call('POST', '/api/v1/webhooks', { apiKey, body: { url: receiver.url, events } });
+    expect(created.status).toBe(201);
+    receiver.secret = created.body.secret;
+    return receiver;
+  }
+  const typesOf = (receiver: Receiver) => receiver.received.map((delivery) => delivery.event.type);
+
+  it('tells the account by webhook and by e-mail when billing pauses and when it resumes', async () => {
+    const { apiKey, accountId, paymentIntentId } = await fundedByCard(10);
+    const { email } = (await getAccount(runtime.deps, accountId))!;
+    const receiver = await subscribed(apiKey, ['account.billing_paused', 'account.billing_resumed']);
+
+    const dispute = await sim(`/_sim/payment_intents/${paymentIntentId}/dispute`);
+    await eventually('the pause to be told', async () => (receiver.received.length === 1 ? true : undefined));
+    await sim(`/_sim/disputes/${dispute.body.id}/close`, { status: 'won' });
+    await eventually('the resumption to be told', async () => (receiver.received.length === 2 ? true : undefined));
+    const mails = await eventually('both e-mails', async () => {
+      const found = await mailsTo(mailDir, email);
+      return found.length === 2 ? found : undefined;
+    });
+
+    expect(typesOf(receiver)).toEqual(['account.billing_paused', 'account.billing_resumed']);
+    expect(receiver.received.map((delivery) => [delivery.verified, delivery.event.data])).toEqual([
+      [true, { balance_usd: '-15.00' }],
+      [true, { balance_usd: '10.00' }],
+    ]);
+    expect(receiver.received[0]!.event).toMatchObject({ account_id: accountId, instance_id: null, sequence: null });
+    expect(mails.map((mail) => mail.subject)).toEqual(['Billing paused: your servers are being powered off', 'Billing resumed']);
+    expect(mails[0]!.text).toContain('#/billing');
+  });
+
+  it('warns once as the runway falls under 24 hours, and once more under 1 hour', async () => {
+    const { apiKey, accountId } = await runtime.newAccount({ depositUsd: '10' });
+    const { email } = (await getAccount(runtime.deps, accountId))!;
+    const receiver = await subscribed(apiKey, ['account.balance_low']);
+    await runtime.activeInstance(apiKey);
+    const { body } = await runtime.call('GET', '/api/v1/billing', { apiKey });
+    const burn: number = body.burn_rate_micros_per_hour;
+    const leave = async (micros: number) =>
+      charge(runtime.deps, accountId, (await getAccount(runtime.deps, accountId))!.balance - micros, 'Test: runway');
+
+    await reviewFunding(runtime.deps, accountId);
+    await leave(burn * 10);
+    await reviewFunding(runtime.deps, accountId);
+    await reviewFunding(runtime.deps, accountId);
+    await leave(Math.floor(burn / 2));
+    await reviewFunding(runtime.deps, accountId);
+    await reviewFunding(runtime.deps, accountId);
+    await eventually('two warnings', async () => (receiver.received.length >= 2 ? true : undefined));
+    const billing = await runtime.call('GET', '/api/v1/billing', { apiKey });
+    const mails = await eventually('both e-mails', async () => {
+      const found = await mailsTo(mailDir, email);
+      return found.length >= 2 ? found : undefined;
+    });
+
+    expect(burn).toBeGreaterThan(0);
+    expect(receiver.received.map((delivery) => delivery.event.data.level)).toEqual(['below_24h', 'below_1h']);
+    expect(billing.body).toMatchObject({ balance_notice: 'below_1h', runway_hours: 0.5, exhausts_at: expect.any(String) });
+    expect(mails.map((mail) => mail.subject)).toEqual([
+      'Your balance runs out in less than a day',
+      'Your balance runs out in less than an hour',
+    ]);
   });
 });
