@@ -45,6 +45,22 @@ export const schedules = {
       upstream: true,
     },
   },
+  topUps: {
+    entry: 'functions/scheduled/reconcile-top-ups.ts',
+    everyMinutes: 5,
+    runAtLocalStart: true,
+    // The open top-ups (their sparse index, then the items); a credit or a closure as a webhook would make it, and what
+    // a credit leads to (the pause lifted, the runway's review: the live instances, an auto-recharge top-up).
+    access: {
+      tables: {
+        topUps: ['Query', 'BatchGetItem', 'GetItem', 'PutItem', 'UpdateItem'],
+        ledger: ['PutItem'],
+        accounts: ['GetItem', 'UpdateItem'],
+        instances: ['Query', 'BatchGetItem'],
+      },
+      payments: true,
+    },
+  },
   meter: {
     // Fans the meter's shards out to parallel workers (statemachines/meter.asl.json). Executions may overlap when one
     // runs past its period: each shard's lease keeps a shard to one execution at a time.

@@ -39,5 +39,7 @@ export const metricNames = {
   paymentWebhookFailures: 'PaymentWebhookFailures',
   /** Payment events naming a top-up we do not have, or one they do not match: refused, nothing credited. */
   paymentsUnmatched: 'PaymentsUnmatched',
+  /** Milliseconds the oldest top-up paid at the provider but not credited had been open when the reconciler found it. */
+  uncreditedPaymentAge: 'UncreditedPaymentAge',
 } as const;
 export type MetricName = (typeof metricNames)[keyof typeof metricNames];

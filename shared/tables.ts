@@ -153,6 +153,14 @@ export const tables = {
         sortKey: { name: 'created_at', type: 'S' },
         projection: { type: 'KEYS_ONLY' },
       },
+      {
+        // Sparse: only open top-ups carry `open_shard` (removed when paid, expired or failed), so the reconciler asks
+        // the provider about those alone, oldest first.
+        indexName: 'open_since',
+        partitionKey: { name: 'open_shard', type: 'S' },
+        sortKey: { name: 'created_at', type: 'S' },
+        projection: { type: 'KEYS_ONLY' },
+      },
     ],
   },
   idempotency: {

@@ -414,6 +414,15 @@ export class Operations extends Construct {
         "another amount, another checkout): nothing was credited. Check first: the PaymentWebhook log's 'a payment " +
         "event was refused' lines (event_id, reason), then that event and its payment in the Stripe dashboard.",
     });
+    this.addAlarm('UncreditedPayments', {
+      metric: serviceMetric(metricNames.uncreditedPaymentAge, 'Maximum'),
+      threshold: MAX_UNCREDITED_PAYMENT_AGE_MS,
+      description:
+        `The top-up reconciler found a payment the provider took more than ${MAX_UNCREDITED_PAYMENT_AGE_MS / 60_000} minutes ` +
+        'earlier that no webhook had credited (it credited it then): the provider’s webhooks are not reaching the service. ' +
+        'Check first: the webhook endpoint’s recent deliveries in the Stripe dashboard, then PaymentWebhookFailures and ' +
+        'the PaymentWebhook function’s errors.',
+    });
     this.addAlarm('ReconcilerRepairBurst', {
       metric: serviceMetric(metricNames.reconcilerRepairs),
       threshold: MAX_RECONCILER_REPAIRS,
@@ -613,6 +622,8 @@ function serviceMetric(name: MetricName, statistic: string = cloudwatch.Stats.SU
 
 /** Signature failures in 5 minutes above which the secret, not a stray request, is suspect. */
 const MAX_PAYMENT_WEBHOOK_FAILURES = 5;
+/** A paid checkout left uncredited this long: its webhook is lost, not late. */
+const MAX_UNCREDITED_PAYMENT_AGE_MS = 15 * 60_000;
 
 function serviceWidgets(): cloudwatch.IWidget[][] {
   const counts = (...names: MetricName[]) => names.map((name) => serviceMetric(name));
@@ -638,7 +649,15 @@ function serviceWidgets(): cloudwatch.IWidget[][] {
     [
       graph(
         'Billing and payments',
-        counts(metricNames.meteredPeriods, metricNames.billingPauses, metricNames.paymentWebhookFailures, metricNames.paymentsUnmatched),
+        [
+          ...counts(
+            metricNames.meteredPeriods,
+            metricNames.billingPauses,
+            metricNames.paymentWebhookFailures,
+            metricNames.paymentsUnmatched,
+          ),
+          serviceMetric(metricNames.uncreditedPaymentAge, 'Maximum'),
+        ],
         8,
       ),
       graph('Reconciler', counts(metricNames.reconcilerRepairs, metricNames.serversReadopted, metricNames.serverAbsenceSuspected), 8),

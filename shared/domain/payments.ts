@@ -1,7 +1,7 @@
 import type { Deps } from './deps';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { metricNames } from '../metric-names';
-import { countMetric, logger } from '../observability';
+import { countMetric, durationMetric, logger } from '../observability';
 import { badRequest, Failure, notFound } from '../model/errors';
 import { centsToMicros, creditEntryId, creditRefusal, usdToCents, type PaymentEvent, type PaymentRefusal } from '../model/payments';
 import { countRechargeOutcome, getAccount, saveCard, setAutoRecharge, setBillingPaused, type Account } from '../store/accounts';
@@ -13,6 +13,7 @@ import {
   getTopUp,
   insertTopUp,
   listLatestTopUps,
+  listOpenTopUps,
   paymentEventSeen,
   recordRefund,
   rememberPaymentEvent,
@@ -290,6 +291,63 @@ async function applyPaymentEvent(deps: Deps, event: PaymentEvent): Promise<Outco
     case 'ignored':
       return 'ignored';
   }
+}
+
+/** A webhook has this long to arrive before the reconciler asks the provider itself. */
+const WEBHOOK_GRACE_MS = 2 * 60_000;
+/** A top-up whose checkout never opened (the provider was unreachable) is closed after this. */
+const UNOPENED_CHECKOUT_MS = 60 * 60_000;
+const OPEN_TOP_UPS_PER_RUN = 200;
+
+export interface TopUpReconciliation {
+  readonly checked: number;
+  /** Paid at the provider but not yet credited here: credited now. */
+  readonly credited: number;
+  readonly closed: number;
+  /** How long the oldest of those had been open, in ms (0 when none): webhooks are not arriving. */
+  readonly oldestUncreditedMs: number;
+}
+
+/**
+ * The backstop for lost or late webhooks: every top-up still open after the webhook's grace is looked up at the
+ * provider, and what the provider says is applied exactly as its event would be (the same keyed credit, so a webhook
+ * arriving afterwards changes nothing). A paid one found here means webhooks are failing: its age is the metric the
+ * alarm watches.
+ */
+export async function reconcileTopUps(deps: Deps): Promise<TopUpReconciliation> {
+  const nowMs = deps.clock.now().getTime();
+  const open = await listOpenTopUps(deps, new Date(nowMs - WEBHOOK_GRACE_MS).toISOString(), OPEN_TOP_UPS_PER_RUN);
+  let credited = 0;
+  let closed = 0;
+  let oldestUncreditedMs = 0;
+  for (const topUp of open) {
+    try {
+      const providerId = topUp.provider_session_id ?? topUp.payment_intent_id;
+      if (providerId === null) {
+        if (
+          nowMs - Date.parse(topUp.created_at) > UNOPENED_CHECKOUT_MS &&
+          (await closeTopUp(deps, topUp.top_up_id, 'failed', 'The checkout could not be opened.'))
+        )
+          closed += 1;
+        continue;
+      }
+      const event = topUp.provider_session_id ? await deps.payments.checkoutNow(providerId) : await deps.payments.paymentNow(providerId);
+      const outcome = await applyPaymentEvent(deps, event);
+      if (outcome !== 'applied') continue;
+      if (event.kind === 'checkout_paid' || event.kind === 'payment_succeeded') {
+        credited += 1;
+        oldestUncreditedMs = Math.max(oldestUncreditedMs, nowMs - Date.parse(topUp.created_at));
+        logger.warn('a paid top-up was credited by the reconciler: its webhook did not arrive', { top_up_id: topUp.top_up_id });
+      } else closed += 1;
+    } catch (error) {
+      // One the provider cannot answer for now is looked at again next run.
+      logger.error('could not reconcile a top-up', { top_up_id: topUp.top_up_id, error });
+    }
+  }
+  durationMetric(metricNames.uncreditedPaymentAge, oldestUncreditedMs);
+  const report = { checked: open.length, credited, closed, oldestUncreditedMs };
+  logger.info('top-ups reconciled', { ...report });
+  return report;
 }
 
 /**

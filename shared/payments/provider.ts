@@ -53,6 +53,12 @@ export interface PaymentProvider {
   startCheckout(request: CheckoutRequest): Promise<Checkout>;
   chargeSavedCard(charge: SavedCardCharge): Promise<SavedCardOutcome>;
   paymentFacts(paymentIntentId: string): Promise<PaymentFacts | undefined>;
+  /**
+   * What the provider says of a checkout or a payment now, as the event that would report it (`ignored` while it is
+   * still open): the reconciler's way to what a lost webhook would have said.
+   */
+  checkoutNow(sessionId: string): Promise<PaymentEvent>;
+  paymentNow(paymentIntentId: string): Promise<PaymentEvent>;
   /** The event a webhook carries, once its signature over the raw body holds at `receivedAtMs`. */
   verifiedEvent(rawBody: string, signature: string | undefined, receivedAtMs: number): Promise<PaymentEvent>;
 }

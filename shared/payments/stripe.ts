@@ -65,6 +65,9 @@ function stripeOf(deps: Platform): Promise<Loaded> {
   return loading;
 }
 
+/** The package's objects as plain JSON values (its maps have no prototype, which the schemas would not read as records). */
+const plain = (value: unknown): unknown => JSON.parse(JSON.stringify(value)) as unknown;
+
 /** Stripe's failures that say "not now" (connection, rate limit, its own 5xx) become the service's transient error. */
 function transientOr(error: unknown): unknown {
   const failure = error as { type?: string; statusCode?: number; message?: string };
@@ -84,6 +87,7 @@ const idOf = z.union([z.string(), z.object({ id: z.string() }).transform((object
 
 const sessionSchema = z.object({
   id: z.string().startsWith('cs_'),
+  status: z.string().nullish(),
   amount_total: z.number().int().nonnegative(),
   payment_status: z.string(),
   payment_intent: idOf.nullish(),
@@ -91,6 +95,7 @@ const sessionSchema = z.object({
 });
 const intentSchema = z.object({
   id: z.string().startsWith('pi_'),
+  status: z.string().optional(),
   amount_received: z.number().int().nonnegative().optional(),
   amount: z.number().int().nonnegative(),
   metadata: tagsSchema,
@@ -247,6 +252,32 @@ export function stripeProvider(deps: Platform): PaymentProvider {
         };
       } catch (error) {
         if ((error as { statusCode?: number }).statusCode === 404) return undefined;
+        throw transientOr(error);
+      }
+    },
+
+    async checkoutNow(sessionId) {
+      const { stripe } = await stripeOf(deps);
+      try {
+        // The provider's object as it sent it, for understoodEvent to read as it reads an event's.
+        const object = plain(await stripe.checkout.sessions.retrieve(sessionId));
+        const { status } = sessionSchema.parse(object);
+        const type = status === 'expired' ? 'checkout.session.expired' : status === 'complete' ? 'checkout.session.completed' : 'open';
+        return understoodEvent({ id: `reconciled:${sessionId}`, type, data: { object } });
+      } catch (error) {
+        throw transientOr(error);
+      }
+    },
+
+    async paymentNow(paymentIntentId) {
+      const { stripe } = await stripeOf(deps);
+      try {
+        const object = plain(await stripe.paymentIntents.retrieve(paymentIntentId));
+        const { status } = intentSchema.parse(object);
+        const failed = status === 'canceled' || status === 'requires_payment_method';
+        const type = status === 'succeeded' ? 'payment_intent.succeeded' : failed ? 'payment_intent.payment_failed' : 'open';
+        return understoodEvent({ id: `reconciled:${paymentIntentId}`, type, data: { object } });
+      } catch (error) {
         throw transientOr(error);
       }
     },

@@ -28,11 +28,14 @@ const topUpSchema = z.object({
 });
 export type TopUp = z.infer<typeof topUpSchema>;
 
+/** The one partition of the sparse index of open top-ups: there are few at any time. */
+const OPEN = 'open';
+
 export async function insertTopUp(deps: Platform, topUp: TopUp): Promise<void> {
   await deps.dynamo.send(
     new PutCommand({
       TableName: tableName(deps, 'topUps'),
-      Item: topUpSchema.parse(topUp),
+      Item: { ...topUpSchema.parse(topUp), open_shard: OPEN },
       ConditionExpression: 'attribute_not_exists(top_up_id)',
     }),
   );
@@ -64,6 +67,26 @@ export async function listLatestTopUps(deps: Platform, accountId: string, limit:
     topUpSchema,
   );
   return found.sort((a, b) => b.created_at.localeCompare(a.created_at));
+}
+
+/** Open top-ups made before `before`, oldest first (at most `limit`). */
+export async function listOpenTopUps(deps: Platform, before: string, limit: number): Promise<TopUp[]> {
+  const { Items = [] } = await deps.dynamo.send(
+    new QueryCommand({
+      TableName: tableName(deps, 'topUps'),
+      IndexName: 'open_since',
+      KeyConditionExpression: 'open_shard = :open AND created_at < :before',
+      ExpressionAttributeValues: { ':open': OPEN, ':before': before },
+      Limit: limit,
+    }),
+  );
+  const found = await batchGetAll(
+    deps,
+    tableName(deps, 'topUps'),
+    Items.map((item) => ({ top_up_id: item.top_up_id })),
+    topUpSchema,
+  );
+  return found.filter((topUp) => topUp.status === 'open').sort((a, b) => a.created_at.localeCompare(b.created_at));
 }
 
 /** Records the provider's checkout for a top-up that has none yet; the top-up as it is then, or undefined if it had one. */
@@ -108,7 +131,7 @@ function markPaid(
       TableName: tableName(deps, 'topUps'),
       Key: { top_up_id: topUp.top_up_id },
       UpdateExpression:
-        'SET #status = :paid, paid_at = :at, provider_session_id = :session, payment_intent_id = :payment, failure_reason = :none',
+        'SET #status = :paid, paid_at = :at, provider_session_id = :session, payment_intent_id = :payment, failure_reason = :none REMOVE open_shard',
       ConditionExpression: 'account_id = :account',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
@@ -146,7 +169,7 @@ export async function closeTopUp(deps: Platform, topUpId: string, status: 'expir
       new UpdateCommand({
         TableName: tableName(deps, 'topUps'),
         Key: { top_up_id: topUpId },
-        UpdateExpression: 'SET #status = :status, failure_reason = :reason',
+        UpdateExpression: 'SET #status = :status, failure_reason = :reason REMOVE open_shard',
         ConditionExpression: '#status = :open',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: { ':status': status, ':reason': reason, ':open': 'open' },

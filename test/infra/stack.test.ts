@@ -221,6 +221,7 @@ describe('ServiceStack (dev)', () => {
       },
       'sessions.by_account': { ProjectionType: 'KEYS_ONLY' },
       'topUps.by_account': { ProjectionType: 'KEYS_ONLY' },
+      'topUps.open_since': { ProjectionType: 'KEYS_ONLY' },
     });
   });
 

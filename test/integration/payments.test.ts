@@ -8,6 +8,7 @@ import { charge } from '../../shared/domain/billing';
 import { useTestRuntime } from '../support/runtime';
 import { openSession } from '../../shared/domain/accounts';
 import { reviewFunding } from '../../shared/domain/funding';
+import { reconcileTopUps } from '../../shared/domain/payments';
 import { getAccount } from '../../shared/store/accounts';
 import { listLedgerEntries } from '../../shared/store/ledger';
 import { getTopUp } from '../../shared/store/top-ups';
@@ -461,5 +462,55 @@ describe('account events', () => {
       'Your balance runs out in less than a day',
       'Your balance runs out in less than an hour',
     ]);
+  });
+});
+
+describe('reconcileTopUps', () => {
+  const WEBHOOK = () => `${runtime.baseUrl}/api/v1/billing/stripe/webhook`;
+  /** The service three minutes from now: past the webhook's grace. */
+  const later = () => ({ ...runtime.deps, clock: { now: () => new Date(Date.now() + 3 * 60_000) } });
+
+  it('credits a paid top-up whose webhook never arrived, once, and closes one that expired', async () => {
+    const { apiKey, accountId } = await runtime.newAccount({ depositUsd: '0' });
+    const paidOne = await topUp(apiKey, 30);
+    const expiredOne = await topUp(apiKey, 40);
+    runtime.payments.setWebhookUrl('http://127.0.0.1:9/nowhere');
+    try {
+      await sim(`/_sim/sessions/${paidOne.provider_session_id}/pay`);
+      await sim(`/_sim/sessions/${expiredOne.provider_session_id}/expire`);
+      await runtime.payments.settled();
+    } finally {
+      runtime.payments.setWebhookUrl(WEBHOOK());
+    }
+    const before = await balanceOf(accountId);
+
+    const report = await reconcileTopUps(later());
+    const again = await reconcileTopUps(later());
+    const lost = runtime.payments.events.find((e) => e.type === 'checkout.session.completed' && e.answers.every((status) => status === 0))!;
+    await sim(`/_sim/events/${lost.id}/resend`, { times: 3 });
+    const views = await Promise.all(
+      [paidOne, expiredOne].map(
+        async ({ top_up_id }) => (await runtime.call('GET', `/api/v1/billing/top-ups/${top_up_id}`, { apiKey })).body.status,
+      ),
+    );
+
+    expect(before).toBe(0);
+    expect(report).toMatchObject({ credited: 1, closed: 1, oldestUncreditedMs: expect.any(Number) });
+    expect(report.oldestUncreditedMs).toBeGreaterThanOrEqual(3 * 60_000);
+    expect(again).toMatchObject({ credited: 0, closed: 0 });
+    expect(views).toEqual(['paid', 'expired']);
+    expect(await balanceOf(accountId)).toBe(30_000_000);
+    expect(await entriesOf(accountId, 'top_up')).toHaveLength(1);
+  });
+
+  it('leaves an open checkout alone, before and after the grace', async () => {
+    const { apiKey } = await runtime.newAccount({ depositUsd: '0' });
+    const { top_up_id } = await topUp(apiKey, 10);
+
+    await reconcileTopUps(runtime.deps);
+    await reconcileTopUps(later());
+    const view = await runtime.call('GET', `/api/v1/billing/top-ups/${top_up_id}`, { apiKey });
+
+    expect(view.body.status).toBe('open');
   });
 });
