@@ -6,7 +6,7 @@ import { isScheduledWorkflow, schedules, type ScheduleDefinition, type ScheduleN
 import { createLocalTables } from './tables';
 import { startGateway, type GatewayOptions } from './gateway';
 import { startSimulator, type Simulator } from './simulator';
-import { startPaymentsSimulator, type PaymentsSimulator } from './payments-simulator';
+import { startPaymentsSimulator, type PaymentsSimulator, type PaymentsSimulatorOptions } from './payments-simulator';
 import { startLocalStepFunctions, type LocalStepFunctions, type LocalStepFunctionsOptions } from './step-functions';
 import { localHandlerEnv, localTableNames } from './handler-env';
 import { LocalEventBus } from './event-bus';
@@ -60,6 +60,8 @@ export interface LocalRuntimeOptions {
   readonly secretsKeyFile?: string;
   /** How long the simulator takes to carry out an action (ms); by default a quarter of the boot time. */
   readonly actionMs?: number;
+  /** How the payments simulator retries its webhooks (tests that make the service unavailable for a while). */
+  readonly paymentsDelivery?: Pick<PaymentsSimulatorOptions, 'deliveryAttempts' | 'retryBaseMs'>;
   /**
    * Where the event plumbing keeps its state across restarts: how far the change streams have been read, and the
    * webhook deliveries queued. Unset: kept in memory only, and each start follows the streams from then on.
@@ -134,7 +136,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   // Shaped like DigitalOcean's personal access tokens, so that whatever redacts a real one is exercised on them.
   const upstreamTokens = Array.from({ length: options.upstreamTokens ?? 1 }, () => `dop_v1_${randomBytes(32).toString('hex')}`);
   const simulator = await startSimulator({ bootMs: options.bootMs, actionMs: options.actionMs, token: upstreamTokens });
-  const payments = await startPaymentsSimulator();
+  const payments = await startPaymentsSimulator(options.paymentsDelivery);
   const service = await startLocalService({
     ...options,
     upstream: { url: simulator.url, token: upstreamTokens.join(',') },
@@ -156,7 +158,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   };
 }
 
-export interface LocalServiceOptions extends Omit<LocalRuntimeOptions, 'bootMs' | 'actionMs' | 'upstreamTokens'> {
+export interface LocalServiceOptions extends Omit<LocalRuntimeOptions, 'bootMs' | 'actionMs' | 'upstreamTokens' | 'paymentsDelivery'> {
   /** The upstream, running elsewhere: its URL and the service's tokens for it (comma-separated). */
   readonly upstream: { readonly url: string; readonly token: string };
   /** The local Step Functions endpoint's port (default: a free one). */
