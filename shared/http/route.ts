@@ -24,7 +24,7 @@ import { rateLimit } from './middleware/rate-limit';
 import { refuseCrossSite, sessionAuth } from './middleware/session-auth';
 import type { Event, Middleware, StatefulContext } from './middleware/state';
 import type { ApiResponse } from './responses';
-import type { SessionPrincipal } from './session-auth';
+import { sessionTokenOf, type SessionPrincipal } from './session-auth';
 
 export interface RouteInput<TPrincipal, TBody, TQuery> {
   readonly principal: TPrincipal;
@@ -77,8 +77,11 @@ function authentication(deps: Deps, contract: RouteContract, { resume, credentia
   }
 }
 
-/** A request with an Authorization header authenticates by its API key; one without, by the session cookie. */
-const hasBearer = (event: Event) => event.headers.authorization !== undefined;
+/**
+ * On an account route, a request with the session cookie and no Authorization header authenticates by the session;
+ * any other by its API key (so one with neither hears what an API client needs: the Authorization header is missing).
+ */
+const hasBearer = (event: Event) => event.headers.authorization !== undefined || sessionTokenOf(event) === undefined;
 
 /** The middleware, for the requests `applies` picks; the others pass it by. */
 function onlyWhen(applies: (event: Event) => boolean, middleware: Middleware): Middleware {

@@ -18,7 +18,7 @@ export interface SessionPrincipal {
 
 export const csrfFailed = () => forbidden('CSRF validation failed');
 
-function sessionTokenOf(event: APIGatewayProxyEventV2): string | undefined {
+export function sessionTokenOf(event: APIGatewayProxyEventV2): string | undefined {
   for (const cookie of event.cookies ?? []) {
     const separator = cookie.indexOf('=');
     if (separator > 0 && cookie.slice(0, separator).trim() === SESSION_COOKIE) return cookie.slice(separator + 1).trim();

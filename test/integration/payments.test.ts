@@ -273,6 +273,12 @@ describe('POST /api/v1/billing/top-ups', () => {
     expect(read.status).toBe(200);
     expect(read.body.top_ups).toHaveLength(1);
   });
+
+  it('asks a caller with neither an API key nor a session for the Authorization header', async () => {
+    const answer = await runtime.call('GET', '/api/v1/billing');
+
+    expect([answer.status, answer.body.error]).toEqual([401, 'Missing or malformed Authorization header']);
+  });
 });
 
 describe('GET /api/v1/billing/top-ups/{id}', () => {
