@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { autoRechargeBodySchema, billingSchema, createTopUpBodySchema, topUpSchema, webhookReceiptSchema } from '../schemas/billing';
 import { TOP_UP_MAX_USD, TOP_UP_MIN_USD } from '../model/payments';
 import type { AccountRoute, PublicRoute } from './contract';
-import { bearerErrors, error, ok, rateLimitHeaders, sessionErrors, tooLarge } from './docs';
+import { bearerErrors, error, failedAuthenticationLimited, ok, rateLimitHeaders, sessionErrors, tooLarge } from './docs';
 
 /**
  * The account's money: its balance and runway, card top-ups through the payment provider's hosted checkout, and the
@@ -147,11 +147,12 @@ export const paymentWebhookRoute = {
     operationId: 'receivePaymentEvent',
     summary: 'The payment provider’s events (Stripe webhooks); not for customers',
     description:
-      'Verifies the `Stripe-Signature` header over the raw body (HMAC-SHA256, timestamp within 5 minutes either way), then applies the event once: a paid checkout credits its top-up, a refund or a dispute debits, a won dispute credits back. Every movement is keyed by the provider’s own ids in a conditional write, so replays, reordering and concurrent deliveries move money once. An event for a top-up the service does not have, or that does not match it, is refused (200, `refused`, counted). Any failure answers 5xx so that the provider delivers again.',
+      'Verifies the `Stripe-Signature` header over the raw body (HMAC-SHA256, timestamp within 5 minutes either way; a source address whose signatures fail too often gets 429 for a while), then applies the event once: a paid checkout credits its top-up, a refund or a dispute debits, a won dispute credits back. Every movement is keyed by the provider’s own ids in a conditional write, so replays, reordering and concurrent deliveries move money once. An event for a top-up the service does not have, or that does not match it, is refused (200, `refused`, counted). Any failure answers 5xx so that the provider delivers again.',
     tags,
     responses: {
       200: ok('Received.', webhookReceiptSchema),
       400: error('Invalid signature.'),
+      429: failedAuthenticationLimited,
       500: error('Internal server error: the provider delivers the event again.'),
       503: error('A dependency is briefly unavailable: the provider delivers the event again.'),
     },

@@ -109,7 +109,7 @@ export function bearerErrors(statuses: readonly number[], texts: Readonly<Record
 }
 
 /** 429 on a cookie route: the source address failed authentication too often. */
-const failedAuthenticationLimited = rateLimited('Rate limit exceeded: the source address failed authentication too often.', {
+export const failedAuthenticationLimited = rateLimited('Rate limit exceeded: the source address failed authentication too often.', {
   ...requestIdHeader,
   RateLimit: header(`\`"${FAILED_AUTH_POLICY}";r=0;t=<seconds to reset>\`.`, true),
   'RateLimit-Policy': header(`${failedAuthPolicy}.`, true),

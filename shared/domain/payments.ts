@@ -293,6 +293,11 @@ async function applyPaymentEvent(deps: Deps, event: PaymentEvent): Promise<Outco
   }
 }
 
+const INVALID_SIGNATURE = 'Invalid signature';
+
+/** The refusal of a webhook whose signature does not hold. */
+export const isInvalidSignature = (error: unknown): error is Failure => error instanceof Failure && error.message === INVALID_SIGNATURE;
+
 /** A webhook has this long to arrive before the reconciler asks the provider itself. */
 const WEBHOOK_GRACE_MS = 2 * 60_000;
 /** A top-up whose checkout never opened (the provider was unreachable) is closed after this. */
@@ -363,7 +368,7 @@ export async function receivePaymentWebhook(deps: Deps, rawBody: string, signatu
   } catch (error) {
     if (error instanceof PaymentSignatureError) {
       countMetric(metricNames.paymentWebhookFailures);
-      throw badRequest('Invalid signature');
+      throw badRequest(INVALID_SIGNATURE);
     }
     throw error;
   }

@@ -65,6 +65,24 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 const countOf = (answers: Answer[], status: number) => answers.filter((answer) => answer.status === status).length;
 
+describe('payment webhooks with signatures that fail', () => {
+  it('answer 400 up to the source address’s limit, then 429, while other addresses are not held back', async () => {
+    const forger = '127.0.0.9';
+    const forged = { 'stripe-signature': `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}` };
+
+    const failures: Answer[] = [];
+    for (let i = 0; i < 20; i++) failures.push(await call(forger, 'POST', '/api/v1/billing/stripe/webhook', forged));
+    const refused = await call(forger, 'POST', '/api/v1/billing/stripe/webhook', forged);
+    const elsewhere = await call('127.0.0.10', 'POST', '/api/v1/billing/stripe/webhook', forged);
+
+    expect(countOf(failures, 400)).toBe(20);
+    expect(failures[0]!.body.error).toBe('Invalid signature');
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toMatch(/^[1-9][0-9]*$/);
+    expect(elsewhere.status).toBe(400);
+  });
+});
+
 describe('failed authentications are limited per source address', () => {
   it('answers the first 20 in any 60 s with 401, then 429 with the wait, while good keys from that address still work', async () => {
     const { apiKey } = await runtime.newAccount();
