@@ -313,7 +313,7 @@ export interface paths {
         put?: never;
         /**
          * The payment provider’s events (Stripe webhooks); not for customers
-         * @description Verifies the `Stripe-Signature` header over the raw body (HMAC-SHA256, timestamp within 5 minutes either way), then applies the event once: a paid checkout credits its top-up, a refund or a dispute debits, a won dispute credits back. Every movement is keyed by the provider’s own ids in a conditional write, so replays, reordering and concurrent deliveries move money once. An event for a top-up the service does not have, or that does not match it, is refused (200, `refused`, counted). Any failure answers 5xx so that the provider delivers again.
+         * @description Verifies the `Stripe-Signature` header over the raw body (HMAC-SHA256, timestamp within 5 minutes either way; a source address whose signatures fail too often gets 429 for a while), then applies the event once: a paid checkout credits its top-up, a refund or a dispute debits, a won dispute credits back. Every movement is keyed by the provider’s own ids in a conditional write, so replays, reordering and concurrent deliveries move money once. An event for a top-up the service does not have, or that does not match it, is refused (200, `refused`, counted). Any failure answers 5xx so that the provider delivers again.
          */
         post: operations["receivePaymentEvent"];
         delete?: never;
@@ -3505,6 +3505,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: the source address failed authentication too often. */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description `"failed-auth";r=0;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
                 };
             };
             /** @description Internal server error: the provider delivers the event again. */

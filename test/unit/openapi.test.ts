@@ -112,9 +112,9 @@ describe('the OpenAPI document, precise enough for generated clients', () => {
   it('types Retry-After as an integer on every 429', () => {
     const limited = operations.filter(({ operation }) => operation.responses['429']);
 
-    // Every route but the document and the payment provider's webhook: the instance, job, webhook and billing routes
-    // (per-account limits), the public console routes (per-address and per-e-mail brute-force limits), and the cookie
-    // routes (failed authentications per address).
+    // Every route but the document: the instance, job, webhook and billing routes (per-account limits), the public
+    // console routes (per-address and per-e-mail brute-force limits), the cookie routes and the payment provider's
+    // webhook (failed authentications or signatures per address).
     expect(
       limited
         .map(({ name }) => name)
@@ -129,7 +129,7 @@ describe('the OpenAPI document, precise enough for generated clients', () => {
       'POST /api/v1/auth/sign-out',
       'POST /api/v1/auth/sign-up',
     ]);
-    expect(limited.length).toBe(27);
+    expect(limited.length).toBe(28);
     for (const { name, operation } of limited) {
       expect({ name, schema: operation.responses['429'].headers['Retry-After'].schema }).toEqual({
         name,
