@@ -3,7 +3,8 @@ import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
-import { bundleSettings } from '../infra/bundling';
+import { bundleSettings, externalModulesFor } from '../infra/bundling';
+import type { FunctionAccess } from '../shared/access';
 import { repositoryRoot } from '../infra/local/runtime';
 
 const run = promisify(execFile);
@@ -40,7 +41,7 @@ export interface ColdStartTarget {
 }
 
 /** Bundles an entry exactly as the CDK construct does (same settings, same esbuild). */
-export async function bundle(name: string, entry: string): Promise<string> {
+export async function bundle(name: string, entry: string, access: FunctionAccess = {}): Promise<string> {
   const outdir = join(OUT, name);
   rmSync(outdir, { recursive: true, force: true });
   mkdirSync(outdir, { recursive: true });
@@ -55,6 +56,7 @@ export async function bundle(name: string, entry: string): Promise<string> {
     banner: { js: bundleSettings.banner },
     minify: bundleSettings.minify,
     sourcemap: bundleSettings.sourcemap,
+    external: externalModulesFor(access),
     logLevel: 'error',
   });
   return join(outdir, 'index.mjs');

@@ -278,7 +278,7 @@ async function coldStarts(server: BenchServer): Promise<ColdStart[]> {
   ];
   for (const route of routes) {
     const event = events[route.name];
-    const target = { name: route.name, bundlePath: await bundle(route.name, route.entry), event: event ?? (() => undefined) };
+    const target = { name: route.name, bundlePath: await bundle(route.name, route.entry, route.access), event: event ?? (() => undefined) };
     // A function measured without a request is measured against the floor's import alone.
     const against = event ? floor : { ...floor, event: () => undefined };
     results.push(await measureColdStartAgainst(target, against, server.handlerEnv, COLD_START_SAMPLES));
@@ -288,7 +288,11 @@ async function coldStarts(server: BenchServer): Promise<ColdStart[]> {
   const getInstance = routes.find((route) => route.name === 'GetInstance');
   if (getInstance && events.GetInstance) {
     const sameCalls: ColdStartTarget = { name: SAME_CALLS_FLOOR, bundlePath: floorBundle, event: events.GetInstance };
-    const target = { name: 'GetInstance', bundlePath: await bundle('GetInstance', getInstance.entry), event: events.GetInstance };
+    const target = {
+      name: 'GetInstance',
+      bundlePath: await bundle('GetInstance', getInstance.entry, getInstance.access),
+      event: events.GetInstance,
+    };
     results.push(await measureColdStartAgainst(target, sameCalls, server.handlerEnv, COLD_START_SAMPLES));
   }
   return results;

@@ -14,7 +14,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference';
 import { Construct } from 'constructs';
 import { upstreamBudgetAccess, type FunctionAccess, type SecretsAccess, type TableAccess } from '../../shared/access';
-import { bundleSettings } from '../bundling';
+import { bundleSettings, externalModulesFor } from '../bundling';
 import { DEFAULT_ROUTE_TIMEOUT_SECONDS } from '../../shared/routes';
 import { tables as tableDefinitions, type TableName } from '../../shared/tables';
 import { workflowEnvVars, type WorkflowName } from '../../shared/workflow-names';
@@ -137,7 +137,7 @@ export class ApiFunction extends Construct {
         minify: bundleSettings.minify,
         sourceMap: bundleSettings.sourcemap,
         // Bundle SDK v3 too: the version we test against, not whichever one the runtime ships today.
-        externalModules: [],
+        externalModules: externalModulesFor(props.access),
       },
     });
     acknowledge(this.role, 'Resource::*', 'X-Ray PutTraceSegments/PutTelemetryRecords take no resource ARN.');

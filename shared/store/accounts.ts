@@ -168,25 +168,18 @@ export function setAutoRecharge(deps: Platform, accountId: string, settings: Aut
  * that reaches the limit turns auto-recharge off with the reason. True when this call turned it off.
  */
 export async function countRechargeOutcome(deps: Platform, accountId: string, succeeded: boolean, reason = ''): Promise<boolean> {
-  if (succeeded)
-    return updateAccount(
+  const onAutoRecharge = (UpdateExpression: string, values: Record<string, unknown>) =>
+    updateAccount(
       deps,
       {
-        UpdateExpression: 'SET auto_recharge.failures = :zero',
+        UpdateExpression,
         ConditionExpression: 'attribute_type(auto_recharge, :map)',
-        ExpressionAttributeValues: { ':zero': 0, ':map': 'M' },
+        ExpressionAttributeValues: { ':map': 'M', ...values },
       },
       accountId,
     );
-  await updateAccount(
-    deps,
-    {
-      UpdateExpression: 'ADD auto_recharge.failures :one',
-      ConditionExpression: 'attribute_type(auto_recharge, :map)',
-      ExpressionAttributeValues: { ':one': 1, ':map': 'M' },
-    },
-    accountId,
-  );
+  if (succeeded) return onAutoRecharge('SET auto_recharge.failures = :zero', { ':zero': 0 });
+  await onAutoRecharge('ADD auto_recharge.failures :one', { ':one': 1 });
   return updateAccount(
     deps,
     {

@@ -1,5 +1,5 @@
 import { tableName, type Platform } from '../platform';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { TTL_ATTRIBUTE } from '../tables';
 import { topUpKindSchema, topUpStatusSchema } from '../model/payments';
@@ -48,44 +48,37 @@ export async function getTopUp(deps: Platform, topUpId: string): Promise<TopUp |
   return Item ? topUpSchema.parse(Item) : undefined;
 }
 
-/** The account's latest top-ups, newest first. */
-export async function listLatestTopUps(deps: Platform, accountId: string, limit: number): Promise<TopUp[]> {
-  const { Items = [] } = await deps.dynamo.send(
-    new QueryCommand({
-      TableName: tableName(deps, 'topUps'),
-      IndexName: 'by_account',
-      KeyConditionExpression: 'account_id = :account',
-      ExpressionAttributeValues: { ':account': accountId },
-      ScanIndexForward: false,
-      Limit: limit,
-    }),
-  );
-  const found = await batchGetAll(
+/** The top-ups an index query names (the indexes hold keys only), read by key, consistently. */
+async function topUpsOf(deps: Platform, query: Omit<QueryCommandInput, 'TableName'>): Promise<TopUp[]> {
+  const { Items = [] } = await deps.dynamo.send(new QueryCommand({ TableName: tableName(deps, 'topUps'), ...query }));
+  return batchGetAll(
     deps,
     tableName(deps, 'topUps'),
     Items.map((item) => ({ top_up_id: item.top_up_id })),
     topUpSchema,
   );
+}
+
+/** The account's latest top-ups, newest first. */
+export async function listLatestTopUps(deps: Platform, accountId: string, limit: number): Promise<TopUp[]> {
+  const found = await topUpsOf(deps, {
+    IndexName: 'by_account',
+    KeyConditionExpression: 'account_id = :account',
+    ExpressionAttributeValues: { ':account': accountId },
+    ScanIndexForward: false,
+    Limit: limit,
+  });
   return found.sort((a, b) => b.created_at.localeCompare(a.created_at));
 }
 
 /** Open top-ups made before `before`, oldest first (at most `limit`). */
 export async function listOpenTopUps(deps: Platform, before: string, limit: number): Promise<TopUp[]> {
-  const { Items = [] } = await deps.dynamo.send(
-    new QueryCommand({
-      TableName: tableName(deps, 'topUps'),
-      IndexName: 'open_since',
-      KeyConditionExpression: 'open_shard = :open AND created_at < :before',
-      ExpressionAttributeValues: { ':open': OPEN, ':before': before },
-      Limit: limit,
-    }),
-  );
-  const found = await batchGetAll(
-    deps,
-    tableName(deps, 'topUps'),
-    Items.map((item) => ({ top_up_id: item.top_up_id })),
-    topUpSchema,
-  );
+  const found = await topUpsOf(deps, {
+    IndexName: 'open_since',
+    KeyConditionExpression: 'open_shard = :open AND created_at < :before',
+    ExpressionAttributeValues: { ':open': OPEN, ':before': before },
+    Limit: limit,
+  });
   return found.filter((topUp) => topUp.status === 'open').sort((a, b) => a.created_at.localeCompare(b.created_at));
 }
 

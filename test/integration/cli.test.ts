@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { openSession } from '../../shared/domain/accounts';
 import { cliHome, runVps, runVpsJson, type CliHome } from '../support/cli';
 import { eventually } from '../support/receiver';
+import { listLatestTopUps } from '../../shared/store/top-ups';
 import { useTestRuntime } from '../support/runtime';
 import { ORDERABLE_FLAVORS } from '../fixtures/flavors';
 
@@ -243,7 +244,7 @@ describe('vps error paths', () => {
 describe('vps balance and top-up', () => {
   const paySession = (sessionId: string) => fetch(`${runtime.payments.url}/_sim/sessions/${sessionId}/pay`, { method: 'POST' });
 
-  it('prints the checkout page, then the balance once paid', async () => {
+  it('prints the checkout page, then the balance once paid', { timeout: 120_000 }, async () => {
     const { env } = await account();
 
     const opened = await runVpsJson(home, ['top-up', '20'], env);
@@ -258,16 +259,25 @@ describe('vps balance and top-up', () => {
     expect(table.stdout).toContain('nothing is billed');
   });
 
-  it('waits with --wait until the payment is confirmed and says what was added', async () => {
-    const { env, apiKey } = await account();
+  // A process of its own that starts Node and waits for the credit: generous on a busy machine.
+  it('waits with --wait until the payment is confirmed and says what was added', { timeout: 120_000 }, async () => {
+    const { env, accountId } = await account();
 
     const run = runVps(home, ['top-up', '12.50', '--wait'], { env });
-    const open = await eventually(async () => (await runtime.call('GET', '/api/v1/billing', { apiKey })).body.top_ups[0], 'the top-up');
-    await paySession(open.provider_session_id);
+    // Read from the store, not the API: polling the API would spend the account's rate limit, which the CLI shares.
+    const [open] = await eventually(
+      async () => {
+        const latest = await listLatestTopUps(runtime.deps, accountId, 1);
+        return latest[0]?.checkout_url ? latest : undefined;
+      },
+      'the top-up',
+      60_000,
+    );
+    await paySession(open!.provider_session_id!);
     const done = await run;
 
     expect(done.code, done.stderr).toBe(0);
-    expect(done.stderr).toContain(`Open this page to pay $12.50:\n${open.checkout_url}`);
+    expect(done.stderr).toContain(`Open this page to pay $12.50:\n${open!.checkout_url}`);
     expect(done.stdout).toBe('$12.50 added. Balance: $62.50.\n');
   });
 
