@@ -107,7 +107,7 @@ export const workflows = {
       // A power-on finishing on a paused account starts the power-off in the same execution (no new workflow).
       FinishPowerFunctionArn: step('power-finish', {
         ...actionStepAccess,
-        tables: { ...actionStepAccess.tables, accounts: ['GetItem'] },
+        tables: { ...actionStepAccess.tables, accounts: ['GetItem', 'ConditionCheckItem'] },
       }),
       FailActionFunctionArn: step('action-fail', actionStepAccess),
     },

@@ -377,6 +377,10 @@ export async function startPaymentsSimulator(options: PaymentsSimulatorOptions =
       const intent = intents.get(id);
       return intent ? { status: 200, body: intent } : stripeError(404, 'invalid_request_error', `No such payment_intent: '${id}'`);
     }
+    if (method === 'GET' && resource === 'charges' && id && !verb) {
+      const charge = charges.get(id);
+      return charge ? { status: 200, body: charge } : stripeError(404, 'invalid_request_error', `No such charge: '${id}'`);
+    }
     if (method === 'POST' && path === '/v1/refunds')
       return refund(String(params.payment_intent ?? ''), params.amount === undefined ? undefined : Number(params.amount));
     return stripeError(404, 'invalid_request_error', `Unrecognized request URL (${method}: ${path})`);

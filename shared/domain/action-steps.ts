@@ -2,7 +2,7 @@ import type { Deps } from './deps';
 import { namedError } from '../model/errors';
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
-import { getAccount } from '../store/accounts';
+import { getAccount, notBillingPausedCheck } from '../store/accounts';
 import { getInstanceItem, updateInstanceWithRetry } from '../store/instances';
 import { type InstanceChanges, type Instance } from '../model/instance';
 import { finishJob, getJob } from '../store/jobs';
@@ -122,7 +122,13 @@ export async function finishPowerStep(
   }
   await updateInstanceWithRetry(deps, input.instance_id, (instance) =>
     instance.active_job_id === input.job_id && instance.deleted_at === null
-      ? { changes: { ...poweredState(input.type, input.paused_by), active_job_id: null }, finish: succeeded(input.job_id) }
+      ? {
+          changes: { ...poweredState(input.type, input.paused_by), active_job_id: null },
+          finish: succeeded(input.job_id),
+          // A pause applied since the check above passed this busy instance by: the finish is refused, the step's
+          // retry finds the account paused and holds it, so no server comes up running on a paused account.
+          checks: input.type === 'power_off' ? [] : [notBillingPausedCheck(deps, instance.account_id)],
+        }
       : undefined,
   );
   await finishJob(deps, input.job_id, { status: 'succeeded' }, deps.clock.now().toISOString());

@@ -114,6 +114,18 @@ export function stillBillingPausedCheck(deps: Platform, accountId: string) {
   };
 }
 
+/** A condition, for the transaction that finishes bringing a server up, that the account is not billing-paused. */
+export function notBillingPausedCheck(deps: Platform, accountId: string) {
+  return {
+    ConditionCheck: {
+      TableName: tableName(deps, 'accounts'),
+      Key: { account_id: accountId },
+      ConditionExpression: 'billing_paused = :false',
+      ExpressionAttributeValues: { ':false': false },
+    },
+  };
+}
+
 /**
  * The condition that an account exists and is still at this credential generation. Accounts from before
  * generations were kept have none, which counts as generation 0.

@@ -2,6 +2,8 @@ import type { Deps } from '../../shared/domain/deps';
 import { randomBytes } from 'node:crypto';
 import type { LocalRuntime } from '../../infra/local/runtime';
 import type { Simulator } from '../../infra/local/simulator';
+import type { PaymentsSimulator } from '../../infra/local/payments-simulator';
+import { reconcileTopUps } from '../../shared/domain/payments';
 import { issueApiKey, openAccount } from '../../shared/domain/accounts';
 import { charge, deposit, runMeter } from '../../shared/domain/billing';
 import { reconcile } from '../../shared/domain/reconciler';
@@ -9,7 +11,7 @@ import { getAccount } from '../../shared/store/accounts';
 import { setOrphanGuard } from '../../shared/store/orphans';
 import type { ServiceEvent } from '../../shared/schemas/events';
 import { startReceiver } from '../support/receiver';
-import { allInstances, checkInvariants, type CreateRecord } from './invariants';
+import { allInstances, checkInvariants, checkTopUps, type CreateRecord, type TopUpRecord } from './invariants';
 import { CHAOS_RUNTIME } from './runtime-settings';
 
 /**
@@ -34,6 +36,8 @@ export interface ChaosOptions {
 export interface ChaosTarget {
   readonly baseUrl: string;
   readonly simulator: Simulator;
+  /** The payment provider: top-ups are paid, expired, refunded and their events replayed on it. */
+  readonly payments: PaymentsSimulator;
   /** The service's dependencies, for the run's scheduled jobs, operators and invariant checks. */
   readonly deps: Deps;
   /** Resolves once no workflow execution is running. */
@@ -49,6 +53,7 @@ export function inProcessTarget(runtime: LocalRuntime): ChaosTarget {
   return {
     baseUrl: runtime.baseUrl,
     simulator: runtime.simulator,
+    payments: runtime.payments,
     deps: runtime.deps,
     idle: () => runtime.stepFunctions.idle(),
     crash: () => runtime.crashAndRestart(),
@@ -100,6 +105,7 @@ const OPERATIONS = [
   ['meter', 6],
   ['reconcile', 4],
   ['money', 3],
+  ['top-up', 5],
   ['read', 12],
   ['not-found', 5],
   ['dynamodb-stall', 3],
@@ -127,6 +133,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const answers: Record<string, number> = {};
   const violations: string[] = [];
   const creates: CreateRecord[] = [];
+  const topUps: TopUpRecord[] = [];
+  /** A call to the payment provider's control routes, as the customer's card and bank would act. */
+  const provider = (path: string, body: Record<string, unknown> = {}) =>
+    fetch(`${target.payments.url}/_sim/${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }).then(async (response) => (response.ok ? ((await response.json()) as Record<string, unknown>) : undefined));
   try {
     const call = async (account: Account, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
       const response = await fetch(`${target.baseUrl}${path}`, {
@@ -293,6 +307,30 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           );
           break;
         }
+        case 'top-up': {
+          // A card top-up: paid (its event sometimes delivered again, several times at once, or partly refunded),
+          // left to expire, or left open; each answer and outcome is kept for the invariants.
+          const amountUsd = 5 + rng.int(46);
+          const fate = rng.next();
+          const replays = rng.int(6);
+          const refund = rng.next() < 0.2 ? 1 + rng.int(amountUsd * 100) : 0;
+          track(
+            call(account, 'POST', '/api/v1/billing/top-ups', { amount_usd: amountUsd }).then(async (answer) => {
+              const sessionId = answer.body.provider_session_id;
+              if (answer.status !== 201 || typeof sessionId !== 'string') return;
+              topUps.push({ accountId: account.accountId, topUpId: String(answer.body.top_up_id), sessionId });
+              if (fate < 0.15) await provider(`sessions/${sessionId}/expire`);
+              if (fate < 0.3) return;
+              const paid = await provider(`sessions/${sessionId}/pay`);
+              const intent = paid?.payment_intent;
+              if (typeof intent !== 'string') return;
+              const completed = target.payments.events.findLast((event) => event.type === 'checkout.session.completed');
+              if (completed && replays > 0) await provider(`events/${completed.id}/resend`, { times: replays });
+              if (refund > 0) await provider(`payment_intents/${intent}/refund`, { amount: refund });
+            }),
+          );
+          break;
+        }
         case 'dynamodb-stall': {
           const ms = 1_000 + rng.int(10_000);
           log(`  op ${op}: DynamoDB stalls for ${ms} ms`);
@@ -317,6 +355,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await Promise.allSettled([...inFlight]);
     await target.simulator.control.faults({ fail_next: 0, latency_ms: 0 });
     await settle(target, log);
+    // Webhooks lost to a crash or a stall are the top-up reconciler's to settle: told a time past their grace.
+    await target.payments.settled();
+    const later = { ...target.deps, clock: { now: () => new Date(Date.now() + 10 * 60_000) } };
+    log(`  top-ups reconciled: ${JSON.stringify(await reconcileTopUps(later))}`);
+    // The provider keeps retrying for days: every event no delivery of which was answered 2xx arrives once more.
+    const undelivered = target.payments.events.filter((event) => !event.answers.some((status) => status >= 200 && status < 300));
+    for (const event of undelivered) await provider(`events/${event.id}/resend`);
+    log(`  payment events delivered again: ${undelivered.length}`);
     await runMeter(target.deps);
     await replayUnanswered(target.deps, creates, accounts, create);
     const pausedAccounts = new Set<string>();
@@ -331,6 +377,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         pausedAccounts,
         creates,
       })),
+      ...(await checkTopUps(target.deps, target.payments, topUps)),
     );
     const unique = new Set(receiver.received.map((delivery) => delivery.event.id as string)).size;
     return {

@@ -8,6 +8,8 @@ import { catalog } from '../../shared/model/flavors';
 import { getAccount } from '../../shared/store/accounts';
 import { instanceSchema, type Instance } from '../../shared/model/instance';
 import { listLedgerEntries, type LedgerEntry } from '../../shared/store/ledger';
+import { getTopUp } from '../../shared/store/top-ups';
+import type { PaymentsSimulator } from '../../infra/local/payments-simulator';
 import { jobSchema } from '../../shared/model/job';
 import type { ServiceEvent } from '../../shared/schemas/events';
 import { capacityCounters, capacityHeldByInstances } from '../support/capacity';
@@ -300,4 +302,47 @@ function lastStatus(chain: readonly ServiceEvent[]): string | undefined {
   const last = chain.at(-1);
   if (!last) return undefined;
   return last.type === 'instance.status_changed' ? last.data.to : last.type === 'instance.created' ? last.data.status : undefined;
+}
+
+/** A top-up a chaos run opened: whose, and the provider's checkout for it. */
+export interface TopUpRecord {
+  readonly accountId: string;
+  readonly topUpId: string;
+  readonly sessionId: string;
+}
+
+/**
+ * Money moved exactly once, as the provider says it moved: a checkout the provider took payment for is credited by
+ * exactly one ledger entry of its amount and its top-up reads paid; one it did not is credited by none; what the
+ * provider refunded of a charge is debited in all, no more and no less.
+ */
+export async function checkTopUps(deps: Deps, payments: PaymentsSimulator, records: readonly TopUpRecord[]): Promise<string[]> {
+  const violations: string[] = [];
+  const read = async (path: string) => {
+    const response = await fetch(`${payments.url}/v1/${path}`, { headers: { authorization: `Bearer ${payments.secretKey}` } });
+    return (await response.json()) as Record<string, any>;
+  };
+  for (const record of records) {
+    const session = await read(`checkout/sessions/${record.sessionId}`);
+    const entries = (await listLedgerEntries(deps, record.accountId)).filter((entry) => entry.entry_id === `top-up#${record.sessionId}`);
+    const topUp = await getTopUp(deps, record.topUpId);
+    const paid = session.status === 'complete' && session.payment_status === 'paid';
+    if (!paid) {
+      if (entries.length > 0) violations.push(`top-up ${record.topUpId}: credited, but its checkout is ${session.status}`);
+      if (topUp?.status === 'paid') violations.push(`top-up ${record.topUpId}: reads paid, but its checkout is ${session.status}`);
+      continue;
+    }
+    if (entries.length !== 1 || entries[0]!.amount !== session.amount_total * 10_000)
+      violations.push(
+        `top-up ${record.topUpId}: paid ${session.amount_total} cents, credited ${JSON.stringify(entries.map((e) => e.amount))}`,
+      );
+    if (topUp?.status !== 'paid') violations.push(`top-up ${record.topUpId}: paid at the provider, reads ${topUp?.status}`);
+    const intent = await read(`payment_intents/${session.payment_intent}`);
+    const charge = await read(`charges/${intent.latest_charge}`);
+    const refunds = (await listLedgerEntries(deps, record.accountId)).filter((entry) => entry.entry_id.startsWith(`refund#${charge.id}#`));
+    const debited = -refunds.reduce((sum, entry) => sum + entry.amount, 0);
+    if (debited !== charge.amount_refunded * 10_000)
+      violations.push(`top-up ${record.topUpId}: ${charge.amount_refunded} cents refunded, ${debited} micro-dollars debited`);
+  }
+  return violations;
 }

@@ -8,6 +8,8 @@ import { localHandlerEnv } from '../../infra/local/handler-env';
 import { freePort } from '../../infra/local/ports';
 import { ensureSecretsKeyFile } from '../../infra/local/secrets-key';
 import { startSimulator } from '../../infra/local/simulator';
+import { startPaymentsSimulator } from '../../infra/local/payments-simulator';
+import { paymentWebhookRoute } from '../../shared/contracts/billing';
 import type { ChaosTarget } from './chaos';
 import { CHAOS_RUNTIME } from './runtime-settings';
 import type { ServiceSpec } from './service';
@@ -26,10 +28,13 @@ export async function startChaosProcesses(options: {
   const dynamodb = await startDynamoDbLocal({ dataDir: options.dataDir });
   const token = `dop_v1_${randomBytes(32).toString('hex')}`;
   const simulator = await startSimulator({ bootMs: CHAOS_RUNTIME.bootMs, actionMs: CHAOS_RUNTIME.actionMs, token });
+  // The provider retries a webhook for long enough to outlast a crash of the service, as Stripe's do (for days).
+  const payments = await startPaymentsSimulator({ deliveryAttempts: 8, retryBaseMs: 250 });
   const spec: ServiceSpec = {
     dynamodbEndpoint: dynamodb.endpoint,
     tablePrefix: `chaos${randomBytes(4).toString('hex')}`,
     upstream: { url: simulator.url, token },
+    payments: { url: payments.url, secretKey: payments.secretKey, webhookSecret: payments.webhookSecret },
     dataDir: resolve(options.dataDir, 'service'),
     secretsKeyFile: ensureSecretsKeyFile(resolve(options.dataDir, 'secrets.key')),
     port: await freePort(),
@@ -46,8 +51,12 @@ export async function startChaosProcesses(options: {
       tablePrefix: spec.tablePrefix,
       secretsKeyFile: spec.secretsKeyFile,
     }),
+    PAYMENTS_API_BASE: payments.url,
+    STRIPE_SECRET_KEY: payments.secretKey,
+    STRIPE_WEBHOOK_SECRET: payments.webhookSecret,
     ...CHAOS_RUNTIME.env,
   });
+  payments.setWebhookUrl(`http://127.0.0.1:${spec.port}${paymentWebhookRoute.path}`);
 
   let service: ChildProcess | undefined;
   const startService = () =>
@@ -87,6 +96,7 @@ export async function startChaosProcesses(options: {
   return {
     baseUrl: `http://127.0.0.1:${spec.port}`,
     simulator,
+    payments,
     deps,
     async idle() {
       for (;;) {
@@ -115,6 +125,7 @@ export async function startChaosProcesses(options: {
       resumeDynamoDb();
       await killService();
       await simulator.close();
+      await payments.close();
       await dynamodb.stop();
     },
   };

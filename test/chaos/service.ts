@@ -14,6 +14,7 @@ export interface ServiceSpec {
   readonly dynamodbEndpoint: string;
   readonly tablePrefix: string;
   readonly upstream: { readonly url: string; readonly token: string };
+  readonly payments: { readonly url: string; readonly secretKey: string; readonly webhookSecret: string };
   readonly dataDir: string;
   readonly secretsKeyFile: string;
   readonly port: number;
