@@ -1,4 +1,4 @@
-import { createVpsClient, InstanceFailedError, JobFailedError, VpsApiError } from '../../clients/sdk';
+import { createVpsClient, InstanceFailedError, JobFailedError, TopUpFailedError, VpsApiError } from '../../clients/sdk';
 import { useTestRuntime } from '../support/runtime';
 import { ORDERABLE_FLAVORS } from '../fixtures/flavors';
 
@@ -104,5 +104,44 @@ describe('the SDK against the local service', () => {
 
     expect(flavors.map((plan) => plan.flavor)).toEqual(ORDERABLE_FLAVORS);
     expect(flavors[0]).toEqual({ flavor: 's-1vcpu-2gb', vcpu: 1, ram_mb: 2048, disk_gb: 30, hourly_price: 0.01786 });
+  });
+});
+
+describe('the SDK and money', () => {
+  const provider = (path: string) => fetch(`${runtime.payments.url}/_sim/${path}`, { method: 'POST' });
+
+  it('opens a top-up, waits until the payment is credited, and reads the balance', async () => {
+    const vps = await client();
+
+    const opened = await vps.createTopUp(25.5);
+    const waiting = vps.waitForTopUp(opened.top_up_id);
+    await provider(`sessions/${opened.provider_session_id}/pay`);
+    const paid = await waiting;
+    const billing = await vps.getBilling();
+
+    expect(opened).toMatchObject({ status: 'open', amount_usd: '25.50', checkout_url: expect.stringContaining('/pay/cs_test_') });
+    expect(paid).toMatchObject({ top_up_id: opened.top_up_id, status: 'paid' });
+    expect(billing).toMatchObject({ balance_usd: '75.50', total_deposited_usd: '75.50', deposit_met: true });
+  });
+
+  it('throws TopUpFailedError, with the top-up, when its checkout expires unpaid', async () => {
+    const vps = await client();
+    const opened = await vps.createTopUp(10);
+
+    const waiting = vps.waitForTopUp(opened.top_up_id).catch((error: unknown) => error);
+    await provider(`sessions/${opened.provider_session_id}/expire`);
+    const error = await waiting;
+
+    expect(error).toBeInstanceOf(TopUpFailedError);
+    expect((error as TopUpFailedError).topUp).toMatchObject({ top_up_id: opened.top_up_id, status: 'expired' });
+  });
+
+  it('refuses an amount below the least with the service text', async () => {
+    const vps = await client();
+
+    const error = await vps.createTopUp(4).catch((refused: unknown) => refused);
+
+    expect(error).toBeInstanceOf(VpsApiError);
+    expect(error).toMatchObject({ status: 400, error: 'amount_usd must be at least 5' });
   });
 });
