@@ -94,6 +94,8 @@ export const workflows = {
       // Opens the root password to write it into the server's user data.
       CreateServerFunctionArn: step('provision-create-server', { ...lifecycleStepAccess, secrets: ['open'] }),
       CheckServerFunctionArn: step('provision-check-server', runningStepAccess),
+      // Connects to the server's SSH port (a TCP probe, no upstream call) and activates the instance once it answers.
+      ProbeSshFunctionArn: step('provision-probe-ssh', runningStepAccess),
       CompensateFunctionArn: step('provision-compensate'),
     },
   },

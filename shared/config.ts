@@ -52,6 +52,15 @@ export interface Config {
   /** Requests that fail authentication allowed per source address in any 60 seconds; the next get 429. */
   readonly failedAuthLimit: number;
   readonly provisionTimeoutSeconds: number;
+  /** How a server is found reachable: an SSH identification line read on its address and port. */
+  readonly ssh: {
+    /** The port customers' servers answer SSH on (the instances' `ssh_port`). */
+    readonly port: number;
+    /** How long after the upstream reports a server running its SSH may take to answer before the work fails. */
+    readonly waitSeconds: number;
+    /** One probe's budget: the connect and the identification line. */
+    readonly probeTimeoutMs: number;
+  };
   /** Budget for one upstream action (power, resize phase) or for destroying a server. */
   readonly actionTimeoutSeconds: number;
   /**
@@ -194,6 +203,11 @@ export function loadConfig(env: Environment): Config {
     edgeOriginSecret: env.EDGE_ORIGIN_SECRET || undefined,
     failedAuthLimit: integer('FAILED_AUTH_LIMIT', DEFAULT_FAILED_AUTH_LIMIT),
     provisionTimeoutSeconds: integer('PROVISION_TIMEOUT_SECONDS', 600),
+    ssh: {
+      port: integer('SSH_PORT', 22),
+      waitSeconds: integer('SSH_WAIT_SECONDS', 300),
+      probeTimeoutMs: integer('SSH_PROBE_TIMEOUT_MS', 3_000),
+    },
     actionTimeoutSeconds: integer('ACTION_TIMEOUT_SECONDS', 900),
     unknownOutcomeWindowSeconds: integer('UNKNOWN_OUTCOME_WINDOW_SECONDS', 60),
     absence: {

@@ -90,6 +90,14 @@ export const tables = {
         projection: { type: 'KEYS_ONLY' },
       },
       {
+        // The same sparse list with what its filters read (status, name, labels): a filtered list reads these small
+        // entries and then only the instances that match.
+        indexName: 'live_listing_by_account',
+        partitionKey: { name: 'live_account_id', type: 'S' },
+        sortKey: { name: 'instance_id', type: 'N' },
+        projection: { type: 'INCLUDE', attributes: ['status', 'project_name', 'labels'] },
+      },
+      {
         // Sparse: only instances with something left to bill carry `meter_shard`, so the meter reads what it must
         // charge, not every instance ever made; spread over shards, so no partition holds the whole fleet.
         indexName: 'meter_by_shard',

@@ -51,7 +51,11 @@ export interface paths {
         delete: operations["deleteInstance"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Rename an instance or change its labels
+         * @description Sets `project_name` and/or merges `labels` (JSON merge patch: a string sets a label, `null` removes it, labels not named stay). Changes nothing on the server and nothing billed; publishes `instance.updated`. Send an `Idempotency-Key` to make a retry safe.
+         */
+        patch: operations["updateInstance"];
         trace?: never;
     };
     "/api/v1/instances/{instance_id}/actions": {
@@ -598,6 +602,32 @@ export interface components {
                     disk_gb: number | null;
                     hourly_price: number | null;
                 };
+                /** @description Why it failed: `code` (one of `upstream_error`, `capacity`, `provision_timeout`, `ssh_timeout`, `action_not_taken`, `billing_paused`, `server_lost`, `interrupted`) for programs, `message` for people. */
+                failure?: {
+                    /** @enum {string} */
+                    code: "upstream_error" | "capacity" | "provision_timeout" | "ssh_timeout" | "action_not_taken" | "billing_paused" | "server_lost" | "interrupted";
+                    message: string;
+                };
+            };
+        } | {
+            /** @description Stable across retries and republishing: the same change always has the same id. */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the change was committed.
+             */
+            time: string;
+            account_id: string;
+            instance_id: number | null;
+            /** @description Per instance, increasing with every committed change of the instance (gaps allowed): order an instance's events by it. Null on events that are not about an instance's state (jobs, webhooks). */
+            sequence: number | null;
+            /** @enum {string} */
+            type: "instance.updated";
+            data: {
+                project_name: string;
+                labels: {
+                    [key: string]: string;
+                };
             };
         } | {
             /** @description Stable across retries and republishing: the same change always has the same id. */
@@ -643,6 +673,12 @@ export interface components {
                 /** @enum {string} */
                 job_type: "provision" | "delete" | "power_on" | "power_off" | "reboot" | "resize" | "reconcile";
                 error: string | null;
+                /** @description Why it failed: `code` (one of `upstream_error`, `capacity`, `provision_timeout`, `ssh_timeout`, `action_not_taken`, `billing_paused`, `server_lost`, `interrupted`) for programs, `message` for people. */
+                failure?: {
+                    /** @enum {string} */
+                    code: "upstream_error" | "capacity" | "provision_timeout" | "ssh_timeout" | "action_not_taken" | "billing_paused" | "server_lost" | "interrupted";
+                    message: string;
+                };
             };
         } | {
             /** @description Stable across retries and republishing: the same change always has the same id. */
@@ -663,6 +699,12 @@ export interface components {
                 /** @enum {string} */
                 job_type: "provision" | "delete" | "power_on" | "power_off" | "reboot" | "resize" | "reconcile";
                 error: string | null;
+                /** @description Why it failed: `code` (one of `upstream_error`, `capacity`, `provision_timeout`, `ssh_timeout`, `action_not_taken`, `billing_paused`, `server_lost`, `interrupted`) for programs, `message` for people. */
+                failure?: {
+                    /** @enum {string} */
+                    code: "upstream_error" | "capacity" | "provision_timeout" | "ssh_timeout" | "action_not_taken" | "billing_paused" | "server_lost" | "interrupted";
+                    message: string;
+                };
             };
         } | {
             /** @description Stable across retries and republishing: the same change always has the same id. */
@@ -789,9 +831,19 @@ export interface components {
             plan: components["schemas"]["Plan"];
             /** Format: date-time */
             created_at: string | null;
+            /** @description The labels set at create or by PATCH (`{}` when none). */
+            labels: {
+                [key: string]: string;
+            };
             ssh_key: components["schemas"]["SshKey"];
             /** Format: date-time */
             activated_at: string | null;
+            /** @description Why it failed: `code` (one of `upstream_error`, `capacity`, `provision_timeout`, `ssh_timeout`, `action_not_taken`, `billing_paused`, `server_lost`, `interrupted`) for programs, `message` for people. */
+            failure?: {
+                /** @enum {string} */
+                code: "upstream_error" | "capacity" | "provision_timeout" | "ssh_timeout" | "action_not_taken" | "billing_paused" | "server_lost" | "interrupted";
+                message: string;
+            };
         };
         Plan: {
             flavor: string;
@@ -844,6 +896,10 @@ export interface components {
             plan: components["schemas"]["Plan"];
             /** Format: date-time */
             created_at: string | null;
+            /** @description The labels set at create or by PATCH (`{}` when none). */
+            labels: {
+                [key: string]: string;
+            };
         };
         DeleteResult: {
             instance_id: number;
@@ -869,6 +925,12 @@ export interface components {
             /** Format: date-time */
             finished_at: string | null;
             error: string | null;
+            /** @description Why it failed: `code` (one of `upstream_error`, `capacity`, `provision_timeout`, `ssh_timeout`, `action_not_taken`, `billing_paused`, `server_lost`, `interrupted`) for programs, `message` for people. */
+            failure?: {
+                /** @enum {string} */
+                code: "upstream_error" | "capacity" | "provision_timeout" | "ssh_timeout" | "action_not_taken" | "billing_paused" | "server_lost" | "interrupted";
+                message: string;
+            };
         };
         ApiKeyInfo: {
             id: number;
@@ -894,7 +956,7 @@ export interface components {
         Webhook: {
             id: string;
             url: string;
-            events: ("instance.created" | "instance.status_changed" | "instance.deleted" | "job.succeeded" | "job.failed" | "webhook.disabled" | "account.balance_low" | "account.billing_paused" | "account.billing_resumed" | "account.auto_recharge_disabled")[];
+            events: ("instance.created" | "instance.status_changed" | "instance.updated" | "instance.deleted" | "job.succeeded" | "job.failed" | "webhook.disabled" | "account.balance_low" | "account.billing_paused" | "account.billing_resumed" | "account.auto_recharge_disabled")[];
             /** @description False once the endpoint was disabled after failing for 3 days. */
             enabled: boolean;
             /** Format: date-time */
@@ -1024,6 +1086,12 @@ export interface operations {
                 per_page?: number;
                 /** @description Where the next page starts: copied from the `Link: <…>; rel="next"` header of the previous page. */
                 page_token?: string;
+                /** @description Only instances in these statuses: one, or several separated by commas (`active,stopped`). */
+                status?: string;
+                /** @description Only instances whose `project_name` is exactly this. */
+                name?: string;
+                /** @description Only instances whose labels meet every requirement: `env=prod`, `tier!=db` (or no `tier` label), `gpu` (has the label), `!legacy` (has not); comma-separated, at most 16. */
+                label_selector?: string;
             };
             header?: never;
             path?: never;
@@ -1156,6 +1224,12 @@ export interface operations {
                     project_name: string;
                     flavor: components["schemas"]["Flavor"];
                     ssh_public_key?: string;
+                    /** @description cloud-init user data (a `#cloud-config` document or a script) run at first boot, at most 64 KiB of UTF-8. Stored sealed, passed to the server, and never returned by any read or event. */
+                    user_data?: string;
+                    /** @description Up to 32 `key: value` pairs, with Kubernetes' syntax: a label key is a name of 1-63 letters, digits, '-', '_' or '.' that starts and ends with a letter or digit, optionally after a DNS-subdomain prefix and '/' (as in example.com/tier); a label value is empty or 1-63 letters, digits, '-', '_' or '.' that starts and ends with a letter or digit. */
+                    labels?: {
+                        [key: string]: string;
+                    };
                 };
             };
         };
@@ -1252,7 +1326,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Request body too large (limit 16 KiB). */
+            /** @description Request body too large (limit 256 KiB). */
             413: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -1537,6 +1611,215 @@ export interface operations {
             };
             /** @description Instance not found (missing, or owned by someone else). */
             404: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Internal server error (no details). */
+            500: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateInstance: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key and request within 24 hours replays the first response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The instance id. */
+                instance_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    project_name?: string;
+                    /** @description Labels to set (a string) or remove (null); those not named stay as they are. */
+                    labels?: {
+                        [key: string]: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The instance as updated. */
+            200: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy": string;
+                    /** @description `true` when this is the replay of an earlier response. */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InstanceDetail"];
+                };
+            };
+            /** @description Invalid request (the text says which field and why). */
+            400: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or malformed Authorization header; Invalid API key prefix; Invalid or revoked API key; API key owner not found. */
+            401: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Account suspended; Account not confirmed; Instance is billing-paused. */
+            403: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Instance not found (missing, or owned by someone else). */
+            404: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description lifecycle conflict (with the current `status`), or an Idempotency-Key whose first request is still in progress. */
+            409: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (limit 16 KiB). */
+            413: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content-Type must be application/json (none, or `application/x-www-form-urlencoded` as `curl -d` sends, is read as JSON too). */
+            415: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different request. */
+            422: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
@@ -2415,7 +2698,7 @@ export interface operations {
                     /** @description https:// URL of a public host; redirects are not followed. */
                     url: string;
                     /** @description The event types to receive. */
-                    events: ("instance.created" | "instance.status_changed" | "instance.deleted" | "job.succeeded" | "job.failed" | "webhook.disabled" | "account.balance_low" | "account.billing_paused" | "account.billing_resumed" | "account.auto_recharge_disabled")[];
+                    events: ("instance.created" | "instance.status_changed" | "instance.updated" | "instance.deleted" | "job.succeeded" | "job.failed" | "webhook.disabled" | "account.balance_low" | "account.billing_paused" | "account.billing_resumed" | "account.auto_recharge_disabled")[];
                 };
             };
         };
@@ -2435,7 +2718,7 @@ export interface operations {
                     "application/json": {
                         id: string;
                         url: string;
-                        events: ("instance.created" | "instance.status_changed" | "instance.deleted" | "job.succeeded" | "job.failed" | "webhook.disabled" | "account.balance_low" | "account.billing_paused" | "account.billing_resumed" | "account.auto_recharge_disabled")[];
+                        events: ("instance.created" | "instance.status_changed" | "instance.updated" | "instance.deleted" | "job.succeeded" | "job.failed" | "webhook.disabled" | "account.balance_low" | "account.billing_paused" | "account.billing_resumed" | "account.auto_recharge_disabled")[];
                         /** @description False once the endpoint was disabled after failing for 3 days. */
                         enabled: boolean;
                         /** Format: date-time */
@@ -4583,8 +4866,8 @@ type ReadonlyArray<T> = [
     unknown[]
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
 export const pathsApiV1InstancesInstance_idActionsPostRequestBodyContentApplicationJsonTypeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/instances/{instance_id}/actions"]["post"]["requestBody"]["content"]["application/json"]["type"]> = ["power_on", "power_off", "reboot", "resize"];
-export const pathsApiV1WebhooksPostRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks"]["post"]["requestBody"]["content"]["application/json"]["events"]> = ["instance.created", "instance.status_changed", "instance.deleted", "job.succeeded", "job.failed", "webhook.disabled", "account.balance_low", "account.billing_paused", "account.billing_resumed", "account.auto_recharge_disabled"];
-export const pathsApiV1WebhooksPostResponses201ContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks"]["post"]["responses"]["201"]["content"]["application/json"]["events"]> = ["instance.created", "instance.status_changed", "instance.deleted", "job.succeeded", "job.failed", "webhook.disabled", "account.balance_low", "account.billing_paused", "account.billing_resumed", "account.auto_recharge_disabled"];
+export const pathsApiV1WebhooksPostRequestBodyContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks"]["post"]["requestBody"]["content"]["application/json"]["events"]> = ["instance.created", "instance.status_changed", "instance.updated", "instance.deleted", "job.succeeded", "job.failed", "webhook.disabled", "account.balance_low", "account.billing_paused", "account.billing_resumed", "account.auto_recharge_disabled"];
+export const pathsApiV1WebhooksPostResponses201ContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks"]["post"]["responses"]["201"]["content"]["application/json"]["events"]> = ["instance.created", "instance.status_changed", "instance.updated", "instance.deleted", "job.succeeded", "job.failed", "webhook.disabled", "account.balance_low", "account.billing_paused", "account.billing_resumed", "account.auto_recharge_disabled"];
 export const pathsApiV1WebhooksWebhook_idDeliveriesGetResponses200ContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks/{webhook_id}/deliveries"]["get"]["responses"]["200"]["content"]["application/json"]["status"]> = ["succeeded", "failed"];
 export const pathsApiV1BillingStripeWebhookPostResponses200ContentApplicationJsonOutcomeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/billing/stripe/webhook"]["post"]["responses"]["200"]["content"]["application/json"]["outcome"]> = ["applied", "duplicate", "ignored", "refused"];
 export const pathsApiV1AccountActivityGetResponses200ContentApplicationJsonEntriesKindValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/account/activity"]["get"]["responses"]["200"]["content"]["application/json"]["entries"]["kind"]> = ["deposit", "top_up", "refund", "dispute", "charge", "meter"];
@@ -4609,54 +4892,79 @@ export const serviceEventOneOf1DataToValues: ReadonlyArray<Extract<Extract<Flatt
 }>["data"], {
     to: unknown;
 }>["to"]> = ["pending", "provisioning", "active", "stopped", "failed", "resizing", "deleting", "destroyed", "quarantined"];
+export const serviceEventOneOf1DataFailureCodeValues: ReadonlyArray<Extract<Extract<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    data: unknown;
+}>["data"], {
+    failure: unknown;
+}>["failure"], {
+    code: unknown;
+}>["code"]> = ["upstream_error", "capacity", "provision_timeout", "ssh_timeout", "action_not_taken", "billing_paused", "server_lost", "interrupted"];
 export const serviceEventOneOf2TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
     type: unknown;
+}>["type"]> = ["instance.updated"];
+export const serviceEventOneOf3TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    type: unknown;
 }>["type"]> = ["instance.deleted"];
-export const serviceEventOneOf2DataStatusValues: ReadonlyArray<Extract<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+export const serviceEventOneOf3DataStatusValues: ReadonlyArray<Extract<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
     data: unknown;
 }>["data"], {
     status: unknown;
 }>["status"]> = ["pending", "provisioning", "active", "stopped", "failed", "resizing", "deleting", "destroyed", "quarantined"];
-export const serviceEventOneOf3TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
-    type: unknown;
-}>["type"]> = ["job.succeeded"];
-export const serviceEventOneOf3DataJob_typeValues: ReadonlyArray<Extract<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
-    data: unknown;
-}>["data"], {
-    job_type: unknown;
-}>["job_type"]> = ["provision", "delete", "power_on", "power_off", "reboot", "resize", "reconcile"];
 export const serviceEventOneOf4TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
     type: unknown;
-}>["type"]> = ["job.failed"];
+}>["type"]> = ["job.succeeded"];
 export const serviceEventOneOf4DataJob_typeValues: ReadonlyArray<Extract<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
     data: unknown;
 }>["data"], {
     job_type: unknown;
 }>["job_type"]> = ["provision", "delete", "power_on", "power_off", "reboot", "resize", "reconcile"];
+export const serviceEventOneOf4DataFailureCodeValues: ReadonlyArray<Extract<Extract<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    data: unknown;
+}>["data"], {
+    failure: unknown;
+}>["failure"], {
+    code: unknown;
+}>["code"]> = ["upstream_error", "capacity", "provision_timeout", "ssh_timeout", "action_not_taken", "billing_paused", "server_lost", "interrupted"];
 export const serviceEventOneOf5TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
     type: unknown;
-}>["type"]> = ["webhook.disabled"];
+}>["type"]> = ["job.failed"];
+export const serviceEventOneOf5DataJob_typeValues: ReadonlyArray<Extract<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    data: unknown;
+}>["data"], {
+    job_type: unknown;
+}>["job_type"]> = ["provision", "delete", "power_on", "power_off", "reboot", "resize", "reconcile"];
+export const serviceEventOneOf5DataFailureCodeValues: ReadonlyArray<Extract<Extract<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    data: unknown;
+}>["data"], {
+    failure: unknown;
+}>["failure"], {
+    code: unknown;
+}>["code"]> = ["upstream_error", "capacity", "provision_timeout", "ssh_timeout", "action_not_taken", "billing_paused", "server_lost", "interrupted"];
 export const serviceEventOneOf6TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
     type: unknown;
+}>["type"]> = ["webhook.disabled"];
+export const serviceEventOneOf7TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    type: unknown;
 }>["type"]> = ["account.balance_low"];
-export const serviceEventOneOf6DataLevelValues: ReadonlyArray<Extract<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+export const serviceEventOneOf7DataLevelValues: ReadonlyArray<Extract<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
     data: unknown;
 }>["data"], {
     level: unknown;
 }>["level"]> = ["below_24h", "below_1h"];
-export const serviceEventOneOf7TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
-    type: unknown;
-}>["type"]> = ["account.billing_paused"];
 export const serviceEventOneOf8TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
     type: unknown;
-}>["type"]> = ["account.billing_resumed"];
+}>["type"]> = ["account.billing_paused"];
 export const serviceEventOneOf9TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
     type: unknown;
-}>["type"]> = ["account.auto_recharge_disabled"];
+}>["type"]> = ["account.billing_resumed"];
 export const serviceEventOneOf10TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
+    type: unknown;
+}>["type"]> = ["account.auto_recharge_disabled"];
+export const serviceEventOneOf11TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
     type: unknown;
 }>["type"]> = ["webhook.test"];
 export const instanceDetailStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InstanceDetail"]["status"]> = ["pending", "provisioning", "active", "stopped", "failed", "resizing", "deleting", "destroyed", "quarantined"];
+export const instanceDetailFailureCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InstanceDetail"]["failure"]["code"]> = ["upstream_error", "capacity", "provision_timeout", "ssh_timeout", "action_not_taken", "billing_paused", "server_lost", "interrupted"];
 export const rateLimitErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RateLimitError"]["error"]> = ["Rate limit exceeded"];
 export const flavorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Flavor"]> = ["s-1vcpu-2gb", "s-2vcpu-2gb", "s-2vcpu-4gb", "s-4vcpu-8gb", "s-8vcpu-16gb", "s-16vcpu-32gb"];
 export const instanceSummaryStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InstanceSummary"]["status"]> = ["pending", "provisioning", "active", "stopped", "failed", "resizing", "deleting", "destroyed", "quarantined"];
@@ -4664,7 +4972,8 @@ export const deleteResultStatusValues: ReadonlyArray<FlattenedDeepRequired<compo
 export const actionResultActionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ActionResult"]["action"]> = ["power_on", "power_off", "reboot", "resize"];
 export const jobTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Job"]["type"]> = ["provision", "delete", "power_on", "power_off", "reboot", "resize", "reconcile"];
 export const jobStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Job"]["status"]> = ["running", "succeeded", "failed"];
-export const webhookEventsValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Webhook"]["events"]> = ["instance.created", "instance.status_changed", "instance.deleted", "job.succeeded", "job.failed", "webhook.disabled", "account.balance_low", "account.billing_paused", "account.billing_resumed", "account.auto_recharge_disabled"];
+export const jobFailureCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Job"]["failure"]["code"]> = ["upstream_error", "capacity", "provision_timeout", "ssh_timeout", "action_not_taken", "billing_paused", "server_lost", "interrupted"];
+export const webhookEventsValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Webhook"]["events"]> = ["instance.created", "instance.status_changed", "instance.updated", "instance.deleted", "job.succeeded", "job.failed", "webhook.disabled", "account.balance_low", "account.billing_paused", "account.billing_resumed", "account.auto_recharge_disabled"];
 export const billingBalance_noticeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Billing"]["balance_notice"]> = ["none", "below_24h", "below_1h"];
 export const billingTop_upsKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Billing"]["top_ups"]["kind"]> = ["checkout", "auto_recharge"];
 export const billingTop_upsStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Billing"]["top_ups"]["status"]> = ["open", "paid", "expired", "failed"];

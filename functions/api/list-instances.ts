@@ -6,8 +6,11 @@ import { listInstanceSummaries } from '../../shared/domain/instances';
 
 export const handler = route(listInstancesRoute, async (deps: Deps, { principal, query }) => {
   const { instances, nextPageToken } = await listInstanceSummaries(deps, principal.account.account_id, query);
+  // The next page keeps the filters: everything but the token, as given.
+  const { page_token: _token, per_page, ...filters } = query;
   const next = new URLSearchParams({
-    ...(query.per_page === undefined ? {} : { per_page: String(query.per_page) }),
+    ...(per_page === undefined ? {} : { per_page: String(per_page) }),
+    ...filters,
     page_token: nextPageToken ?? '',
   });
   return json(200, instances, nextPageToken ? { Link: `<${listInstancesRoute.path}?${next}>; rel="next"` } : {});

@@ -21,6 +21,8 @@ export interface LocalEndpoints {
   readonly sfnEndpoint: string;
   readonly simulatorUrl: string;
   readonly upstreamToken: string;
+  /** The port the simulated servers answer SSH on (the simulator's own number; 22 on AWS). */
+  readonly sshPort?: number | undefined;
   readonly tablePrefix: string;
   /** The raw AES key that seals customers' secrets locally (KMS does on AWS). */
   readonly secretsKeyFile: string;
@@ -36,6 +38,7 @@ export function localHandlerEnv(endpoints: LocalEndpoints): Record<string, strin
     SFN_ENDPOINT: endpoints.sfnEndpoint,
     UPSTREAM_BASE_URL: endpoints.simulatorUrl,
     UPSTREAM_TOKEN: endpoints.upstreamToken,
+    ...(endpoints.sshPort === undefined ? {} : { SSH_PORT: String(endpoints.sshPort) }),
     SECRETS_KEY_FILE: endpoints.secretsKeyFile,
     ...Object.fromEntries(tableNames.map((t) => [tables[t].envVar, names[t]])),
     ...Object.fromEntries(workflowNames.map((w) => [workflowEnvVars[w], localStateMachineArn(w)])),

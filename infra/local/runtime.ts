@@ -135,11 +135,11 @@ async function startScheduleTimers(stepFunctions: () => LocalStepFunctions, deps
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
   // Shaped like DigitalOcean's personal access tokens, so that whatever redacts a real one is exercised on them.
   const upstreamTokens = Array.from({ length: options.upstreamTokens ?? 1 }, () => `dop_v1_${randomBytes(32).toString('hex')}`);
-  const simulator = await startSimulator({ bootMs: options.bootMs, actionMs: options.actionMs, token: upstreamTokens });
+  const simulator = await startSimulator({ bootMs: options.bootMs, actionMs: options.actionMs, token: upstreamTokens, ssh: {} });
   const payments = await startPaymentsSimulator(options.paymentsDelivery);
   const service = await startLocalService({
     ...options,
-    upstream: { url: simulator.url, token: upstreamTokens.join(',') },
+    upstream: { url: simulator.url, token: upstreamTokens.join(','), sshPort: simulator.sshPort },
     payments: { url: payments.url, secretKey: payments.secretKey, webhookSecret: payments.webhookSecret },
   });
   payments.setWebhookUrl(`${service.baseUrl}${PAYMENT_WEBHOOK_PATH}`);
@@ -159,8 +159,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
 }
 
 export interface LocalServiceOptions extends Omit<LocalRuntimeOptions, 'bootMs' | 'actionMs' | 'upstreamTokens' | 'paymentsDelivery'> {
-  /** The upstream, running elsewhere: its URL and the service's tokens for it (comma-separated). */
-  readonly upstream: { readonly url: string; readonly token: string };
+  /** The upstream, running elsewhere: its URL, the service's tokens for it (comma-separated), its servers' SSH port. */
+  readonly upstream: { readonly url: string; readonly token: string; readonly sshPort?: number | undefined };
   /** The local Step Functions endpoint's port (default: a free one). */
   readonly stepFunctionsPort?: number;
   /** The payment provider, running elsewhere: its API base and the service's secrets for it. Unset: no payments. */
@@ -202,6 +202,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       sfnEndpoint: stepFunctions.endpoint,
       simulatorUrl: options.upstream.url,
       upstreamToken,
+      sshPort: options.upstream.sshPort,
       tablePrefix: options.tablePrefix,
       secretsKeyFile,
     }),

@@ -8,6 +8,10 @@
  * Nothing runs on timers: a droplet is `new` until bootMs after its creation, then `active` with its public IPv4;
  * an action is `in-progress` for actionMs, then `completed` with its effect applied, as seen by the next call.
  *
+ * With `ssh` set, each droplet's address is a loopback address of its own (127.0.113.x) with an SSH daemon on
+ * `ssh.port`: it answers with an SSH identification line from sshDelayMs after the droplet comes up (boot, power-on,
+ * reboot) while it runs, so `ssh -p <port> root@<ipv4>` reaches it (Linux routes all of 127.0.0.0/8 to loopback).
+ *
  * Control endpoints (no auth; JSON bodies; 204 unless noted):
  *   POST /_sim/faults   any of:
  *                         {"fail_next": N, "status": 500, "match": "POST /v2/droplets"}  the next N /v2 calls whose
@@ -17,7 +21,9 @@
  *                         {"latency_ms": N, "latency_match": "POST /v2/droplets"}  every /v2 call (or those
  *                           whose "METHOD /path" starts with latency_match) waits N ms, then is carried out and
  *                           answered: a client that gave up meanwhile finds it done later, as on DigitalOcean
- *   POST /_sim/config   {"boot_ms": N, "action_ms": N}  timings for droplets and actions started from then on
+ *                         {"ssh_silent": true|false}  while on, no server's SSH answers
+ *   POST /_sim/config   {"boot_ms": N, "action_ms": N, "ssh_delay_ms": N}  timings for droplets and actions started
+ *                         from then on (ssh_delay_ms: how long after a server comes up its SSH answers)
  *   POST /_sim/droplets/{id}/power_off               the server shuts down from inside (status off)
  *   POST /_sim/droplets/{id}/power_on                the server is powered on out of band (status active)
  *   POST /_sim/droplets/{id}/resize  {"size": S}     the server is resized out of band (size and disk)
@@ -31,6 +37,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import * as z from 'zod';
+import { SshListeners } from './ssh-listeners';
 
 export interface SimulatorOptions {
   /** Default: a free port chosen by the kernel. */
@@ -50,6 +57,12 @@ export interface SimulatorOptions {
    * /24 then come from the /24s after it, never reused).
    */
   readonly maxDroplets?: number;
+  /**
+   * Give each droplet an SSH daemon on its own loopback address (see SshListeners), listening on `port` (default: the
+   * simulator's own port number, free on every other loopback address since it is taken on 127.0.0.1) and answering
+   * `delayMs` after the droplet comes up (default bootMs / 4). Unset: droplets get documentation addresses, no SSH.
+   */
+  readonly ssh?: { readonly port?: number; readonly delayMs?: number };
 }
 
 type SimulatedDropletStatus = 'new' | 'active' | 'off';
@@ -62,6 +75,8 @@ export interface SimulatedDroplet {
   readonly diskGb: number;
   readonly ipv4: string | null;
   readonly tags: readonly string[];
+  /** The cloud-init user data the droplet was created with. */
+  readonly userData: string | null;
 }
 
 interface SimulatorState {
@@ -97,12 +112,16 @@ interface SimulatorControl {
 
 export interface Simulator {
   readonly url: string;
+  /** The port every droplet's SSH daemon listens on, when droplets have SSH. */
+  readonly sshPort: number | undefined;
   readonly control: SimulatorControl;
   /** The same as GET /_sim/state. */
   state(): SimulatorState;
   close(): Promise<void>;
 }
 
+/** Where droplets' addresses come from when they have SSH: loopback addresses, each its own. */
+const LOOPBACK_BASE = '127.0.113';
 /** DigitalOcean's default droplet limit, which also keeps the handed-out addresses within one /24. */
 const MAX_DROPLETS = 250;
 /** Completed actions beyond this many are forgotten, oldest first. */
@@ -150,6 +169,8 @@ const IMAGES: Readonly<Record<string, { readonly id: number; readonly name: stri
 interface Timings {
   bootMs: number;
   actionMs: number;
+  /** From a droplet's coming up to its SSH answering. */
+  sshDelayMs: number;
 }
 
 interface Droplet {
@@ -166,6 +187,9 @@ interface Droplet {
   diskGb: number;
   booted: boolean;
   poweredOn: boolean;
+  /** From when its SSH answers, while it runs (ms since the epoch). */
+  sshFrom: number;
+  readonly userData: string | null;
 }
 
 interface Action {
@@ -176,7 +200,8 @@ interface Action {
   readonly startedAt: number;
   readonly completesAt: number;
   completed: boolean;
-  readonly effect: (droplet: Droplet) => void;
+  /** Applied when the action completes, `at` its completion time. */
+  readonly effect: (droplet: Droplet, at: number) => void;
 }
 
 /** A refusal, answered with DigitalOcean's error body. */
@@ -218,20 +243,28 @@ const faultsSchema = z.strictObject({
   fail_creates: z.boolean().optional(),
   latency_ms: z.int().min(0).max(60_000).optional(),
   latency_match: z.string().max(200).optional(),
+  ssh_silent: z.boolean().optional(),
 });
 
 const configSchema = z.strictObject({
   boot_ms: z.int().min(0).max(3_600_000).optional(),
   action_ms: z.int().min(0).max(3_600_000).optional(),
+  ssh_delay_ms: z.int().min(0).max(3_600_000).optional(),
 });
 
 interface Faults {
   failNext: { remaining: number; status: number; match: string };
   failCreates: boolean;
   latency: { ms: number; match: string };
+  sshSilent: boolean;
 }
 
-const noFaults = (): Faults => ({ failNext: { remaining: 0, status: 500, match: '' }, failCreates: false, latency: { ms: 0, match: '' } });
+const noFaults = (): Faults => ({
+  failNext: { remaining: 0, status: 500, match: '' },
+  failCreates: false,
+  latency: { ms: 0, match: '' },
+  sshSilent: false,
+});
 
 /** The simulated account: droplets and actions, advanced lazily by `settle`. */
 class Cloud {
@@ -248,11 +281,13 @@ class Cloud {
     private readonly initialTimings: Timings,
     readonly ipv4Base: string,
     private readonly maxDroplets: number,
+    private readonly ssh: SshListeners | undefined,
   ) {
     this.timings = { ...initialTimings };
   }
 
   reset(): void {
+    for (const droplet of this.droplets.values()) this.ssh?.close(droplet.ipv4);
     this.droplets.clear();
     this.actions.clear();
     this.destroyed.length = 0;
@@ -265,7 +300,7 @@ class Cloud {
       if (action.completed || action.completesAt > now) continue;
       action.completed = true;
       const droplet = this.droplets.get(action.dropletId);
-      if (droplet) action.effect(droplet);
+      if (droplet) action.effect(droplet, action.completesAt);
     }
   }
 
@@ -277,6 +312,19 @@ class Cloud {
     const droplet = this.droplets.get(id);
     if (!droplet) throw notFound();
     return droplet;
+  }
+
+  /** Whether the SSH daemon at `address` answers at `now`. */
+  sshAnswers(address: string, now: number, silent: boolean): boolean {
+    this.settle(now);
+    const droplet = [...this.droplets.values()].find((candidate) => candidate.ipv4 === address);
+    return !silent && droplet !== undefined && dropletStatus(droplet) === 'active' && now >= droplet.sshFrom;
+  }
+
+  /** The droplet comes up at `at`: its SSH answers once it has started. */
+  comesUp(droplet: Droplet, at: number): void {
+    droplet.poweredOn = true;
+    droplet.sshFrom = at + this.timings.sshDelayMs;
   }
 
   action(id: number): Action {
@@ -316,16 +364,22 @@ class Cloud {
       diskGb: size.disk,
       booted: false,
       poweredOn: true,
+      sshFrom: Number.POSITIVE_INFINITY,
+      userData: request.user_data ?? null,
     };
     this.droplets.set(droplet.id, droplet);
-    const action = this.record(droplet, 'create', now, this.timings.bootMs, (booted) => (booted.booted = true));
+    this.ssh?.open(droplet.ipv4);
+    const action = this.record(droplet, 'create', now, this.timings.bootMs, (booted, at) => {
+      booted.booted = true;
+      this.comesUp(booted, at);
+    });
     return { droplet, action };
   }
 
   startAction(dropletId: number, request: ActionRequest, now: number): Action {
     const droplet = this.droplet(dropletId);
     if (this.hasPendingAction(dropletId)) throw unprocessable('Droplet already has a pending event.');
-    const effect = request.type === 'resize' ? resizeEffect(droplet, request) : powerEffect(request.type);
+    const effect = request.type === 'resize' ? resizeEffect(droplet, request) : this.powerEffect(request.type);
     return this.record(droplet, request.type, now, this.timings.actionMs, effect);
   }
 
@@ -334,8 +388,14 @@ class Cloud {
       const droplet = this.droplets.get(id);
       if (!droplet) continue;
       this.droplets.delete(id);
+      this.ssh?.close(droplet.ipv4);
       this.destroyed.push({ id, tags: droplet.tags, via, at: now });
     }
+  }
+
+  private powerEffect(type: 'power_on' | 'power_off' | 'shutdown' | 'reboot'): Action['effect'] {
+    if (type === 'power_on' || type === 'reboot') return (droplet, at) => this.comesUp(droplet, at);
+    return (droplet) => (droplet.poweredOn = false);
   }
 
   private hasPendingAction(dropletId: number): boolean {
@@ -382,11 +442,6 @@ class Cloud {
 function dropletStatus(droplet: Droplet): SimulatedDropletStatus {
   if (!droplet.booted) return 'new';
   return droplet.poweredOn ? 'active' : 'off';
-}
-
-function powerEffect(type: 'power_on' | 'power_off' | 'shutdown' | 'reboot'): Action['effect'] {
-  const poweredOn = type === 'power_on' || type === 'reboot';
-  return (droplet) => (droplet.poweredOn = poweredOn);
 }
 
 /** Checks a resize as DigitalOcean does when it is asked for, and answers what it does once completed. */
@@ -605,20 +660,22 @@ function controlRoutes(cloud: Cloud, faults: Faults, state: () => SimulatorState
       }
       if (settings.fail_creates !== undefined) faults.failCreates = settings.fail_creates;
       if (settings.latency_ms !== undefined) faults.latency = { ms: settings.latency_ms, match: settings.latency_match ?? '' };
+      if (settings.ssh_silent !== undefined) faults.sshSilent = settings.ssh_silent;
       return { status: 204 };
     }),
     route('POST', '/_sim/config', ({ body }) => {
       const settings = parse(configSchema, body ?? {}, 400);
       cloud.timings.bootMs = settings.boot_ms ?? cloud.timings.bootMs;
       cloud.timings.actionMs = settings.action_ms ?? cloud.timings.actionMs;
+      cloud.timings.sshDelayMs = settings.ssh_delay_ms ?? cloud.timings.sshDelayMs;
       return { status: 204 };
     }),
     route('POST', '/_sim/droplets/{id}/power_off', ({ id }) => {
       cloud.droplet(id).poweredOn = false;
       return { status: 204 };
     }),
-    route('POST', '/_sim/droplets/{id}/power_on', ({ id }) => {
-      cloud.droplet(id).poweredOn = true;
+    route('POST', '/_sim/droplets/{id}/power_on', ({ id, now }) => {
+      cloud.comesUp(cloud.droplet(id), now);
       return { status: 204 };
     }),
     route('POST', '/_sim/droplets/{id}/resize', ({ id, body }) => {
@@ -716,6 +773,7 @@ function snapshot(cloud: Cloud, calls: ReadonlyMap<string, number>, callsByToken
     diskGb: droplet.diskGb,
     ipv4: droplet.booted ? droplet.ipv4 : null,
     tags: droplet.tags,
+    userData: droplet.userData,
   }));
   return { droplets, calls: Object.fromEntries(calls), callsByToken: [...callsByToken], destroyed: [...cloud.destroyed] };
 }
@@ -733,18 +791,28 @@ async function listen(server: Server, port: number, host: string): Promise<strin
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const bootMs = options.bootMs ?? 20_000;
-  const ipv4Base = options.ipv4Base ?? '203.0.113';
+  const ipv4Base = options.ipv4Base ?? (options.ssh ? LOOPBACK_BASE : '203.0.113');
   if (!/^\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(ipv4Base)) throw new Error('ipv4Base must be three octets, e.g. 203.0.113');
-  const cloud = new Cloud(
-    { bootMs, actionMs: Math.max(0, options.actionMs ?? Math.round(bootMs / 4)) },
-    ipv4Base,
-    options.maxDroplets ?? MAX_DROPLETS,
-  );
   const faults = noFaults();
   const calls = new Map<string, number>();
   const closing = new AbortController();
   const server = createServer();
   const url = await listen(server, options.port ?? 0, options.host ?? '127.0.0.1');
+  const ssh: SshListeners | undefined = options.ssh
+    ? new SshListeners(options.ssh.port ?? Number(new URL(url).port), (address: string): boolean =>
+        cloud.sshAnswers(address, Date.now(), faults.sshSilent),
+      )
+    : undefined;
+  const cloud: Cloud = new Cloud(
+    {
+      bootMs,
+      actionMs: Math.max(0, options.actionMs ?? Math.round(bootMs / 4)),
+      sshDelayMs: Math.max(0, options.ssh?.delayMs ?? Math.round(bootMs / 4)),
+    },
+    ipv4Base,
+    options.maxDroplets ?? MAX_DROPLETS,
+    ssh,
+  );
   const tokens = options.token === undefined ? [] : typeof options.token === 'string' ? [options.token] : [...options.token];
   const callsByToken = tokens.map(() => 0);
   const state = () => snapshot(cloud, calls, callsByToken);
@@ -799,10 +867,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
   return {
     url,
+    sshPort: ssh?.port,
     control: simulatorControl(url),
     state,
     async close() {
       closing.abort();
+      await ssh?.closeAll();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;

@@ -24,6 +24,37 @@ async function enableStream(client: DynamoDBClient, table: string): Promise<void
   );
 }
 
+type IndexDefinition = NonNullable<TableDefinition['globalSecondaryIndexes']>[number];
+
+const indexSpec = (index: IndexDefinition) => ({
+  IndexName: index.indexName,
+  KeySchema: keySchema(index.partitionKey, index.sortKey),
+  Projection:
+    index.projection.type === 'INCLUDE'
+      ? { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: [...index.projection.attributes] }
+      : { ProjectionType: 'KEYS_ONLY' as const },
+});
+
+/** A table kept from an earlier start gets the indexes added since, as a deploy adds them on AWS. */
+async function addMissingIndexes(
+  client: DynamoDBClient,
+  table: string,
+  indexes: readonly IndexDefinition[],
+  attributes: AttributeDefinition[],
+): Promise<void> {
+  const { Table } = await client.send(new DescribeTableCommand({ TableName: table }));
+  const present = new Set((Table?.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));
+  for (const index of indexes.filter((candidate) => !present.has(candidate.indexName))) {
+    await client.send(
+      new UpdateTableCommand({
+        TableName: table,
+        AttributeDefinitions: attributes,
+        GlobalSecondaryIndexUpdates: [{ Create: indexSpec(index) }],
+      }),
+    );
+  }
+}
+
 /** Creates every table of `shared/tables.ts` in DynamoDB Local under the given names; existing ones are kept. */
 export async function createLocalTables(endpoint: string, names: Record<TableName, string>): Promise<void> {
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
@@ -43,14 +74,7 @@ export async function createLocalTables(endpoint: string, names: Record<TableNam
             KeySchema: keySchema(definition.partitionKey, definition.sortKey),
             ...(indexes.length
               ? {
-                  GlobalSecondaryIndexes: indexes.map((index) => ({
-                    IndexName: index.indexName,
-                    KeySchema: keySchema(index.partitionKey, index.sortKey),
-                    Projection:
-                      index.projection.type === 'INCLUDE'
-                        ? { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.projection.attributes] }
-                        : { ProjectionType: 'KEYS_ONLY' },
-                  })),
+                  GlobalSecondaryIndexes: indexes.map(indexSpec),
                 }
               : {}),
             ...(definition.stream ? { StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' } } : {}),
@@ -67,6 +91,7 @@ export async function createLocalTables(endpoint: string, names: Record<TableNam
       } catch (error) {
         if (!(error instanceof ResourceInUseException)) throw error;
         if (definition.stream) await enableStream(client, names[table]);
+        await addMissingIndexes(client, names[table], indexes, [...attributes.values()]);
       }
     }),
   );

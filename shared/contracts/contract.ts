@@ -6,7 +6,7 @@ import type { RateLimitName } from '../model/rate-limits';
  * A route's contract, declared once: the CDK stack builds its function and gateway route from it, the local gateway
  * dispatches by it, the handler's middleware stack is chosen by it, and the OpenAPI document describes it.
  */
-type HttpMethod = 'GET' | 'POST' | 'DELETE';
+type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 export type RouteAuth = 'bearer' | 'session' | 'account' | 'none';
 
 /** An OpenAPI header description (the document's `headers` entries). */
@@ -50,6 +50,8 @@ interface RouteBase {
   readonly timeoutSeconds?: number;
   /** The gateway's own limit for this route, requests per second and burst, when the stage's does not fit it. */
   readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number };
+  /** The largest body accepted, in KiB, when the route takes more than most. @default MAX_BODY_BYTES / 1024 */
+  readonly maxBodyKiB?: number;
   /** The JSON body, validated before the handler runs; a route without one never reads its body. */
   readonly body?: z.ZodType;
   /** The query string, validated before the handler runs. */
@@ -120,5 +122,6 @@ export const functionTimeoutSeconds = (route: Pick<RouteBase, 'timeoutSeconds'>)
 
 /** The body accepted per request, before parsing. */
 export const MAX_BODY_BYTES = 16 * 1024;
-export const BODY_TOO_LARGE = `Request body too large (limit ${MAX_BODY_BYTES / 1024} KiB)`;
+export const bodyTooLarge = (kib: number) => `Request body too large (limit ${kib} KiB)`;
+export const BODY_TOO_LARGE = bodyTooLarge(MAX_BODY_BYTES / 1024);
 export const UNSUPPORTED_MEDIA_TYPE = 'Content-Type must be application/json';

@@ -12,9 +12,10 @@ import {
   listInstancesQuerySchema,
   planSchema,
   sshKeySchema,
+  updateInstanceBodySchema,
 } from '../schemas/instances';
 import { jobViewSchema } from '../schemas/jobs';
-import type { BearerRoute } from './contract';
+import { bodyTooLarge, type BearerRoute } from './contract';
 import { bearerErrors, header, ok, outcomeUnknown, rateLimitHeaders, replayedHeader } from './docs';
 
 /** Named components: the document emits each once and refers to it. */
@@ -25,6 +26,8 @@ const InstanceSummary = instanceSummarySchema.extend({ plan: Plan }).meta({ id: 
 const Job = jobViewSchema.meta({ id: 'Job' });
 const ActionResult = actionResultSchema.meta({ id: 'ActionResult' });
 const DeleteResult = deleteResultSchema.meta({ id: 'DeleteResult' });
+
+const CREATE_BODY_KIB = 256;
 
 const instancePath = z.object({ instance_id: z.number().int().meta({ description: 'The instance id.' }) });
 const tags = ['instances'];
@@ -38,6 +41,8 @@ export const createInstanceRoute = {
   limits: ['general', 'deploy'],
   idempotent: true,
   credentials: true,
+  // User data may take 64 KiB, and more once escaped in JSON.
+  maxBodyKiB: CREATE_BODY_KIB,
   body: createInstanceBodySchema,
   access: {
     tables: {
@@ -59,7 +64,7 @@ export const createInstanceRoute = {
     tags,
     responses: {
       202: ok('Accepted; status pending, with connection credentials.', InstanceDetail, { ...rateLimitHeaders(true), ...replayedHeader }),
-      ...bearerErrors([400, 401, 402, 403, 409, 413, 422, 503]),
+      ...bearerErrors([400, 401, 402, 403, 409, 422, 503], { 413: `${bodyTooLarge(CREATE_BODY_KIB)}.` }),
       504: outcomeUnknown,
     },
   },
@@ -131,6 +136,36 @@ export const deleteInstanceRoute = {
   },
 } as const satisfies BearerRoute;
 
+export const updateInstanceRoute = {
+  name: 'UpdateInstance',
+  method: 'PATCH',
+  path: getInstanceRoute.path,
+  entry: 'functions/api/update-instance.ts',
+  auth: 'bearer',
+  idempotent: true,
+  body: updateInstanceBodySchema,
+  params: instancePath,
+  access: {
+    tables: {
+      ...requestGuardAccess,
+      instances: ['GetItem', 'UpdateItem'],
+      idempotency: ['PutItem', 'UpdateItem', 'DeleteItem'],
+    },
+    secrets: ['open'],
+  },
+  doc: {
+    operationId: 'updateInstance',
+    summary: 'Rename an instance or change its labels',
+    description:
+      'Sets `project_name` and/or merges `labels` (JSON merge patch: a string sets a label, `null` removes it, labels not named stay). Changes nothing on the server and nothing billed; publishes `instance.updated`. Send an `Idempotency-Key` to make a retry safe.',
+    tags,
+    responses: {
+      200: ok('The instance as updated.', InstanceDetail, { ...rateLimitHeaders(true), ...replayedHeader }),
+      ...bearerErrors([400, 401, 403, 404, 409, 413, 422]),
+    },
+  },
+} as const satisfies BearerRoute;
+
 export const instanceActionRoute = {
   name: 'InstanceAction',
   method: 'POST',
@@ -194,6 +229,7 @@ export const instanceRoutes = [
   createInstanceRoute,
   listInstancesRoute,
   getInstanceRoute,
+  updateInstanceRoute,
   deleteInstanceRoute,
   instanceActionRoute,
   getJobRoute,

@@ -73,7 +73,7 @@ function requestBodyOf(schema: z.ZodType) {
     : { required: true, content: json(schema) };
 }
 
-const methods = { GET: 'get', POST: 'post', DELETE: 'delete', ANY: 'get' } as const;
+const methods = { GET: 'get', POST: 'post', PATCH: 'patch', DELETE: 'delete', ANY: 'get' } as const;
 
 function operationOf(contract: RouteContract, doc: RouteDoc): RouteConfig {
   const responses = contract.body ? { ...doc.responses, 415: unsupportedMediaType(contract) } : doc.responses;

@@ -6,12 +6,13 @@ import { getAccount, notBillingPausedCheck } from '../store/accounts';
 import { getInstanceItem, updateInstanceWithRetry } from '../store/instances';
 import { type InstanceChanges, type Instance } from '../model/instance';
 import { finishJob, getJob } from '../store/jobs';
-import { type Job } from '../model/job';
+import { failedWith, type Job } from '../model/job';
 import type { ActionType } from '../model/actions';
 import { upstream } from './upstream';
 import { holdBillingPause } from './billing';
 import { lookForStartedAction, settleFromUpstream, startedAction } from '../model/convergence';
-import { lostTexts, ownServer, readInstanceServer } from './server-guard';
+import { ownServer, readInstanceServer } from './server-guard';
+import { failure, lostFailures, type FailureReason } from '../model/failure';
 import type * as z from 'zod';
 import type {
   ActionStepInput,
@@ -155,12 +156,15 @@ export async function finishResizeStep(deps: Deps, input: z.output<typeof finish
   await holdBillingPause(deps, input.instance_id);
 }
 
-const failureTexts: Record<string, string> = {
-  UpstreamActionFailedError: 'The upstream action failed',
-  ActionNotTakenError: 'The upstream did not carry out the action',
-  UpstreamPermanentError: 'The upstream refused the action',
-  UpstreamTransientError: 'The upstream kept failing',
+/** What a client may read about an action's failure: never upstream or internal details. */
+const actionFailures: Record<string, FailureReason> = {
+  UpstreamActionFailedError: failure('upstream_error', 'The upstream action failed'),
+  ActionNotTakenError: failure('action_not_taken', 'The upstream did not carry out the action'),
+  UpstreamPermanentError: failure('upstream_error', 'The upstream refused the action'),
+  UpstreamCapacityError: failure('capacity', 'The upstream has no room for this flavor now'),
+  UpstreamTransientError: failure('upstream_error', 'The upstream kept failing'),
 };
+const actionFailure = (errorName: string | undefined) => actionFailures[errorName ?? ''] ?? failure('upstream_error', 'Upstream error');
 
 /**
  * Settles an action that failed or was abandoned, from finished upstream facts only: while an upstream action of
@@ -185,13 +189,13 @@ export async function settleAction(deps: Deps, instanceId: number, jobId: string
       if (current.active_job_id !== jobId || current.deleted_at !== null) return undefined;
       const settlement = settleFromUpstream(current, job.started_at, server, actions);
       if (settlement.kind === 'wait') return undefined;
-      const error = settlement.kind === 'lost' ? lostTexts.gone : (failureTexts[errorName ?? ''] ?? 'Upstream error');
-      return { ...settlement, finish: { job_id: jobId, outcome: { status: 'failed', error }, at } };
+      const reason = settlement.kind === 'lost' ? lostFailures.gone : actionFailure(errorName);
+      return { ...settlement, finish: { job_id: jobId, outcome: failedWith(reason), at } };
     });
     logger.warn('action failed; settled to the upstream state', { cause: errorName, upstream_status: server?.status ?? 'gone' });
     if (errorName?.startsWith('Upstream')) countMetric(metricNames.upstreamErrors);
   }
-  await finishJob(deps, jobId, { status: 'failed', error: failureTexts[errorName ?? ''] ?? 'Upstream error' }, at);
+  await finishJob(deps, jobId, failedWith(actionFailure(errorName)), at);
   return true;
 }
 

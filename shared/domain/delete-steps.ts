@@ -1,3 +1,5 @@
+import { failedWith } from '../model/job';
+import { failure } from '../model/failure';
 import type { Deps } from './deps';
 import { namedError } from '../model/errors';
 import { updateInstanceWithRetry } from '../store/instances';
@@ -17,7 +19,12 @@ export async function stopLifecyclesStep(deps: Deps, { instance_id, job_id }: De
   await Promise.all(
     others.map(async (job) => {
       await deps.workflows.stop(job, 'The instance was deleted');
-      await finishJob(deps, job.job_id, { status: 'failed', error: 'Cancelled: the instance was deleted' }, deps.clock.now().toISOString());
+      await finishJob(
+        deps,
+        job.job_id,
+        failedWith(failure('interrupted', 'Cancelled: the instance was deleted')),
+        deps.clock.now().toISOString(),
+      );
     }),
   );
 }
@@ -52,7 +59,7 @@ export async function failDeleteStep(deps: Deps, { job_id }: DeleteStepInput): P
   await finishJob(
     deps,
     job_id,
-    { status: 'failed', error: 'The server could not be destroyed yet; the delete will be retried' },
+    failedWith(failure('upstream_error', 'The server could not be destroyed yet; the delete will be retried')),
     deps.clock.now().toISOString(),
   );
 }

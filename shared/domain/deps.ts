@@ -3,6 +3,7 @@ import type { WorkflowEngine } from '../workflows/engine';
 import type { EventTransports } from '../events/ports';
 import type { Mailer } from '../mail';
 import type { PaymentProvider } from '../payments/provider';
+import type { SshProbe } from '../upstream/ssh-probe';
 
 /**
  * Everything a use case needs from its runtime, built once by the runtime's wiring (shared/wiring/aws.ts on AWS, the
@@ -16,4 +17,6 @@ export interface Deps extends Platform {
   readonly mail: Mailer;
   /** Card payments for top-ups: Stripe, or the local payments simulator through the same adapter. */
   readonly payments: PaymentProvider;
+  /** Whether a customer's server answers SSH: a TCP probe of its address. */
+  readonly ssh: SshProbe;
 }

@@ -7,6 +7,7 @@ import { instanceStatusSchema } from '../model/instance-status';
 import { jobStatusSchema, jobTypeSchema } from '../model/job-states';
 import type { ServiceEvent } from '../schemas/events';
 import { microsToUsd } from '../model/money';
+import { failureSchema, type FailureReason } from '../model/failure';
 
 /** The tables whose change streams events are derived from. */
 export type EventSourceTable = 'instances' | 'jobs' | 'webhooks' | 'accounts';
@@ -30,6 +31,9 @@ const instanceImage = z.object({
   status: instanceStatusSchema,
   plan: planSchema,
   deleted_at: z.string().nullable().optional(),
+  failure: failureSchema.nullable().optional(),
+  project_name: z.string().optional(),
+  labels: z.record(z.string(), z.string()).optional(),
   created_at: z.string().nullable(),
   updated_at: z.string().optional(),
   version: z.number().int(),
@@ -42,6 +46,7 @@ const jobImage = z.object({
   status: jobStatusSchema,
   finished_at: z.string().nullable(),
   error: z.string().nullable(),
+  failure: failureSchema.nullable().optional(),
 });
 const webhookImage = z.object({
   webhook_id: z.string(),
@@ -63,6 +68,13 @@ const accountImage = z.object({
     .nullable()
     .optional(),
 });
+
+/** The reason a failed instance or job carries, as events show it: only when it failed and kept one. */
+function failureOf(image: { readonly status: string; readonly failure?: FailureReason | null | undefined }): { failure?: FailureReason } {
+  return image.status === 'failed' && image.failure ? { failure: image.failure } : {};
+}
+
+const sortedLabels = (labels: Record<string, string> | undefined) => Object.entries(labels ?? {}).sort(([a], [b]) => a.localeCompare(b));
 
 /** The same change always gets the same id, however often its record is read or its event republished. */
 export function eventId(...parts: (string | number)[]): string {
@@ -94,7 +106,18 @@ function instanceEvents(record: ChangeRecord): ServiceEvent[] {
       ...base,
       id: id('instance.status_changed'),
       type: 'instance.status_changed',
-      data: { from: before.status, to: after.status, plan: after.plan },
+      data: { from: before.status, to: after.status, plan: after.plan, ...failureOf(after) },
+    });
+  }
+  const renamedOrRelabelled =
+    before.project_name !== after.project_name ||
+    JSON.stringify(sortedLabels(before.labels)) !== JSON.stringify(sortedLabels(after.labels));
+  if (!after.deleted_at && renamedOrRelabelled && after.project_name !== undefined) {
+    events.push({
+      ...base,
+      id: id('instance.updated'),
+      type: 'instance.updated',
+      data: { project_name: after.project_name, labels: after.labels ?? {} },
     });
   }
   if (!before.deleted_at && after.deleted_at) {
@@ -115,7 +138,7 @@ function jobEvents(record: ChangeRecord): ServiceEvent[] {
       account_id: after.account_id,
       instance_id: after.instance_id,
       sequence: null,
-      data: { job_id: after.job_id, job_type: after.type, error: after.error },
+      data: { job_id: after.job_id, job_type: after.type, error: after.error, ...failureOf(after) },
     },
   ];
 }

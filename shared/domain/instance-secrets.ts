@@ -29,3 +29,19 @@ export async function openInstanceSecrets(deps: Deps, item: Instance): Promise<I
   if (item.sealed_secrets === null) return null;
   return instanceSecretsSchema.parse(JSON.parse(await open(deps, item.sealed_secrets, contextOf(item))));
 }
+
+/** The user data is bound to its instance like the credentials, under a purpose of its own. */
+const userDataContext = ({ account_id, instance_id }: InstanceIds): SecretContext => ({
+  purpose: 'instance-user-data',
+  account_id,
+  instance_id: String(instance_id),
+});
+
+export async function sealUserData(deps: Deps, ids: InstanceIds, userData: string): Promise<string> {
+  return seal(deps, userData, userDataContext(ids));
+}
+
+/** The customer's user data, or undefined when none was given (or it is gone). */
+export async function openUserData(deps: Deps, item: Instance): Promise<string | undefined> {
+  return item.sealed_user_data === null ? undefined : await open(deps, item.sealed_user_data, userDataContext(item));
+}

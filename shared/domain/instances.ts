@@ -9,25 +9,30 @@ import {
   getOwnedInstance,
   insertInstanceReservingCapacity,
   listOwnedInstances,
+  listOwnedInstancesMatching,
   updateInstanceAtVersion,
 } from '../store/instances';
 import { CapacityExhaustedError, heldPools } from '../model/capacity';
 import { newInstance, type Instance } from '../model/instance';
 import { committedInstanceOf } from '../store/idempotency';
 import { finishJob } from '../store/jobs';
-import { type Job } from '../model/job';
+import { failedWith, type Job } from '../model/job';
+import { failure } from '../model/failure';
 import {
   LIST_PAGE_MAX,
   type CreateInstanceBody,
   type InstanceDetail,
   type InstanceSummary,
   type ListInstancesQuery,
+  statusesIn,
 } from '../schemas/instances';
+import { labelsMatch, parseLabelSelector } from '../model/labels';
 import { randomMixedBase62 } from '../model/crypto';
 import { badRequest, instanceNotFound, serviceUnavailable } from '../model/errors';
 import { judgeCreate } from '../model/create';
 import { generateSshKey } from '../model/ssh-keys';
-import { openInstanceSecrets, sealInstanceSecrets, type InstanceSecrets } from './instance-secrets';
+import { credentialsCloudConfig, SERVER_USER_DATA_MAX_BYTES, serverUserData } from '../model/user-data';
+import { openInstanceSecrets, sealInstanceSecrets, sealUserData, type InstanceSecrets } from './instance-secrets';
 import { upstreamForLiveReads } from './upstream';
 import { prepareSecrets } from '../secrets';
 import { toInstanceDetail, toInstanceSummary } from './views';
@@ -59,6 +64,16 @@ export async function createInstance(
   const now = deps.clock.now().toISOString();
   const { private_key: generatedPrivateKey, ...publicKey } = sshKey ?? generateSshKey(keyName, `root@vps-${instanceId}`);
   const secrets: InstanceSecrets = { root_password: randomMixedBase62(ROOT_PASSWORD_LENGTH), private_key: generatedPrivateKey };
+  if (body.user_data !== undefined) {
+    const serverBytes = Buffer.byteLength(
+      serverUserData(credentialsCloudConfig(instanceId, publicKey.public_key, secrets.root_password), body.user_data),
+    );
+    if (serverBytes > SERVER_USER_DATA_MAX_BYTES) {
+      throw badRequest(
+        `user_data is too large: with the server's own part (its credentials) it comes to ${serverBytes} bytes, and a server takes at most ${SERVER_USER_DATA_MAX_BYTES}`,
+      );
+    }
+  }
   const { instance, job } = newInstance({
     instanceId,
     accountId: account.account_id,
@@ -66,7 +81,13 @@ export async function createInstance(
     plan,
     sshKey: { ...publicKey, private_key: null },
     sealedSecrets: await sealInstanceSecrets(deps, { account_id: account.account_id, instance_id: instanceId }, secrets),
+    sealedUserData:
+      body.user_data === undefined
+        ? undefined
+        : await sealUserData(deps, { account_id: account.account_id, instance_id: instanceId }, body.user_data),
+    labels: body.labels,
     domain: `vps-${instanceId}.${deps.config.instanceDomainSuffix}`,
+    sshPort: deps.config.ssh.port,
     jobId: deps.ids.uuid(),
     now,
     idempotencyKey,
@@ -129,11 +150,11 @@ async function startProvisioning(deps: Deps, instance: Instance, job: Job): Prom
     logger.error('could not start provisioning', { error, instance_id: instance.instance_id });
     const finish = {
       job_id: job.job_id,
-      outcome: { status: 'failed' as const, error: 'Provisioning could not be started' },
+      outcome: failedWith(failure('upstream_error', 'Provisioning could not be started')),
       at: deps.clock.now().toISOString(),
     };
     await updateInstanceAtVersion(deps, instance, {
-      changes: { status: 'failed', capacity_held: false },
+      changes: { status: 'failed', failure: failure('upstream_error', 'Provisioning could not be started'), capacity_held: false },
       release: heldPools(instance),
       finish,
     });
@@ -189,14 +210,35 @@ export interface InstanceListPage {
   readonly nextPageToken?: string;
 }
 
-/** The caller's live instances by id: all of them, or one page when `per_page` or `page_token` is given. */
+/** Whether a listing entry meets the list's filters (each given one must hold). */
+function listFilter(query: ListInstancesQuery): ((entry: Pick<Instance, 'status' | 'project_name' | 'labels'>) => boolean) | undefined {
+  const statuses = query.status === undefined ? undefined : statusesIn(query.status);
+  const selector = query.label_selector === undefined ? undefined : parseLabelSelector(query.label_selector);
+  if (statuses === undefined && selector === undefined && query.name === undefined) return undefined;
+  return (entry) =>
+    (statuses === undefined || statuses.includes(entry.status)) &&
+    (query.name === undefined || entry.project_name === query.name) &&
+    (selector === undefined || labelsMatch(entry.labels, selector));
+}
+
+/**
+ * The caller's live instances by id: all of them, or one page when `per_page` or `page_token` is given; only those
+ * meeting the filters (`status`, `name`, `label_selector`) when any is given.
+ */
 export async function listInstanceSummaries(deps: Deps, accountId: string, query: ListInstancesQuery = {}): Promise<InstanceListPage> {
   prepareSecrets(deps);
   const summaries = (items: Instance[]) =>
     Promise.all(items.map(async (item) => toInstanceSummary(item, await openInstanceSecrets(deps, item))));
-  if (query.per_page === undefined && query.page_token === undefined)
-    return { instances: await summaries(await listOwnedInstances(deps, accountId)) };
-  const after = query.page_token === undefined ? undefined : decodePageToken(query.page_token);
-  const { items, lastId } = await listOwnedInstances(deps, accountId, { limit: query.per_page ?? LIST_PAGE_MAX, after });
+  const paged = query.per_page !== undefined || query.page_token !== undefined;
+  const page = paged
+    ? { limit: query.per_page ?? LIST_PAGE_MAX, after: query.page_token === undefined ? undefined : decodePageToken(query.page_token) }
+    : undefined;
+  const filter = listFilter(query);
+  if (filter) {
+    const { items, lastId } = await listOwnedInstancesMatching(deps, accountId, filter, page);
+    return { instances: await summaries(items), ...(lastId === undefined ? {} : { nextPageToken: encodePageToken(lastId) }) };
+  }
+  if (!page) return { instances: await summaries(await listOwnedInstances(deps, accountId)) };
+  const { items, lastId } = await listOwnedInstances(deps, accountId, page);
   return { instances: await summaries(items), ...(lastId === undefined ? {} : { nextPageToken: encodePageToken(lastId) }) };
 }

@@ -17,6 +17,7 @@ export function newJob(type: Job['type'], instance: Pick<Instance, 'instance_id'
     started_at: new Date().toISOString(),
     finished_at: null,
     error: null,
+    failure: null,
   };
 }
 

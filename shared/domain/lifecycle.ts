@@ -5,7 +5,8 @@ import { getInstanceItem, getOwnedInstance, updateInstanceAtVersion, updateInsta
 import { CapacityExhaustedError } from '../model/capacity';
 import { type Instance } from '../model/instance';
 import { finishJob, getJob } from '../store/jobs';
-import { type Job } from '../model/job';
+import { failedWith, type Job } from '../model/job';
+import { failure, type FailureReason } from '../model/failure';
 import { assertRequestStillAuthorized } from '../store/request-guard';
 import { unguarded } from '../request-guard';
 import type { ActionBody, ActionResult, DeleteResult } from '../schemas/instances';
@@ -14,7 +15,11 @@ import type { InstanceStatus } from '../model/instance-status';
 import { upstreamForRequests } from './upstream';
 import { UpstreamDeadlineError, UpstreamPermanentError, UpstreamTransientError, type UpstreamActionRequest } from '../upstream/driver';
 import { refusedUnprocessed, withTransientRetry } from '../upstream/retry';
-import { Failure, namedError, instanceNotFound, lifecycleConflict, serviceUnavailable } from '../model/errors';
+import { Failure, badRequest, namedError, instanceNotFound, lifecycleConflict, serviceUnavailable } from '../model/errors';
+import { MAX_LABELS, patchLabels } from '../model/labels';
+import type { InstanceDetail, UpdateInstanceBody } from '../schemas/instances';
+import { toInstanceDetail } from './views';
+import { openInstanceSecrets } from './instance-secrets';
 import { orderablePlan, type Plan } from '../model/flavors';
 import { newJob } from './jobs';
 import { workflowOfJob } from '../workflows/jobs-to-workflows';
@@ -51,8 +56,8 @@ function firstUpstreamAction(
 }
 
 /** Undoes an accepted action that the upstream refused: status, lock and any reserved tier go back as they were. */
-async function withdrawAction(deps: Deps, instance: Instance, job: Job, reason: string): Promise<void> {
-  const finish = { job_id: job.job_id, outcome: { status: 'failed' as const, error: reason }, at: deps.clock.now().toISOString() };
+async function withdrawAction(deps: Deps, instance: Instance, job: Job, reason: FailureReason): Promise<void> {
+  const finish = { job_id: job.job_id, outcome: failedWith(reason), at: deps.clock.now().toISOString() };
   await updateInstanceWithRetry(deps, instance.instance_id, (current) =>
     // A delete that came in meanwhile owns the instance now, capacity included.
     current.active_job_id === job.job_id && current.deleted_at === null
@@ -141,7 +146,7 @@ async function launchAction(
     if (error instanceof ServerNotOursError) throw upstreamError();
     if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
     // Nothing was sent to the server yet: the action did not happen.
-    await withdrawAction(deps, instance, job, 'Upstream error');
+    await withdrawAction(deps, instance, job, failure('upstream_error', 'Upstream error'));
     throw upstreamError();
   }
   try {
@@ -151,14 +156,14 @@ async function launchAction(
     actionId = (await withTransientRetry(attempt, { retryable: refusedUnprocessed })).id;
   } catch (error) {
     if (error instanceof Failure) {
-      await withdrawAction(unguarded(deps), instance, job, 'The request was no longer authorized');
+      await withdrawAction(unguarded(deps), instance, job, failure('interrupted', 'The request was no longer authorized'));
       throw error;
     }
     if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
     // A start the driver did not send for lack of time is as known as a refusal.
     if (error instanceof UpstreamDeadlineError || startKnownNotTaken(error)) {
       logger.warn('upstream refused an action', { type, status: error.status });
-      await withdrawAction(deps, instance, job, 'Upstream error');
+      await withdrawAction(deps, instance, job, failure('upstream_error', 'Upstream error'));
       throw upstreamError();
     }
     // The answer was lost, not the action: the workflow finds out from the server's action list what was done.
@@ -204,6 +209,36 @@ export function deleteInstance(deps: Deps, account: Account, instanceId: number 
     {
       exhausted: () => {
         throw new Error('instance kept changing during delete');
+      },
+    },
+  );
+}
+
+/**
+ * PATCH /instances/{id}: a new name and/or labels (merged: null removes one), written at the version read so that a
+ * concurrent change is never lost; the detail as it is then. Changes nothing the server runs or is billed.
+ */
+export function updateInstance(
+  deps: Deps,
+  account: Account,
+  instanceId: number | undefined,
+  body: UpdateInstanceBody,
+): Promise<InstanceDetail> {
+  return retry(
+    retryPolicies.requestVersionConflict,
+    async () => {
+      const instance = instanceId === undefined ? undefined : await getOwnedInstance(deps, instanceId, account.account_id);
+      if (!instance) throw instanceNotFound();
+      const labels = body.labels === undefined ? instance.labels : patchLabels(instance.labels, body.labels);
+      if (Object.keys(labels).length > MAX_LABELS) throw badRequest(`labels: at most ${MAX_LABELS} labels`);
+      const changes = { project_name: body.project_name ?? instance.project_name, labels };
+      if (!(await updateInstanceAtVersion(deps, instance, { changes }))) return TRY_AGAIN;
+      const updated = { ...instance, ...changes };
+      return toInstanceDetail(updated, await openInstanceSecrets(deps, updated));
+    },
+    {
+      exhausted: () => {
+        throw new Error('instance kept changing during update');
       },
     },
   );

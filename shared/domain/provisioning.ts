@@ -6,13 +6,16 @@ import { getInstanceItem, transitionInstance, updateInstanceWithRetry } from '..
 import { heldPools } from '../model/capacity';
 import { type Instance } from '../model/instance';
 import { finishJob } from '../store/jobs';
+import { failedWith } from '../model/job';
+import { failure, type FailureReason } from '../model/failure';
 import { upstream } from './upstream';
 import type { InstanceStatus } from '../schemas/instances';
 import { serviceTag, upstreamTagOf } from './instances';
+import { labelTags } from '../model/labels';
 import { holdBillingPause } from './billing';
-import { openInstanceSecrets } from './instance-secrets';
-import { isPrintableAscii } from '../model/ssh-keys';
-import type { CheckServerInput, CompensateInput, ProvisionInput } from './step-inputs';
+import { openInstanceSecrets, openUserData } from './instance-secrets';
+import { credentialsCloudConfig, serverUserData } from '../model/user-data';
+import type { CheckServerInput, CompensateInput, ProbeSshInput, ProvisionInput } from './step-inputs';
 
 const UBUNTU_IMAGE = 'ubuntu-24-04-x64';
 
@@ -20,31 +23,6 @@ const PROVISIONING_STATUSES: InstanceStatus[] = ['pending', 'provisioning'];
 
 /** Thrown when the server does not become active within the budget; the workflow compensates. */
 export class ProvisionTimeoutError extends namedError('ProvisionTimeoutError') {}
-
-/**
- * cloud-init user data: the root password and the authorized key the create response promised, each one YAML
- * double-quoted scalar. Both are printable ASCII (checked again here), which JSON quoting escapes so that no YAML or
- * shell reading can split them into another line or key.
- */
-export function userDataFor(instance: Instance, rootPassword: string): string {
-  if (!isPrintableAscii(rootPassword) || !isPrintableAscii(instance.ssh_key.public_key)) {
-    throw new Error(`instance ${instance.instance_id} has credentials that cannot be written into user data safely`);
-  }
-  return [
-    '#cloud-config',
-    'ssh_pwauth: true',
-    'disable_root: false',
-    'chpasswd:',
-    '  expire: false',
-    '  users:',
-    `    - {name: root, password: ${JSON.stringify(rootPassword)}, type: text}`,
-    'users:',
-    '  - name: root',
-    '    ssh_authorized_keys:',
-    `      - ${JSON.stringify(instance.ssh_key.public_key)}`,
-    '',
-  ].join('\n');
-}
 
 export type CreateServerResult =
   | { upstream_id: number; abandoned: false; waiting: false }
@@ -78,10 +56,13 @@ export async function createServerStep(deps: Deps, { instance_id }: ProvisionInp
     if (!secrets) throw new Error(`instance ${instance_id} has no credentials to provision with`);
     server = await driver.createServer({
       name: `vps-${instance_id}`,
-      tags: [tag, serviceTag(deps)],
       size: instance.plan.flavor,
       image: UBUNTU_IMAGE,
-      userData: userDataFor(instance, secrets.root_password),
+      userData: serverUserData(
+        credentialsCloudConfig(instance_id, instance.ssh_key.public_key, secrets.root_password),
+        await openUserData(deps, instance),
+      ),
+      tags: [tag, serviceTag(deps), ...labelTags(instance.labels)],
     });
   }
   const moved = await transitionInstance(deps, instance_id, PROVISIONING_STATUSES, {
@@ -95,16 +76,30 @@ export async function createServerStep(deps: Deps, { instance_id }: ProvisionInp
   return { upstream_id: null, abandoned: true, waiting: false };
 }
 
-export interface CheckServerResult {
-  readonly ready: boolean;
-  readonly abandoned: boolean;
-}
+/**
+ * Where a provision stands after a poll: `ready` once the instance is active; `abandoned` when it was deleted (or
+ * another run activated it); `booted` once the upstream runs the server and its SSH is awaited: since `booted_at`,
+ * looked at again after `wait_seconds`.
+ */
+export type ProvisionProgress =
+  | { readonly ready: boolean; readonly abandoned: boolean; readonly booted: false }
+  | { readonly ready: false; readonly abandoned: false; readonly booted: true; readonly booted_at: string; readonly wait_seconds: number };
+
+const ACTIVE: ProvisionProgress = { ready: true, abandoned: false, booted: false };
+const ABANDONED: ProvisionProgress = { ready: false, abandoned: true, booted: false };
+
+/** Thrown when the server runs but its SSH does not answer within the wait; the workflow compensates. */
+class SshTimeoutError extends namedError('SshTimeoutError') {}
+
+/** Backoff between SSH probes: 2 s at first, then half the time waited so far, at most 15 s. */
+const sshProbeDelaySeconds = (waitedSeconds: number) => Math.min(15, Math.max(2, Math.round(waitedSeconds / 2)));
 
 /**
  * One poll of the new server. A server the upstream does not find now is not taken as lost (it answers 404 for
  * existing servers for short periods, new ones most of all): the workflow polls again, within the provisioning budget.
+ * Once the upstream runs it, its address is recorded and its SSH probed: `active` means reachable by SSH.
  */
-export async function checkServerStep(deps: Deps, input: CheckServerInput): Promise<CheckServerResult> {
+export async function checkServerStep(deps: Deps, input: CheckServerInput): Promise<ProvisionProgress> {
   const elapsedSeconds = () => (deps.clock.now().getTime() - Date.parse(input.started_at)) / 1000;
   const server = await (await upstream(deps)).getServer(input.upstream_id).catch((error: unknown) => {
     // Reads that keep failing are polled again, but only within the provisioning budget.
@@ -113,36 +108,73 @@ export async function checkServerStep(deps: Deps, input: CheckServerInput): Prom
     throw error;
   });
   if (server?.status === 'active' && server.ipv4) {
-    const now = deps.clock.now().toISOString();
-    const ipv4 = server.ipv4;
-    // The instance write and the job's end are one transaction: no crash can leave the job running.
-    const activated = await updateInstanceWithRetry(deps, input.instance_id, (instance) =>
-      instance.status === 'provisioning' && instance.deleted_at === null
-        ? {
-            changes: { status: 'active', ipv4, activated_at: now, metered_until: now },
-            finish: { job_id: input.job_id, outcome: { status: 'succeeded' }, at: now },
-          }
-        : undefined,
-    );
-    // Also after a retry that finds it already active: the step that made it running applies the billing pause.
-    if (activated?.status === 'active') await holdBillingPause(deps, input.instance_id);
-    if (activated?.activated_at !== now) return { ready: false, abandoned: true };
-    countMetric(metricNames.provisionSucceeded);
-    durationMetric(metricNames.provisionDuration, Date.parse(now) - Date.parse(activated.created_at ?? now));
-    return { ready: true, abandoned: false };
+    const booted = await transitionInstance(deps, input.instance_id, ['provisioning'], { ipv4: server.ipv4 });
+    if (!booted) return await settledElsewhere(deps, input.instance_id);
+    return await probeAndActivate(deps, booted, input.job_id, deps.clock.now().toISOString());
   }
   if (elapsedSeconds() > deps.config.provisionTimeoutSeconds) {
     throw new ProvisionTimeoutError(`server not active after ${Math.round(elapsedSeconds())} s`);
   }
-  return { ready: false, abandoned: false };
+  return { ready: false, abandoned: false, booted: false };
 }
 
-/** What a client may read about a failure (job error): never upstream or internal details. */
-const failureTexts: Record<string, string> = {
-  UpstreamPermanentError: 'The upstream refused to create the server',
-  UpstreamTransientError: 'The upstream kept failing',
-  ProvisionTimeoutError: 'The server did not become active in time',
+/** One SSH probe of a server the upstream runs; past the wait with no answer, SshTimeoutError (the workflow compensates). */
+export async function probeSshStep(deps: Deps, input: ProbeSshInput): Promise<ProvisionProgress> {
+  const instance = await getInstanceItem(deps, input.instance_id);
+  if (!instance || instance.deleted_at !== null || instance.status !== 'provisioning' || instance.ipv4 === null) {
+    return await settledElsewhere(deps, input.instance_id);
+  }
+  return await probeAndActivate(deps, instance, input.job_id, input.booted_at);
+}
+
+/** A provision another run (or a delete) has moved past: done if the instance is active, abandoned otherwise. */
+async function settledElsewhere(deps: Deps, instanceId: number): Promise<ProvisionProgress> {
+  const instance = await getInstanceItem(deps, instanceId);
+  // Also after a retry that finds it already active: the step that made it running applies the billing pause.
+  if (instance?.status === 'active' && instance.deleted_at === null) await holdBillingPause(deps, instanceId);
+  return ABANDONED;
+}
+
+async function probeAndActivate(deps: Deps, instance: Instance, jobId: string, bootedAt: string): Promise<ProvisionProgress> {
+  const ipv4 = instance.ipv4 ?? '';
+  if (await deps.ssh.answers(ipv4, instance.ssh_port)) return await activate(deps, instance.instance_id, jobId);
+  const waitedSeconds = (deps.clock.now().getTime() - Date.parse(bootedAt)) / 1000;
+  if (waitedSeconds > deps.config.ssh.waitSeconds) {
+    throw new SshTimeoutError(`SSH did not answer within ${Math.round(waitedSeconds)} s of the server running`);
+  }
+  return { ready: false, abandoned: false, booted: true, booted_at: bootedAt, wait_seconds: sshProbeDelaySeconds(waitedSeconds) };
+}
+
+/** The server answers SSH: the instance is active from now, and its provision job ends, in one transaction. */
+async function activate(deps: Deps, instanceId: number, jobId: string): Promise<ProvisionProgress> {
+  const now = deps.clock.now().toISOString();
+  const activated = await updateInstanceWithRetry(deps, instanceId, (instance) =>
+    instance.status === 'provisioning' && instance.deleted_at === null
+      ? {
+          // The server has run the user data: it is not kept past its use.
+          changes: { status: 'active', activated_at: now, metered_until: now, sealed_user_data: null },
+          finish: { job_id: jobId, outcome: { status: 'succeeded' }, at: now },
+        }
+      : undefined,
+  );
+  // Also after a retry that finds it already active: the step that made it running applies the billing pause.
+  if (activated?.status === 'active') await holdBillingPause(deps, instanceId);
+  if (activated?.activated_at !== now) return ABANDONED;
+  countMetric(metricNames.provisionSucceeded);
+  durationMetric(metricNames.provisionDuration, Date.parse(now) - Date.parse(activated.created_at ?? now));
+  return ACTIVE;
+}
+
+/** What a client may read about a failed provision (the job's and the instance's `failure`): never upstream or internal details. */
+const provisionFailures: Record<string, FailureReason> = {
+  UpstreamPermanentError: failure('upstream_error', 'The upstream refused to create the server'),
+  UpstreamCapacityError: failure('capacity', 'The upstream has no room for this flavor now'),
+  UpstreamTransientError: failure('upstream_error', 'The upstream kept failing'),
+  ProvisionTimeoutError: failure('provision_timeout', 'The server did not become active in time'),
+  SshTimeoutError: failure('ssh_timeout', 'The server started but SSH did not answer in time'),
 };
+const provisionFailure = (errorName: string | undefined) =>
+  provisionFailures[errorName ?? ''] ?? failure('upstream_error', 'Provisioning failed');
 
 /**
  * Undoes a failed provision: destroys every upstream server carrying the instance's tag, gives back the IPv4
@@ -172,17 +204,12 @@ export async function failProvision(
   countMetric(metricNames.provisionFailed);
   if (errorName?.startsWith('Upstream')) countMetric(metricNames.upstreamErrors);
   await destroyTaggedServers(deps, instanceId);
-  const finish = jobId
-    ? {
-        job_id: jobId,
-        outcome: { status: 'failed' as const, error: failureTexts[errorName ?? ''] ?? 'Provisioning failed' },
-        at: deps.clock.now().toISOString(),
-      }
-    : undefined;
+  const reason = provisionFailure(errorName);
+  const finish = jobId ? { job_id: jobId, outcome: failedWith(reason), at: deps.clock.now().toISOString() } : undefined;
   if (live) {
     await updateInstanceWithRetry(deps, instanceId, (current) =>
       current.deleted_at === null && PROVISIONING_STATUSES.includes(current.status)
-        ? { changes: { status: 'failed', capacity_held: false, pending_plan: null }, release: heldPools(current), finish }
+        ? { changes: { status: 'failed', failure: reason, capacity_held: false, pending_plan: null }, release: heldPools(current), finish }
         : undefined,
     );
   }

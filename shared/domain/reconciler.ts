@@ -1,3 +1,5 @@
+import { failedWith } from '../model/job';
+import { failure } from '../model/failure';
 import type { Deps } from './deps';
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
@@ -54,7 +56,7 @@ async function repair(deps: Deps, instance: Instance): Promise<Repair | undefine
       await finishJob(
         deps,
         job.job_id,
-        { status: 'failed', error: 'The delete was interrupted; it has been restarted' },
+        failedWith(failure('interrupted', 'The delete was interrupted; it has been restarted')),
         deps.clock.now().toISOString(),
       );
     const restart = newJob('delete', instance);

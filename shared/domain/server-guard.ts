@@ -11,14 +11,11 @@ import { namedError } from '../model/errors';
 import { absenceConcluded, HAS_SERVER, lostServerChange, ownershipOf, type Ownership } from '../model/convergence';
 import { upstreamTagOf } from './instances';
 import { newJob } from './jobs';
+import { failedWith } from '../model/job';
+import { lostFailures } from '../model/failure';
 
 /** The stored server id names no server of this instance (gone, or someone else's): nothing was sent to it. */
 export class ServerNotOursError extends namedError('ServerNotOursError') {}
-
-export const lostTexts: Record<Exclude<Ownership, 'ours'>, string> = {
-  gone: 'The server no longer exists upstream',
-  foreign: 'The server found upstream is not this instance’s; it was left untouched',
-};
 
 /**
  * Records that an instance has lost its server: it fails, gives back its capacity, and the job that found out (or,
@@ -26,13 +23,13 @@ export const lostTexts: Record<Exclude<Ownership, 'ours'>, string> = {
  */
 export async function loseInstance(deps: Deps, instanceId: number, why: Exclude<Ownership, 'ours'>): Promise<void> {
   const at = deps.clock.now().toISOString();
-  const error = lostTexts[why];
+  const reason = lostFailures[why];
   await updateInstanceWithRetry(deps, instanceId, (current) => {
     if (current.deleted_at !== null || !HAS_SERVER.includes(current.status)) return undefined;
-    const { reserve, release, changes } = lostServerChange(current);
-    const ended = { status: 'failed' as const, error, finished_at: at };
+    const { reserve, release, changes } = lostServerChange(current, reason);
+    const ended = { status: 'failed' as const, error: reason.message, failure: reason, finished_at: at };
     return current.active_job_id
-      ? { changes, reserve, release, finish: { job_id: current.active_job_id, outcome: { status: 'failed', error }, at } }
+      ? { changes, reserve, release, finish: { job_id: current.active_job_id, outcome: failedWith(reason), at } }
       : { changes, reserve, release, job: { ...newJob('reconcile', current), ...ended } };
   });
   countMetric(why === 'gone' ? metricNames.driftServerVanished : metricNames.foreignServerRefused);

@@ -28,12 +28,14 @@ export const failDeleteInputSchema = stepInput.extend({ error: caughtError });
 
 export const provisionInputSchema = stepInput;
 export const checkServerInputSchema = stepInput.extend({ upstream_id: z.number().int(), started_at: instant });
+export const probeSshInputSchema = stepInput.extend({ booted_at: instant });
 export const compensateInputSchema = stepInput.extend({ error: caughtError });
 
 export type ActionStepInput = z.output<typeof stepInput>;
 export type DeleteStepInput = z.output<typeof deleteStepInputSchema>;
 export type ProvisionInput = z.output<typeof provisionInputSchema>;
 export type CheckServerInput = z.output<typeof checkServerInputSchema>;
+export type ProbeSshInput = z.output<typeof probeSshInputSchema>;
 export type CompensateInput = z.output<typeof compensateInputSchema>;
 
 /**

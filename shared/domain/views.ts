@@ -10,6 +10,7 @@ import type { DeliveryAttempt, WebhookView } from '../schemas/webhooks';
 import type { ApiKey } from '../store/api-keys';
 import type { Instance, StoredPlan } from '../model/instance';
 import type { Job } from '../model/job';
+import type { FailureReason } from '../model/failure';
 import type { DeliveryAttemptItem } from '../store/webhook-deliveries';
 import type { WebhookSummary } from '../store/webhooks';
 import type { InstanceSecrets } from './instance-secrets';
@@ -39,6 +40,7 @@ export function toInstanceSummary(item: Instance, secrets: InstanceSecrets | nul
     project_name: item.project_name,
     plan: toPlanView(item.plan),
     created_at: item.created_at,
+    labels: { ...item.labels },
   };
 }
 
@@ -53,7 +55,13 @@ export function toInstanceDetail(item: Instance, secrets: InstanceSecrets | null
       private_key: secrets?.private_key ?? null,
     },
     activated_at: item.activated_at,
+    ...failureOf(item),
   };
+}
+
+/** The `failure` field: only on what has failed and kept its reason. */
+function failureOf(item: { readonly status: string; readonly failure: FailureReason | null }): { failure?: FailureReason } {
+  return item.status === 'failed' && item.failure !== null ? { failure: item.failure } : {};
 }
 
 export function toJobView(job: Job): JobView {
@@ -65,6 +73,7 @@ export function toJobView(job: Job): JobView {
     started_at: job.started_at,
     finished_at: job.finished_at,
     error: job.error,
+    ...failureOf(job),
   };
 }
 

@@ -4,7 +4,7 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { traceHandler } from '../tracing';
 import type * as z from 'zod';
-import { ANSWER_RESERVE_SECONDS, type RouteContract } from '../contracts/contract';
+import { ANSWER_RESERVE_SECONDS, MAX_BODY_BYTES, type RouteContract } from '../contracts/contract';
 import { withDeadline } from '../deadline';
 import { outcomeUnknown } from '../model/errors';
 import { DependencyTransientError } from '../transient-errors';
@@ -159,7 +159,12 @@ export function route<C extends RouteContract>(
       .use(edgeOrigin(deps))
       .use(authentication(deps, contract, options));
     if (contract.body)
-      pipeline.use(jsonBody(contract.auth === 'bearer' ? () => true : contract.auth === 'account' ? hasBearer : () => false));
+      pipeline.use(
+        jsonBody(
+          contract.auth === 'bearer' ? () => true : contract.auth === 'account' ? hasBearer : () => false,
+          (contract.maxBodyKiB ?? MAX_BODY_BYTES / 1024) * 1024,
+        ),
+      );
     return pipeline.handler(async (event, context, { signal }) => {
       const principal = await principalOf(contract, context);
       const { replay, idempotencyKey } = context.request;

@@ -5,7 +5,8 @@
  */
 import type { CapacityPool } from './capacity';
 import type { InstanceChanges, Instance } from './instance';
-import type { Job, JobOutcome } from './job';
+import { failedWith, type Job, type JobOutcome } from './job';
+import { failure, lostFailures, type FailureReason } from './failure';
 import type { UpstreamActionRecord, UpstreamServer } from './server';
 
 type InstanceFacts = Pick<
@@ -126,7 +127,7 @@ export interface Change {
  * which the upstream answers before acting. A timeout, a lost connection or a 5xx may have been carried out.
  */
 export function startKnownNotTaken(error: { readonly name: string; readonly status?: number }): boolean {
-  if (error.name === 'UpstreamPermanentError') return true;
+  if (error.name === 'UpstreamPermanentError' || error.name === 'UpstreamCapacityError') return true;
   return error.name === 'UpstreamTransientError' && error.status === 429;
 }
 
@@ -168,7 +169,7 @@ export function lookForStartedAction(
  * A server that is gone (or is not ours): the instance has lost it; capacity goes back, the action slot frees, and
  * billing ends when the server was last seen (or where metering had got to, if it was never seen by a sweep).
  */
-export function lostServerChange(instance: InstanceFacts): Change {
+export function lostServerChange(instance: InstanceFacts, reason: FailureReason = lostFailures.gone): Change {
   const lastSeen =
     [instance.seen_at, instance.metered_until]
       .filter((at): at is string => at !== null)
@@ -178,6 +179,7 @@ export function lostServerChange(instance: InstanceFacts): Change {
     // The credentials stay sealed on the instance: the loss is inferred, and a server found again restores it whole.
     changes: {
       status: 'failed',
+      failure: reason,
       capacity_held: false,
       pending_plan: null,
       active_job_id: null,
@@ -238,7 +240,7 @@ export function orphanJobOutcome(job: Pick<Job, 'type'>, instance: Pick<Instance
   ) {
     return { status: 'succeeded' };
   }
-  return { status: 'failed', error: 'The job was interrupted; the instance was settled to what the upstream reports' };
+  return failedWith(failure('interrupted', 'The job was interrupted; the instance was settled to what the upstream reports'));
 }
 
 /** Whether a server is the instance's own: it exists and carries the instance's tag. Anything else is never acted on. */
@@ -268,7 +270,10 @@ export function driftOf(
 ): Drift | undefined {
   const ownership = ownershipOf(server, instanceTag);
   if (ownership !== 'ours' || server === null)
-    return { kinds: [ownership === 'gone' ? 'vanished' : 'foreign'], ...lostServerChange(instance) };
+    return {
+      kinds: [ownership === 'gone' ? 'vanished' : 'foreign'],
+      ...lostServerChange(instance, lostFailures[ownership === 'gone' ? 'gone' : 'foreign']),
+    };
   const kinds: DriftKind[] = [];
   let changes: InstanceChanges = {};
   const reserve: CapacityPool[] = [];

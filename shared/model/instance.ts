@@ -3,6 +3,7 @@ import { isoInstant } from './attributes';
 import { billingSegmentSchema } from './billing-segments';
 import { instanceStatusSchema, type InstanceStatus } from './instance-status';
 import type { Job } from './job';
+import { failureSchema } from './failure';
 
 /** A plan as stored on an instance (its own and a resize's target): the flavor and what it gave when chosen. */
 const storedPlanSchema = z.strictObject({
@@ -62,6 +63,12 @@ export const instanceSchema = z.object({
   pending_tier_shard: z.number().int().nullable().default(null),
   /** The job of the lifecycle action in progress; at most one runs at a time. */
   active_job_id: z.string().nullable().default(null),
+  /** The customer's labels (see ./labels.ts). */
+  labels: z.record(z.string(), z.string()).default({}),
+  /** The customer's cloud-init user data, sealed like the credentials (it often holds tokens); null once not needed. */
+  sealed_user_data: z.string().nullable().default(null),
+  /** Why the instance failed, while it is failed. */
+  failure: failureSchema.nullable().default(null),
   /** The status to return to when an operator releases a quarantined instance. */
   quarantined_from: instanceStatusSchema.nullable().default(null),
   deleted_at: z.string().nullable(),
@@ -97,13 +104,20 @@ const SECRETS_END_STATUSES: readonly InstanceStatus[] = ['failed', 'deleting', '
 
 /**
  * The changes with the customer's secrets' lifetime applied: a change to an end status or a deletion erases them,
- * unless it names the secrets itself (a server taken for lost keeps them, for it may be found again).
+ * unless it names the secrets itself (a server taken for lost keeps them, for it may be found again); and a failure's
+ * reason goes when the status leaves `failed`.
  */
 export function withSecretsLifetime(changes: InstanceChanges): InstanceChanges {
   const ending =
     !('sealed_secrets' in changes) &&
     ((changes.status !== undefined && SECRETS_END_STATUSES.includes(changes.status)) || Boolean(changes.deleted_at));
-  return ending ? { ...changes, sealed_secrets: null } : changes;
+  // A failure explains a failed instance only: one that leaves it (a lost server found again) leaves its reason behind.
+  const recovering = changes.status !== undefined && changes.status !== 'failed' && !('failure' in changes);
+  return {
+    ...changes,
+    ...(ending ? { sealed_secrets: null, sealed_user_data: null } : {}),
+    ...(recovering ? { failure: null } : {}),
+  };
 }
 
 export interface NewInstance {
@@ -114,7 +128,12 @@ export interface NewInstance {
   /** The public half only: a generated private key goes into the sealed secrets. */
   readonly sshKey: Instance['ssh_key'];
   readonly sealedSecrets: string;
+  /** The customer's user data, sealed; absent when none was given. */
+  readonly sealedUserData?: string | undefined;
+  readonly labels?: Readonly<Record<string, string>> | undefined;
   readonly domain: string;
+  /** The port the server will answer SSH on. */
+  readonly sshPort: number;
   readonly jobId: string;
   readonly now: string;
   /** The create's Idempotency-Key (scoped to the account), recorded with it. */
@@ -136,7 +155,7 @@ export function newInstance(created: NewInstance): { instance: Instance; job: Jo
     domain: created.domain,
     custom_domain: null,
     root_user: 'root',
-    ssh_port: 22,
+    ssh_port: created.sshPort,
     ssh_key: created.sshKey,
     sealed_secrets: created.sealedSecrets,
     project_name: created.projectName,
@@ -149,6 +168,9 @@ export function newInstance(created: NewInstance): { instance: Instance; job: Jo
     tier_shard: null,
     pending_tier_shard: null,
     active_job_id: null,
+    labels: { ...created.labels },
+    sealed_user_data: created.sealedUserData ?? null,
+    failure: null,
     quarantined_from: null,
     deleted_at: null,
     paused_by: null,
@@ -169,6 +191,7 @@ export function newInstance(created: NewInstance): { instance: Instance; job: Jo
     started_at: created.now,
     finished_at: null,
     error: null,
+    failure: null,
   };
   return { instance, job };
 }

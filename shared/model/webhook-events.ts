@@ -4,6 +4,7 @@ import * as z from 'zod';
 const eventTypes = [
   'instance.created',
   'instance.status_changed',
+  'instance.updated',
   'instance.deleted',
   'job.succeeded',
   'job.failed',

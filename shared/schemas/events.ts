@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { instanceStatusSchema, planSchema } from './instances';
 import { jobTypes } from './jobs';
 import { timestampSchema } from './timestamps';
+import { failureView } from './failure';
 import { eventTypeSchema } from '../model/webhook-events';
 
 export { eventTypeSchema };
@@ -20,7 +21,7 @@ const envelope = {
   }),
 };
 
-const jobData = z.strictObject({ job_id: z.string(), job_type: z.enum(jobTypes), error: z.string().nullable() });
+const jobData = z.strictObject({ job_id: z.string(), job_type: z.enum(jobTypes), error: z.string().nullable(), failure: failureView });
 
 export const serviceEventSchema = z.discriminatedUnion('type', [
   z.strictObject({
@@ -31,7 +32,12 @@ export const serviceEventSchema = z.discriminatedUnion('type', [
   z.strictObject({
     ...envelope,
     type: z.literal('instance.status_changed'),
-    data: z.strictObject({ from: instanceStatusSchema, to: instanceStatusSchema, plan: planSchema }),
+    data: z.strictObject({ from: instanceStatusSchema, to: instanceStatusSchema, plan: planSchema, failure: failureView }),
+  }),
+  z.strictObject({
+    ...envelope,
+    type: z.literal('instance.updated'),
+    data: z.strictObject({ project_name: z.string(), labels: z.record(z.string(), z.string()) }),
   }),
   z.strictObject({
     ...envelope,

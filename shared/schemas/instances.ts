@@ -2,8 +2,10 @@ import * as z from 'zod';
 import { displayName } from './validation';
 import { catalog, flavorIds, flavorRefusal } from '../model/flavors';
 import { timestampSchema } from './timestamps';
+import { failureView } from './failure';
 import { instanceStatusSchema, type InstanceStatus } from '../model/instance-status';
 import { actionTypes } from '../model/actions';
+import { isLabelKey, isLabelValue, LABEL_KEY_RULE, LABEL_VALUE_RULE, MAX_LABELS, parseLabelSelector } from '../model/labels';
 
 export { instanceStatusSchema, type InstanceStatus };
 
@@ -35,11 +37,13 @@ export const instanceSummarySchema = z.strictObject({
   project_name: z.string(),
   plan: planSchema,
   created_at: timestampSchema.nullable(),
+  labels: z.record(z.string(), z.string()).meta({ description: 'The labels set at create or by PATCH (`{}` when none).' }),
 });
 
 export const instanceDetailSchema = instanceSummarySchema.extend({
   ssh_key: sshKeySchema,
   activated_at: timestampSchema.nullable(),
+  failure: failureView,
 });
 
 export type InstanceSummary = z.infer<typeof instanceSummarySchema>;
@@ -58,10 +62,42 @@ const flavorSchema = z
     ),
   });
 
+/** What cloud-init accepts as user data, here and at DigitalOcean: at most 64 KiB of UTF-8. */
+const USER_DATA_MAX_BYTES = 64 * 1024;
+
+const userDataSchema = z
+  .string()
+  .refine((text) => Buffer.byteLength(text) <= USER_DATA_MAX_BYTES, {
+    error: `user_data must be at most ${USER_DATA_MAX_BYTES} bytes (64 KiB) of UTF-8`,
+  })
+  .meta({
+    description:
+      'cloud-init user data (a `#cloud-config` document or a script) run at first boot, at most 64 KiB of UTF-8. Stored sealed, passed to the server, and never returned by any read or event.',
+  });
+
+const labelsSchema = z
+  .record(z.string(), z.string())
+  .superRefine((labels, context) => checkLabels(labels, context))
+  .meta({
+    description: `Up to ${MAX_LABELS} \`key: value\` pairs, with Kubernetes' syntax: ${LABEL_KEY_RULE}; ${LABEL_VALUE_RULE}.`,
+  });
+
+function checkLabels(labels: Record<string, string | null>, context: z.RefinementCtx): void {
+  if (Object.keys(labels).length > MAX_LABELS) context.addIssue({ code: 'custom', message: `labels: at most ${MAX_LABELS} labels` });
+  for (const [key, value] of Object.entries(labels)) {
+    if (!isLabelKey(key)) context.addIssue({ code: 'custom', message: `labels: invalid key ${JSON.stringify(key)}: ${LABEL_KEY_RULE}` });
+    else if (value !== null && !isLabelValue(value)) {
+      context.addIssue({ code: 'custom', message: `labels: invalid value for ${JSON.stringify(key)}: ${LABEL_VALUE_RULE}` });
+    }
+  }
+}
+
 export const createInstanceBodySchema = z.strictObject({
   project_name: displayName(PROJECT_NAME_MAX),
   flavor: flavorSchema,
   ssh_public_key: z.string().optional(),
+  user_data: userDataSchema.optional(),
+  labels: labelsSchema.optional(),
 });
 export type CreateInstanceBody = z.infer<typeof createInstanceBodySchema>;
 
@@ -105,26 +141,80 @@ export const deleteResultSchema = z.strictObject({
 });
 export type DeleteResult = z.infer<typeof deleteResultSchema>;
 
+/** PATCH: a new name and/or labels, merged into the existing ones (RFC 7396: null removes a label). */
+export const updateInstanceBodySchema = z
+  .strictObject({
+    project_name: displayName(PROJECT_NAME_MAX).optional(),
+    labels: z
+      .record(z.string(), z.string().nullable())
+      .superRefine((labels, context) => checkLabels(labels, context))
+      .optional()
+      .meta({ description: 'Labels to set (a string) or remove (null); those not named stay as they are.' }),
+  })
+  .refine((body) => body.project_name !== undefined || body.labels !== undefined, {
+    error: 'Give project_name or labels to change',
+  });
+export type UpdateInstanceBody = z.infer<typeof updateInstanceBodySchema>;
+
 /** The most a list page may hold; without paging parameters a list returns every live instance. */
 export const LIST_PAGE_MAX = 200;
 
 const PER_PAGE_RULE = `per_page must be a whole number from 1 to ${LIST_PAGE_MAX}`;
 
-/** Optional paging of the instance list. */
-export const listInstancesQuerySchema = z.object({
-  per_page: z.coerce
-    .number({ error: PER_PAGE_RULE })
-    .int({ error: PER_PAGE_RULE })
-    .min(1, { error: PER_PAGE_RULE })
-    .max(LIST_PAGE_MAX, { error: PER_PAGE_RULE })
-    .optional()
-    .meta({
-      description: `Instances per page, 1 to ${LIST_PAGE_MAX}. Without it (and without page_token) the list holds every live instance.`,
-    }),
-  page_token: z
-    .string()
-    .max(64, 'Invalid page_token')
-    .optional()
-    .meta({ description: 'Where the next page starts: copied from the `Link: <…>; rel="next"` header of the previous page.' }),
-});
+const STATUS_RULE = `status must be one or more of ${instanceStatusSchema.options.join(', ')}, separated by commas`;
+const SELECTOR_RULE = 'label_selector must be comma-separated requirements: key=value, key!=value, key (has the label) or !key (has not)';
+
+/** The statuses of a `status` filter (`active,stopped`), or undefined when one is not a status. */
+export function statusesIn(text: string): InstanceStatus[] | undefined {
+  const parsed = z
+    .array(instanceStatusSchema)
+    .min(1)
+    .safeParse(text.split(',').map((status) => status.trim()));
+  return parsed.success ? [...new Set(parsed.data)] : undefined;
+}
+
+/** Optional paging and filters of the instance list; any other parameter is refused, naming it. */
+export const listInstancesQuerySchema = z.strictObject(
+  {
+    per_page: z.coerce
+      .number({ error: PER_PAGE_RULE })
+      .int({ error: PER_PAGE_RULE })
+      .min(1, { error: PER_PAGE_RULE })
+      .max(LIST_PAGE_MAX, { error: PER_PAGE_RULE })
+      .optional()
+      .meta({
+        description: `Instances per page, 1 to ${LIST_PAGE_MAX}. Without it (and without page_token) the list holds every live instance.`,
+      }),
+    page_token: z
+      .string()
+      .max(64, 'Invalid page_token')
+      .optional()
+      .meta({ description: 'Where the next page starts: copied from the `Link: <…>; rel="next"` header of the previous page.' }),
+    status: z
+      .string()
+      .refine((text) => statusesIn(text) !== undefined, { error: STATUS_RULE })
+      .optional()
+      .meta({ description: 'Only instances in these statuses: one, or several separated by commas (`active,stopped`).' }),
+    name: z
+      .string()
+      .max(PROJECT_NAME_MAX, { error: `name must be at most ${PROJECT_NAME_MAX} characters` })
+      .optional()
+      .meta({ description: 'Only instances whose `project_name` is exactly this.' }),
+    label_selector: z
+      .string()
+      .max(1024, { error: 'label_selector must be at most 1024 characters' })
+      .refine((text) => parseLabelSelector(text) !== undefined, { error: SELECTOR_RULE })
+      .optional()
+      .meta({
+        description:
+          'Only instances whose labels meet every requirement: `env=prod`, `tier!=db` (or no `tier` label), `gpu` (has the label), `!legacy` (has not); comma-separated, at most 16.',
+      }),
+  },
+  {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys'
+        ? `Unknown query parameter${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}`
+        : undefined,
+  },
+);
 export type ListInstancesQuery = z.infer<typeof listInstancesQuerySchema>;

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { jobStatusSchema, jobTypes, jobTypeSchema } from '../model/job-states';
 import { timestampSchema } from './timestamps';
+import { failureView } from './failure';
 
 export { jobTypes };
 
@@ -12,5 +13,6 @@ export const jobViewSchema = z.strictObject({
   started_at: timestampSchema,
   finished_at: timestampSchema.nullable(),
   error: z.string().nullable(),
+  failure: failureView,
 });
 export type JobView = z.infer<typeof jobViewSchema>;

@@ -17,7 +17,7 @@ import {
 import { IN_FLIGHT_SHARDS, inFlightShardOf, isInFlight, isSwept, SWEEP_SHARDS, sweepShardOf } from '../model/convergence';
 import { indexKeys, type IndexKeys } from '../model/indexes';
 import { instanceSchema, withSecretsLifetime, type InstanceChanges, type Instance } from '../model/instance';
-import type { InstanceStatus } from '../model/instance-status';
+import { instanceStatusSchema, type InstanceStatus } from '../model/instance-status';
 import type { Job, JobFinish } from '../model/job';
 import { batchGetAll, readAll, rideOutTransient, transactWrite, updatedWhenConditionHolds, whenConditionHolds } from './dynamo-helpers';
 import { finishJobUpdate, newJobPut } from './jobs';
@@ -51,7 +51,7 @@ export async function insertInstanceReservingCapacity(deps: Platform, instance: 
         Put: {
           TableName: tableName(deps, 'instances'),
           Item: {
-            ...instanceSchema.parse({ ...recorded, updated_at: recorded.created_at }),
+            ...storedForm(instanceSchema.parse({ ...recorded, updated_at: recorded.created_at })),
             live_account_id: recorded.account_id,
             ...(isInFlight(recorded) ? { inflight_shard: inFlightShardOf(recorded.instance_id) } : {}),
           },
@@ -147,6 +147,66 @@ export async function listOwnedInstances(deps: Platform, accountId: string, page
   );
   const keys = Items.map((item) => liveKeySchema.parse(item));
   return { items: await readItems(keys), ...(LastEvaluatedKey ? { lastId: keys.at(-1)?.instance_id } : {}) };
+}
+
+/** What a filtered list reads of each live instance before it reads the instance itself. */
+const listingEntrySchema = z.object({
+  instance_id: z.number().int(),
+  status: instanceStatusSchema,
+  project_name: z.string(),
+  labels: z.record(z.string(), z.string()).default({}),
+});
+export type ListingEntry = z.infer<typeof listingEntrySchema>;
+
+/**
+ * The account's live instances whose index entry `matches`, by id: one page of at most `page.limit` (and the last id
+ * read when more may follow), or all. The entries (status, name and labels beside the keys) are read from the listing
+ * index page by page; only the matching instances are read from the table, by key, consistently, and checked again.
+ */
+export async function listOwnedInstancesMatching(
+  deps: Platform,
+  accountId: string,
+  matches: (entry: ListingEntry) => boolean,
+  page: InstancePage | undefined,
+): Promise<{ items: Instance[]; lastId?: number }> {
+  const limit = page?.limit ?? Number.POSITIVE_INFINITY;
+  const matched: number[] = [];
+  let after = page?.after;
+  let more = true;
+  while (more && matched.length < limit) {
+    const { Items = [], LastEvaluatedKey } = await deps.dynamo.send(
+      new QueryCommand({
+        TableName: tableName(deps, 'instances'),
+        IndexName: 'live_listing_by_account',
+        KeyConditionExpression: 'live_account_id = :account',
+        ExpressionAttributeValues: { ':account': accountId },
+        ...(after === undefined ? {} : { ExclusiveStartKey: { live_account_id: accountId, instance_id: after } }),
+      }),
+    );
+    const entries = Items.map((item) => listingEntrySchema.parse(item));
+    more = LastEvaluatedKey !== undefined;
+    for (const [index, entry] of entries.entries()) {
+      after = entry.instance_id;
+      if (!matches(entry)) continue;
+      matched.push(entry.instance_id);
+      if (matched.length === limit) {
+        // Stopped inside this page: the entries after this one are still to be read.
+        more ||= index < entries.length - 1;
+        break;
+      }
+    }
+  }
+  const items = (
+    await batchGetAll(
+      deps,
+      tableName(deps, 'instances'),
+      matched.map((instance_id) => ({ instance_id })),
+      instanceSchema,
+    )
+  )
+    .filter((item) => item.account_id === accountId && item.deleted_at === null && matches(item))
+    .sort((a, b) => a.instance_id - b.instance_id);
+  return { items, ...(more && after !== undefined ? { lastId: after } : {}) };
 }
 
 /** Every instance in one of the statuses, deleted ones included (for the reconciler and the meter). */
@@ -310,15 +370,28 @@ type TransactionCheck = Required<Pick<NonNullable<TransactWriteCommandInput['Tra
 
 const NO_INDEX_KEYS: IndexKeys = { set: {}, setIfAbsent: {}, remove: [] };
 
+/**
+ * No labels are stored as no attribute (read back as `{}`): an empty map is not written, since change-stream readers
+ * do not all decode one.
+ */
+const hasNoLabels = (key: string, value: unknown) =>
+  key === 'labels' && typeof value === 'object' && value !== null && Object.keys(value).length === 0;
+
+/** An item to Put, without the attributes that are stored as absent. */
+const storedForm = (item: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(item).filter(([key, value]) => !hasNoLabels(key, value)));
+
 function setExpression(changes: InstanceChanges, now = new Date().toISOString(), keys = NO_INDEX_KEYS) {
-  const entries = Object.entries({ ...withSecretsLifetime(changes), ...keys.set, updated_at: now });
+  const all = Object.entries({ ...withSecretsLifetime(changes), ...keys.set, updated_at: now });
+  const entries = all.filter(([key, value]) => !hasNoLabels(key, value));
   const absent = Object.entries(keys.setIfAbsent);
   const assignments = [
     ...entries.map((_, i) => `#f${i} = :v${i}`),
     ...absent.map((_, i) => `#a${i} = if_not_exists(#a${i}, :a${i})`),
     'version = version + :one',
   ];
-  const removed = keys.remove.length > 0 ? ` REMOVE ${keys.remove.join(', ')}` : '';
+  const toRemove = [...keys.remove, ...(entries.length < all.length ? ['labels'] : [])];
+  const removed = toRemove.length > 0 ? ` REMOVE ${toRemove.join(', ')}` : '';
   return {
     UpdateExpression: `SET ${assignments.join(', ')}${removed}`,
     ExpressionAttributeNames: Object.fromEntries([
@@ -334,7 +407,7 @@ function setExpression(changes: InstanceChanges, now = new Date().toISOString(),
 }
 
 /** What a provision records before activation; none of it changes what the instance is billed. */
-export type ProvisioningChanges = Pick<InstanceChanges, 'status' | 'vps_id' | 'upstream_id' | 'create_requested_at'>;
+export type ProvisioningChanges = Pick<InstanceChanges, 'status' | 'vps_id' | 'upstream_id' | 'create_requested_at' | 'ipv4'>;
 
 /**
  * Moves a live instance from one of `from` to the given changes, conditionally, so that two workers can never

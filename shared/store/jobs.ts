@@ -35,13 +35,14 @@ export function finishJobUpdate(deps: Platform, { job_id, outcome, at }: JobFini
     Update: {
       TableName: tableName(deps, 'jobs'),
       Key: { job_id },
-      UpdateExpression: 'SET #status = :status, finished_at = :at, #error = :error REMOVE running_shard',
+      UpdateExpression: 'SET #status = :status, finished_at = :at, #error = :error, failure = :failure REMOVE running_shard',
       ConditionExpression: '#status = :running',
       ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
       ExpressionAttributeValues: {
         ':status': outcome.status,
         ':at': at,
-        ':error': outcome.status === 'failed' ? outcome.error : null,
+        ':error': outcome.status === 'failed' ? outcome.failure.message : null,
+        ':failure': outcome.status === 'failed' ? outcome.failure : null,
         ':running': 'running',
       },
     },

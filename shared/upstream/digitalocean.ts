@@ -5,6 +5,7 @@ import { holdAfterThrottle } from '../model/upstream-budget';
 import {
   UpstreamBudgetSpentError,
   UpstreamDeadlineError,
+  UpstreamCapacityError,
   UpstreamPermanentError,
   UpstreamTransientError,
   type CreateServerRequest,
@@ -12,6 +13,9 @@ import {
   type UpstreamDriver,
 } from './driver';
 import { type UpstreamAction, type UpstreamActionRecord, type UpstreamServer } from '../model/server';
+
+/** DigitalOcean's refusals for want of room: the size is not available in the region, or the droplet limit is reached. */
+const NO_ROOM = /not available in this region|exceed your droplet limit/i;
 
 export interface DigitalOceanDriverOptions {
   /** API origin, e.g. `https://api.digitalocean.com`. Every request, next-page links included, goes here. */
@@ -251,6 +255,9 @@ export class DigitalOceanDriver implements UpstreamDriver {
     const detail = upstreamError.success ? `: ${upstreamError.data.message}` : '';
     const message = `${answer.call} answered ${answer.status}${detail}`;
     if (answer.status >= 500 || answer.status === 429) throw this.transient(message, answer.status);
+    if (answer.status === 422 && upstreamError.success && NO_ROOM.test(upstreamError.data.message)) {
+      throw new UpstreamCapacityError(this.redact(message), answer.status);
+    }
     throw new UpstreamPermanentError(this.redact(message), answer.status);
   }
 

@@ -60,11 +60,16 @@ export class UpstreamBudgetSpentError extends UpstreamTransientError {}
 
 /** Any other refusal (4xx): retrying will not help. */
 export class UpstreamPermanentError extends Error {
-  override readonly name = 'UpstreamPermanentError';
+  override readonly name: string = 'UpstreamPermanentError';
   constructor(
     message: string,
     readonly status: number,
   ) {
     super(message);
   }
+}
+
+/** A refusal for want of room upstream (the size unavailable, the server limit reached): permanent for this request. */
+export class UpstreamCapacityError extends UpstreamPermanentError {
+  override readonly name: string = 'UpstreamCapacityError';
 }

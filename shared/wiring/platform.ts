@@ -6,6 +6,7 @@ import { randomIds, RuntimeState, systemClock, type Platform } from '../platform
 import { stepFunctionsEngine } from '../workflows/step-functions';
 import { configuredMailer } from '../mail';
 import { stripeProvider } from '../payments/stripe';
+import { tcpSshProbe } from '../upstream/ssh-probe';
 
 /** A runtime's dependencies from its configuration and where its events go: its own clients, state and engine. */
 export function depsOf(config: Config, transports: (platform: Platform) => EventTransports): Deps {
@@ -23,5 +24,6 @@ export function depsOf(config: Config, transports: (platform: Platform) => Event
     transports: transports(platform),
     mail: configuredMailer(platform),
     payments: stripeProvider(platform),
+    ssh: tcpSshProbe(config.ssh.probeTimeoutMs),
   };
 }

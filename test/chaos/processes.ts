@@ -27,13 +27,13 @@ export async function startChaosProcesses(options: {
   mkdirSync(resolve(options.dataDir, 'service'), { recursive: true });
   const dynamodb = await startDynamoDbLocal({ dataDir: options.dataDir });
   const token = `dop_v1_${randomBytes(32).toString('hex')}`;
-  const simulator = await startSimulator({ bootMs: CHAOS_RUNTIME.bootMs, actionMs: CHAOS_RUNTIME.actionMs, token });
+  const simulator = await startSimulator({ bootMs: CHAOS_RUNTIME.bootMs, actionMs: CHAOS_RUNTIME.actionMs, token, ssh: {} });
   // The provider retries a webhook for long enough to outlast a crash of the service, as Stripe's do (for days).
   const payments = await startPaymentsSimulator({ deliveryAttempts: 8, retryBaseMs: 250 });
   const spec: ServiceSpec = {
     dynamodbEndpoint: dynamodb.endpoint,
     tablePrefix: `chaos${randomBytes(4).toString('hex')}`,
-    upstream: { url: simulator.url, token },
+    upstream: { url: simulator.url, token, sshPort: simulator.sshPort },
     payments: { url: payments.url, secretKey: payments.secretKey, webhookSecret: payments.webhookSecret },
     dataDir: resolve(options.dataDir, 'service'),
     secretsKeyFile: ensureSecretsKeyFile(resolve(options.dataDir, 'secrets.key')),
@@ -48,6 +48,7 @@ export async function startChaosProcesses(options: {
       sfnEndpoint: `http://127.0.0.1:${spec.stepFunctionsPort}`,
       simulatorUrl: simulator.url,
       upstreamToken: token,
+      sshPort: simulator.sshPort,
       tablePrefix: spec.tablePrefix,
       secretsKeyFile: spec.secretsKeyFile,
     }),

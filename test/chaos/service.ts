@@ -13,7 +13,7 @@ import { CHAOS_RUNTIME } from './runtime-settings';
 export interface ServiceSpec {
   readonly dynamodbEndpoint: string;
   readonly tablePrefix: string;
-  readonly upstream: { readonly url: string; readonly token: string };
+  readonly upstream: { readonly url: string; readonly token: string; readonly sshPort?: number | undefined };
   readonly payments: { readonly url: string; readonly secretKey: string; readonly webhookSecret: string };
   readonly dataDir: string;
   readonly secretsKeyFile: string;

@@ -25,7 +25,7 @@ describe('POST /api/v1/instances', () => {
     expect(created.body).toMatchObject({
       status: 'pending',
       root_user: 'root',
-      ssh_port: 22,
+      ssh_port: runtime.simulator.sshPort,
       project_name: 'web',
       ipv4: null,
       activated_at: null,
@@ -105,6 +105,7 @@ describe('POST /api/v1/instances', () => {
     await runtime.simulator.control.faults({ fail_creates: false, latency_ms: 0 });
 
     expect(failed.status).toBe('failed');
+    expect(failed.failure).toEqual({ code: 'upstream_error', message: 'The upstream refused to create the server' });
     expect(droplets(upstreamTagOf(runtime.deps, created.body.instance_id))).toHaveLength(0);
     await runtime.stepFunctions.idle();
     expect(await capacityUsed(runtime.deps, 'capacity#ipv4')).toBe(ipv4Before);

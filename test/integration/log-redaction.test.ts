@@ -103,13 +103,15 @@ describe('log redaction at DEBUG', () => {
         bearer({ enabled: false, threshold_usd: 5, amount_usd: 10 }),
       );
 
+      const userDataToken = `udtok${randomBytes(12).toString('hex')}`;
       const created = await call(
         'CreateInstance',
         202,
         'POST',
         '/api/v1/instances',
-        bearer({ project_name: 'logged', flavor: 's-1vcpu-2gb' }),
+        bearer({ project_name: 'logged', flavor: 's-1vcpu-2gb', user_data: `#!/bin/sh\necho ${userDataToken} > /root/token\n` }),
       );
+      secrets.push(['user data', userDataToken]);
       const instancePath = `/api/v1/instances/${created.body.instance_id}`;
       secrets.push(
         ['root password', created.body.root_password],

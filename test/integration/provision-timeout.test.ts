@@ -13,6 +13,7 @@ describe('provision workflow', () => {
     await runtime.stepFunctions.idle();
 
     expect(settled.status).toBe('failed');
+    expect(settled.failure).toEqual({ code: 'provision_timeout', message: 'The server did not become active in time' });
     expect(runtime.simulator.state().droplets).toEqual([]);
     expect(await capacityUsed(runtime.deps, 'capacity#tier#s-8vcpu-16gb')).toBe(0);
     const execution = [...runtime.stepFunctions.executions.values()][0];

@@ -15,6 +15,7 @@ const job = (status: Job['status']): Job => ({
   started_at: new Date().toISOString(),
   finished_at: status === 'running' ? null : new Date().toISOString(),
   error: status === 'failed' ? 'The server no longer exists upstream' : null,
+  failure: status === 'failed' ? { code: 'server_lost', message: 'The server no longer exists upstream' } : null,
 });
 
 /** Every job id the sparse running-jobs index holds, over all its shards. */

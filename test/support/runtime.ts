@@ -15,6 +15,8 @@ export interface TestRuntime extends LocalRuntime {
   activeInstance(apiKey: string, flavor?: string): Promise<Record<string, any>>;
   /** Polls a job until it has ended. */
   waitForJob(apiKey: string, jobId: string, timeoutMs?: number): Promise<Record<string, any>>;
+  /** Polls `read` every 250 ms until it answers something (default: for 20 s). */
+  waitFor<T>(what: string, read: () => Promise<T | undefined>, timeoutMs?: number): Promise<T>;
   /** Polls the instance detail until its status is one of `statuses`. */
   waitForStatus(apiKey: string, instanceId: number, statuses: string[], timeoutMs?: number): Promise<Record<string, unknown>>;
 }
@@ -100,6 +102,7 @@ export async function startTestRuntime(options: Partial<LocalRuntimeOptions> = {
 
   const helpers: Omit<TestRuntime, keyof LocalRuntime> = {
     call,
+    waitFor: (what, read, timeoutMs = 20_000) => poll(what, read, timeoutMs),
     waitForStatus,
     async activeInstance(apiKey, flavor = 's-1vcpu-2gb') {
       const created = await call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'test', flavor } });

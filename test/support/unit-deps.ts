@@ -32,6 +32,7 @@ export function unitDeps(env: Environment = {}): Deps {
     transports: unreachable('event transport'),
     mail: unreachable('mailer'),
     payments: unreachable('payment provider'),
+    ssh: unreachable('SSH probe'),
   };
 }
 
@@ -88,6 +89,8 @@ export function memoryDeps(env: Environment = {}, runtime: Partial<Pick<Deps, 'c
     },
     mail: { send: async (message) => void record.mails.push(message) },
     payments: unreachable('payment provider'),
+    // Every server answers SSH at once.
+    ssh: { answers: async () => true },
   };
   return { deps, record };
 }

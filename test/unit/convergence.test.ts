@@ -166,6 +166,7 @@ describe('settleFromUpstream', () => {
         kind: 'lost',
         changes: {
           status: 'failed',
+          failure: { code: 'server_lost', message: 'The server no longer exists upstream' },
           capacity_held: false,
           pending_plan: null,
           active_job_id: null,
@@ -182,7 +183,10 @@ describe('settleFromUpstream', () => {
 });
 
 describe('orphanJobOutcome', () => {
-  const interrupted = { status: 'failed', error: 'The job was interrupted; the instance was settled to what the upstream reports' };
+  const interrupted = {
+    status: 'failed',
+    failure: { code: 'interrupted', message: 'The job was interrupted; the instance was settled to what the upstream reports' },
+  };
   it.each([
     { job: { type: 'provision' as const }, instance: { status: 'active' as const, deleted_at: null }, outcome: { status: 'succeeded' } },
     { job: { type: 'provision' as const }, instance: { status: 'failed' as const, deleted_at: null }, outcome: interrupted },
@@ -247,6 +251,7 @@ describe('driftOf', () => {
         kinds: ['vanished'],
         changes: {
           status: 'failed',
+          failure: { code: 'server_lost', message: 'The server no longer exists upstream' },
           capacity_held: false,
           pending_plan: null,
           active_job_id: null,
@@ -265,6 +270,7 @@ describe('driftOf', () => {
         kinds: ['foreign'],
         changes: {
           status: 'failed',
+          failure: { code: 'server_lost', message: 'The server found upstream is not this instance’s; it was left untouched' },
           capacity_held: false,
           pending_plan: null,
           active_job_id: null,

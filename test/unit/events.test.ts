@@ -95,6 +95,28 @@ describe('eventsFromChange', () => {
       ],
     },
     {
+      change: 'provisioning → failed, with its reason',
+      record: record(
+        'MODIFY',
+        instance('provisioning', 2),
+        instance('failed', 3, { failure: { code: 'ssh_timeout', message: 'The server started but SSH did not answer in time' } }),
+      ),
+      expected: [
+        {
+          ...envelope,
+          type: 'instance.status_changed',
+          sequence: 3,
+          time: '2026-01-01T00:00:03.000Z',
+          data: {
+            from: 'provisioning',
+            to: 'failed',
+            plan,
+            failure: { code: 'ssh_timeout', message: 'The server started but SSH did not answer in time' },
+          },
+        },
+      ],
+    },
+    {
       change: 'a change that keeps the status',
       record: record('MODIFY', instance('active', 3), instance('active', 4, { metered_until: 'x' })),
       expected: [],
@@ -132,6 +154,24 @@ describe('eventsFromChange', () => {
           sequence: null,
           time: '2026-01-01T00:01:00.000Z',
           data: { job_id: '11111111-2222-4333-8444-555555555555', job_type: 'power_off', error: 'Upstream error' },
+        },
+      ],
+    },
+    {
+      change: 'running → failed with its reason',
+      record: record('MODIFY', job('running'), job('failed', { failure: { code: 'upstream_error', message: 'Upstream error' } })),
+      expected: [
+        {
+          ...envelope,
+          type: 'job.failed',
+          sequence: null,
+          time: '2026-01-01T00:01:00.000Z',
+          data: {
+            job_id: '11111111-2222-4333-8444-555555555555',
+            job_type: 'power_off',
+            error: 'Upstream error',
+            failure: { code: 'upstream_error', message: 'Upstream error' },
+          },
         },
       ],
     },

@@ -5,8 +5,7 @@ import { randomBase62, randomMixedBase62 } from '../../shared/model/crypto';
 import { newSigningSecret } from '../../shared/model/webhook-signing';
 import { fingerprintOf, generateSshKey, parsePublicKey } from '../../shared/model/ssh-keys';
 import { logger, redactingReplacer, redactText } from '../../shared/observability';
-import { userDataFor } from '../../shared/domain/provisioning';
-import type { Instance } from '../../shared/model/instance';
+import { credentialsCloudConfig } from '../../shared/model/user-data';
 import { captureLogLines, captureStdoutLines } from '../support/stdout';
 import { ED25519_FINGERPRINT, ED25519_PUBLIC_KEY, rsaPublicKeyLine } from '../fixtures/ssh-keys';
 
@@ -80,7 +79,7 @@ describe('SSH keys validated whole', () => {
 
   it('writes the key and the password into user data as one double-quoted line each', () => {
     const key = parsePublicKey(`${type} ${blob} a "quoted" \\ comment # not a YAML comment`, 'k');
-    const userData = userDataFor({ instance_id: 1, ssh_key: key } as Instance, 'Pa55word"x');
+    const userData = credentialsCloudConfig(1, key.public_key, 'Pa55word"x');
 
     expect(userData.split('\n')).toEqual([
       '#cloud-config',
@@ -101,7 +100,7 @@ describe('SSH keys validated whole', () => {
   it('refuses to write user data from a stored key that is not printable ASCII', () => {
     const stored = { name: 'k', fingerprint: 'f', public_key: `${type} ${blob} x\u0085\u0085y`, private_key: null };
 
-    expect(() => userDataFor({ instance_id: 9, ssh_key: stored } as Instance, 'password')).toThrow(
+    expect(() => credentialsCloudConfig(9, stored.public_key, 'password')).toThrow(
       'instance 9 has credentials that cannot be written into user data safely',
     );
   });

@@ -20,7 +20,12 @@ describe('withSecretsLifetime', () => {
   });
 
   it('changes nothing else', () => {
-    expect(withSecretsLifetime({ status: 'failed', ipv4: null })).toEqual({ status: 'failed', ipv4: null, sealed_secrets: null });
+    expect(withSecretsLifetime({ status: 'failed', ipv4: null })).toEqual({
+      status: 'failed',
+      ipv4: null,
+      sealed_secrets: null,
+      sealed_user_data: null,
+    });
   });
 });
 
@@ -64,6 +69,7 @@ describe('newInstance', () => {
     sshKey: { name: 'web-key', fingerprint: 'SHA256:abc', public_key: 'ssh-ed25519 AAAA root@vps-42', private_key: null },
     sealedSecrets: 'v1.sealed.x',
     domain: 'vps-42.vps.example.test',
+    sshPort: 2222,
     jobId: 'job-42',
     now: NOW,
   };
@@ -72,7 +78,15 @@ describe('newInstance', () => {
     const { instance, job } = newInstance(created);
 
     expect(instanceSchema.parse(instance)).toEqual(instance);
-    expect(instance).toMatchObject({ status: 'pending', capacity_held: true, metered_until: null, billing_segments: [], version: 1 });
+    expect(instance).toMatchObject({
+      status: 'pending',
+      ssh_port: 2222,
+      capacity_held: true,
+      metered_until: null,
+      billing_segments: [],
+      failure: null,
+      version: 1,
+    });
     expect(instance).not.toHaveProperty('idempotency_key');
     expect(job).toEqual({
       job_id: 'job-42',
@@ -83,6 +97,7 @@ describe('newInstance', () => {
       started_at: NOW,
       finished_at: null,
       error: null,
+      failure: null,
     });
   });
 

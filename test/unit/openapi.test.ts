@@ -22,6 +22,7 @@ const summary = {
   project_name: 'p',
   plan: { flavor: 's-1vcpu-2gb', vcpu: 1, ram_mb: 2048, disk_gb: 30, hourly_price: 0.01786 },
   created_at: '2026-01-01T00:00:00.000Z',
+  labels: { env: 'prod' },
 };
 const limited = new Headers({ 'x-request-id': 'r', ratelimit: '"general";r=59;t=1', 'ratelimit-policy': '"general";q=60;w=60' });
 
@@ -129,7 +130,7 @@ describe('the OpenAPI document, precise enough for generated clients', () => {
       'POST /api/v1/auth/sign-out',
       'POST /api/v1/auth/sign-up',
     ]);
-    expect(limited.length).toBe(28);
+    expect(limited.length).toBe(29);
     for (const { name, operation } of limited) {
       expect({ name, schema: operation.responses['429'].headers['Retry-After'].schema }).toEqual({
         name,

@@ -65,7 +65,7 @@ describe('route contracts', () => {
       .filter((route) => (operationOf(route).parameters ?? []).some((parameter: Json) => parameter.name === 'Idempotency-Key'))
       .map((route) => route.name);
 
-    expect(withHeader.sort()).toEqual(['CreateInstance', 'InstanceAction']);
+    expect(withHeader.sort()).toEqual(['CreateInstance', 'InstanceAction', 'UpdateInstance']);
   });
 
   it('documents 415 on exactly the routes that take a body', () => {
@@ -83,6 +83,7 @@ describe('route contracts', () => {
       'CreateWebhook',
       'InstanceAction',
       'SetAutoRecharge',
+      'UpdateInstance',
     ]);
   });
 

@@ -32,6 +32,8 @@ import {
   storedEarlyFailedInstance,
   storedFailedDeliveryAttempt,
   storedFailedJob,
+  storedJobWithReason,
+  jobWithReasonView,
   storedFailingWebhook,
   storedRevokedApiKey,
   storedRunningJob,
@@ -58,6 +60,7 @@ describe('instance views', () => {
       'project_name',
       'plan',
       'created_at',
+      'labels',
       'ssh_key',
       'activated_at',
     ]);
@@ -141,6 +144,9 @@ describe('stored instance items', () => {
       ipv4_shard: null,
       tier_shard: null,
       pending_tier_shard: null,
+      labels: {},
+      sealed_user_data: null,
+      failure: null,
     });
   });
 
@@ -165,6 +171,10 @@ describe('job views', () => {
 
   it('shows a failed job with its end and error', () => {
     expect(bytes(toJobView(jobSchema.parse(storedFailedJob)))).toBe(bytes(failedJobView));
+  });
+
+  it('shows a failed job with the reason it kept', () => {
+    expect(bytes(toJobView(jobSchema.parse(storedJobWithReason)))).toBe(bytes(jobWithReasonView));
   });
 });
 

@@ -1,6 +1,6 @@
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { Failure } from '../../model/errors';
-import { BODY_TOO_LARGE, MAX_BODY_BYTES, UNSUPPORTED_MEDIA_TYPE } from '../../contracts/contract';
+import { bodyTooLarge, MAX_BODY_BYTES, UNSUPPORTED_MEDIA_TYPE } from '../../contracts/contract';
 import type { Event, Middleware } from './state';
 
 /**
@@ -25,13 +25,13 @@ const decoded = (body: string, isBase64Encoded: boolean) => (isBase64Encoded ? B
  * the service's own answers: 413 past the limit, 415 for another type, 400 `Invalid JSON body` for what does not
  * parse (or carries a prototype key). An empty body parses as nothing, for the schema to accept or refuse.
  */
-export const jsonBody = (lenientContentType: (event: Event) => boolean): Middleware => {
+export const jsonBody = (lenientContentType: (event: Event) => boolean, maxBytes = MAX_BODY_BYTES): Middleware => {
   const parser = httpJsonBodyParser({ disableContentTypeCheck: true });
   return {
     before: async (request) => {
       const { event } = request;
       const raw = event.body === undefined ? '' : decoded(event.body, event.isBase64Encoded);
-      if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw new Failure('too_large', BODY_TOO_LARGE);
+      if (Buffer.byteLength(raw) > maxBytes) throw new Failure('too_large', bodyTooLarge(maxBytes / 1024));
       if (raw.trim() === '') {
         event.body = undefined;
         return;
