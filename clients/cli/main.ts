@@ -49,6 +49,21 @@ function positiveInteger(what: string) {
 }
 const instanceIdArgument = ['<id>', 'instance id', positiveInteger('An instance id')] as const;
 
+/** `key=value`: one label, added to those already given. */
+function collectLabel(value: string, labels: Record<string, string>): Record<string, string> {
+  const [key, label] = labelChange(value);
+  if (label === null) throw new InvalidArgumentError('A label is key=value.');
+  return { ...labels, [key]: label };
+}
+
+/** `key=value` sets a label, `key-` removes it (as kubectl label does). */
+function labelChange(change: string): [string, string | null] {
+  const equals = change.indexOf('=');
+  if (equals > 0) return [change.slice(0, equals), change.slice(equals + 1)];
+  if (change.endsWith('-') && change.length > 1) return [change.slice(0, -1), null];
+  throw new UsageError(`${change}: give key=value to set a label or key- to remove it`);
+}
+
 const TOP_UP_MIN_USD = 5;
 const TOP_UP_MAX_USD = 1000;
 
@@ -143,11 +158,20 @@ function buildProgram(): Command {
     .command('list')
     .description('list your instances')
     .option('--show-secrets', 'include root passwords')
-    .addHelpText('after', example('vps instances list', 'vps instances list --json'))
-    .action(async (_options, command: Command) => {
+    .option('-l, --selector <selector>', 'only instances whose labels match (env=prod,tier!=db,gpu,!legacy)')
+    .option('--status <statuses>', 'only instances in these statuses (active,stopped)')
+    .option('--name <name>', 'only instances with this project name')
+    .addHelpText('after', example('vps instances list', 'vps instances list -l env=prod --status active', 'vps instances list --json'))
+    .action(async (filters: { selector?: string; status?: string; name?: string }, command: Command) => {
       const options = optionsOf(command);
       const mode = outputMode(options);
-      const list = await (await instanceClient(command)).listInstances();
+      const list = await (
+        await instanceClient(command)
+      ).listInstances({
+        ...(filters.selector === undefined ? {} : { label_selector: filters.selector }),
+        ...(filters.status === undefined ? {} : { status: filters.status }),
+        ...(filters.name === undefined ? {} : { name: filters.name }),
+      });
       print(
         mode,
         list.map((instance) => withoutSecrets(instance, mode)),
@@ -175,25 +199,58 @@ function buildProgram(): Command {
     .requiredOption('--name <name>', 'project name (at most 64 characters)')
     .addOption(flavorOption())
     .option('--ssh-key <file>', 'your SSH public key file; without it a key pair is generated')
-    .option('--wait', 'wait until the instance is active')
+    .option('--user-data-file <file>', 'cloud-init user data (#cloud-config or a script, at most 64 KiB) run at first boot')
+    .option('--label <key=value>', 'a label (repeatable)', collectLabel, {})
+    .option('--wait', 'wait until the instance is active (answering SSH)')
     .option('--show-secrets', 'print the root password and private key')
     .option('--save-key <file>', 'write the generated private key to FILE (mode 0600)')
     .addHelpText('after', example('vps instances create --name web --flavor s-1vcpu-2gb --ssh-key ~/.ssh/id_ed25519.pub --wait'))
-    .action(async (options: { name: string; flavor: Flavor; sshKey?: string }, command: Command) => {
-      const global = optionsOf(command);
-      const sshPublicKey = options.sshKey === undefined ? undefined : (await readFile(options.sshKey, 'utf8')).trim();
-      if (sshPublicKey && global.saveKey) throw new UsageError('--save-key saves a generated key pair; with --ssh-key there is none');
-      await assertNewFile(global.saveKey);
-      const vps = await instanceClient(command);
-      const created = await vps.createInstance({
-        project_name: options.name,
-        flavor: options.flavor,
-        ...(sshPublicKey ? { ssh_public_key: sshPublicKey } : {}),
-      });
-      // Saved before waiting: the key is in this response and must not be lost if the wait is interrupted.
-      const savedKeyFile = await saveKey(created, global.saveKey);
-      const instance = global.wait ? await waitForInstance(vps, created.instance_id, ['active']) : created;
-      printInstance(global, instance, savedKeyFile);
+    .action(
+      async (
+        options: { name: string; flavor: Flavor; sshKey?: string; userDataFile?: string; label: Record<string, string> },
+        command: Command,
+      ) => {
+        const global = optionsOf(command);
+        const sshPublicKey = options.sshKey === undefined ? undefined : (await readFile(options.sshKey, 'utf8')).trim();
+        const userData = options.userDataFile === undefined ? undefined : await readFile(options.userDataFile, 'utf8');
+        if (sshPublicKey && global.saveKey) throw new UsageError('--save-key saves a generated key pair; with --ssh-key there is none');
+        await assertNewFile(global.saveKey);
+        const vps = await instanceClient(command);
+        const created = await vps.createInstance({
+          project_name: options.name,
+          flavor: options.flavor,
+          ...(sshPublicKey ? { ssh_public_key: sshPublicKey } : {}),
+          ...(userData === undefined ? {} : { user_data: userData }),
+          ...(Object.keys(options.label).length === 0 ? {} : { labels: options.label }),
+        });
+        // Saved before waiting: the key is in this response and must not be lost if the wait is interrupted.
+        const savedKeyFile = await saveKey(created, global.saveKey);
+        const instance = global.wait ? await waitForInstance(vps, created.instance_id, ['active']) : created;
+        printInstance(global, instance, savedKeyFile);
+      },
+    );
+
+  instances
+    .command('rename')
+    .description("change an instance's project name")
+    .argument(...instanceIdArgument)
+    .argument('<name>', 'the new project name')
+    .addHelpText('after', example('vps instances rename 42 api'))
+    .action(async (id: number, name: string, _options, command: Command) => {
+      const instance = await (await instanceClient(command)).updateInstance(id, { project_name: name });
+      printInstance(optionsOf(command), instance, undefined);
+    });
+
+  instances
+    .command('label')
+    .description('set labels (key=value) or remove them (key-) on an instance')
+    .argument(...instanceIdArgument)
+    .argument('<changes...>', 'key=value to set, key- to remove')
+    .addHelpText('after', example('vps instances label 42 env=prod tier-'))
+    .action(async (id: number, changes: string[], _options, command: Command) => {
+      const labels = Object.fromEntries(changes.map(labelChange));
+      const instance = await (await instanceClient(command)).updateInstance(id, { labels });
+      printInstance(optionsOf(command), instance, undefined);
     });
 
   instances

@@ -13,6 +13,12 @@ export type DeleteResult = components['schemas']['DeleteResult'];
 export type ApiKeyInfo = components['schemas']['ApiKeyInfo'];
 export type CreatedApiKey = components['schemas']['CreatedApiKey'];
 export type CreateInstanceBody = paths['/api/v1/instances']['post']['requestBody']['content']['application/json'];
+export type UpdateInstanceBody = paths['/api/v1/instances/{instance_id}']['patch']['requestBody']['content']['application/json'];
+/** The list's filters: `status` (comma-separated), `name` (exact), `label_selector` (`env=prod,tier!=db,gpu,!legacy`). */
+export type InstanceFilters = Pick<
+  NonNullable<paths['/api/v1/instances']['get']['parameters']['query']>,
+  'status' | 'name' | 'label_selector'
+>;
 export type Billing = components['schemas']['Billing'];
 export type TopUp = components['schemas']['TopUp'];
 export type AutoRechargeBody = paths['/api/v1/billing/auto-recharge']['post']['requestBody']['content']['application/json'];
@@ -40,7 +46,9 @@ export class VpsApiError extends Error {
 
 export class JobFailedError extends Error {
   constructor(readonly job: Job) {
-    super(`${job.type} job ${job.job_id} failed: ${job.error ?? 'no reason given'}`);
+    super(
+      `${job.type} job ${job.job_id} failed: ${job.failure ? `${job.failure.message} (${job.failure.code})` : (job.error ?? 'no reason given')}`,
+    );
     this.name = 'JobFailedError';
   }
 }
@@ -54,7 +62,9 @@ export class TopUpFailedError extends Error {
 
 export class InstanceFailedError extends Error {
   constructor(readonly instance: Instance) {
-    super(`instance ${instance.instance_id} ended failed`);
+    super(
+      `instance ${instance.instance_id} ended failed${instance.failure ? `: ${instance.failure.message} (${instance.failure.code})` : ''}`,
+    );
     this.name = 'InstanceFailedError';
   }
 }
@@ -240,8 +250,15 @@ export function createVpsClient(options: VpsClientOptions) {
   }
 
   const client = {
-    async listInstances(): Promise<InstanceSummary[]> {
-      return unwrap(await http.GET('/api/v1/instances'));
+    /** The caller's instances; with `filters`, only those in these statuses, with this name, matching this label selector. */
+    async listInstances(filters: InstanceFilters = {}): Promise<InstanceSummary[]> {
+      return unwrap(await http.GET('/api/v1/instances', { params: { query: filters } }));
+    },
+    /** Renames an instance and/or merges its labels (a null value removes a label). */
+    async updateInstance(instanceId: number, body: UpdateInstanceBody, call: CallOptions = {}): Promise<Instance> {
+      return unwrap(
+        await http.PATCH('/api/v1/instances/{instance_id}', { params: { ...instancePath(instanceId), header: idempotency(call) }, body }),
+      );
     },
     async getInstance(instanceId: number): Promise<Instance> {
       return unwrap(await http.GET('/api/v1/instances/{instance_id}', { params: instancePath(instanceId) }));

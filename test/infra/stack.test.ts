@@ -210,6 +210,7 @@ describe('ServiceStack (dev)', () => {
         NonKeyAttributes: ['name', 'key_prefix', 'is_active', 'created_at', 'last_used_at', 'revoked_at'],
       },
       'instances.live_by_account': { ProjectionType: 'KEYS_ONLY' },
+      'instances.live_listing_by_account': { ProjectionType: 'INCLUDE', NonKeyAttributes: ['status', 'project_name', 'labels'] },
       'instances.meter_by_shard': { ProjectionType: 'KEYS_ONLY' },
       'instances.inflight_by_shard': { ProjectionType: 'KEYS_ONLY' },
       'instances.sweep_by_shard': { ProjectionType: 'KEYS_ONLY' },
@@ -310,6 +311,7 @@ describe('ServiceStack (dev)', () => {
         'CreateInstance',
         'GetInstance',
         'ListInstances',
+        'UpdateInstance',
         'deliverWebhooks',
         'provision.CreateServerFunctionArn',
       ]);

@@ -42,6 +42,44 @@ describe('vps instances', () => {
     expect(run.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`^instance ${instance.instance_id}: active \\(\\d+s\\)$`));
   });
 
+  it('creates with labels and user data, lists by selector, renames and relabels', async () => {
+    const { env } = await account();
+    const userDataFile = `${home.dir}/cloud-config.yaml`;
+    await writeFile(userDataFile, '#cloud-config\npackages: [nginx]\n');
+
+    const created = await runVps(
+      home,
+      [
+        'instances',
+        'create',
+        '--name',
+        'lab',
+        '--flavor',
+        's-1vcpu-2gb',
+        '--label',
+        'env=prod',
+        '--label',
+        'tier=web',
+        '--user-data-file',
+        userDataFile,
+        '--json',
+      ],
+      { env },
+    );
+    const id = String(JSON.parse(created.stdout).instance_id);
+    const listed = await runVps(home, ['instances', 'list', '-l', 'env=prod,tier', '--json'], { env });
+    const none = await runVps(home, ['instances', 'list', '-l', '!env', '--json'], { env });
+    const renamed = await runVps(home, ['instances', 'rename', id, 'lab2', '--json'], { env });
+    const relabelled = await runVps(home, ['instances', 'label', id, 'env=dev', 'tier-', '--json'], { env });
+
+    expect(created.code, created.stderr).toBe(0);
+    expect(JSON.parse(created.stdout).labels).toEqual({ env: 'prod', tier: 'web' });
+    expect(JSON.parse(listed.stdout).map((instance: { instance_id: number }) => String(instance.instance_id))).toEqual([id]);
+    expect(JSON.parse(none.stdout)).toEqual([]);
+    expect(JSON.parse(renamed.stdout).project_name).toBe('lab2');
+    expect(JSON.parse(relabelled.stdout).labels).toEqual({ env: 'dev' });
+  });
+
   // Each step is a process of its own that starts Node and waits for a job: generous on a busy machine.
   it('powers off, on and reboots with --wait, and resizes to a bigger flavor', { timeout: 180_000 }, async () => {
     const { env } = await account();
