@@ -6,13 +6,14 @@ import { getAccount, notBillingPausedCheck } from '../store/accounts';
 import { getInstanceItem, updateInstanceWithRetry } from '../store/instances';
 import { type InstanceChanges, type Instance } from '../model/instance';
 import { finishJob, getJob } from '../store/jobs';
-import { failedWith, type Job } from '../model/job';
+import { failedWith, type Job, type JobFinish } from '../model/job';
 import type { ActionType } from '../model/actions';
 import { upstream } from './upstream';
 import { holdBillingPause } from './billing';
 import { lookForStartedAction, settleFromUpstream, startedAction } from '../model/convergence';
 import { ownServer, readInstanceServer } from './server-guard';
-import { failure, lostFailures, type FailureReason } from '../model/failure';
+import { failure, lostFailures, sshTimeoutFailure, type FailureReason } from '../model/failure';
+import { sshReadiness, type SshReadiness } from './ssh-readiness';
 import type * as z from 'zod';
 import type {
   ActionStepInput,
@@ -106,34 +107,70 @@ function poweredState(type: Exclude<ActionType, 'resize'>, pausedBy: 'user' | 'b
   return type === 'power_on' ? { status: 'active', paused_by: null } : { status: 'active' };
 }
 
-const succeeded = (jobId: string) => ({ job_id: jobId, outcome: { status: 'succeeded' as const }, at: new Date().toISOString() });
+/** How the job of an action that left its server running ends: succeeded once SSH answered, failed when it did not. */
+const endedBy = (deps: Deps, jobId: string, readiness: SshReadiness | undefined): JobFinish => ({
+  job_id: jobId,
+  outcome: readiness?.kind === 'timed_out' ? failedWith(sshTimeoutFailure) : { status: 'succeeded' },
+  at: deps.clock.now().toISOString(),
+});
+
+/** The job still waits for the server's SSH: the workflow calls the step again after `wait_seconds`. */
+type AwaitingSsh = { readonly held: false; readonly awaiting_ssh: true; readonly ssh_since: string; readonly wait_seconds: number };
+
+/**
+ * Before an action that leaves the server running (power-on, reboot, a resize of a running server) ends, its SSH must
+ * answer: until it does (or the wait is over) the instance keeps its status and the job runs on. Undefined for an
+ * action that leaves the server off.
+ */
+async function awaitSsh(
+  deps: Deps,
+  instanceId: number,
+  since: string | undefined,
+): Promise<{ readiness: SshReadiness; since: string } | undefined> {
+  const instance = await getInstanceItem(deps, instanceId);
+  if (!instance || instance.deleted_at !== null) return undefined;
+  const from = since ?? deps.clock.now().toISOString();
+  return { readiness: await sshReadiness(deps, instance, from), since: from };
+}
+
+const awaiting = (since: string, readiness: { wait_seconds: number }): AwaitingSsh => ({
+  held: false,
+  awaiting_ssh: true,
+  ssh_since: since,
+  wait_seconds: readiness.wait_seconds,
+});
 
 /**
  * Records the completed power action, frees the instance's action slot and ends the job, in one transaction. A
  * power-on or reboot that finds its account billing-paused does not finish: it starts the system's power-off, which
- * the same job then waits for (`held`), so the pause holds for work that finishes during it.
+ * the same job then waits for (`held`), so the pause holds for work that finishes during it. A power-on or reboot
+ * ends once the server's SSH answers (`awaiting_ssh` until then); if it never does, the instance is active (the
+ * upstream runs it) and the job fails with `ssh_timeout`.
  */
 export async function finishPowerStep(
   deps: Deps,
   input: z.output<typeof finishPowerInputSchema>,
-): Promise<{ held: false } | { held: true; action_id: number }> {
+): Promise<{ held: false; awaiting_ssh: false } | AwaitingSsh | { held: true; action_id: number }> {
   if (input.type !== 'power_off' && (await accountBillingPaused(deps, input.instance_id))) {
     logger.warn('the account was billing-paused while the server came up; powering it off', { type: input.type });
     return { held: true, ...(await startActionStep(deps, { ...input, type: 'power_off' })) };
   }
+  const ssh = input.type === 'power_off' ? undefined : await awaitSsh(deps, input.instance_id, input.ssh_since);
+  if (ssh?.readiness.kind === 'waiting') return awaiting(ssh.since, ssh.readiness);
+  const ended = endedBy(deps, input.job_id, ssh?.readiness);
   await updateInstanceWithRetry(deps, input.instance_id, (instance) =>
     instance.active_job_id === input.job_id && instance.deleted_at === null
       ? {
           changes: { ...poweredState(input.type, input.paused_by), active_job_id: null },
-          finish: succeeded(input.job_id),
+          finish: ended,
           // A pause applied since the check above passed this busy instance by: the finish is refused, the step's
           // retry finds the account paused and holds it, so no server comes up running on a paused account.
           checks: input.type === 'power_off' ? [] : [notBillingPausedCheck(deps, instance.account_id)],
         }
       : undefined,
   );
-  await finishJob(deps, input.job_id, { status: 'succeeded' }, deps.clock.now().toISOString());
-  return { held: false };
+  await finishJob(deps, input.job_id, ended.outcome, ended.at);
+  return { held: false, awaiting_ssh: false };
 }
 
 async function accountBillingPaused(deps: Deps, instanceId: number): Promise<boolean> {
@@ -141,19 +178,29 @@ async function accountBillingPaused(deps: Deps, instanceId: number): Promise<boo
   return instance !== undefined && (await getAccount(deps, instance.account_id))?.billing_paused === true;
 }
 
-/** Swaps plan and capacity at the end of a resize: the new tier was held since acceptance; the old one goes back. */
-export async function finishResizeStep(deps: Deps, input: z.output<typeof finishResizeInputSchema>): Promise<void> {
+/**
+ * Swaps plan and capacity at the end of a resize: the new tier was held since acceptance; the old one goes back. A
+ * server that was running comes back `active` once its SSH answers (`awaiting_ssh` until then, as for a power-on).
+ */
+export async function finishResizeStep(
+  deps: Deps,
+  input: z.output<typeof finishResizeInputSchema>,
+): Promise<{ awaiting_ssh: false } | AwaitingSsh> {
+  const ssh = input.previous_status === 'active' ? await awaitSsh(deps, input.instance_id, input.ssh_since) : undefined;
+  if (ssh?.readiness.kind === 'waiting') return awaiting(ssh.since, ssh.readiness);
+  const ended = endedBy(deps, input.job_id, ssh?.readiness);
   await updateInstanceWithRetry(deps, input.instance_id, (instance) =>
     instance.active_job_id === input.job_id && instance.pending_plan && instance.deleted_at === null
       ? {
           changes: { plan: instance.pending_plan, pending_plan: null, status: input.previous_status, active_job_id: null },
           release: [{ kind: 'tier', flavor: instance.plan.flavor }],
-          finish: succeeded(input.job_id),
+          finish: ended,
         }
       : undefined,
   );
-  await finishJob(deps, input.job_id, { status: 'succeeded' }, deps.clock.now().toISOString());
+  await finishJob(deps, input.job_id, ended.outcome, ended.at);
   await holdBillingPause(deps, input.instance_id);
+  return { awaiting_ssh: false };
 }
 
 /** What a client may read about an action's failure: never upstream or internal details. */

@@ -7,7 +7,8 @@ import { heldPools } from '../model/capacity';
 import { type Instance } from '../model/instance';
 import { finishJob } from '../store/jobs';
 import { failedWith } from '../model/job';
-import { failure, type FailureReason } from '../model/failure';
+import { failure, sshTimeoutFailure, type FailureReason } from '../model/failure';
+import { sshReadiness } from './ssh-readiness';
 import { upstream } from './upstream';
 import type { InstanceStatus } from '../schemas/instances';
 import { serviceTag, upstreamTagOf } from './instances';
@@ -91,9 +92,6 @@ const ABANDONED: ProvisionProgress = { ready: false, abandoned: true, booted: fa
 /** Thrown when the server runs but its SSH does not answer within the wait; the workflow compensates. */
 class SshTimeoutError extends namedError('SshTimeoutError') {}
 
-/** Backoff between SSH probes: 2 s at first, then half the time waited so far, at most 15 s. */
-const sshProbeDelaySeconds = (waitedSeconds: number) => Math.min(15, Math.max(2, Math.round(waitedSeconds / 2)));
-
 /**
  * One poll of the new server. A server the upstream does not find now is not taken as lost (it answers 404 for
  * existing servers for short periods, new ones most of all): the workflow polls again, within the provisioning budget.
@@ -136,13 +134,12 @@ async function settledElsewhere(deps: Deps, instanceId: number): Promise<Provisi
 }
 
 async function probeAndActivate(deps: Deps, instance: Instance, jobId: string, bootedAt: string): Promise<ProvisionProgress> {
-  const ipv4 = instance.ipv4 ?? '';
-  if (await deps.ssh.answers(ipv4, instance.ssh_port)) return await activate(deps, instance.instance_id, jobId);
-  const waitedSeconds = (deps.clock.now().getTime() - Date.parse(bootedAt)) / 1000;
-  if (waitedSeconds > deps.config.ssh.waitSeconds) {
-    throw new SshTimeoutError(`SSH did not answer within ${Math.round(waitedSeconds)} s of the server running`);
+  const readiness = await sshReadiness(deps, instance, bootedAt);
+  if (readiness.kind === 'answered') return await activate(deps, instance.instance_id, jobId);
+  if (readiness.kind === 'timed_out') {
+    throw new SshTimeoutError(`SSH did not answer within ${readiness.waited_seconds} s of the server running`);
   }
-  return { ready: false, abandoned: false, booted: true, booted_at: bootedAt, wait_seconds: sshProbeDelaySeconds(waitedSeconds) };
+  return { ready: false, abandoned: false, booted: true, booted_at: bootedAt, wait_seconds: readiness.wait_seconds };
 }
 
 /** The server answers SSH: the instance is active from now, and its provision job ends, in one transaction. */
@@ -171,7 +168,7 @@ const provisionFailures: Record<string, FailureReason> = {
   UpstreamCapacityError: failure('capacity', 'The upstream has no room for this flavor now'),
   UpstreamTransientError: failure('upstream_error', 'The upstream kept failing'),
   ProvisionTimeoutError: failure('provision_timeout', 'The server did not become active in time'),
-  SshTimeoutError: failure('ssh_timeout', 'The server started but SSH did not answer in time'),
+  SshTimeoutError: sshTimeoutFailure,
 };
 const provisionFailure = (errorName: string | undefined) =>
   provisionFailures[errorName ?? ''] ?? failure('upstream_error', 'Provisioning failed');

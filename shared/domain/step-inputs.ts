@@ -15,11 +15,14 @@ const caughtError = z.looseObject({ Error: z.string().optional(), Cause: z.strin
 export const findActionInputSchema = stepInput.extend({ action_type: z.string().min(1), started_at: instant });
 export const startActionInputSchema = stepInput.extend({ type: z.enum(['resize', 'power_on', 'power_off']) });
 export const checkActionInputSchema = stepInput.extend({ action_id: z.number().int(), started_at: instant });
+/** When the server was first found running after the action, while its SSH is awaited (absent on the first try). */
+const sshSince = { ssh_since: instant.optional() };
 export const finishPowerInputSchema = stepInput.extend({
   type: z.enum(['power_on', 'power_off', 'reboot']),
   paused_by: z.enum(['user', 'billing']),
+  ...sshSince,
 });
-export const finishResizeInputSchema = stepInput.extend({ previous_status: instanceStatusSchema });
+export const finishResizeInputSchema = stepInput.extend({ previous_status: instanceStatusSchema, ...sshSince });
 export const failActionInputSchema = stepInput.extend({ error: caughtError });
 
 export const deleteStepInputSchema = stepInput;

@@ -32,6 +32,9 @@ export type FailureReason = z.infer<typeof failureSchema>;
 
 export const failure = (code: FailureCode, message: string): FailureReason => ({ code, message });
 
+/** A running server whose SSH did not answer within the wait. */
+export const sshTimeoutFailure = failure('ssh_timeout', 'The server started but SSH did not answer in time');
+
 /** Why an instance lost its server: it is gone, or the server found under its id is someone else's. */
 export const lostFailures = {
   gone: failure('server_lost', 'The server no longer exists upstream'),

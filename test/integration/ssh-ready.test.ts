@@ -65,4 +65,46 @@ describe('SSH-ready provisioning', () => {
     expect(statusChanged.data).toMatchObject({ from: 'provisioning', to: 'failed', failure: reason });
     expect(droplets(instanceId)).toEqual([]);
   });
+
+  it('ends a power-on once SSH answers, keeping the instance stopped until then', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const instance = await runtime.activeInstance(apiKey);
+    const path = `/api/v1/instances/${instance.instance_id}`;
+    const off = await runtime.call('POST', `${path}/actions`, { apiKey, body: { type: 'power_off' } });
+    await runtime.waitForJob(apiKey, off.body.job_id);
+    await runtime.simulator.control.config({ ssh_delay_ms: 1_500 });
+
+    const on = await runtime.call('POST', `${path}/actions`, { apiKey, body: { type: 'power_on' } });
+    // The upstream runs the server again while its SSH is still silent: the job waits.
+    const running = await runtime.waitFor('the server to run upstream', async () =>
+      droplets(instance.instance_id)[0]?.status === 'active' ? droplets(instance.instance_id)[0] : undefined,
+    );
+    const meanwhile = await runtime.call('GET', `/api/v1/jobs/${on.body.job_id}`, { apiKey });
+    const detail = await runtime.call('GET', path, { apiKey });
+    const sshMeanwhile = await probe.answers(String(running.ipv4), Number(instance.ssh_port));
+    const job = await runtime.waitForJob(apiKey, on.body.job_id);
+    const after = await runtime.call('GET', path, { apiKey });
+
+    expect(sshMeanwhile).toBe(false);
+    expect(meanwhile.body.status).toBe('running');
+    expect(detail.body.status).toBe('stopped');
+    expect(job).toMatchObject({ type: 'power_on', status: 'succeeded' });
+    expect(after.body.status).toBe('active');
+    expect(await probe.answers(String(after.body.ipv4), Number(after.body.ssh_port))).toBe(true);
+  });
+
+  it('fails a reboot with ssh_timeout when SSH does not come back, the instance active as the upstream runs it', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const instance = await runtime.activeInstance(apiKey);
+    await runtime.simulator.control.faults({ ssh_silent: true });
+
+    const reboot = await runtime.call('POST', `/api/v1/instances/${instance.instance_id}/actions`, { apiKey, body: { type: 'reboot' } });
+    const job = await runtime.waitForJob(apiKey, reboot.body.job_id);
+    const after = await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey });
+
+    const reason = { code: 'ssh_timeout', message: 'The server started but SSH did not answer in time' };
+    expect(job).toMatchObject({ type: 'reboot', status: 'failed', error: reason.message, failure: reason });
+    expect(after.body.status).toBe('active');
+    expect(after.body).not.toHaveProperty('failure');
+  });
 });

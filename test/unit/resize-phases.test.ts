@@ -35,7 +35,7 @@ async function runResize(input: { phase: 'shutdown' | 'resize'; previous_status:
           },
           FinishResize: async () => {
             finished++;
-            return null;
+            return { awaiting_ssh: false };
           },
         },
         waitTimeOverrides: { WaitForAction: 5, WaitBeforeLooking: 5 },
