@@ -219,7 +219,7 @@ function orchestrationSection(results: BenchResults): string {
       ]),
     ),
     '',
-    'AWS cost per 1,000 provisions at list prices (us-east-1, on-demand; logs, X-Ray and data transfer not included; a real provision first checks its server after 40 s, then every 10 s, so a 45 s boot adds 3 transitions and 1 invocation to these figures, tested in test/integration/provision-polling.test.ts):',
+    'AWS cost per 1,000 provisions at list prices (us-east-1, on-demand; logs, X-Ray and data transfer not included; a real provision first checks its server after 40 s, then every 10 s, so a 45 s boot adds 3 transitions and 1 invocation to these figures, tested in test/integration/provision-polling.test.ts; and active waits for SSH: here it answers at once, while a server whose SSH answers d s after it runs costs 3 transitions and 1 invocation (one TCP probe) per further probe, at 2, 4, 6, 9, 14, 21, 32 s…: 9 transitions for d = 5 s, 18 for d = 20 s, tested in test/unit/ssh-readiness.test.ts):',
     '',
     table(
       ['part', 'USD per 1,000 provisions'],

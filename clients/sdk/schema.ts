@@ -1226,7 +1226,7 @@ export interface operations {
                     ssh_public_key?: string;
                     /** @description cloud-init user data (a `#cloud-config` document or a script) run at first boot, at most 64 KiB of UTF-8. Stored sealed, passed to the server, and never returned by any read or event. */
                     user_data?: string;
-                    /** @description Up to 32 `key: value` pairs, with Kubernetes' syntax: a label key is a name of 1-63 letters, digits, '-', '_' or '.' that starts and ends with a letter or digit, optionally after a DNS-subdomain prefix and '/' (as in example.com/tier); a label value is empty or 1-63 letters, digits, '-', '_' or '.' that starts and ends with a letter or digit. */
+                    /** @description `key: value` pairs (up to 32 labels, 2048 characters of keys and values in all), with Kubernetes' syntax: a label key is a name of 1-63 letters, digits, '-', '_' or '.' that starts and ends with a letter or digit, optionally after a DNS-subdomain prefix and '/' (as in example.com/tier); a label value is empty or 1-63 letters, digits, '-', '_' or '.' that starts and ends with a letter or digit. */
                     labels?: {
                         [key: string]: string;
                     };

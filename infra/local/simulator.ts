@@ -847,7 +847,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const answerControl = (request: IncomingMessage, requestUrl: URL, body: unknown): Reply => {
     const found = findRoute(controlTable, request.method ?? 'GET', requestUrl.pathname);
     if (!found) throw notFound();
-    return found.route.handle({ id: found.id, url: requestUrl, body, now: Date.now() });
+    const now = Date.now();
+    // What has completed by now happened before an out-of-band change made now.
+    cloud.settle(now);
+    return found.route.handle({ id: found.id, url: requestUrl, body, now });
   };
 
   const answer = async (request: IncomingMessage, response: ServerResponse) => {

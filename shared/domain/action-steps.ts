@@ -82,7 +82,7 @@ export async function startActionStep(deps: Deps, input: z.output<typeof startAc
   const target = instance.pending_plan;
   if (input.type === 'resize' && !target) throw new Error('no resize target is reserved');
   const driver = await upstream(deps);
-  const already = startedAction(await driver.listActions(serverId), input.type, job.started_at);
+  const already = startedAction(await driver.listActions(serverId), input.type, job.started_at, input.after_action_id ?? 0);
   if (already) return { action_id: already.id };
   await ownServer(deps, driver, instance);
   const request =
@@ -153,7 +153,7 @@ export async function finishPowerStep(
 ): Promise<{ held: false; awaiting_ssh: false } | AwaitingSsh | { held: true; action_id: number }> {
   if (input.type !== 'power_off' && (await accountBillingPaused(deps, input.instance_id))) {
     logger.warn('the account was billing-paused while the server came up; powering it off', { type: input.type });
-    return { held: true, ...(await startActionStep(deps, { ...input, type: 'power_off' })) };
+    return { held: true, ...(await startActionStep(deps, { ...input, type: 'power_off', after_action_id: input.action_id })) };
   }
   const ssh = input.type === 'power_off' ? undefined : await awaitSsh(deps, input.instance_id, input.ssh_since);
   if (ssh?.readiness.kind === 'waiting') return awaiting(ssh.since, ssh.readiness);

@@ -16,7 +16,7 @@ import { upstreamForRequests } from './upstream';
 import { UpstreamDeadlineError, UpstreamPermanentError, UpstreamTransientError, type UpstreamActionRequest } from '../upstream/driver';
 import { refusedUnprocessed, withTransientRetry } from '../upstream/retry';
 import { Failure, badRequest, namedError, instanceNotFound, lifecycleConflict, serviceUnavailable } from '../model/errors';
-import { MAX_LABELS, patchLabels } from '../model/labels';
+import { labelSetRefusal, patchLabels } from '../model/labels';
 import type { InstanceDetail, UpdateInstanceBody } from '../schemas/instances';
 import { toInstanceDetail } from './views';
 import { openInstanceSecrets } from './instance-secrets';
@@ -230,7 +230,8 @@ export function updateInstance(
       const instance = instanceId === undefined ? undefined : await getOwnedInstance(deps, instanceId, account.account_id);
       if (!instance) throw instanceNotFound();
       const labels = body.labels === undefined ? instance.labels : patchLabels(instance.labels, body.labels);
-      if (Object.keys(labels).length > MAX_LABELS) throw badRequest(`labels: at most ${MAX_LABELS} labels`);
+      const refusal = labelSetRefusal(labels);
+      if (refusal) throw badRequest(refusal);
       const changes = { project_name: body.project_name ?? instance.project_name, labels };
       if (!(await updateInstanceAtVersion(deps, instance, { changes }))) return TRY_AGAIN;
       const updated = { ...instance, ...changes };

@@ -13,12 +13,21 @@ const instant = z.iso.datetime({ offset: true });
 const caughtError = z.looseObject({ Error: z.string().optional(), Cause: z.string().optional() }).optional();
 
 export const findActionInputSchema = stepInput.extend({ action_type: z.string().min(1), started_at: instant });
-export const startActionInputSchema = stepInput.extend({ type: z.enum(['resize', 'power_on', 'power_off']) });
+/**
+ * `after_action_id`: the job's previous action (the phase before, or the power-on a pause reverses); the action this
+ * step starts can only be a later one (upstream action ids increase).
+ */
+export const startActionInputSchema = stepInput.extend({
+  type: z.enum(['resize', 'power_on', 'power_off']),
+  after_action_id: z.number().int().nullish(),
+});
 export const checkActionInputSchema = stepInput.extend({ action_id: z.number().int(), started_at: instant });
 /** When the server was first found running after the action, while its SSH is awaited (absent on the first try). */
 const sshSince = { ssh_since: instant.optional() };
 export const finishPowerInputSchema = stepInput.extend({
   type: z.enum(['power_on', 'power_off', 'reboot']),
+  /** The action that just completed. */
+  action_id: z.number().int().nullish(),
   paused_by: z.enum(['user', 'billing']),
   ...sshSince,
 });

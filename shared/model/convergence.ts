@@ -139,10 +139,19 @@ function actionsSince(actions: readonly UpstreamActionRecord[], since: string): 
   return actions.filter((action) => Date.parse(action.startedAt) >= secondOf(since));
 }
 
-/** The job's action of that upstream type, if the upstream took it (the newest, should there be several). */
-export function startedAction(actions: readonly UpstreamActionRecord[], type: string, since: string): UpstreamActionRecord | undefined {
+/**
+ * The job's action of that upstream type, if the upstream took it (the newest, should there be several). Timestamps
+ * are to the second: when the job's previous action is known (`afterActionId`), only a later one (upstream ids
+ * increase) can be this one, so an earlier job's action of the same type in the same second is never taken for it.
+ */
+export function startedAction(
+  actions: readonly UpstreamActionRecord[],
+  type: string,
+  since: string,
+  afterActionId = 0,
+): UpstreamActionRecord | undefined {
   return actionsSince(actions, since)
-    .filter((action) => action.type === type)
+    .filter((action) => action.type === type && action.id > afterActionId)
     .sort((a, b) => b.id - a.id)[0];
 }
 

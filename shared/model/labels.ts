@@ -4,7 +4,9 @@
  */
 
 /** At most this many labels on one instance. */
-export const MAX_LABELS = 32;
+const MAX_LABELS = 32;
+/** At most this many characters of keys and values in all: every summary in a list carries them. */
+const MAX_LABEL_CHARACTERS = 2048;
 /** A name (the key's part after any prefix) and a value: at most 63 characters. */
 const NAME_MAX = 63;
 /** A key's optional DNS-subdomain prefix (`example.com/`): at most 253 characters. */
@@ -27,6 +29,16 @@ export function isLabelKey(key: string): boolean {
 }
 
 export const isLabelValue = (value: string): boolean => value === '' || (value.length <= NAME_MAX && NAME.test(value));
+
+/** Why an instance cannot carry these labels as a whole (too many, too long in all), or undefined. */
+export function labelSetRefusal(labels: Readonly<Record<string, string | null>>): string | undefined {
+  const entries = Object.entries(labels);
+  if (entries.length > MAX_LABELS) return `labels: at most ${MAX_LABELS} labels`;
+  const characters = entries.reduce((sum, [key, value]) => sum + key.length + (value?.length ?? 0), 0);
+  return characters > MAX_LABEL_CHARACTERS ? `labels: at most ${MAX_LABEL_CHARACTERS} characters of keys and values in all` : undefined;
+}
+
+export const LABEL_LIMITS = `up to ${MAX_LABELS} labels, ${MAX_LABEL_CHARACTERS} characters of keys and values in all`;
 
 /** One requirement of a selector, as Kubernetes' equality-based selectors have them. */
 export type LabelRequirement =

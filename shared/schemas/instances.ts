@@ -5,7 +5,15 @@ import { timestampSchema } from './timestamps';
 import { failureView } from './failure';
 import { instanceStatusSchema, type InstanceStatus } from '../model/instance-status';
 import { actionTypes } from '../model/actions';
-import { isLabelKey, isLabelValue, LABEL_KEY_RULE, LABEL_VALUE_RULE, MAX_LABELS, parseLabelSelector } from '../model/labels';
+import {
+  isLabelKey,
+  isLabelValue,
+  LABEL_KEY_RULE,
+  LABEL_LIMITS,
+  LABEL_VALUE_RULE,
+  labelSetRefusal,
+  parseLabelSelector,
+} from '../model/labels';
 
 export { instanceStatusSchema, type InstanceStatus };
 
@@ -79,11 +87,12 @@ const labelsSchema = z
   .record(z.string(), z.string())
   .superRefine((labels, context) => checkLabels(labels, context))
   .meta({
-    description: `Up to ${MAX_LABELS} \`key: value\` pairs, with Kubernetes' syntax: ${LABEL_KEY_RULE}; ${LABEL_VALUE_RULE}.`,
+    description: `\`key: value\` pairs (${LABEL_LIMITS}), with Kubernetes' syntax: ${LABEL_KEY_RULE}; ${LABEL_VALUE_RULE}.`,
   });
 
 function checkLabels(labels: Record<string, string | null>, context: z.RefinementCtx): void {
-  if (Object.keys(labels).length > MAX_LABELS) context.addIssue({ code: 'custom', message: `labels: at most ${MAX_LABELS} labels` });
+  const refusal = labelSetRefusal(labels);
+  if (refusal) context.addIssue({ code: 'custom', message: refusal });
   for (const [key, value] of Object.entries(labels)) {
     if (!isLabelKey(key)) context.addIssue({ code: 'custom', message: `labels: invalid key ${JSON.stringify(key)}: ${LABEL_KEY_RULE}` });
     else if (value !== null && !isLabelValue(value)) {

@@ -101,6 +101,7 @@ const OPERATIONS = [
   ['fault-burst', 8],
   ['latency', 5],
   ['faults-off', 6],
+  ['ssh-silence', 3],
   ['out-of-band', 8],
   ['meter', 6],
   ['reconcile', 4],
@@ -270,7 +271,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           await target.simulator.control.faults({ latency_ms: 700 + rng.int(1_000), latency_match: rng.pick(FAULT_MATCHES)! });
           break;
         case 'faults-off':
-          await target.simulator.control.faults({ fail_next: 0, latency_ms: 0 });
+          await target.simulator.control.faults({ fail_next: 0, latency_ms: 0, ssh_silent: false });
+          break;
+        case 'ssh-silence':
+          // No server's SSH answers until the next faults-off: provisions and power-ons wait, and may time out.
+          await target.simulator.control.faults({ ssh_silent: true });
           break;
         case 'out-of-band': {
           const droplet = rng.pick(target.simulator.state().droplets);
@@ -353,7 +358,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
     log('  faults off; letting every workflow end');
     await Promise.allSettled([...inFlight]);
-    await target.simulator.control.faults({ fail_next: 0, latency_ms: 0 });
+    await target.simulator.control.faults({ fail_next: 0, latency_ms: 0, ssh_silent: false });
     await settle(target, log);
     // Webhooks lost to a crash or a stall are the top-up reconciler's to settle: told a time past their grace.
     await target.payments.settled();

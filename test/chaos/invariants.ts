@@ -13,6 +13,7 @@ import type { PaymentsSimulator } from '../../infra/local/payments-simulator';
 import { jobSchema } from '../../shared/model/job';
 import type { ServiceEvent } from '../../shared/schemas/events';
 import { capacityCounters, capacityHeldByInstances } from '../support/capacity';
+import { tcpSshProbe } from '../../shared/upstream/ssh-probe';
 
 export interface InvariantInput {
   /** The service's dependencies: its tables and workflow engine are read directly. */
@@ -59,8 +60,21 @@ export async function checkInvariants(input: InvariantInput): Promise<string[]> 
     ...(await checkJobs(deps)),
     ...(await checkBilling(deps, instances, accountIds)),
     ...(await checkEvents(instances, events)),
+    ...(await checkReachable(instances, droplets)),
   ];
   return violations;
+}
+
+/**
+ * `active` is "running and reachable by SSH": every live instance recorded active whose server runs answers SSH on
+ * its address and port (probed as the service does; the run's faults are off by now).
+ */
+async function checkReachable(instances: readonly Instance[], droplets: readonly SimulatedDroplet[]): Promise<string[]> {
+  const probe = tcpSshProbe(2_000);
+  const running = new Set(droplets.filter((droplet) => droplet.status === 'active').map((droplet) => String(droplet.id)));
+  const active = instances.filter((i) => i.deleted_at === null && i.status === 'active' && running.has(i.vps_id) && i.ipv4 !== null);
+  const silent = await Promise.all(active.map(async (i) => ((await probe.answers(i.ipv4 ?? '', i.ssh_port)) ? [] : [i.instance_id])));
+  return silent.flat().map((id) => `instance ${id} is active but its SSH does not answer`);
 }
 
 export async function allInstances(deps: Deps): Promise<Instance[]> {

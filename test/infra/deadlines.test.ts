@@ -65,7 +65,7 @@ describe('deadlines', () => {
 
   it('keeps an Idempotency-Key claimed longer than any idempotent route can run, so that no live request loses its claim', () => {
     const idempotent = routes.filter((route) => route.auth === 'bearer' && route.idempotent);
-    expect(idempotent.map((route) => route.name).sort()).toEqual(['CreateInstance', 'InstanceAction']);
+    expect(idempotent.map((route) => route.name).sort()).toEqual(['CreateInstance', 'InstanceAction', 'UpdateInstance']);
     for (const route of idempotent) expect(timeoutOf(stack.api.functions[route.name]!)).toBeLessThan(IDEMPOTENCY_LOCK_SECONDS);
   });
 

@@ -38,10 +38,10 @@ describe('POST /api/v1/instances validation', () => {
   it.each([
     { why: 'malformed JSON', rawBody: '{"project_name": ', status: 400, text: 'Invalid JSON body' },
     {
-      why: 'a body over 16 KiB',
-      rawBody: JSON.stringify({ ...valid, ssh_public_key: 'x'.repeat(17 * 1024) }),
+      why: 'a body over 256 KiB (a create takes user data)',
+      rawBody: JSON.stringify({ ...valid, ssh_public_key: 'x'.repeat(257 * 1024) }),
       status: 413,
-      text: /too large/,
+      text: /^Request body too large \(limit 256 KiB\)$/,
     },
   ])('answers $status for $why', async ({ rawBody, status, text }) => {
     const response = await runtime.call('POST', '/api/v1/instances', { apiKey: account.apiKey, rawBody });

@@ -164,6 +164,7 @@ describe('GET /api/v1/instances', () => {
           'domain',
           'instance_id',
           'ipv4',
+          'labels',
           'plan',
           'project_name',
           'root_password',

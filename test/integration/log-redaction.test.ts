@@ -119,6 +119,7 @@ describe('log redaction at DEBUG', () => {
       );
       await eventually(async () => (await call('GetInstance', 200, 'GET', instancePath, bearer())).body.status === 'active', 'active');
       await call('ListInstances', 200, 'GET', '/api/v1/instances', bearer());
+      await call('UpdateInstance', 200, 'PATCH', instancePath, bearer({ project_name: 'logged-renamed', labels: { env: 'prod' } }));
       const action = await call('InstanceAction', 200, 'POST', `${instancePath}/actions`, bearer({ type: 'reboot' }));
       await eventually(
         async () => (await call('GetJob', 200, 'GET', `/api/v1/jobs/${action.body.job_id}`, bearer())).body.status !== 'running',

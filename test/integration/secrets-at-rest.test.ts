@@ -1,24 +1,10 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { openSession } from '../../shared/domain/accounts';
 import { getInstanceItem } from '../../shared/store/instances';
 import { ED25519_PUBLIC_KEY } from '../fixtures/ssh-keys';
 import { useTestRuntime } from '../support/runtime';
+import { everythingStored } from '../support/stored';
 
 const runtime = useTestRuntime();
-
-/** Every item of every table, as one text to search. */
-async function everythingStored(): Promise<string> {
-  const items: unknown[] = [];
-  for (const table of Object.values(runtime.tableNames)) {
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await runtime.deps.dynamo.send(new ScanCommand({ TableName: table, ExclusiveStartKey: startKey }));
-      items.push(...(page.Items ?? []));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-  }
-  return JSON.stringify(items);
-}
 
 /** The lines of a PEM block between its armour: what identifies the key, whatever the line breaks. */
 const pemBody = (pem: string) => pem.split('\n').filter((line) => line && !line.startsWith('-----'));
@@ -58,7 +44,7 @@ describe('secrets at rest', () => {
     await runtime.waitForJob(apiKey, deleted.body.job_id);
     await runtime.call('DELETE', `/api/v1/keys/${account.keyId}`, { headers: page });
 
-    const stored = await everythingStored();
+    const stored = await everythingStored(runtime);
 
     expect([key.status, generated.status, replayed.status, ownKey.status, listed.status, action.status, deleted.status]).toEqual([
       201, 202, 202, 202, 200, 200, 200,

@@ -208,9 +208,10 @@ describe('DigitalOceanDriver against the simulator', () => {
       await expect(driver.createServer(serverRequest('instance-a'))).resolves.toMatchObject({ status: 'new' });
     });
 
-    it('refuses an unavailable size with UpstreamPermanentError', async () => {
+    it('refuses an unavailable size with UpstreamCapacityError, a permanent refusal', async () => {
       const error = await rejection(driver.createServer(serverRequest('instance-a', 's-1vcpu-1gb')));
-      expect(error).toMatchObject({ name: 'UpstreamPermanentError', status: 422 });
+      expect(error).toBeInstanceOf(UpstreamPermanentError);
+      expect(error).toMatchObject({ name: 'UpstreamCapacityError', status: 422 });
     });
 
     it('maps latency beyond the timeout to UpstreamTransientError', async () => {

@@ -48,7 +48,7 @@ describe('POST /api/v1/webhooks', () => {
       case: 'an unknown event type',
       body: { url: RECEIVER, events: ['instance.exploded'] },
       error:
-        'events.0 must be one of instance.created, instance.status_changed, instance.deleted, job.succeeded, job.failed, webhook.disabled, account.balance_low, account.billing_paused, account.billing_resumed, account.auto_recharge_disabled',
+        'events.0 must be one of instance.created, instance.status_changed, instance.updated, instance.deleted, job.succeeded, job.failed, webhook.disabled, account.balance_low, account.billing_paused, account.billing_resumed, account.auto_recharge_disabled',
     },
     { case: 'a relative URL', body: { url: '/hooks', events: ['instance.created'] }, error: 'url must be an absolute https URL' },
     {

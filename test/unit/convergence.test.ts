@@ -74,6 +74,16 @@ describe('startedAction', () => {
   ])('finds $why', ({ actions, found }) => {
     expect(startedAction(actions, 'shutdown', JOB_START)?.id).toBe(found);
   });
+
+  it("skips an earlier job's action of the same type in the same second once the job's previous action is known", () => {
+    // Arrange: power_on #4 (a previous job) and the resize's own shutdown #5 both began in the job's first second.
+    const actions = [act(4, 'power_on', 'completed', '2026-11-23T04:00:00Z'), act(5, 'shutdown', 'completed', '2026-11-23T04:00:00Z')];
+
+    // Act / Assert
+    expect(startedAction(actions, 'power_on', JOB_START)?.id).toBe(4);
+    expect(startedAction(actions, 'power_on', JOB_START, 5)).toBeUndefined();
+    expect(startedAction([...actions, act(6, 'power_on', 'in-progress', '2026-11-23T04:00:01Z')], 'power_on', JOB_START, 5)?.id).toBe(6);
+  });
 });
 
 describe('lookForStartedAction', () => {

@@ -1,4 +1,12 @@
-import { isLabelKey, isLabelValue, labelsMatch, labelTags, parseLabelSelector, patchLabels } from '../../shared/model/labels';
+import {
+  isLabelKey,
+  isLabelValue,
+  labelSetRefusal,
+  labelsMatch,
+  labelTags,
+  parseLabelSelector,
+  patchLabels,
+} from '../../shared/model/labels';
 
 describe('isLabelKey', () => {
   it.each([
@@ -96,5 +104,19 @@ describe('patchLabels', () => {
 describe('labelTags', () => {
   it('makes upstream tags of the labels that fit the tag syntax, prefixed apart from the service tags', () => {
     expect(labelTags({ env: 'prod', flag: '', 'example.com/tier': 'web', ver: '1.2' })).toEqual(['label:env:prod', 'label:flag']);
+  });
+});
+
+describe('labelSetRefusal', () => {
+  const labels = (count: number, length: number) =>
+    Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${String(i).padStart(2, '0')}`, 'v'.repeat(length)]));
+
+  it.each([
+    ['32 labels of 60 characters', labels(32, 60), undefined],
+    ['33 labels', labels(33, 1), 'labels: at most 32 labels'],
+    ['32 labels of 63 characters (2,112 in all)', labels(32, 63), 'labels: at most 2048 characters of keys and values in all'],
+    ['removals (null) counted by their keys only', { k: null }, undefined],
+  ])('judges %s', (_, set, refusal) => {
+    expect(labelSetRefusal(set)).toBe(refusal);
   });
 });
