@@ -99,7 +99,7 @@ export default tseslint.config(
     files: ['**/*.ts', '**/*.tsx'],
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['shared/*/planted.ts'] },
+        projectService: true,
         tsconfigRootDir: import.meta.dirname,
       },
     },

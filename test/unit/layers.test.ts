@@ -73,7 +73,8 @@ describe('the layers of shared/', () => {
 
 describe('typed lint rules', () => {
   const ruleErrors = async (code: string) => {
-    const [result] = await typedLinter.lintText(code, { filePath: resolve(root, 'shared/domain/planted.ts') });
+    // Linted as a file of a one-file project (test/fixtures/typed-lint), so the check loads no other source.
+    const [result] = await typedLinter.lintText(code, { filePath: resolve(root, 'test/fixtures/typed-lint/planted.ts') });
     return result!.messages.map((message) => message.ruleId);
   };
 
