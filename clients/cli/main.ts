@@ -50,7 +50,7 @@ function positiveInteger(what: string) {
 const instanceIdArgument = ['<id>', 'instance id', positiveInteger('An instance id')] as const;
 
 /** `key=value`: one label, added to those already given. */
-function collectLabel(value: string, labels: Record<string, string>): Record<string, string> {
+function collectLabel(value: string, labels: Record<string, string> = {}): Record<string, string> {
   const [key, label] = labelChange(value);
   if (label === null) throw new InvalidArgumentError('A label is key=value.');
   return { ...labels, [key]: label };
@@ -200,14 +200,14 @@ function buildProgram(): Command {
     .addOption(flavorOption())
     .option('--ssh-key <file>', 'your SSH public key file; without it a key pair is generated')
     .option('--user-data-file <file>', 'cloud-init user data (#cloud-config or a script, at most 64 KiB) run at first boot')
-    .option('--label <key=value>', 'a label (repeatable)', collectLabel, {})
+    .option('--label <key=value>', 'a label (repeatable)', collectLabel)
     .option('--wait', 'wait until the instance is active (answering SSH)')
     .option('--show-secrets', 'print the root password and private key')
     .option('--save-key <file>', 'write the generated private key to FILE (mode 0600)')
     .addHelpText('after', example('vps instances create --name web --flavor s-1vcpu-2gb --ssh-key ~/.ssh/id_ed25519.pub --wait'))
     .action(
       async (
-        options: { name: string; flavor: Flavor; sshKey?: string; userDataFile?: string; label: Record<string, string> },
+        options: { name: string; flavor: Flavor; sshKey?: string; userDataFile?: string; label?: Record<string, string> },
         command: Command,
       ) => {
         const global = optionsOf(command);
@@ -221,7 +221,7 @@ function buildProgram(): Command {
           flavor: options.flavor,
           ...(sshPublicKey ? { ssh_public_key: sshPublicKey } : {}),
           ...(userData === undefined ? {} : { user_data: userData }),
-          ...(Object.keys(options.label).length === 0 ? {} : { labels: options.label }),
+          ...(options.label ? { labels: options.label } : {}),
         });
         // Saved before waiting: the key is in this response and must not be lost if the wait is interrupted.
         const savedKeyFile = await saveKey(created, global.saveKey);

@@ -50,6 +50,8 @@ export function instanceTable(instance: Instance, mode: OutputMode, savedKeyFile
     ['SSH key', `${shown.ssh_key.name}${shown.ssh_key.fingerprint ? ` (${shown.ssh_key.fingerprint})` : ''}`],
   ];
   if (shown.ssh_key.private_key !== null) rows.push(['Private key', savedKeyFile ? `saved to ${savedKeyFile}` : shown.ssh_key.private_key]);
+  const labels = Object.entries(shown.labels ?? {});
+  if (labels.length > 0) rows.push(['Labels', labels.map(([key, value]) => `${key}=${value}`).join(', ')]);
   rows.push(['Created', dash(shown.created_at)], ['Activated', dash(shown.activated_at)]);
   return keyValues(rows);
 }

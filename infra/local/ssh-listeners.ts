@@ -2,6 +2,8 @@ import { createServer, type Server } from 'node:net';
 
 /** What a simulated server's sshd sends first; a client reads it before anything else (RFC 4253, section 4.2). */
 const SSH_IDENTIFICATION = 'SSH-2.0-OpenSSH_9.6p1 Ubuntu-3ubuntu13.5\r\n';
+/** A client that holds its connection open after the identification is let go by then. */
+const IDLE_CONNECTION_MS = 5_000;
 
 /**
  * The simulated servers' SSH daemons: one TCP listener per server address (a loopback address of its own, all on one
@@ -22,6 +24,10 @@ export class SshListeners {
     if (this.listeners.has(address)) return;
     const server = createServer((socket) => {
       socket.on('error', () => socket.destroy());
+      // What the client sends (its identification, its key exchange) is read and dropped: unread, it would keep the
+      // connection from ending, and with it the listener's close.
+      socket.resume();
+      socket.setTimeout(IDLE_CONNECTION_MS, () => socket.destroy());
       if (this.answers(address)) socket.end(SSH_IDENTIFICATION);
       else socket.destroy();
     });

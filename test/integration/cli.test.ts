@@ -71,6 +71,7 @@ describe('vps instances', () => {
     const none = await runVps(home, ['instances', 'list', '-l', '!env', '--json'], { env });
     const renamed = await runVps(home, ['instances', 'rename', id, 'lab2', '--json'], { env });
     const relabelled = await runVps(home, ['instances', 'label', id, 'env=dev', 'tier-', '--json'], { env });
+    const shown = await runVps(home, ['instances', 'get', id], { env });
 
     expect(created.code, created.stderr).toBe(0);
     expect(JSON.parse(created.stdout).labels).toEqual({ env: 'prod', tier: 'web' });
@@ -78,6 +79,7 @@ describe('vps instances', () => {
     expect(JSON.parse(none.stdout)).toEqual([]);
     expect(JSON.parse(renamed.stdout).project_name).toBe('lab2');
     expect(JSON.parse(relabelled.stdout).labels).toEqual({ env: 'dev' });
+    expect(shown.stdout).toMatch(/Labels\s+│ env=dev\s+│/);
   });
 
   // Each step is a process of its own that starts Node and waits for a job: generous on a busy machine.
