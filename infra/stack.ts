@@ -4,11 +4,13 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { outputNames, pascal } from './outputs';
 import { authAccess, routes } from '../shared/routes';
+import { mcpRoute } from '../shared/contracts/mcp';
 import { tableNames, tables, type TableName } from '../shared/tables';
 import { workflowNames, type WorkflowName } from '../shared/workflow-names';
 import { workflows } from './workflows';
 import { AlarmTopic } from './constructs/alarm-topic';
-import { mergeAccess, type ApiFunction, type ServiceContext } from './constructs/api-function';
+import { mergeAccess } from '../shared/access';
+import type { ApiFunction, ServiceContext } from './constructs/api-function';
 import { ApiStack } from './constructs/api-stack';
 import { edgeFirewallEnabled, type EdgeFirewall } from './constructs/edge-firewall';
 import { Backups } from './constructs/backups';
@@ -267,16 +269,20 @@ export class ServiceStack extends Stack {
   /** The dashboard and alarms over every function, in one group per part of the service, and every workflow. */
   private addOperations(stage: Stage, removalPolicy: RemovalPolicy): OperationsStack {
     const functionsOf = (group: Readonly<Record<string, ApiFunction>>) => Object.values(group).map((fn) => fn.function);
+    const mcp = this.api.functions[mcpRoute.name]!.function;
     const stepGroups = workflowNames.map((name) => [`${pascal(name)}Steps`, functionsOf(this.workflows[name].steps)]);
     return new OperationsStack(this, 'OperationsStack', {
       stage,
       httpStage: this.api.stage,
       functionGroups: {
-        Api: functionsOf(this.api.functions),
+        Api: functionsOf(this.api.functions).filter((fn) => fn !== mcp),
+        // Its own errors, throttles and duration alarms: its requests wait on servers, unlike the routes'.
+        Mcp: [mcp],
         ...Object.fromEntries(stepGroups),
         Scheduled: Object.values(this.scheduled).map((scheduled) => scheduled.function.function),
         Events: Object.values(this.events.functions).map((fn) => fn.function),
       },
+      mcpFunction: mcp,
       stateMachines: Object.fromEntries(workflowNames.map((name) => [pascal(name), this.workflows[name].stateMachine])),
       scheduledJobs: {
         ...Object.fromEntries(

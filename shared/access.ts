@@ -43,3 +43,21 @@ export const requestGuardAccess: Partial<Record<TableName, TableAccess>> = {
 
 /** What calling the upstream takes besides its token: the shared request budget, one item of the counters table. */
 export const upstreamBudgetAccess: Partial<Record<TableName, TableAccess>> = { counters: ['GetItem', 'UpdateItem'] };
+
+/** The union of two accesses: every operation either calls, on every table either touches. */
+export function mergeAccess(a: FunctionAccess, b: FunctionAccess): FunctionAccess {
+  const names = [...new Set([...Object.keys(a.tables ?? {}), ...Object.keys(b.tables ?? {})])] as TableName[];
+  const union = <T>(x: readonly T[] = [], y: readonly T[] = []) => [...new Set([...x, ...y])];
+  return {
+    tables: Object.fromEntries(names.map((name) => [name, union(a.tables?.[name], b.tables?.[name]).sort()])),
+    startsWorkflows: union(a.startsWorkflows, b.startsWorkflows),
+    stopsWorkflows: union(a.stopsWorkflows, b.stopsWorkflows),
+    upstream: Boolean(a.upstream || b.upstream),
+    payments: Boolean(a.payments || b.payments),
+    sendsMail: Boolean(a.sendsMail || b.sendsMail),
+    secrets: union(a.secrets, b.secrets),
+    webhookQueue: Boolean(a.webhookQueue || b.webhookQueue),
+    authMailQueue: Boolean(a.authMailQueue || b.authMailQueue),
+    publishesEvents: Boolean(a.publishesEvents || b.publishesEvents),
+  };
+}

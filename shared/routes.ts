@@ -4,6 +4,7 @@ import { billingRoutes } from './contracts/billing';
 import { consoleRoutes } from './contracts/console';
 import { instanceRoutes } from './contracts/instances';
 import { keyRoutes } from './contracts/keys';
+import { mcpRoutes } from './contracts/mcp';
 import { notFoundRoute, openApiDocumentRoute } from './contracts/meta';
 import { webhookRoutes } from './contracts/webhooks';
 
@@ -26,6 +27,7 @@ export const routes: readonly RouteContract[] = [
   ...keyRoutes,
   ...webhookRoutes,
   ...billingRoutes,
+  ...mcpRoutes,
   openApiDocumentRoute,
   ...consoleRoutes,
   notFoundRoute,

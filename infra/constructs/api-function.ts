@@ -13,7 +13,7 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference';
 import { Construct } from 'constructs';
-import { upstreamBudgetAccess, type FunctionAccess, type SecretsAccess, type TableAccess } from '../../shared/access';
+import { mergeAccess, upstreamBudgetAccess, type FunctionAccess, type SecretsAccess, type TableAccess } from '../../shared/access';
 import { bundleSettings, externalModulesFor } from '../bundling';
 import { DEFAULT_ROUTE_TIMEOUT_SECONDS } from '../../shared/routes';
 import { tables as tableDefinitions, type TableName } from '../../shared/tables';
@@ -256,22 +256,4 @@ function required<T>(value: T | undefined, what: string, scope: Construct): T {
 /** What a function is granted for what it declares: calling the upstream brings the request budget's item with it. */
 export function grantedAccess(access: FunctionAccess): FunctionAccess {
   return access.upstream ? mergeAccess(access, { tables: upstreamBudgetAccess }) : access;
-}
-
-/** The union of two accesses: every operation either calls, on every table either touches. */
-export function mergeAccess(a: FunctionAccess, b: FunctionAccess): FunctionAccess {
-  const names = [...new Set([...Object.keys(a.tables ?? {}), ...Object.keys(b.tables ?? {})])] as TableName[];
-  const union = <T>(x: readonly T[] = [], y: readonly T[] = []) => [...new Set([...x, ...y])];
-  return {
-    tables: Object.fromEntries(names.map((name) => [name, union(a.tables?.[name], b.tables?.[name]).sort()])),
-    startsWorkflows: union(a.startsWorkflows, b.startsWorkflows),
-    stopsWorkflows: union(a.stopsWorkflows, b.stopsWorkflows),
-    upstream: Boolean(a.upstream || b.upstream),
-    payments: Boolean(a.payments || b.payments),
-    sendsMail: Boolean(a.sendsMail || b.sendsMail),
-    secrets: union(a.secrets, b.secrets),
-    webhookQueue: Boolean(a.webhookQueue || b.webhookQueue),
-    authMailQueue: Boolean(a.authMailQueue || b.authMailQueue),
-    publishesEvents: Boolean(a.publishesEvents || b.publishesEvents),
-  };
 }

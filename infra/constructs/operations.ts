@@ -69,6 +69,8 @@ export interface OperationsProps {
   readonly alarmTopic: sns.ITopic;
   /** Alarms made elsewhere (the API's rollback alarms, beside the deployments they roll back): on the dashboard too. */
   readonly otherAlarms?: readonly cloudwatch.Alarm[];
+  /** The MCP server's function (also a group of its own in `functionGroups`): a dashboard row of its own. */
+  readonly mcpFunction?: lambda.Function;
 }
 
 /** A scheduled job: a function the schedule invokes, or a state machine it starts. */
@@ -152,6 +154,7 @@ export class Operations extends Construct {
           stateMachines.slice(row * 4, row * 4 + 4).map(([name, machine]) => executionsGraph(name, machine)),
         ),
         ...serviceWidgets(),
+        ...(props.mcpFunction ? [mcpWidgets(props.mcpFunction)] : []),
       ],
     });
   }
@@ -624,6 +627,19 @@ function serviceMetric(name: MetricName, statistic: string = cloudwatch.Stats.SU
 const MAX_PAYMENT_WEBHOOK_FAILURES = 5;
 /** A paid checkout left uncredited this long: its webhook is lost, not late. */
 const MAX_UNCREDITED_PAYMENT_AGE_MS = 15 * 60_000;
+
+/** The agents' row: MCP requests (each a tools/list or one tool call), errors, and how long they take (waits included). */
+function mcpWidgets(fn: lambda.Function): cloudwatch.IWidget[] {
+  const period = PERIOD;
+  return [
+    graph('MCP requests and errors', [fn.metricInvocations({ period }), fn.metricErrors({ period }), fn.metricThrottles({ period })], 12),
+    graph(
+      'MCP duration (ms; wait_for_instance up to 20 s)',
+      ['p50', 'p99', 'Maximum'].map((statistic) => fn.metricDuration({ statistic, period })),
+      12,
+    ),
+  ];
+}
 
 function serviceWidgets(): cloudwatch.IWidget[][] {
   const counts = (...names: MetricName[]) => names.map((name) => serviceMetric(name));

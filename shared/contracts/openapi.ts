@@ -132,6 +132,7 @@ export function openApiDocument() {
           'Balance, burn rate and runway; card top-ups through the payment provider’s checkout (Bearer API key, or the browser session with its CSRF token on POST).',
       },
       { name: 'console', description: 'Self-service sign-up, sign-in and password reset, and the signed-in account (browser session).' },
+      { name: 'agents', description: 'The Model Context Protocol server for AI agents, on the same keys and limits (Bearer API key).' },
       { name: 'meta', description: 'This document.' },
     ],
   });

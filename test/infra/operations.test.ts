@@ -84,10 +84,18 @@ describe('Operations', () => {
 
     it('graphs the errors and throttles of every function', () => {
       for (const metric of ['Errors', 'Throttles']) {
-        const graphed = rows.filter((row) => row[0] === 'AWS/Lambda' && row[1] === metric).map((row) => row[3]);
-        expect(graphed.sort(), metric).toEqual(functionIds.map((id) => `<${id}>`).sort());
+        const graphed = new Set(rows.filter((row) => row[0] === 'AWS/Lambda' && row[1] === metric).map((row) => row[3]));
+        expect([...graphed].sort(), metric).toEqual(functionIds.map((id) => `<${id}>`).sort());
       }
       expect(titles).toEqual(expect.arrayContaining(['Lambda errors', 'Lambda throttles']));
+    });
+
+    it("gives the MCP server a row: its requests, errors and throttles, and its duration's p50, p99 and maximum", () => {
+      const mcp = ['FunctionName', `<${logicalId(stack.api.functions.Mcp!.function)}>`];
+
+      expect(titles).toEqual(expect.arrayContaining(['MCP requests and errors', 'MCP duration (ms; wait_for_instance up to 20 s)']));
+      for (const metric of ['Invocations', 'Errors', 'Throttles']) expect(hasRow(['AWS/Lambda', metric, ...mcp]), metric).toBe(true);
+      for (const stat of ['p50', 'p99', 'Maximum']) expect(hasRow(['AWS/Lambda', 'Duration', ...mcp], stat), stat).toBe(true);
     });
 
     it('graphs started, succeeded, failed and timed-out executions of every state machine', () => {
@@ -185,6 +193,11 @@ describe('Operations', () => {
       expect(read.map((m) => [m.MetricName, dimension(m, 'FunctionName')])).toEqual([
         ['Errors', { Ref: logicalId(stack.workflows.meter.steps.MeterShardFunctionArn!.function) }],
       ]);
+    });
+
+    it.each(['LambdaErrors-Mcp', 'LambdaThrottles-Mcp', 'DurationNearTimeout-Mcp'])('alarm %s on the MCP function alone', (name) => {
+      const read = readMetrics(alarm(name));
+      expect(read.map((m) => dimension(m, 'FunctionName'))).toEqual([{ Ref: logicalId(stack.api.functions.Mcp!.function) }]);
     });
 
     it.each([

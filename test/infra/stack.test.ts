@@ -7,7 +7,8 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import type { FunctionAccess, TableAccess } from '../../shared/access';
-import { ApiFunction, grantedAccess, mergeAccess } from '../../infra/constructs/api-function';
+import { ApiFunction, grantedAccess } from '../../infra/constructs/api-function';
+import { mergeAccess } from '../../shared/access';
 import { authAccess, routes } from '../../shared/routes';
 import type { ServiceStack } from '../../infra/stack';
 import { tableNames, tables } from '../../shared/tables';
@@ -311,6 +312,7 @@ describe('ServiceStack (dev)', () => {
         'CreateInstance',
         'GetInstance',
         'ListInstances',
+        'Mcp',
         'UpdateInstance',
         'deliverWebhooks',
         'provision.CreateServerFunctionArn',

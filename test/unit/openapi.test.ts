@@ -115,7 +115,8 @@ describe('the OpenAPI document, precise enough for generated clients', () => {
 
     // Every route but the document: the instance, job, webhook and billing routes (per-account limits), the public
     // console routes (per-address and per-e-mail brute-force limits), the cookie routes and the payment provider's
-    // webhook (failed authentications or signatures per address).
+    // webhook (failed authentications or signatures per address), and the MCP endpoint (failed authentications per
+    // address; each tool call counts against its route's limits).
     expect(
       limited
         .map(({ name }) => name)
@@ -130,7 +131,7 @@ describe('the OpenAPI document, precise enough for generated clients', () => {
       'POST /api/v1/auth/sign-out',
       'POST /api/v1/auth/sign-up',
     ]);
-    expect(limited.length).toBe(29);
+    expect(limited.length).toBe(30);
     for (const { name, operation } of limited) {
       expect({ name, schema: operation.responses['429'].headers['Retry-After'].schema }).toEqual({
         name,

@@ -1,0 +1,111 @@
+import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { createMcpHandler } from '@modelcontextprotocol/server';
+import type { Deps } from '../domain/deps';
+import { MCP_PATH, MCP_RESOURCE_METADATA_PATH } from '../contracts/mcp';
+import { Failure } from '../model/errors';
+import { logger, tracer } from '../observability';
+import { traceHandler } from '../tracing';
+import { authenticateOwner, findActiveKey } from '../http/bearer-auth';
+import { edgeOrigin } from '../http/middleware/edge-origin';
+import { limitingFailures } from '../http/middleware/failed-authentication';
+import { httpResponse } from '../http/middleware/http-response';
+import type { Event, Middleware, StatefulContext } from '../http/middleware/state';
+import type { ApiResponse } from '../http/responses';
+import type { RouteHandler } from '../http/route';
+import { entryHandler, type EntryHandler } from '../wiring/entry';
+import type { RouteHandlers } from './route-calls';
+import { mcpServer } from './server';
+
+/** The service's public origin: the configured console's (the edge serves the API beside it), else the request's host. */
+function publicOrigin(deps: Deps, event: Event): string {
+  return deps.config.console.url ? new URL(deps.config.console.url).origin : `https://${event.requestContext.domainName}`;
+}
+
+/** The protected-resource metadata of the MCP server (RFC 9728). */
+export function resourceMetadata(deps: Deps, event: Event) {
+  const origin = publicOrigin(deps, event);
+  return {
+    resource: `${origin}${MCP_PATH}`,
+    bearer_methods_supported: ['header'],
+    resource_name: 'VPS Provisioning Service',
+    resource_documentation: `${origin}/api/v1/openapi.json`,
+  };
+}
+
+/**
+ * The API's Bearer checks, in its order and with its texts, on every MCP request (a key revoked between two calls is
+ * refused at the next); counted against no window, since each tool call is counted by the route it calls. A 401 names
+ * the resource metadata, as MCP's authorization asks (RFC 9728, section 5.1).
+ */
+const mcpBearerAuth = (deps: Deps): Middleware => ({
+  before: async ({ event, context }) => {
+    try {
+      const apiKey = await limitingFailures(deps, event, findActiveKey(deps, event.headers.authorization));
+      context.request.apiKey = apiKey;
+      context.request.bearer = Promise.resolve(await limitingFailures(deps, event, authenticateOwner(deps, apiKey)));
+    } catch (error) {
+      if (!(error instanceof Failure) || error.kind !== 'unauthenticated') throw error;
+      const metadata = `${publicOrigin(deps, event)}${MCP_RESOURCE_METADATA_PATH}`;
+      throw new Failure(error.kind, error.message, error.details, {
+        ...error.headers,
+        'WWW-Authenticate': `Bearer resource_metadata="${metadata}"`,
+      });
+    }
+  },
+});
+
+/** The gateway's event as the web request the MCP SDK serves. */
+function webRequest(event: Event): Request {
+  const query = event.rawQueryString ? `?${event.rawQueryString}` : '';
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(event.headers)) if (value !== undefined) headers.set(name, value);
+  const method = event.requestContext.http.method;
+  const body = event.body === undefined ? undefined : event.isBase64Encoded ? Buffer.from(event.body, 'base64') : event.body;
+  return new Request(`https://${event.requestContext.domainName}${event.rawPath}${query}`, {
+    method,
+    headers,
+    ...(method === 'GET' || method === 'HEAD' ? {} : { body }),
+  });
+}
+
+/** The SDK's answer as the gateway's (a stream, when progress was sent, is read to its end: HTTP APIs buffer it). */
+async function apiResponse(response: Response): Promise<ApiResponse> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => (headers[name] = value));
+  return {
+    statusCode: response.status,
+    headers: { ...headers, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' },
+    body: await response.text(),
+  };
+}
+
+/**
+ * The MCP endpoint's function: the routes' response shaping, tracing, logging context and edge check, the API's
+ * Bearer checks, then the MCP SDK's stateless handler over a server built for this request, whose tools call the
+ * given route handlers in process.
+ */
+export function mcpEndpoint(handlers: RouteHandlers): EntryHandler<RouteHandler> {
+  return entryHandler((deps: Deps): RouteHandler =>
+    middy<Event, ApiResponse, Error, StatefulContext>()
+      .use(httpResponse())
+      .use(traceHandler(tracer))
+      .use(injectLambdaContext(logger, { resetKeys: true }))
+      .use(edgeOrigin(deps))
+      .use(mcpBearerAuth(deps))
+      .handler(async (event, context) => {
+        const principal = await context.request.bearer;
+        if (!principal) throw new Error('authentication did not run');
+        logger.appendKeys({ account_id: principal.account.account_id });
+        const mcp = createMcpHandler(() => mcpServer(deps, handlers, { event, context }, principal), {
+          legacy: 'stateless',
+          onerror: (error) => logger.warn('MCP request refused or failed', { error }),
+        });
+        try {
+          return await apiResponse(await mcp.fetch(webRequest(event)));
+        } finally {
+          await mcp.close();
+        }
+      }),
+  );
+}
