@@ -13,6 +13,7 @@ import {
   type VpsClient,
 } from '../sdk';
 import { requireApi, requireSession, resolveCredentials, saveConfig } from './credentials';
+import { runMcpBridge } from './mcp-bridge';
 import { UsageError } from './errors';
 import {
   billingTable,
@@ -325,6 +326,15 @@ function buildProgram(): Command {
     .action(async (_options, command: Command) => {
       const billing = await (await instanceClient(command)).getBilling();
       print(outputMode(optionsOf(command)), billing, () => billingTable(billing));
+    });
+
+  program
+    .command('mcp')
+    .description('serve the MCP tools on stdin and stdout, for AI clients that start servers as processes (uses your API key)')
+    .addHelpText('after', example('vps mcp'))
+    .action(async (_options, command: Command) => {
+      const { apiUrl, apiKey } = requireApi(await resolveCredentials(optionsOf(command)));
+      await runMcpBridge(apiUrl, apiKey);
     });
 
   program

@@ -6,6 +6,7 @@ import { startDynamoDbLocal } from './dynamodb-local';
 import { repositoryRoot, startLocalRuntime } from './runtime';
 import { seedDemoAccount } from './seed';
 import { ensureSecretsKeyFile } from './secrets-key';
+import { MCP_PATH } from '../../shared/contracts/mcp';
 
 /**
  * `npm start`: the whole service on this machine, no AWS account, no network.
@@ -77,6 +78,7 @@ writeFileSync(
   JSON.stringify(
     {
       base_url: runtime.baseUrl,
+      mcp_url: `${runtime.baseUrl}${MCP_PATH}`,
       api_key: demo.apiKey,
       account_id: demo.accountId,
       session: demo.session,
@@ -102,6 +104,7 @@ VPS Provisioning Service running locally (ready in ${((performance.now() - start
 
   Console      ${runtime.consoleUrl}  (e-mail goes to ${relative(process.cwd(), runtime.mailDir)}/)
   Base URL     ${runtime.baseUrl}
+  MCP URL      ${runtime.baseUrl}${MCP_PATH}  (Bearer: the API key; npx vps mcp for stdio clients)
   API key      ${demo.apiKey}
   Session      ${demo.session}
   CSRF token   ${demo.csrfToken}

@@ -69,10 +69,15 @@ function webRequest(event: Event): Request {
   });
 }
 
+/** Headers of the SDK's answer that a buffered answer through the gateway does not carry, or carries as every route's. */
+const replacedHeaders = new Set(['cache-control', 'connection', 'keep-alive', 'transfer-encoding', 'x-content-type-options']);
+
 /** The SDK's answer as the gateway's (a stream, when progress was sent, is read to its end: HTTP APIs buffer it). */
 async function apiResponse(response: Response): Promise<ApiResponse> {
   const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => (headers[name] = value));
+  response.headers.forEach((value, name) => {
+    if (!replacedHeaders.has(name)) headers[name] = value;
+  });
   return {
     statusCode: response.status,
     headers: { ...headers, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' },

@@ -16,6 +16,7 @@ const { eventually, startReceiver } = await import('../support/receiver');
 const { deposit } = await import('../../shared/domain/billing');
 const { usdToMicros } = await import('../../shared/domain/accounts');
 const { routes } = await import('../../shared/routes');
+const { rawToolCall } = await import('../support/mcp');
 
 const mailDir = mkdtempSync(join(tmpdir(), 'redaction-mail-'));
 const runtime = useTestRuntime({ mailDir });
@@ -120,6 +121,10 @@ describe('log redaction at DEBUG', () => {
       await eventually(async () => (await call('GetInstance', 200, 'GET', instancePath, bearer())).body.status === 'active', 'active');
       await call('ListInstances', 200, 'GET', '/api/v1/instances', bearer());
       await call('UpdateInstance', 200, 'PATCH', instancePath, bearer({ project_name: 'logged-renamed', labels: { env: 'prod' } }));
+      const viaMcp = await rawToolCall(runtime, apiKey, 'get_instance', { instance_id: created.body.instance_id });
+      expect([viaMcp.status, viaMcp.result?.structuredContent?.root_password]).toEqual([200, created.body.root_password]);
+      exercised.push('Mcp');
+      await call('McpResourceMetadata', 200, 'GET', '/.well-known/oauth-protected-resource/mcp', {});
       const action = await call('InstanceAction', 200, 'POST', `${instancePath}/actions`, bearer({ type: 'reboot' }));
       await eventually(
         async () => (await call('GetJob', 200, 'GET', `/api/v1/jobs/${action.body.job_id}`, bearer())).body.status !== 'running',

@@ -1,4 +1,7 @@
 import { encode } from 'gpt-tokenizer';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { vpsBin } from '../support/cli';
 import { getAccountApiKey, revokeApiKey } from '../../shared/store/api-keys';
 import { mcpClient, type Era } from '../support/mcp';
 import { useTestRuntime } from '../support/runtime';
@@ -246,6 +249,33 @@ describe('MCP server', () => {
       expect(structured(second).root_password).toBe(structured(first).root_password);
       expect((await runtime.call('GET', '/api/v1/instances', { apiKey })).body).toHaveLength(1);
     });
+  });
+
+  it('is served on stdin and stdout by `vps mcp`, with the CLI credentials, progress included', { timeout: 60_000 }, async () => {
+    const { apiKey } = await runtime.newAccount();
+    const client = new Client({ name: 'desktop', version: '1.0.0' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [vpsBin, 'mcp'],
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', VPS_API_URL: runtime.baseUrl, VPS_API_KEY: apiKey },
+      stderr: 'pipe',
+    });
+    await client.connect(transport);
+    onTestFinished(() => client.close());
+
+    const { tools } = await client.listTools();
+    const created = await client.callTool({ name: 'create_instance', arguments: { project_name: 'desk', flavor: 's-1vcpu-2gb' } });
+    const progress: unknown[] = [];
+    const waited = await client.callTool(
+      { name: 'wait_for_instance', arguments: { instance_id: structured(created).instance_id, timeout_s: 20 } },
+      { onprogress: (update) => progress.push(update) },
+    );
+    const refused = await client.callTool({ name: 'power_on', arguments: { instance_id: structured(created).instance_id } });
+
+    expect(tools).toHaveLength(12);
+    expect(structured(waited)).toMatchObject({ status: 'active', reached: true });
+    expect(progress.length).toBeGreaterThan(0);
+    expect(text(refused)).toBe('409 lifecycle conflict: Cannot power on while the instance is active');
   });
 
   it('answers GET and DELETE on /mcp with 405: no sessions are kept', async () => {

@@ -75,3 +75,23 @@ export async function mcpClient(
   await client.connect(transport);
   return client;
 }
+
+/** One tools/call as a bare JSON-RPC POST (a 2025-era client's, stateless): the HTTP status and the call's result. */
+export async function rawToolCall(runtime: TestRuntime, apiKey: string, name: string, args: Record<string, unknown>) {
+  const response = await fetch(`${runtime.baseUrl}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+  });
+  const text = await response.text();
+  // A JSON body, or an event stream whose last message is the answer.
+  const json = response.headers.get('content-type')?.startsWith('text/event-stream')
+    ? text
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .at(-1)
+        ?.slice('data: '.length)
+    : text;
+  const message = json ? (JSON.parse(json) as { result?: { structuredContent?: Record<string, any>; isError?: boolean } }) : {};
+  return { status: response.status, result: message.result };
+}

@@ -31,6 +31,15 @@ export function errorResponse(error: unknown, requestId: string): ApiResponse {
   return json(500, { error: 'Internal server error', request_id: requestId });
 }
 
+/** A body as logged: parsed when JSON (its secret fields are redacted by name), else its text (redacted as text: an event stream). */
+function loggedBody(body: string | undefined): unknown {
+  try {
+    return JSON.parse(body ?? 'null');
+  } catch {
+    return body;
+  }
+}
+
 /** What a failed request counts and logs, once per request. */
 function recordError(error: unknown): void {
   if (!(error instanceof Failure)) {
@@ -52,8 +61,7 @@ export const httpResponse = (): Middleware => {
   const finish = (request: { event: Event; context: StatefulContext; response: ApiResponse | null | undefined }) => {
     const requestId = request.event.requestContext.requestId;
     const response = request.response ?? json(500, { error: 'Internal server error', request_id: requestId });
-    if (logger.getLevelName() === 'DEBUG')
-      logger.debug('response', { status: response.statusCode, body: JSON.parse(response.body ?? 'null') });
+    if (logger.getLevelName() === 'DEBUG') logger.debug('response', { status: response.statusCode, body: loggedBody(response.body) });
     // An answer's own limit headers (a source address over its failed authentications) win over the account's.
     response.headers = { ...rateLimitHeaders(request.context.request.windows), ...response.headers, 'X-Request-Id': requestId };
     request.response = response;
