@@ -14,6 +14,7 @@ import { MCP_PATH } from '../../shared/contracts/mcp';
  *                    (default: in memory)
  *   --fast           upstream servers boot in about 1 s instead of about 20 s
  *   --port N         gateway port (default PORT or 8080)
+ * The credentials go to .local/runtime.json, or to the file VPS_RUNTIME_FILE names.
  */
 const { values } = parseArgs({
   options: {
@@ -72,7 +73,8 @@ if (!runtime) throw new Error('unreachable');
 
 const demo = await seedDemoAccount(runtime.deps);
 announceMail(runtime.mailDir);
-const runtimeFile = resolve(repositoryRoot, '.local/runtime.json');
+// VPS_RUNTIME_FILE puts it elsewhere (the CLI reads the same variable): for a second service beside a developer's.
+const runtimeFile = resolve(process.env.VPS_RUNTIME_FILE || resolve(repositoryRoot, '.local/runtime.json'));
 writeFileSync(
   runtimeFile,
   JSON.stringify(
@@ -113,5 +115,5 @@ VPS Provisioning Service running locally (ready in ${((performance.now() - start
   Payments     ${runtime.payments.url}  (Stripe-compatible: checkout pages, signed webhooks)
   DynamoDB     ${dynamodb.endpoint}${dataDir ? ` (data in ${dataDir})` : ' (in memory)'}
 
-Credentials written to .local/runtime.json (mode 0600). Ctrl-C to stop.
+Credentials written to ${relative(process.cwd(), runtimeFile)} (mode 0600). Ctrl-C to stop.
 `);

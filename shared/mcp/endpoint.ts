@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { createMcpHandler } from '@modelcontextprotocol/server';
+import { createMcpHandler, originValidationResponse } from '@modelcontextprotocol/server';
 import type { Deps } from '../domain/deps';
 import { MCP_PATH, MCP_RESOURCE_METADATA_PATH } from '../contracts/mcp';
 import { Failure } from '../model/errors';
@@ -106,8 +106,12 @@ export function mcpEndpoint(handlers: RouteHandlers): EntryHandler<RouteHandler>
           legacy: 'stateless',
           onerror: (error) => logger.warn('MCP request refused or failed', { error }),
         });
+        const request = webRequest(event);
         try {
-          return await apiResponse(await mcp.fetch(webRequest(event)));
+          // A browser's request from another site (a page using DNS rebinding, say) is refused: only the service's
+          // own pages may call it from a browser; agents send no Origin.
+          const crossSite = originValidationResponse(request, [new URL(publicOrigin(deps, event)).hostname]);
+          return await apiResponse(crossSite ?? (await mcp.fetch(request)));
         } finally {
           await mcp.close();
         }
