@@ -14,6 +14,7 @@ import {
 } from '../sdk';
 import { requireApi, requireSession, resolveCredentials, saveConfig } from './credentials';
 import { runMcpBridge } from './mcp-bridge';
+import { promptHidden } from './prompt';
 import { UsageError } from './errors';
 import {
   billingTable,
@@ -95,6 +96,16 @@ async function instanceClient(command: Command): Promise<VpsClient> {
 async function sessionClient(command: Command): Promise<VpsClient> {
   const { apiUrl, session, csrfToken } = requireSession(await resolveCredentials(optionsOf(command)));
   return createVpsClient({ baseUrl: apiUrl, session, csrfToken, onRateLimited });
+}
+
+/** A private key given where the public one belongs (`--ssh-key ~/.ssh/id_ed25519`) is refused before it leaves the machine. */
+function publicKeyOnly(file: string, key: string): string {
+  if (/-----BEGIN [A-Z ]*PRIVATE KEY-----|^PuTTY-User-Key-File-/m.test(key)) {
+    throw new UsageError(
+      `${file} is a private key: give the public one (${file.endsWith('.pub') ? 'its .pub' : `${file}.pub`}); nothing was sent`,
+    );
+  }
+  return key;
 }
 
 /** Refuses, before anything is sent, a --save-key file that exists: the key could then be saved nowhere. */
@@ -212,7 +223,8 @@ function buildProgram(): Command {
         command: Command,
       ) => {
         const global = optionsOf(command);
-        const sshPublicKey = options.sshKey === undefined ? undefined : (await readFile(options.sshKey, 'utf8')).trim();
+        const sshPublicKey =
+          options.sshKey === undefined ? undefined : publicKeyOnly(options.sshKey, (await readFile(options.sshKey, 'utf8')).trim());
         const userData = options.userDataFile === undefined ? undefined : await readFile(options.userDataFile, 'utf8');
         if (sshPublicKey && global.saveKey) throw new UsageError('--save-key saves a generated key pair; with --ssh-key there is none');
         await assertNewFile(global.saveKey);
@@ -419,9 +431,14 @@ function buildProgram(): Command {
     .addHelpText('after', example('vps auth init --api-url https://api.example.com < key.txt'))
     .action(async (_options, command: Command) => {
       const options = optionsOf(command);
-      const piped = process.stdin.isTTY ? undefined : (await text(process.stdin)).trim();
-      const credentials = await resolveCredentials({ apiUrl: options.apiUrl, apiKey: options.apiKey ?? process.env.VPS_API_KEY ?? piped });
-      const { apiUrl, apiKey } = requireApi(credentials);
+      // Only what was given for this: never a saved key or URL, nor the local service's, sent to the URL typed here.
+      const apiUrl = options.apiUrl ?? process.env.VPS_API_URL;
+      if (!apiUrl) throw new UsageError('no API URL: pass --api-url or set VPS_API_URL');
+      const apiKey =
+        options.apiKey ??
+        process.env.VPS_API_KEY ??
+        (process.stdin.isTTY ? await promptHidden('API key: ') : (await text(process.stdin)).trim());
+      if (!apiKey) throw new UsageError('no API key: type it when asked, pipe it on standard input, or pass --api-key');
       await createVpsClient({ baseUrl: apiUrl, apiKey, onRateLimited }).listInstances();
       const file = await saveConfig(apiUrl, apiKey);
       print(outputMode(options), { api_url: apiUrl, config_file: file }, () => `Saved the API URL and key to ${file} (mode 0600).`);
@@ -452,7 +469,8 @@ function failure(error: unknown, apiUrl: string | undefined): { message: string;
   if (error instanceof UsageError) return { message: error.message, code: 2 };
   if (error instanceof VpsApiError) {
     const wait = error.retryAfter === undefined ? '' : `; retry after ${error.retryAfter} s`;
-    return { message: `${error.error} (HTTP ${error.status}${error.requestId ? `, request id ${error.requestId}` : ''}${wait})`, code: 1 };
+    const explained = error.explanation ? `${error.error}: ${error.explanation}` : error.error;
+    return { message: `${explained} (HTTP ${error.status}${error.requestId ? `, request id ${error.requestId}` : ''}${wait})`, code: 1 };
   }
   if (error instanceof JobFailedError || error instanceof InstanceFailedError) return { message: error.message, code: 1 };
   if (error instanceof Error && (error as NodeJS.ErrnoException).code === 'ENOENT')

@@ -11,12 +11,15 @@ export interface OutputMode {
 const HIDDEN = '[hidden: --show-secrets]';
 const stdoutIsTerminal = () => Boolean(process.stdout.isTTY);
 
-/** The root password and private key stay off the screen unless asked for. */
-export function withoutSecrets<T extends InstanceSummary | Instance>(instance: T, mode: OutputMode): T {
+/**
+ * The root password and private key stay off the screen unless asked for: `null` in JSON (so that no script takes a
+ * placeholder for a password), and marked as hidden in a table.
+ */
+export function withoutSecrets<T extends InstanceSummary | Instance>(instance: T, mode: OutputMode, marker: string | null = null): T {
   if (mode.showSecrets) return instance;
-  const hidden: T = { ...instance, root_password: instance.root_password === null ? null : HIDDEN };
+  const hidden: T = { ...instance, root_password: instance.root_password === null ? null : marker };
   if ('ssh_key' in instance && instance.ssh_key.private_key !== null) {
-    return { ...hidden, ssh_key: { ...instance.ssh_key, private_key: HIDDEN } };
+    return { ...hidden, ssh_key: { ...instance.ssh_key, private_key: marker } };
   }
   return hidden;
 }
@@ -37,7 +40,7 @@ export function print(mode: OutputMode, value: unknown, asTable: () => string): 
 }
 
 export function instanceTable(instance: Instance, mode: OutputMode, savedKeyFile?: string): string {
-  const shown = withoutSecrets(instance, mode);
+  const shown = withoutSecrets(instance, mode, HIDDEN);
   const rows: Array<[string, string]> = [
     ['ID', String(shown.instance_id)],
     ['Name', shown.project_name],
@@ -121,11 +124,13 @@ function elapsed(since: number): string {
 
 /**
  * Progress of a wait, on stderr so that stdout keeps only the result: on a terminal a spinner that keeps each status
- * change on its own line and counts the seconds; otherwise one plain line per change.
+ * change on its own line and counts the seconds; otherwise (or on a terminal without a width) one plain line per change.
  */
 export function progress(what: string) {
   const started = Date.now();
-  if (!process.stderr.isTTY) {
+  // A terminal that reports no width (a pseudo-terminal under `script`, some CI runners) gets plain lines too: a
+  // spinner there measures its lines by a width of 0 and never gets to the next tick.
+  if (!process.stderr.isTTY || !(process.stderr.columns > 0)) {
     return {
       status: (status: string) => process.stderr.write(`${what}: ${status} (${elapsed(started)})\n`),
       stop: () => undefined,

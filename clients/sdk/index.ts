@@ -31,16 +31,24 @@ export interface FlavorPlan {
 }
 
 /** A refusal from the service: its HTTP status, its error text (the specification's words) and the request id. */
+/** The service's refusal: its status, its `error` text, and its whole body (a 409's `message`, `status`, `running_action`…). */
 export class VpsApiError extends Error {
+  /** The readable explanation beside `error`, when the service gives one (`Cannot power on while the instance is active`). */
+  readonly explanation: string | undefined;
+
   constructor(
     readonly status: number,
     readonly error: string,
     readonly requestId: string | undefined,
     /** Seconds to wait, on a 429. */
     readonly retryAfter?: number,
+    /** The response body as the service sent it. */
+    readonly body: Readonly<Record<string, unknown>> = {},
   ) {
-    super(`${error} (HTTP ${status}${requestId ? `, request id ${requestId}` : ''})`);
+    const explanation = typeof body.message === 'string' && body.message !== error ? body.message : undefined;
+    super(`${error}${explanation ? `: ${explanation}` : ''} (HTTP ${status}${requestId ? `, request id ${requestId}` : ''})`);
     this.name = 'VpsApiError';
+    this.explanation = explanation;
   }
 }
 
@@ -193,12 +201,13 @@ export function createVpsClient(options: VpsClientOptions) {
   /** The data of a success, or the service's refusal as a VpsApiError. */
   function unwrap<T>(result: { data?: T; error?: unknown; response: Response }): T {
     if (result.error === undefined && result.response.ok) return result.data as T;
-    const body = (result.error ?? {}) as { error?: unknown; request_id?: unknown; retry_after?: unknown };
+    const body = (result.error && typeof result.error === 'object' ? result.error : {}) as Record<string, unknown>;
     throw new VpsApiError(
       result.response.status,
       typeof body.error === 'string' ? body.error : result.response.statusText,
       typeof body.request_id === 'string' ? body.request_id : (result.response.headers.get('x-request-id') ?? undefined),
       result.response.status === 429 ? retryAfterSeconds(result.response) : undefined,
+      body,
     );
   }
 

@@ -83,7 +83,7 @@ async function render(): Promise<void> {
     return signedOutPage(current);
   }
   if (!session) {
-    navigation(undefined, 'sign-in');
+    navigation(undefined, current.page === 'sign-up' ? 'sign-up' : 'sign-in');
     if (current.page === 'sign-up') return signUpPage(current);
     if (current.page !== 'sign-in' && current.page !== '') return go('sign-in', 'sign-in-required');
     return signInPage(current);

@@ -110,9 +110,24 @@ describe('the account console', () => {
     await checkPage('sign-in');
   });
 
+  it('asks for no /favicon.ico, its icon being inline', async () => {
+    const asked: string[] = [];
+    const listener = (request: { url(): string }) => void asked.push(new URL(request.url()).pathname);
+    page.on('request', listener);
+
+    await page.goto(runtime.consoleUrl);
+    await eventually(() => page.locator('h1').textContent()).toBe('Sign in');
+    page.off('request', listener);
+
+    expect(asked).not.toContain('/favicon.ico');
+    expect(await page.locator('link[rel="icon"]').getAttribute('href')).toMatch(/^data:image\/svg\+xml,/);
+  });
+
   it('signs a person up and confirms the address through the mailed link and the password chosen at sign-up', async () => {
     await page.getByRole('link', { name: 'Create an account' }).click();
     await eventually(() => page.locator('h1').textContent()).toBe('Create an account');
+    // The navigation marks the page shown as the current one.
+    await eventually(() => page.locator('nav a[aria-current="page"]').textContent()).toBe('Sign up');
     await checkPage('sign-up');
 
     await page.getByLabel('E-mail address').fill(EMAIL);

@@ -78,6 +78,17 @@ describe('vps in a terminal', () => {
     expect(frames.at(-1)).toMatch(ansi);
   });
 
+  it('waits to the end on a terminal that reports no width, with plain lines', { timeout: 120_000 }, async () => {
+    // `script` and some CI runners give a pseudo-terminal of 0 columns: a spinner measuring its lines by it stalled.
+    const { frames, code } = await typeAndWatch(
+      `stty cols 0; timeout 60 ${vps} instances create --name narrow --flavor s-1vcpu-2gb --wait; status=$?; stty cols 200; (exit $status)`,
+    );
+
+    const last = stripAnsi(frames.at(-1)!);
+    expect(code).toBe(0);
+    expect(last).toMatch(/^instance \d+: active \(\d+s\)$/m);
+  });
+
   it('writes no ANSI codes when the output is piped, progress included', async () => {
     const file = join(home.dir, 'piped.txt');
 

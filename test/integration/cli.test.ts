@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import { once } from 'node:events';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openSession } from '../../shared/domain/accounts';
@@ -36,10 +38,26 @@ describe('vps instances', () => {
       ipv4: expect.stringMatching(/^\d+\.\d+\.\d+\.\d+$/),
       plan: { flavor: 's-1vcpu-2gb' },
     });
-    expect(instance.root_password).toBe('[hidden: --show-secrets]');
-    expect(instance.ssh_key.private_key).toBe('[hidden: --show-secrets]');
+    // Hidden secrets are null in JSON: no script can take a placeholder for a password.
+    expect(instance.root_password).toBeNull();
+    expect(instance.ssh_key.private_key).toBeNull();
     // Not a terminal: one plain line per status change on stderr, ending active.
     expect(run.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`^instance ${instance.instance_id}: active \\(\\d+s\\)$`));
+  });
+
+  it('refuses a private key given as --ssh-key before sending anything', async () => {
+    const { url, heard, listener } = await listening();
+    onTestFinished(() => void listener.close());
+    const keyFile = `${home.dir}/id_ed25519`;
+    await writeFile(keyFile, '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n');
+
+    const run = await runVps(home, ['instances', 'create', '--name', 'k', '--flavor', 's-1vcpu-2gb', '--ssh-key', keyFile], {
+      env: { VPS_API_URL: url, VPS_API_KEY: 'svcmcp_unused' },
+    });
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(`error: ${keyFile} is a private key: give the public one (${keyFile}.pub); nothing was sent\n`);
+    expect(heard).toEqual([]);
   });
 
   it('creates with labels and user data, lists by selector, renames and relabels', async () => {
@@ -93,10 +111,18 @@ describe('vps instances', () => {
 
     const off = await runVpsJson(home, ['instances', 'power-off', String(id), '--wait'], env);
     const on = await runVpsJson(home, ['instances', 'power-on', String(id), '--wait'], env);
+    const again = await runVps(home, ['instances', 'power-on', String(id)], { env });
     const rebooted = await runVpsJson(home, ['instances', 'reboot', String(id), '--wait'], env);
     const resized = await runVpsJson(home, ['instances', 'resize', String(id), '--flavor', 's-2vcpu-4gb', '--wait'], env);
 
     expect([off.status, on.status, rebooted.status, resized.status]).toEqual(['stopped', 'active', 'active', 'active']);
+    // The 409's explanation, not only its code.
+    expect([again.code, again.stderr]).toEqual([
+      1,
+      expect.stringMatching(
+        /^error: lifecycle conflict: Cannot power on while the instance is active \(HTTP 409, request id [0-9a-f-]{36}\)\n$/,
+      ),
+    ]);
     expect(resized.plan).toEqual({ flavor: 's-2vcpu-4gb', vcpu: 2, ram_mb: 4096, disk_gb: 40, hourly_price: 0.03571 });
   });
 
@@ -136,9 +162,7 @@ describe('vps instances', () => {
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/│ ID +│ NAME +│ STATUS +│ FLAVOR +│ IPV4 +│ CREATED +│/);
     expect(table.stdout).toMatch(new RegExp(`│ ${created.instance_id} +│ listed +│ active +│ s-2vcpu-2gb +│`));
-    expect(list).toEqual([
-      expect.objectContaining({ instance_id: created.instance_id, project_name: 'listed', root_password: '[hidden: --show-secrets]' }),
-    ]);
+    expect(list).toEqual([expect.objectContaining({ instance_id: created.instance_id, project_name: 'listed', root_password: null })]);
   });
 
   it('shows the root password with --show-secrets and writes the private key only to --save-key, mode 0600', async () => {
@@ -357,6 +381,19 @@ describe('vps help', () => {
   });
 });
 
+/** A loopback listener that records every request it hears and answers `{}`. */
+async function listening() {
+  const heard: string[] = [];
+  const listener = createServer((request, response) => {
+    heard.push(`${request.method} ${request.url}`);
+    response.end('{}');
+  });
+  listener.listen(0, '127.0.0.1');
+  await once(listener, 'listening');
+  const address = listener.address();
+  return { url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, heard, listener };
+}
+
 describe('vps credentials', () => {
   it('uses the running local service from its runtime file when nothing else is given', async () => {
     const { apiKey } = await runtime.newAccount();
@@ -382,7 +419,7 @@ describe('vps credentials', () => {
         (await runVpsJson(local, ['instances', 'list', ...args], env)).map((i: { project_name: string }) => i.project_name);
 
       const fromRuntimeFile = await names([]);
-      const init = await runVps(local, ['auth', 'init'], { stdin: `${good.apiKey}\n` });
+      const init = await runVps(local, ['auth', 'init', '--api-url', runtime.baseUrl], { stdin: `${good.apiKey}\n` });
       const configFile = join(local.env.XDG_CONFIG_HOME!, 'vps', 'config.json');
       const fromConfig = await names([]);
       const fromEnv = await names([], { VPS_API_KEY: other.apiKey });
@@ -394,6 +431,28 @@ describe('vps credentials', () => {
       expect(JSON.parse(await readFile(configFile, 'utf8'))).toEqual({ api_url: runtime.baseUrl, api_key: good.apiKey });
       expect((await stat(configFile)).mode & 0o777).toBe(0o600);
     } finally {
+      await local.remove();
+    }
+  });
+
+  it.each([
+    { why: 'no key on standard input', args: (url: string) => ['auth', 'init', '--api-url', url], code: 2, text: 'error: no API key' },
+    { why: 'no URL given', args: () => ['auth', 'init'], code: 2, text: 'error: no API URL' },
+  ])('auth init with $why exits $code and sends nothing, whatever key the runtime file holds', async ({ args, code, text }) => {
+    const { apiKey } = await runtime.newAccount();
+    const local = await cliHome();
+    const { url, heard, listener } = await listening();
+    try {
+      await local.useRuntimeFile({ base_url: url, api_key: apiKey });
+
+      const run = await runVps(local, args(url), { stdin: '' });
+
+      expect(run.code).toBe(code);
+      expect(run.stderr).toContain(text);
+      expect(heard).toEqual([]);
+      await expect(stat(join(local.env.XDG_CONFIG_HOME!, 'vps', 'config.json'))).rejects.toThrow(/ENOENT/);
+    } finally {
+      listener.close();
       await local.remove();
     }
   });

@@ -95,7 +95,13 @@ describe('createVpsClient', () => {
 
     const error = await client.powerOn(7).catch((caught: unknown) => caught);
 
-    expect(error).toMatchObject({ status: 409, error: 'lifecycle conflict' });
+    expect(error).toMatchObject({
+      status: 409,
+      error: 'lifecycle conflict',
+      explanation: 'Cannot power on while the instance is active',
+      body: { error: 'lifecycle conflict', message: 'Cannot power on while the instance is active', request_id: 'r-409' },
+      message: 'lifecycle conflict: Cannot power on while the instance is active (HTTP 409, request id r-409)',
+    });
     expect(sent).toHaveLength(1);
   });
 
