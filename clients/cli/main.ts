@@ -1,4 +1,5 @@
 import { access, readFile, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { text } from 'node:stream/consumers';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import {
@@ -7,6 +8,7 @@ import {
   InstanceFailedError,
   JobFailedError,
   VpsApiError,
+  VpsConnectionError,
   type Flavor,
   type Instance,
   type InstanceStatus,
@@ -36,6 +38,10 @@ interface GlobalOptions {
   session?: string;
   csrfToken?: string;
   json?: boolean;
+  output?: 'table' | 'json' | 'yaml';
+  format?: string;
+  header?: boolean;
+  color?: boolean;
   showSecrets?: boolean;
   saveKey?: string;
   wait?: boolean;
@@ -81,7 +87,19 @@ const flavorOption = () => new Option('--flavor <flavor>', 'flavor (see `vps fla
 function optionsOf(command: Command): GlobalOptions {
   return command.optsWithGlobals<GlobalOptions>();
 }
-const outputMode = (options: GlobalOptions): OutputMode => ({ json: Boolean(options.json), showSecrets: Boolean(options.showSecrets) });
+const outputMode = (options: GlobalOptions): OutputMode => ({
+  json: Boolean(options.json) || options.output === 'json',
+  yaml: options.output === 'yaml',
+  showSecrets: Boolean(options.showSecrets),
+  ...(options.format ? { columns: options.format.split(',').map((column) => column.trim()) } : {}),
+  header: options.header !== false,
+});
+
+/** The version of the package this CLI ships in. */
+function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return manifest.version;
+}
 
 function onRateLimited({ waitSeconds, attempt, maxAttempts }: { waitSeconds: number; attempt: number; maxAttempts: number }) {
   process.stderr.write(`Rate limit exceeded: waiting ${waitSeconds} s before retrying (${attempt} of ${maxAttempts})\n`);
@@ -158,8 +176,23 @@ function buildProgram(): Command {
     .showHelpAfterError('(add --help for usage and an example)')
     .option('--api-url <url>', 'service URL (else VPS_API_URL, the `vps auth init` file, or the local service)')
     .option('--api-key <key>', 'API key (else VPS_API_KEY, the `vps auth init` file, or the local service)')
-    .option('--json', 'print one JSON document on stdout instead of a table')
-    .addHelpText('after', example('vps instances create --name web --flavor s-1vcpu-2gb --wait', 'vps instances list --json'));
+    .option('--json', 'print one JSON document on stdout instead of a table (as -o json)')
+    .addOption(new Option('-o, --output <format>', 'table, json or yaml').choices(['table', 'json', 'yaml']).default('table'))
+    .option('--format <columns>', 'the columns of a list to print, by heading, comma-separated (ID,IPV4)')
+    .option('--no-header', 'print a list without its headings')
+    .option('--no-color', 'no colour (as NO_COLOR=1 does)')
+    .version(packageVersion(), '-V, --version', 'print the version')
+    .hook('preAction', (command) => {
+      if (command.opts<GlobalOptions>().color === false) process.env.NO_COLOR = '1';
+    })
+    .addHelpText(
+      'after',
+      example(
+        'vps instances create --name web --flavor s-1vcpu-2gb --wait',
+        'vps instances list -o json',
+        'vps instances list --format ID,IPV4 --no-header',
+      ),
+    );
 
   const instances = program
     .command('instances')
@@ -187,7 +220,7 @@ function buildProgram(): Command {
       print(
         mode,
         list.map((instance) => withoutSecrets(instance, mode)),
-        () => instancesTable(list),
+        () => instancesTable(list, mode),
       );
     });
 
@@ -378,7 +411,8 @@ function buildProgram(): Command {
       const { apiUrl } = await resolveCredentials(optionsOf(command));
       if (!apiUrl) throw new UsageError('no API URL: pass --api-url or set VPS_API_URL');
       const flavors = await createVpsClient({ baseUrl: apiUrl, onRateLimited }).flavors();
-      print(outputMode(optionsOf(command)), flavors, () => flavorsTable(flavors));
+      const mode = outputMode(optionsOf(command));
+      print(mode, flavors, () => flavorsTable(flavors, mode));
     });
 
   const keys = program
@@ -394,7 +428,8 @@ function buildProgram(): Command {
     .addHelpText('after', example('vps keys list'))
     .action(async (_options, command: Command) => {
       const list = await (await sessionClient(command)).listKeys();
-      print(outputMode(optionsOf(command)), list, () => keysTable(list));
+      const mode = outputMode(optionsOf(command));
+      print(mode, list, () => keysTable(list, mode));
     });
 
   keys
@@ -475,6 +510,7 @@ function failure(error: unknown, apiUrl: string | undefined): { message: string;
   if (error instanceof JobFailedError || error instanceof InstanceFailedError) return { message: error.message, code: 1 };
   if (error instanceof Error && (error as NodeJS.ErrnoException).code === 'ENOENT')
     return { message: `no such file: ${(error as NodeJS.ErrnoException).path}`, code: 2 };
+  if (error instanceof VpsConnectionError) return { message: error.message, code: 1 };
   if (error instanceof TypeError && error.message === 'fetch failed')
     return { message: `cannot reach the service at ${apiUrl ?? 'its URL'}`, code: 1 };
   return { message: error instanceof Error ? error.message : String(error), code: 1 };

@@ -1,11 +1,18 @@
 import ora from 'ora';
 import type { ApiKeyInfo, Billing, FlavorPlan, Instance, InstanceSummary, Job } from '../sdk';
+import { stringify as stringifyYaml } from 'yaml';
+import { UsageError } from './errors';
 import { renderFields, renderTable } from './table';
 
-/** Where the result goes: one JSON document, or tables (coloured only on a terminal). */
+/** Where the result goes: one JSON or YAML document, or tables (boxed and coloured only on a terminal). */
 export interface OutputMode {
   readonly json: boolean;
+  readonly yaml?: boolean;
   readonly showSecrets: boolean;
+  /** The columns of a list to print (`--format ID,IPv4`), by heading, in that order. */
+  readonly columns?: readonly string[];
+  /** Whether a list prints its headings (`--no-header` leaves them out). */
+  readonly header?: boolean;
 }
 
 const HIDDEN = '[hidden: --show-secrets]';
@@ -24,11 +31,26 @@ export function withoutSecrets<T extends InstanceSummary | Instance>(instance: T
   return hidden;
 }
 
-/** Colour only for a terminal, so piped output carries no escape codes. */
-const boxed = () => ({ style: 'boxed', colour: stdoutIsTerminal() }) as const;
+/**
+ * A frame and colour for a person at a terminal (colour unless NO_COLOR is set, as `--no-color` does); for a pipe or
+ * a file, plain aligned columns with no box-drawing characters and no escape codes.
+ */
+const layout = () => (stdoutIsTerminal() ? ({ style: 'boxed', colour: !process.env.NO_COLOR } as const) : ({ style: 'plain' } as const));
+
+/** A list's table, with the columns `--format` picked (in its order) and without headings under `--no-header`. */
+function listTable(head: readonly string[], rows: readonly (readonly string[])[], mode: OutputMode, none: string): string {
+  const picked = (mode.columns ?? head).map((name) => {
+    const column = head.findIndex((heading) => heading.toLowerCase() === name.toLowerCase());
+    if (column < 0) throw new UsageError(`no column ${name}: choose from ${head.join(', ')}`);
+    return column;
+  });
+  const pick = (row: readonly string[]) => picked.map((column) => row[column] ?? '');
+  if (rows.length === 0) return mode.header === false ? '' : none;
+  return renderTable(pick(head), rows.map(pick), { ...layout(), header: mode.header !== false });
+}
 
 function keyValues(rows: Array<[string, string]>) {
-  return renderFields(rows, boxed());
+  return renderFields(rows, layout());
 }
 
 const dash = (value: string | number | null) => (value === null || value === '' ? '-' : String(value));
@@ -36,7 +58,13 @@ const planText = ({ plan }: InstanceSummary) =>
   `${plan.flavor} (${dash(plan.vcpu)} vCPU, ${plan.ram_mb === null ? '-' : plan.ram_mb / 1024} GB RAM, ${dash(plan.disk_gb)} GB disk)`;
 
 export function print(mode: OutputMode, value: unknown, asTable: () => string): void {
-  process.stdout.write(mode.json ? `${JSON.stringify(value, null, 2)}\n` : `${asTable()}\n`);
+  if (mode.json) process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  else if (mode.yaml) process.stdout.write(stringifyYaml(value));
+  else {
+    const table = asTable();
+    // An empty list without headings prints nothing at all (a script's `while read` sees no line).
+    if (table !== '') process.stdout.write(`${table}\n`);
+  }
 }
 
 export function instanceTable(instance: Instance, mode: OutputMode, savedKeyFile?: string): string {
@@ -59,12 +87,12 @@ export function instanceTable(instance: Instance, mode: OutputMode, savedKeyFile
   return keyValues(rows);
 }
 
-export function instancesTable(instances: InstanceSummary[]): string {
-  if (instances.length === 0) return 'No instances.';
-  return renderTable(
+export function instancesTable(instances: InstanceSummary[], mode: OutputMode): string {
+  return listTable(
     ['ID', 'NAME', 'STATUS', 'FLAVOR', 'IPV4', 'CREATED'],
     instances.map((i) => [String(i.instance_id), i.project_name, i.status, i.plan.flavor, dash(i.ipv4), dash(i.created_at)]),
-    boxed(),
+    mode,
+    'No instances.',
   );
 }
 
@@ -80,20 +108,31 @@ export function jobTable(job: Job): string {
   ]);
 }
 
-export function flavorsTable(flavors: FlavorPlan[]): string {
-  return renderTable(
-    ['FLAVOR', 'VCPU', 'RAM', 'DISK', 'USD/HOUR'],
-    flavors.map((f) => [f.flavor, String(f.vcpu), `${f.ram_mb / 1024} GB`, `${f.disk_gb} GB`, f.hourly_price.toFixed(5)]),
-    boxed(),
+/** Hours in a month as the usual cloud monthly cap counts them (DigitalOcean's: 672, four weeks). */
+const HOURS_A_MONTH = 672;
+
+export function flavorsTable(flavors: FlavorPlan[], mode: OutputMode): string {
+  return listTable(
+    ['FLAVOR', 'VCPU', 'RAM', 'DISK', 'USD/HOUR', 'USD/MONTH'],
+    flavors.map((f) => [
+      f.flavor,
+      String(f.vcpu),
+      `${f.ram_mb / 1024} GB`,
+      `${f.disk_gb} GB`,
+      f.hourly_price.toFixed(5),
+      (f.hourly_price * HOURS_A_MONTH).toFixed(2),
+    ]),
+    mode,
+    'No flavors.',
   );
 }
 
-export function keysTable(keys: ApiKeyInfo[]): string {
-  if (keys.length === 0) return 'No keys.';
-  return renderTable(
+export function keysTable(keys: ApiKeyInfo[], mode: OutputMode): string {
+  return listTable(
     ['ID', 'NAME', 'PREFIX', 'ACTIVE', 'CREATED', 'LAST USED'],
     keys.map((k) => [String(k.id), k.name, k.key_prefix, k.is_active ? 'yes' : 'no', dash(k.created_at), dash(k.last_used_at)]),
-    boxed(),
+    mode,
+    'No keys.',
   );
 }
 

@@ -10,6 +10,8 @@ export interface TableLayout {
   readonly colour?: boolean;
   /** Put before every plain line (a plain table under a heading). */
   readonly indent?: string;
+  /** Print the column headings. @default true */
+  readonly header?: boolean;
 }
 
 /** No rule between rows. */
@@ -25,8 +27,9 @@ function alignedLines(rows: readonly (readonly string[])[], indent: string): str
 
 /** Rows under column headings. */
 export function renderTable(head: readonly string[], rows: readonly (readonly string[])[], layout: TableLayout): string {
-  if (layout.style === 'plain') return alignedLines([head, ...rows], layout.indent ?? '');
-  const table = new Table({ head: [...head], chars: COMPACT, style: boxedStyle(layout.colour ?? false, ['cyan']) });
+  const header = layout.header ?? true;
+  if (layout.style === 'plain') return alignedLines(header ? [head, ...rows] : rows, layout.indent ?? '');
+  const table = new Table({ head: header ? [...head] : [], chars: COMPACT, style: boxedStyle(layout.colour ?? false, ['cyan']) });
   table.push(...rows.map((row) => [...row]));
   return table.toString();
 }

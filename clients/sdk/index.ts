@@ -52,6 +52,26 @@ export class VpsApiError extends Error {
   }
 }
 
+/**
+ * The service could not be reached, or the connection dropped before an answer: `url` says where. A write sent
+ * without an Idempotency-Key may or may not have been carried out (`outcomeUnknown`); retry it with one.
+ */
+export class VpsConnectionError extends Error {
+  constructor(
+    readonly url: string,
+    /** False when the request was a write that may have been carried out before the connection dropped. */
+    readonly retried: boolean,
+    cause: unknown,
+  ) {
+    super(`cannot reach the service at ${new URL(url).origin}`, { cause });
+    this.name = 'VpsConnectionError';
+  }
+
+  get outcomeUnknown(): boolean {
+    return !this.retried;
+  }
+}
+
 export class JobFailedError extends Error {
   constructor(readonly job: Job) {
     super(
@@ -168,7 +188,8 @@ export function createVpsClient(options: VpsClientOptions) {
       try {
         response = await baseFetch(request.clone());
       } catch (error) {
-        if (!repeatable || !isNetworkError(error) || ++dropped > 2) throw error;
+        if (!isNetworkError(error)) throw error;
+        if (!repeatable || ++dropped > 2) throw new VpsConnectionError(request.url, repeatable, error);
         await sleep(200 * dropped);
         continue;
       }

@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import { once } from 'node:events';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { openSession } from '../../shared/domain/accounts';
 import { cliHome, runVps, runVpsJson, type CliHome } from '../support/cli';
 import { eventually } from '../support/receiver';
@@ -97,7 +98,7 @@ describe('vps instances', () => {
     expect(JSON.parse(none.stdout)).toEqual([]);
     expect(JSON.parse(renamed.stdout).project_name).toBe('lab2');
     expect(JSON.parse(relabelled.stdout).labels).toEqual({ env: 'dev' });
-    expect(shown.stdout).toMatch(/Labels\s+│ env=dev\s+│/);
+    expect(shown.stdout).toMatch(/^Labels +env=dev$/m);
   });
 
   // Each step is a process of its own that starts Node and waits for a job: generous on a busy machine.
@@ -158,11 +159,29 @@ describe('vps instances', () => {
 
     const table = await runVps(home, ['instances', 'list'], { env });
     const list = await runVpsJson(home, ['instances', 'list'], env);
+    const asJson = await runVps(home, ['instances', 'list', '-o', 'json'], { env });
+    const asYaml = await runVps(home, ['instances', 'list', '-o', 'yaml'], { env });
+    const columns = await runVps(home, ['instances', 'list', '--format', 'ID,IPv4', '--no-header'], { env });
 
+    // Piped: plain aligned columns, no box-drawing characters, no escape codes.
     expect(table.code).toBe(0);
-    expect(table.stdout).toMatch(/│ ID +│ NAME +│ STATUS +│ FLAVOR +│ IPV4 +│ CREATED +│/);
-    expect(table.stdout).toMatch(new RegExp(`│ ${created.instance_id} +│ listed +│ active +│ s-2vcpu-2gb +│`));
+    expect(table.stdout).toMatch(/^ID +NAME +STATUS +FLAVOR +IPV4 +CREATED$/m);
+    expect(table.stdout).toMatch(new RegExp(`^${created.instance_id} +listed +active +s-2vcpu-2gb +`, 'm'));
+    expect(table.stdout).not.toMatch(/[│┌┐└┘├┤─]/);
+    expect(table.stdout).not.toContain(String.fromCharCode(27));
     expect(list).toEqual([expect.objectContaining({ instance_id: created.instance_id, project_name: 'listed', root_password: null })]);
+    expect(JSON.parse(asJson.stdout)).toEqual(list);
+    expect(parseYaml(asYaml.stdout)).toEqual(list);
+    const { ipv4 } = list[0];
+    expect(columns.stdout).toBe(`${created.instance_id}  ${ipv4}\n`);
+  });
+
+  it('refuses a --format column the list does not have, naming those it has', async () => {
+    const { env } = await account();
+
+    const run = await runVps(home, ['instances', 'list', '--format', 'ID,COLOUR'], { env });
+
+    expect([run.code, run.stderr]).toEqual([2, 'error: no column COLOUR: choose from ID, NAME, STATUS, FLAVOR, IPV4, CREATED\n']);
   });
 
   it('shows the root password with --show-secrets and writes the private key only to --save-key, mode 0600', async () => {
@@ -172,7 +191,7 @@ describe('vps instances', () => {
     const created = await runVps(home, ['instances', 'create', '--name', 'keys', '--flavor', 's-1vcpu-2gb', '--save-key', keyFile], {
       env,
     });
-    const id = Number(/│ ID +│ (\d+)/.exec(created.stdout)?.[1]);
+    const id = Number(/^ID +(\d+)$/m.exec(created.stdout)?.[1]);
     const shown = await runVpsJson(home, ['instances', 'get', String(id), '--show-secrets'], env);
     const direct = await runtime.call('GET', `/api/v1/instances/${id}`, { apiKey });
 
@@ -190,6 +209,18 @@ describe('vps instances', () => {
     const flavors = await runVpsJson(home, ['flavors'], { VPS_API_URL: runtime.baseUrl });
 
     expect(flavors.map((f: { flavor: string }) => f.flavor)).toEqual(ORDERABLE_FLAVORS);
+  });
+
+  it('prints monthly prices beside hourly ones (672 hours, the monthly cap)', async () => {
+    const run = await runVps(home, ['flavors', '--format', 'flavor,usd/hour,usd/month'], { env: { VPS_API_URL: runtime.baseUrl } });
+
+    expect(run.stdout.split('\n').slice(0, 2)).toEqual(['FLAVOR         USD/HOUR  USD/MONTH', 's-1vcpu-2gb    0.01786   12.00']);
+  });
+
+  it('prints its version', async () => {
+    const run = await runVps(home, ['--version']);
+
+    expect([run.code, run.stdout]).toEqual([0, '1.0.0\n']);
   });
 });
 

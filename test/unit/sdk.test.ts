@@ -155,7 +155,12 @@ describe('createVpsClient', () => {
 
     expect(listed).toEqual([]);
     expect(reads.sent).toHaveLength(2);
-    await expect(deleting).rejects.toThrow('fetch failed');
+    await expect(deleting).rejects.toMatchObject({
+      name: 'VpsConnectionError',
+      message: 'cannot reach the service at http://127.0.0.1:1',
+      url: 'http://127.0.0.1:1/api/v1/instances/7',
+      outcomeUnknown: true,
+    });
     expect(deletes.sent).toHaveLength(1);
   });
 
