@@ -2,3 +2,8 @@
 export class UsageError extends Error {
   override name = 'UsageError';
 }
+
+/** A name that names no instance, or several: the service answered, so this is not bad usage (exit 1). */
+export class InstanceLookupError extends Error {
+  override readonly name = 'InstanceLookupError';
+}

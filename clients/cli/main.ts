@@ -17,7 +17,7 @@ import {
 import { requireApi, requireSession, resolveCredentials, saveConfig } from './credentials';
 import { runMcpBridge } from './mcp-bridge';
 import { promptHidden } from './prompt';
-import { UsageError } from './errors';
+import { InstanceLookupError, UsageError } from './errors';
 import {
   billingTable,
   fieldsTable,
@@ -55,7 +55,30 @@ function positiveInteger(what: string) {
     return Number(value);
   };
 }
-const instanceIdArgument = ['<id>', 'instance id', positiveInteger('An instance id')] as const;
+/** An instance as the command line names it: its id, or its project name (which must then name one instance alone). */
+type InstanceRef = number | string;
+
+function instanceRef(value: string): InstanceRef {
+  if (/^[0-9]+$/.test(value)) return positiveInteger('An instance id')(value);
+  if (value.trim() === '') throw new InvalidArgumentError('An instance is named by its id or its project name.');
+  return value;
+}
+const instanceIdArgument = ['<id>', 'instance id, or its project name when no other instance has it', instanceRef] as const;
+
+/** The id of the instance `ref` names: a name is looked up, and must name exactly one of the caller's instances. */
+async function instanceIdOf(vps: VpsClient, ref: InstanceRef): Promise<number> {
+  if (typeof ref === 'number') return ref;
+  const named = await vps.listInstances({ name: ref });
+  if (named.length === 1) return named[0]!.instance_id;
+  if (named.length === 0) throw new InstanceLookupError(`no instance is named ${ref}`);
+  throw new InstanceLookupError(`${named.length} instances are named ${ref} (${named.map((i) => i.instance_id).join(', ')}): give the id`);
+}
+
+/** The client and the id of the instance the command names. */
+async function namedInstance(command: Command, ref: InstanceRef): Promise<{ vps: VpsClient; id: number }> {
+  const vps = await instanceClient(command);
+  return { vps, id: await instanceIdOf(vps, ref) };
+}
 
 /** `key=value`: one label, added to those already given. */
 function collectLabel(value: string, labels: Record<string, string> = {}): Record<string, string> {
@@ -231,10 +254,11 @@ function buildProgram(): Command {
     .option('--show-secrets', 'print the root password and private key')
     .option('--save-key <file>', 'write the generated private key to FILE (mode 0600)')
     .addHelpText('after', example('vps instances get 42', 'vps instances get 42 --save-key ~/.ssh/vps-42'))
-    .action(async (id: number, _options, command: Command) => {
+    .action(async (ref: InstanceRef, _options, command: Command) => {
       const options = optionsOf(command);
       await assertNewFile(options.saveKey);
-      const instance = await (await instanceClient(command)).getInstance(id);
+      const { vps, id } = await namedInstance(command, ref);
+      const instance = await vps.getInstance(id);
       printInstance(options, instance, await saveKey(instance, options.saveKey));
     });
 
@@ -282,8 +306,9 @@ function buildProgram(): Command {
     .argument(...instanceIdArgument)
     .argument('<name>', 'the new project name')
     .addHelpText('after', example('vps instances rename 42 api'))
-    .action(async (id: number, name: string, _options, command: Command) => {
-      const instance = await (await instanceClient(command)).updateInstance(id, { project_name: name });
+    .action(async (ref: InstanceRef, name: string, _options, command: Command) => {
+      const { vps, id } = await namedInstance(command, ref);
+      const instance = await vps.updateInstance(id, { project_name: name });
       printInstance(optionsOf(command), instance, undefined);
     });
 
@@ -293,9 +318,10 @@ function buildProgram(): Command {
     .argument(...instanceIdArgument)
     .argument('<changes...>', 'key=value to set, key- to remove')
     .addHelpText('after', example('vps instances label 42 env=prod tier-'))
-    .action(async (id: number, changes: string[], _options, command: Command) => {
+    .action(async (ref: InstanceRef, changes: string[], _options, command: Command) => {
       const labels = Object.fromEntries(changes.map(labelChange));
-      const instance = await (await instanceClient(command)).updateInstance(id, { labels });
+      const { vps, id } = await namedInstance(command, ref);
+      const instance = await vps.updateInstance(id, { labels });
       printInstance(optionsOf(command), instance, undefined);
     });
 
@@ -305,9 +331,9 @@ function buildProgram(): Command {
     .argument(...instanceIdArgument)
     .option('--wait', 'wait until the server is destroyed')
     .addHelpText('after', example('vps instances delete 42 --wait'))
-    .action(async (id: number, _options, command: Command) => {
+    .action(async (ref: InstanceRef, _options, command: Command) => {
       const options = optionsOf(command);
-      const vps = await instanceClient(command);
+      const { vps, id } = await namedInstance(command, ref);
       const deleted = await vps.deleteInstance(id);
       if (options.wait && deleted.job_id) {
         const job = await waitForJob(vps, deleted.job_id, `delete ${id}`);
@@ -336,7 +362,7 @@ function buildProgram(): Command {
       .option('--wait', 'wait until the action has finished')
       .option('--show-secrets', 'with --wait: print the root password and private key')
       .addHelpText('after', example(`vps instances ${action.name} 42 --wait`))
-      .action(async (id: number, _options, command: Command) => runAction(command, id, action.name, (vps) => action.run(vps, id)));
+      .action(async (ref: InstanceRef, _options, command: Command) => runAction(command, ref, action.name, action.run));
   }
 
   instances
@@ -347,9 +373,21 @@ function buildProgram(): Command {
     .option('--wait', 'wait until the resize has finished')
     .option('--show-secrets', 'with --wait: print the root password and private key')
     .addHelpText('after', example('vps instances resize 42 --flavor s-2vcpu-4gb --wait'))
-    .action(async (id: number, options: { flavor: Flavor }, command: Command) =>
-      runAction(command, id, 'resize', (vps) => vps.resize(id, options.flavor)),
+    .action(async (ref: InstanceRef, options: { flavor: Flavor }, command: Command) =>
+      runAction(command, ref, 'resize', (vps, id) => vps.resize(id, options.flavor)),
     );
+
+  instances
+    .command('wait')
+    .description('wait until an instance is active (SSH answers) or stopped, or its job has ended')
+    .argument(...instanceIdArgument)
+    .addOption(new Option('--until <status>', 'the status to wait for').choices(['active', 'stopped']).default('active'))
+    .option('--show-secrets', 'print the root password and private key')
+    .addHelpText('after', example('vps instances wait web --until active'))
+    .action(async (ref: InstanceRef, options: { until: 'active' | 'stopped' }, command: Command) => {
+      const { vps, id } = await namedInstance(command, ref);
+      printInstance(optionsOf(command), await waitForInstance(vps, id, [options.until]));
+    });
 
   program
     .command('jobs')
@@ -484,13 +522,13 @@ function buildProgram(): Command {
 
 async function runAction(
   command: Command,
-  id: number,
+  ref: InstanceRef,
   name: string,
-  start: (vps: VpsClient) => Promise<{ ok: boolean; action: string; job_id: string | null }>,
+  start: (vps: VpsClient, id: number) => Promise<{ ok: boolean; action: string; job_id: string | null }>,
 ) {
   const options = optionsOf(command);
-  const vps = await instanceClient(command);
-  const started = await start(vps);
+  const { vps, id } = await namedInstance(command, ref);
+  const started = await start(vps, id);
   if (!options.wait || !started.job_id) {
     print(outputMode(options), started, () => fieldsTable({ Action: started.action, Job: started.job_id }));
     return;

@@ -46,6 +46,28 @@ describe('vps instances', () => {
     expect(run.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`^instance ${instance.instance_id}: active \\(\\d+s\\)$`));
   });
 
+  it('names an instance by its project name when no other has it, and says which ids share one', async () => {
+    const { env } = await account();
+    const web = await runVpsJson(home, ['instances', 'create', '--name', 'web', '--flavor', 's-1vcpu-2gb'], env);
+    const twins = [
+      await runVpsJson(home, ['instances', 'create', '--name', 'twin', '--flavor', 's-1vcpu-2gb'], env),
+      await runVpsJson(home, ['instances', 'create', '--name', 'twin', '--flavor', 's-1vcpu-2gb'], env),
+    ];
+
+    const waited = await runVpsJson(home, ['instances', 'wait', 'web', '--until', 'active'], env);
+    const got = await runVpsJson(home, ['instances', 'get', 'web'], env);
+    const ambiguous = await runVps(home, ['instances', 'get', 'twin'], { env });
+    const missing = await runVps(home, ['instances', 'delete', 'nothing-here'], { env });
+
+    expect([waited.instance_id, waited.status]).toEqual([web.instance_id, 'active']);
+    expect(got.instance_id).toBe(web.instance_id);
+    expect([ambiguous.code, ambiguous.stderr]).toEqual([
+      1,
+      `error: 2 instances are named twin (${twins.map((twin) => twin.instance_id).join(', ')}): give the id\n`,
+    ]);
+    expect([missing.code, missing.stderr]).toEqual([1, 'error: no instance is named nothing-here\n']);
+  });
+
   it('refuses a private key given as --ssh-key before sending anything', async () => {
     const { url, heard, listener } = await listening();
     onTestFinished(() => void listener.close());
@@ -396,6 +418,7 @@ describe('vps help', () => {
     ['instances', 'power-off'],
     ['instances', 'reboot'],
     ['instances', 'resize'],
+    ['instances', 'wait'],
     ['jobs', 'get'],
     ['flavors'],
     ['balance'],
