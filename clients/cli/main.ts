@@ -16,7 +16,7 @@ import {
 } from '../sdk';
 import { requireApi, requireSession, resolveCredentials, saveConfig } from './credentials';
 import { runMcpBridge } from './mcp-bridge';
-import { promptHidden } from './prompt';
+import { promptHidden, promptLine } from './prompt';
 import { InstanceLookupError, UsageError } from './errors';
 import {
   billingTable,
@@ -45,6 +45,7 @@ interface GlobalOptions {
   showSecrets?: boolean;
   saveKey?: string;
   wait?: boolean;
+  yes?: boolean;
 }
 
 const example = (...lines: string[]) => `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((line) => `  $ ${line}`).join('\n')}\n`;
@@ -147,6 +148,17 @@ function publicKeyOnly(file: string, key: string): string {
     );
   }
   return key;
+}
+
+/**
+ * A destructive command goes ahead with `--yes`, or when a person at a terminal answers yes; without a terminal to
+ * ask on (a script, a pipe) it is refused before anything is sent.
+ */
+async function confirmed(command: Command, question: string): Promise<void> {
+  if (optionsOf(command).yes) return;
+  if (!process.stdin.isTTY || !process.stderr.isTTY)
+    throw new UsageError(`${question.split('?')[0]}: confirm with --yes (no terminal to ask on); nothing was sent`);
+  if (!/^y(es)?$/i.test(await promptLine(`${question} Type yes to go on: `))) throw new UsageError('not confirmed; nothing was sent');
 }
 
 /** Refuses, before anything is sent, a --save-key file that exists: the key could then be saved nowhere. */
@@ -330,9 +342,11 @@ function buildProgram(): Command {
     .description('delete an instance (gone from the API at once, destroyed in the background)')
     .argument(...instanceIdArgument)
     .option('--wait', 'wait until the server is destroyed')
-    .addHelpText('after', example('vps instances delete 42 --wait'))
+    .option('-y, --yes', 'delete without asking')
+    .addHelpText('after', example('vps instances delete 42 --wait', 'vps instances delete web --yes'))
     .action(async (ref: InstanceRef, _options, command: Command) => {
       const options = optionsOf(command);
+      await confirmed(command, `Delete instance ${ref}? The server and its disk are destroyed.`);
       const { vps, id } = await namedInstance(command, ref);
       const deleted = await vps.deleteInstance(id);
       if (options.wait && deleted.job_id) {
@@ -487,8 +501,10 @@ function buildProgram(): Command {
     .command('revoke')
     .description('revoke an API key at once and for good')
     .argument('<id>', 'key id', positiveInteger('A key id'))
-    .addHelpText('after', example('vps keys revoke 3'))
+    .option('-y, --yes', 'revoke without asking')
+    .addHelpText('after', example('vps keys revoke 3 --yes'))
     .action(async (id: number, _options, command: Command) => {
+      await confirmed(command, `Revoke key ${id}? Requests with it are refused at once, for good.`);
       const revoked = await (await sessionClient(command)).revokeKey(id);
       print(outputMode(optionsOf(command)), revoked, () => `Key ${revoked.id} revoked.`);
     });

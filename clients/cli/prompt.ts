@@ -1,3 +1,4 @@
+import { createInterface } from 'node:readline/promises';
 import { UsageError } from './errors';
 
 /**
@@ -27,4 +28,14 @@ export function promptHidden(question: string, input: NodeJS.ReadStream = proces
     };
     input.on('data', onData);
   });
+}
+
+/** Asks on the terminal and reads one line of answer (echoed as typed). */
+export async function promptLine(question: string): Promise<string> {
+  const lines = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return (await lines.question(question)).trim();
+  } finally {
+    lines.close();
+  }
 }

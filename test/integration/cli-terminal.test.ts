@@ -47,17 +47,25 @@ const ansi = /\x1b\[/;
 const stripAnsi = (text: string) => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
 /* eslint-enable no-control-regex */
 
-/** Types a command line into the terminal and collects every screen seen until it has ended, with its exit code. */
-async function typeAndWatch(commandLine: string): Promise<{ frames: string[]; code: number }> {
+/**
+ * Types a command line into the terminal and collects every screen seen until it has ended, with its exit code;
+ * when a screen shows `prompt`, types `answer` and Enter (once).
+ */
+async function typeAndWatch(commandLine: string, reply?: { prompt: string; answer: string }): Promise<{ frames: string[]; code: number }> {
   // A marker of this run's own, so that the end of an earlier one is never taken for it.
   const marker = `ended-${randomBytes(4).toString('hex')}`;
   tmux('send-keys', '-t', 'cli', `clear; ${commandLine}; echo "${marker}=$?"`, 'Enter');
   const frames: string[] = [];
+  let replied = false;
   for (;;) {
     const frame = tmux('capture-pane', '-p', '-e', '-t', 'cli');
     frames.push(frame);
     const ended = new RegExp(`^${marker}=(\\d+)$`, 'm').exec(stripAnsi(frame));
     if (ended) return { frames, code: Number(ended[1]) };
+    if (reply && !replied && stripAnsi(frame).includes(reply.prompt)) {
+      tmux('send-keys', '-t', 'cli', reply.answer, 'Enter');
+      replied = true;
+    }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -87,6 +95,21 @@ describe('vps in a terminal', () => {
     const last = stripAnsi(frames.at(-1)!);
     expect(code).toBe(0);
     expect(last).toMatch(/^instance \d+: active \(\d+s\)$/m);
+  });
+
+  it.each([
+    { answer: 'no', code: 2, status: 200 },
+    { answer: 'yes', code: 0, status: 404 },
+  ])('asks before a delete on a terminal, and deletes only on yes (answer $answer)', async ({ answer, code, status }) => {
+    const { apiKey } = await runtime.newAccount();
+    const created = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'asked', flavor: 's-1vcpu-2gb' } });
+    const id = created.body.instance_id;
+
+    const run = await typeAndWatch(`VPS_API_KEY=${apiKey} ${vps} instances delete ${id}`, { prompt: 'Type yes to go on:', answer });
+
+    expect(stripAnsi(run.frames.join('\n'))).toContain(`Delete instance ${id}? The server and its disk are destroyed. Type yes to go on:`);
+    expect(run.code).toBe(code);
+    expect((await runtime.call('GET', `/api/v1/instances/${id}`, { apiKey })).status).toBe(status);
   });
 
   it('writes no ANSI codes when the output is piped, progress included', async () => {

@@ -57,7 +57,7 @@ describe('vps instances', () => {
     const waited = await runVpsJson(home, ['instances', 'wait', 'web', '--until', 'active'], env);
     const got = await runVpsJson(home, ['instances', 'get', 'web'], env);
     const ambiguous = await runVps(home, ['instances', 'get', 'twin'], { env });
-    const missing = await runVps(home, ['instances', 'delete', 'nothing-here'], { env });
+    const missing = await runVps(home, ['instances', 'delete', 'nothing-here', '--yes'], { env });
 
     expect([waited.instance_id, waited.status]).toEqual([web.instance_id, 'active']);
     expect(got.instance_id).toBe(web.instance_id);
@@ -165,10 +165,18 @@ describe('vps instances', () => {
     const { env } = await account();
     const { instance_id: id } = await runVpsJson(home, ['instances', 'create', '--name', 'gone', '--flavor', 's-1vcpu-2gb', '--wait'], env);
 
-    const job = await runVpsJson(home, ['instances', 'delete', String(id), '--wait'], env);
+    const unconfirmed = await runVps(home, ['instances', 'delete', String(id)], { env });
+    const stillThere = await runtime.call('GET', `/api/v1/instances/${id}`, { apiKey: env.VPS_API_KEY });
+    const job = await runVpsJson(home, ['instances', 'delete', String(id), '--wait', '--yes'], env);
     const after = await runVps(home, ['instances', 'get', String(id)], { env });
 
     expect(job).toMatchObject({ type: 'delete', instance_id: id, status: 'succeeded' });
+    // Without a terminal to ask on, a delete needs --yes, and nothing is sent without it.
+    expect([unconfirmed.code, unconfirmed.stderr]).toEqual([
+      2,
+      `error: Delete instance ${id}: confirm with --yes (no terminal to ask on); nothing was sent\n`,
+    ]);
+    expect(stillThere.status).toBe(200);
     expect(after.code).toBe(1);
     expect(after.stdout).toBe('');
     expect(after.stderr).toMatch(new RegExp(`^error: Instance not found \\(HTTP 404, request id ${requestId}\\)\\n$`));
@@ -255,7 +263,7 @@ describe('vps keys', () => {
     const created = await runVps(home, ['keys', 'create', '--name', 'ci', '--json'], { env: sessionEnv });
     const key = JSON.parse(created.stdout);
     const usable = await runVps(home, ['instances', 'list', '--api-key', key.full_key], { env });
-    const revoked = await runVpsJson(home, ['keys', 'revoke', String(key.id)], sessionEnv);
+    const revoked = await runVpsJson(home, ['keys', 'revoke', String(key.id), '--yes'], sessionEnv);
     const listed = await runVpsJson(home, ['keys', 'list'], sessionEnv);
     const refused = await runVps(home, ['instances', 'list', '--api-key', key.full_key], { env });
 
