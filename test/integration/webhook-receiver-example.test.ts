@@ -35,6 +35,7 @@ describe('examples/webhook-receiver.mjs', () => {
     await runtime.waitFor('the reboot job event', async () => (printed.match(/^job\.succeeded /gm)?.length === 2 ? true : undefined));
 
     const lines = printed.split('\n').filter(Boolean);
+    expect(lines).toContain(`instance.status_changed ${active.instance_id} pending provisioning`);
     expect(lines).toContain(`instance.status_changed ${active.instance_id} provisioning active`);
     // The provision's job and the reboot's: job events carry no sequence, and none is dropped as out of date.
     expect(lines.filter((line) => line === `job.succeeded ${active.instance_id}  `)).toHaveLength(2);
