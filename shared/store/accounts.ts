@@ -180,18 +180,23 @@ export function setAutoRecharge(deps: Platform, accountId: string, settings: Aut
  * that reaches the limit turns auto-recharge off with the reason. True when this call turned it off.
  */
 export async function countRechargeOutcome(deps: Platform, accountId: string, succeeded: boolean, reason = ''): Promise<boolean> {
-  const onAutoRecharge = (UpdateExpression: string, values: Record<string, unknown>) =>
+  const onAutoRecharge = (UpdateExpression: string, values: Record<string, unknown>, condition = 'attribute_type(auto_recharge, :map)') =>
     updateAccount(
       deps,
       {
         UpdateExpression,
-        ConditionExpression: 'attribute_type(auto_recharge, :map)',
+        ConditionExpression: condition,
         ExpressionAttributeValues: { ':map': 'M', ...values },
       },
       accountId,
     );
   if (succeeded) return onAutoRecharge('SET auto_recharge.failures = :zero', { ':zero': 0 });
-  await onAutoRecharge('ADD auto_recharge.failures :one', { ':one': 1 });
+  // Only while it is on: an attempt that ends after another turned it off adds nothing past the limit.
+  await onAutoRecharge(
+    'ADD auto_recharge.failures :one',
+    { ':one': 1, ':on': true },
+    'attribute_type(auto_recharge, :map) AND auto_recharge.enabled = :on',
+  );
   return updateAccount(
     deps,
     {
