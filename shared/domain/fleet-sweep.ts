@@ -15,6 +15,8 @@ import { catalog } from '../model/flavors';
 import { serviceTag, upstreamTagOf } from './instances';
 import { newJob } from './jobs';
 import { loseInstance, readInstanceServer, tripSweepGuard } from './server-guard';
+import { holdBillingPause } from './billing';
+import { billingPausedAmong } from '../store/accounts';
 
 export type DriftReport = Record<DriftKind, number>;
 
@@ -215,7 +217,8 @@ async function readopt(deps: Deps, instance: Instance, server: UpstreamServer, r
 
 /** One listing page: each server's claim settled (orphans on their way out, lost instances restored, owned ones checked). */
 async function sweepPage(deps: Deps, driver: UpstreamDriver, servers: readonly UpstreamServer[], run: SweepRun): Promise<void> {
-  await inGroups(await withInstances(deps, servers), async ({ server, instanceId, instance }) => {
+  const claims = await withInstances(deps, servers);
+  await inGroups(claims, async ({ server, instanceId, instance }) => {
     run.listed.add(server.id);
     const claim = claimOf(server, instance);
     if (claim === 'orphan') await handleOrphan(deps, driver, server, instanceId, run);
@@ -225,6 +228,28 @@ async function sweepPage(deps: Deps, driver: UpstreamDriver, servers: readonly U
       else await recordServerSeen(deps, instance.instance_id, run.at);
     }
   });
+  await holdBillingPauses(
+    deps,
+    claims.flatMap(({ server, instance }) => (server.status === 'active' && instance?.upstream_id === server.id ? [instance] : [])),
+  );
+}
+
+/**
+ * The billing pause holds for servers that run on anyway: one whose power-off could not be recorded when the pause
+ * was applied, one powered on out of band (its record has just followed it), one an action was settled to. Each
+ * running server of a paused account is powered off by the system, as the pause would have (on the instance as it is
+ * now: one busy or no longer active is left alone).
+ */
+async function holdBillingPauses(deps: Deps, running: readonly Instance[]): Promise<void> {
+  if (running.length === 0) return;
+  const paused = await billingPausedAmong(deps, [...new Set(running.map((instance) => instance.account_id))]);
+  await inGroups(
+    running.filter((instance) => paused.has(instance.account_id)),
+    (instance) =>
+      holdBillingPause(deps, instance.instance_id).catch((error: unknown) =>
+        logger.error('could not hold a billing pause', { instance_id: instance.instance_id, error }),
+      ),
+  );
 }
 
 /**
@@ -286,6 +311,7 @@ export async function sweepFleet(
   }
   if (passCompleted) {
     const unseen = (await listUnseenSince(deps, passStartedAt)).filter(settled);
+    const runningUnseen: Instance[] = [];
     await inGroups(unseen, async (instance) => {
       // Absent from the listing: read by id, so a server that lost our tags is told from one that is not found.
       const reading = await readInstanceServer(deps, driver, instance, at).catch((error: unknown) => {
@@ -293,9 +319,12 @@ export async function sweepFleet(
         return undefined;
       });
       if (reading?.kind === 'unconfirmed') run.suspected += 1;
-      else if (reading?.kind === 'found') await followServer(deps, instance, reading.server, at, run.drift);
-      else if (reading) await followServer(deps, instance, null, at, run.drift);
+      else if (reading?.kind === 'found') {
+        await followServer(deps, instance, reading.server, at, run.drift);
+        if (reading.server.status === 'active') runningUnseen.push(instance);
+      } else if (reading) await followServer(deps, instance, null, at, run.drift);
     });
+    await holdBillingPauses(deps, runningUnseen);
     await forgetUnlistedOrphans(deps, run, passStartedAt);
   }
   await moveSweepCursor(

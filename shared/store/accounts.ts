@@ -8,7 +8,7 @@ import {
   type AutoRecharge,
   type BalanceNotice,
 } from '../model/payments';
-import { whenConditionHolds } from './dynamo-helpers';
+import { batchGetAll, whenConditionHolds } from './dynamo-helpers';
 
 export const accountSchema = z.object({
   account_id: z.string(),
@@ -43,6 +43,17 @@ export async function getAccount(deps: Platform, accountId: string): Promise<Acc
     new GetCommand({ TableName: tableName(deps, 'accounts'), Key: { account_id: accountId }, ConsistentRead: true }),
   );
   return Item ? accountSchema.parse(Item) : undefined;
+}
+
+/** Of these accounts, the ones billing-paused now (read consistently, in batches). */
+export async function billingPausedAmong(deps: Platform, accountIds: readonly string[]): Promise<Set<string>> {
+  const accounts = await batchGetAll(
+    deps,
+    tableName(deps, 'accounts'),
+    accountIds.map((account_id) => ({ account_id })),
+    accountSchema,
+  );
+  return new Set(accounts.filter((account) => account.billing_paused).map((account) => account.account_id));
 }
 
 export async function insertAccount(deps: Platform, account: Account): Promise<void> {

@@ -1,5 +1,5 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { runMeter } from '../../shared/domain/billing';
+import { charge, runMeter } from '../../shared/domain/billing';
 import { serviceTag, upstreamTagOf } from '../../shared/domain/instances';
 import { reconcile } from '../../shared/domain/reconciler';
 import { getInstanceItem, updateInstanceAtVersion } from '../../shared/store/instances';
@@ -7,6 +7,7 @@ import { listLedgerEntries } from '../../shared/store/ledger';
 import { upstream } from '../../shared/domain/upstream';
 import { capacityCounters, capacityHeldByInstances, capacityUsed } from '../support/capacity';
 import { useTestRuntime } from '../support/runtime';
+import { setBillingState } from '../support/accounts';
 import { prepareCommand } from '../../infra/ops/commands';
 import { ORDERABLE_FLAVORS } from '../fixtures/flavors';
 
@@ -136,6 +137,50 @@ describe('drift sweep', () => {
     ]);
     expect(await capacityUsed(runtime.deps, 'capacity#tier#s-1vcpu-2gb')).toBe(smallBefore - 1);
     expect(await capacityUsed(runtime.deps, 'capacity#tier#s-2vcpu-4gb')).toBe(largeBefore + 1);
+  });
+});
+
+describe('billing pause held by the sweep', () => {
+  const serverStatus = (serverId: number) => runtime.simulator.state().droplets.find((d) => d.id === serverId)?.status;
+
+  it('powers off a server powered on out of band on a billing-paused account', async () => {
+    const { apiKey, accountId } = await runtime.newAccount({ depositUsd: '5.00' });
+    const detail = await runtime.activeInstance(apiKey);
+    const serverId = Number(detail.vps_id);
+    await charge(runtime.deps, accountId, 6_000_000, 'operator charge');
+    await runtime.waitForStatus(apiKey, detail.instance_id, ['stopped']);
+    await runtime.simulator.control.outOfBand(serverId, { type: 'power_on' });
+
+    const report = await reconcile(runtime.deps, later());
+    await runtime.waitForStatus(apiKey, detail.instance_id, ['stopped']);
+
+    expect(report.drift.power).toBe(1);
+    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({ status: 'stopped', paused_by: 'billing' });
+    expect(serverStatus(serverId)).toBe('off');
+  });
+
+  it('powers off a running server of a billing-paused account that the pause left running', async () => {
+    const { apiKey, accountId } = await runtime.newAccount();
+    const detail = await runtime.activeInstance(apiKey);
+    // As if the pause's own power-off could not be recorded (a dependency down at that moment).
+    await setBillingState(runtime.deps, accountId, { balance: -1_000, billing_paused: true });
+
+    const report = await reconcile(runtime.deps, later());
+    await runtime.waitForStatus(apiKey, detail.instance_id, ['stopped']);
+
+    expect(report.drift.power).toBe(0);
+    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({ status: 'stopped', paused_by: 'billing' });
+    expect(serverStatus(Number(detail.vps_id))).toBe('off');
+  });
+
+  it('leaves a running server of an account that is not paused running', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const detail = await runtime.activeInstance(apiKey);
+
+    await reconcile(runtime.deps, later());
+
+    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({ status: 'active', active_job_id: null });
+    expect(serverStatus(Number(detail.vps_id))).toBe('active');
   });
 });
 
