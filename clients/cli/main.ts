@@ -13,7 +13,7 @@ import {
   type Instance,
   type InstanceStatus,
   type VpsClient,
-} from '../sdk';
+} from '../sdk/index';
 import { requireApi, requireSession, resolveCredentials, saveConfig } from './credentials';
 import { runMcpBridge } from './mcp-bridge';
 import { promptHidden, promptLine } from './prompt';

@@ -1,5 +1,5 @@
 import ora from 'ora';
-import type { ApiKeyInfo, Billing, FlavorPlan, Instance, InstanceSummary, Job } from '../sdk';
+import type { ApiKeyInfo, Billing, FlavorPlan, Instance, InstanceSummary, Job } from '../sdk/index';
 import { stringify as stringifyYaml } from 'yaml';
 import { UsageError } from './errors';
 import { renderFields, renderTable } from './table';

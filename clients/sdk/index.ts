@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import createClient from 'openapi-fetch';
-import type { components, paths } from './schema';
+import { Webhook } from 'standardwebhooks';
+import type { components, paths } from './schema.js';
 
-export { flavorValues } from './schema';
+export { flavorValues } from './schema.js';
 export type Flavor = components['schemas']['Flavor'];
 export type Instance = components['schemas']['InstanceDetail'];
 export type InstanceSummary = components['schemas']['InstanceSummary'];
@@ -20,6 +21,8 @@ export type InstanceFilters = Pick<
   'status' | 'name' | 'label_selector'
 >;
 export type Billing = components['schemas']['Billing'];
+export type Account = paths['/api/v1/account']['get']['responses'][200]['content']['application/json'];
+export type ServiceEvent = components['schemas']['ServiceEvent'];
 export type TopUp = components['schemas']['TopUp'];
 export type AutoRechargeBody = paths['/api/v1/billing/auto-recharge']['post']['requestBody']['content']['application/json'];
 export interface FlavorPlan {
@@ -141,6 +144,43 @@ export interface CallOptions {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The `page_token` of a `Link: <…?per_page=N&page_token=T>; rel="next"` header; undefined on the last page. */
+function nextPageToken(link: string | null): string | undefined {
+  const next = link?.split(',').find((part) => /;\s*rel="?next"?/.test(part));
+  const target = next?.match(/<([^>]*)>/)?.[1];
+  return target === undefined ? undefined : (new URL(target, 'http://link.invalid').searchParams.get('page_token') ?? undefined);
+}
+
+/** A webhook delivery's signature did not verify (wrong secret, altered body, or a timestamp over five minutes off). */
+export class WebhookVerificationError extends Error {
+  override readonly name = 'WebhookVerificationError';
+}
+
+/**
+ * Checks a webhook delivery's Standard Webhooks signature (`webhook-id`, `webhook-timestamp`, `webhook-signature`
+ * headers) with the endpoint's `whsec_…` secret and returns its event; throws WebhookVerificationError otherwise.
+ * Pass the body exactly as received (the raw text, not re-serialised JSON).
+ */
+export function verifyWebhook(
+  body: string,
+  headers: Readonly<Record<string, string | readonly string[] | undefined>> | Headers,
+  secret: string,
+): ServiceEvent {
+  const header = (name: string) => {
+    const value = headers instanceof Headers ? headers.get(name) : (headers[name] ?? headers[name.toLowerCase()]);
+    return Array.isArray(value) ? String(value[0]) : typeof value === 'string' ? value : '';
+  };
+  try {
+    return new Webhook(secret).verify(body, {
+      'webhook-id': header('webhook-id'),
+      'webhook-timestamp': header('webhook-timestamp'),
+      'webhook-signature': header('webhook-signature'),
+    }) as ServiceEvent;
+  } catch (error) {
+    throw new WebhookVerificationError(error instanceof Error ? error.message : 'the signature does not verify', { cause: error });
+  }
+}
 
 /** What fetch throws when the connection failed or dropped (undici's "fetch failed"), as opposed to a bug. */
 const isNetworkError = (error: unknown) => error instanceof TypeError && error.message === 'fetch failed';
@@ -279,7 +319,31 @@ export function createVpsClient(options: VpsClientOptions) {
     }
   }
 
+  /** Each instance, page by page (`perPage` at a time), following the `Link: rel="next"` the service sends. */
+  async function* eachInstance(filters: InstanceFilters, perPage: number): AsyncGenerator<InstanceSummary, void, undefined> {
+    let pageToken: string | undefined;
+    do {
+      const result = await http.GET('/api/v1/instances', {
+        params: { query: { ...filters, per_page: perPage, ...(pageToken === undefined ? {} : { page_token: pageToken }) } },
+      });
+      yield* unwrap(result);
+      pageToken = nextPageToken(result.response.headers.get('link'));
+    } while (pageToken !== undefined);
+  }
+
   const client = {
+    instances: {
+      /**
+       * Every instance (with `filters`, those that match), fetched a page at a time as the loop asks for them:
+       * `for await (const instance of client.instances.list()) …`.
+       */
+      list: (filters: InstanceFilters = {}, { perPage = 100 }: { perPage?: number } = {}): AsyncIterable<InstanceSummary> =>
+        eachInstance(filters, perPage),
+    },
+    /** Who the key (or session) belongs to: the account's id and e-mail address, its standing and balance. */
+    async getAccount(): Promise<Account> {
+      return unwrap(await http.GET('/api/v1/account'));
+    },
     /** The caller's instances; with `filters`, only those in these statuses, with this name, matching this label selector. */
     async listInstances(filters: InstanceFilters = {}): Promise<InstanceSummary[]> {
       return unwrap(await http.GET('/api/v1/instances', { params: { query: filters } }));

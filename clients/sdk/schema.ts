@@ -534,8 +534,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The signed-in account's standing, balance and deposits
-         * @description Whether the e-mail address is confirmed, whether billing is paused, the balance and the total ever deposited. `deposit_required` stays true until $1 has been deposited in total: creating API keys answers 402 until then. Deposits are an operator action.
+         * The account's identity, standing, balance and deposits
+         * @description Whether the e-mail address is confirmed, whether billing is paused, the balance and the total ever deposited. `deposit_required` stays true until $1 has been deposited in total: creating API keys answers 402 until then. Deposits are an operator action. With an API key (as `vps whoami` uses it) or the console session.
          */
         get: operations["getAccount"];
         put?: never;
@@ -4851,7 +4851,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No valid session (a Bearer key is never accepted here). */
+            /** @description Missing or malformed Authorization header; Invalid API key prefix; Invalid or revoked API key; No valid session. */
             401: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -4862,7 +4862,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description CSRF validation failed; Account suspended; Account not confirmed. */
+            /** @description CSRF validation failed (with the session); Account suspended; Account not confirmed. */
             403: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -4873,14 +4873,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded: the session is over its limit (60 requests in any 60 seconds), or the source address failed authentication too often. */
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
-                    /** @description `"session";r=0;t=<seconds to reset>`, or the same for `"failed-auth"`. */
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
                     RateLimit: string;
-                    /** @description `"session";q=60;w=60`, or `"failed-auth";q=20;w=60`. */
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -4906,6 +4906,10 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
                     [name: string]: unknown;

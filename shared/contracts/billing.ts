@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { autoRechargeBodySchema, billingSchema, createTopUpBodySchema, topUpSchema, webhookReceiptSchema } from '../schemas/billing';
 import { TOP_UP_MAX_USD, TOP_UP_MIN_USD } from '../model/payments';
 import type { AccountRoute, PublicRoute } from './contract';
-import { bearerErrors, error, failedAuthenticationLimited, ok, rateLimitHeaders, sessionErrors, tooLarge } from './docs';
+import { accountErrors, error, failedAuthenticationLimited, ok, rateLimitHeaders, tooLarge } from './docs';
 
 /**
  * The account's money: its balance and runway, card top-ups through the payment provider's hosted checkout, and the
@@ -15,14 +15,6 @@ const Billing = billingSchema.meta({ id: 'Billing' });
 const headers = rateLimitHeaders(false);
 const billingPath = '/api/v1/billing';
 const topUpsPath = `${billingPath}/top-ups`;
-
-/** An account route's errors: those of either way in, with the route's own texts. */
-const accountErrors = (statuses: readonly number[], texts: Readonly<Record<number, string>> = {}) => ({
-  ...sessionErrors,
-  ...bearerErrors(statuses, texts),
-  401: error('Missing or malformed Authorization header; Invalid API key prefix; Invalid or revoked API key; No valid session.'),
-  403: error('CSRF validation failed (with the session); Account suspended; Account not confirmed.'),
-});
 
 const topUpsAccess = { tables: { topUps: ['PutItem', 'UpdateItem', 'GetItem'] }, payments: true } as const;
 

@@ -11,8 +11,8 @@ import {
   signUpBodySchema,
 } from '../schemas/auth';
 import type { FunctionAccess } from '../access';
-import type { PublicRoute, SessionRoute } from './contract';
-import { error, header, ok, publicFormErrors, requestIdHeader, sessionErrors, signOutErrors } from './docs';
+import type { AccountRoute, PublicRoute, SessionRoute } from './contract';
+import { accountErrors, error, header, ok, publicFormErrors, requestIdHeader, sessionErrors, signOutErrors } from './docs';
 
 /**
  * The console's routes: self-service sign-up and sign-in under /api/v1/auth, and the account's own figures for
@@ -198,18 +198,18 @@ export const getAccountRoute = {
   method: 'GET',
   path: '/api/v1/account',
   entry: 'functions/api/get-account.ts',
-  auth: 'session',
+  auth: 'account',
   csrf: false,
   access: {},
   doc: {
     operationId: 'getAccount',
-    summary: "The signed-in account's standing, balance and deposits",
+    summary: "The account's identity, standing, balance and deposits",
     description:
-      'Whether the e-mail address is confirmed, whether billing is paused, the balance and the total ever deposited. `deposit_required` stays true until $1 has been deposited in total: creating API keys answers 402 until then. Deposits are an operator action.',
+      'Whether the e-mail address is confirmed, whether billing is paused, the balance and the total ever deposited. `deposit_required` stays true until $1 has been deposited in total: creating API keys answers 402 until then. Deposits are an operator action. With an API key (as `vps whoami` uses it) or the console session.',
     tags,
-    responses: { 200: ok('The account.', accountViewSchema), ...sessionErrors },
+    responses: { 200: ok('The account.', accountViewSchema), ...accountErrors([401, 403]) },
   },
-} as const satisfies SessionRoute;
+} as const satisfies AccountRoute;
 
 export const getAccountActivityRoute = {
   name: 'GetAccountActivity',

@@ -134,6 +134,14 @@ export const sessionErrors: Record<number, ResponseDoc> = {
   503: serviceUnavailable(),
 };
 
+/** An account route's errors: those of either way in, with the route's own texts. */
+export const accountErrors = (statuses: readonly number[], texts: Readonly<Record<number, string>> = {}): Record<number, ResponseDoc> => ({
+  ...sessionErrors,
+  ...bearerErrors(statuses, texts),
+  401: error('Missing or malformed Authorization header; Invalid API key prefix; Invalid or revoked API key; No valid session.'),
+  403: error('CSRF validation failed (with the session); Account suspended; Account not confirmed.'),
+});
+
 /** Sign-out's: a session route that no session limit refuses. */
 export const signOutErrors: Record<number, ResponseDoc> = { ...sessionErrors, 429: failedAuthenticationLimited };
 

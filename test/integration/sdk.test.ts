@@ -1,4 +1,4 @@
-import { createVpsClient, InstanceFailedError, JobFailedError, TopUpFailedError, VpsApiError } from '../../clients/sdk';
+import { createVpsClient, InstanceFailedError, JobFailedError, TopUpFailedError, VpsApiError } from '../../clients/sdk/index';
 import { useTestRuntime } from '../support/runtime';
 import { ORDERABLE_FLAVORS } from '../fixtures/flavors';
 

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { createVpsClient, VpsApiError } from '../../clients/sdk';
+import { createVpsClient, VpsApiError } from '../../clients/sdk/index';
 import { generatedTypes, typesFile } from '../../clients/sdk/generate-types';
 
 const instance = {
