@@ -7,3 +7,11 @@ export class UsageError extends Error {
 export class InstanceLookupError extends Error {
   override readonly name = 'InstanceLookupError';
 }
+
+/** A program the CLI ran (ssh) ended with this exit code, which the CLI ends with too; it has said what it had to say. */
+export class ChildExit extends Error {
+  override readonly name = 'ChildExit';
+  constructor(readonly code: number) {
+    super(`exited ${code}`);
+  }
+}

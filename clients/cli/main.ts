@@ -1,7 +1,9 @@
+import { spawn } from 'node:child_process';
 import { access, readFile, writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { text } from 'node:stream/consumers';
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import {
   createVpsClient,
   flavorValues,
@@ -14,12 +16,25 @@ import {
   type InstanceStatus,
   type VpsClient,
 } from '../sdk/index';
-import { requireApi, requireSession, resolveCredentials, saveConfig } from './credentials';
+import {
+  checkedContextName,
+  readConfig,
+  rememberSavedKey,
+  requireApi,
+  requireSession,
+  resolveCredentials,
+  saveContext,
+  savedKeyFile,
+  writeConfig,
+  type ResolvedCredentials,
+} from './credentials';
 import { runMcpBridge } from './mcp-bridge';
+import { completionScript, completionShells, type CompletionShell } from './completion';
 import { promptHidden, promptLine } from './prompt';
-import { InstanceLookupError, UsageError } from './errors';
+import { ChildExit, InstanceLookupError, UsageError } from './errors';
 import {
   billingTable,
+  contextsTable,
   fieldsTable,
   flavorsTable,
   instancesTable,
@@ -33,6 +48,7 @@ import {
 } from './output';
 
 interface GlobalOptions {
+  context?: string;
   apiUrl?: string;
   apiKey?: string;
   session?: string;
@@ -129,15 +145,46 @@ function onRateLimited({ waitSeconds, attempt, maxAttempts }: { waitSeconds: num
   process.stderr.write(`Rate limit exceeded: waiting ${waitSeconds} s before retrying (${attempt} of ${maxAttempts})\n`);
 }
 
+/** The run's credentials; says so on stderr when they are the local service's demo account (from `npm start`). */
+async function credentialsOf(command: Command): Promise<ResolvedCredentials> {
+  const credentials = await resolveCredentials(optionsOf(command));
+  if (credentials.localDemo)
+    process.stderr.write(`Using the local service at ${credentials.apiUrl} and its demo account (vps auth init saves another).\n`);
+  return credentials;
+}
+
 async function instanceClient(command: Command): Promise<VpsClient> {
-  const options = optionsOf(command);
-  const { apiUrl, apiKey } = requireApi(await resolveCredentials(options));
+  const { apiUrl, apiKey } = requireApi(await credentialsOf(command));
   return createVpsClient({ baseUrl: apiUrl, apiKey, onRateLimited });
 }
 
 async function sessionClient(command: Command): Promise<VpsClient> {
-  const { apiUrl, session, csrfToken } = requireSession(await resolveCredentials(optionsOf(command)));
+  const { apiUrl, session, csrfToken } = requireSession(await credentialsOf(command));
   return createVpsClient({ baseUrl: apiUrl, session, csrfToken, onRateLimited });
+}
+
+/** A secret read for this command only: the flag or variable given, a hidden prompt on a terminal, else standard input. */
+async function secretInput(given: string | undefined, prompt: string): Promise<string> {
+  return given ?? (process.stdin.isTTY ? await promptHidden(prompt) : (await text(process.stdin)).split('\n')[0]!.trim());
+}
+
+/**
+ * Checks an API key against the URL given for it and saves both as the context `name`. Only what was given for this:
+ * never a saved key or URL, nor the local service's, is sent to the URL typed here.
+ */
+async function verifyAndSaveKey(command: Command, name: string, use: boolean): Promise<void> {
+  const options = optionsOf(command);
+  const apiUrl = options.apiUrl ?? process.env.VPS_API_URL;
+  if (!apiUrl) throw new UsageError('no API URL: pass --api-url or set VPS_API_URL');
+  const apiKey = await secretInput(options.apiKey ?? process.env.VPS_API_KEY, 'API key: ');
+  if (!apiKey) throw new UsageError('no API key: type it when asked, pipe it on standard input, or pass --api-key');
+  const account = await createVpsClient({ baseUrl: apiUrl, apiKey, onRateLimited }).getAccount();
+  const file = await saveContext(name, { api_url: apiUrl, api_key: apiKey }, { use });
+  print(
+    outputMode(options),
+    { context: name, api_url: apiUrl, account_id: account.account_id, email: account.email, config_file: file },
+    () => `Saved the API URL and key of ${account.email} to ${file} (mode 0600) as context ${name}.`,
+  );
 }
 
 /** A private key given where the public one belongs (`--ssh-key ~/.ssh/id_ed25519`) is refused before it leaves the machine. */
@@ -172,7 +219,7 @@ async function assertNewFile(file: string | undefined): Promise<void> {
 }
 
 /** Writes a generated private key for the user alone; never over an existing file. */
-async function saveKey(instance: Instance, file: string | undefined): Promise<string | undefined> {
+async function saveKey(vps: VpsClient, instance: Instance, file: string | undefined): Promise<string | undefined> {
   if (!file) return undefined;
   if (instance.ssh_key.private_key === null)
     throw new UsageError('--save-key: this instance has no private key from the service (its public key was supplied)');
@@ -180,7 +227,20 @@ async function saveKey(instance: Instance, file: string | undefined): Promise<st
     mode: 0o600,
     flag: 'wx',
   });
+  await rememberSavedKey(vps.baseUrl, instance.instance_id, resolve(file));
   return file;
+}
+
+/** Runs ssh on this terminal and ends with its exit code. */
+async function runSsh(args: readonly string[]): Promise<never> {
+  const child = spawn('ssh', args, { stdio: 'inherit' });
+  const code = await new Promise<number>((done, fail) => {
+    child.on('error', (error: NodeJS.ErrnoException) =>
+      fail(error.code === 'ENOENT' ? new Error('ssh is not installed here: install the OpenSSH client') : error),
+    );
+    child.on('close', (exitCode, signal) => done(exitCode ?? (signal ? 128 : 1)));
+  });
+  throw new ChildExit(code);
 }
 
 async function waitShowing<T>(what: string, wait: (onStatus: (status: string) => void) => Promise<T>): Promise<T> {
@@ -209,8 +269,9 @@ function buildProgram(): Command {
     .description('Deploy and manage Ubuntu 24.04 servers on the VPS Provisioning Service.')
     .exitOverride()
     .showHelpAfterError('(add --help for usage and an example)')
-    .option('--api-url <url>', 'service URL (else VPS_API_URL, the `vps auth init` file, or the local service)')
-    .option('--api-key <key>', 'API key (else VPS_API_KEY, the `vps auth init` file, or the local service)')
+    .option('--context <name>', 'the saved context to use (else VPS_CONTEXT, else the one in use)')
+    .option('--api-url <url>', 'service URL (else VPS_API_URL, the context, or the local service)')
+    .option('--api-key <key>', 'API key (else VPS_API_KEY, the context, or the local service)')
     .option('--json', 'print one JSON document on stdout instead of a table (as -o json)')
     .addOption(new Option('-o, --output <format>', 'table, json or yaml').choices(['table', 'json', 'yaml']).default('table'))
     .option('--format <columns>', 'the columns of a list to print, by heading, comma-separated (ID,IPV4)')
@@ -271,7 +332,7 @@ function buildProgram(): Command {
       await assertNewFile(options.saveKey);
       const { vps, id } = await namedInstance(command, ref);
       const instance = await vps.getInstance(id);
-      printInstance(options, instance, await saveKey(instance, options.saveKey));
+      printInstance(options, instance, await saveKey(vps, instance, options.saveKey));
     });
 
   instances
@@ -306,7 +367,7 @@ function buildProgram(): Command {
           ...(options.label ? { labels: options.label } : {}),
         });
         // Saved before waiting: the key is in this response and must not be lost if the wait is interrupted.
-        const savedKeyFile = await saveKey(created, global.saveKey);
+        const savedKeyFile = await saveKey(vps, created, global.saveKey);
         const instance = global.wait ? await waitForInstance(vps, created.instance_id, ['active']) : created;
         printInstance(global, instance, savedKeyFile);
       },
@@ -404,6 +465,35 @@ function buildProgram(): Command {
     });
 
   program
+    .command('ssh')
+    .description('open an SSH session to an instance as root: with the key --save-key wrote for it, else your SSH agent and keys')
+    .argument(...instanceIdArgument)
+    .argument('[ssh-args...]', 'more arguments for ssh (after --), such as a command to run')
+    .option('-i, --identity <file>', 'the private key to use')
+    .addHelpText('after', example('vps ssh web', 'vps ssh 42 -- uptime', 'vps ssh web -i ~/.ssh/vps-42'))
+    .action(async (ref: InstanceRef, sshArgs: string[], options: { identity?: string }, command: Command) => {
+      const { vps, id } = await namedInstance(command, ref);
+      const instance = await vps.getInstance(id);
+      if (instance.status !== 'active' || instance.ipv4 === null)
+        throw new InstanceLookupError(`instance ${id} is ${instance.status}: SSH answers once it is active`);
+      const saved = await savedKeyFile(vps.baseUrl, id);
+      const savedExists =
+        saved !== undefined &&
+        (await access(saved).then(
+          () => true,
+          () => false,
+        ));
+      const identity = options.identity ?? (savedExists ? saved : undefined);
+      await runSsh([
+        ...(identity === undefined ? [] : ['-i', identity, '-o', 'IdentitiesOnly=yes']),
+        '-p',
+        String(instance.ssh_port),
+        `${instance.root_user}@${instance.ipv4}`,
+        ...sshArgs,
+      ]);
+    });
+
+  program
     .command('jobs')
     .description('follow provisions, actions and deletes')
     .addHelpText('after', example('vps jobs get 1b4e28ba-2fa1-11d2-883f-0016d3cca427'))
@@ -430,7 +520,7 @@ function buildProgram(): Command {
     .description('serve the MCP tools on stdin and stdout, for AI clients that start servers as processes (uses your API key)')
     .addHelpText('after', example('vps mcp'))
     .action(async (_options, command: Command) => {
-      const { apiUrl, apiKey } = requireApi(await resolveCredentials(optionsOf(command)));
+      const { apiUrl, apiKey } = requireApi(await credentialsOf(command));
       await runMcpBridge(apiUrl, apiKey);
     });
 
@@ -460,7 +550,7 @@ function buildProgram(): Command {
     .description('the flavors you can deploy, with their plans and prices')
     .addHelpText('after', example('vps flavors'))
     .action(async (_options, command: Command) => {
-      const { apiUrl } = await resolveCredentials(optionsOf(command));
+      const { apiUrl } = await credentialsOf(command);
       if (!apiUrl) throw new UsageError('no API URL: pass --api-url or set VPS_API_URL');
       const flavors = await createVpsClient({ baseUrl: apiUrl, onRateLimited }).flavors();
       const mode = outputMode(optionsOf(command));
@@ -515,22 +605,148 @@ function buildProgram(): Command {
     .addHelpText('after', example('vps auth init --api-url https://api.example.com < key.txt'))
     .command('init')
     .description(
-      'check an API key against the service and save it with the URL, readable by you alone (the key is read from --api-key, VPS_API_KEY or standard input)',
+      'check an API key against the service and save it with the URL as a context (--context, else the one in use, else "default"), readable by you alone; the key is read from --api-key, VPS_API_KEY, a hidden prompt, or standard input',
     )
     .addHelpText('after', example('vps auth init --api-url https://api.example.com < key.txt'))
     .action(async (_options, command: Command) => {
       const options = optionsOf(command);
-      // Only what was given for this: never a saved key or URL, nor the local service's, sent to the URL typed here.
-      const apiUrl = options.apiUrl ?? process.env.VPS_API_URL;
+      const name = options.context === undefined ? ((await readConfig()).current ?? 'default') : checkedContextName(options.context);
+      await verifyAndSaveKey(command, name, false);
+    });
+
+  const contexts = program
+    .command('context')
+    .description('saved credentials for several accounts or services; --context NAME (or VPS_CONTEXT) picks one for a run')
+    .addHelpText('after', example('vps context create prod --api-url https://api.example.com < key.txt', 'vps context use prod'));
+
+  contexts
+    .command('create')
+    .description('check an API key and save it with the URL as a new context, then use it (key as for auth init)')
+    .argument('<name>', 'context name', checkedContextName)
+    .addHelpText('after', example('vps context create staging --api-url https://staging.example.com < key.txt'))
+    .action(async (name: string, _options, command: Command) => {
+      if ((await readConfig()).contexts[name])
+        throw new UsageError(`context ${name} exists; vps auth init --context ${name} replaces its key`);
+      await verifyAndSaveKey(command, name, true);
+    });
+
+  contexts
+    .command('use')
+    .description('make a saved context the one every later run uses')
+    .argument('<name>', 'context name')
+    .addHelpText('after', example('vps context use prod'))
+    .action(async (name: string, _options, command: Command) => {
+      const config = await readConfig();
+      const context = config.contexts[name];
+      if (!context) throw new UsageError(`no context named ${name} (see vps context list)`);
+      await writeConfig({ ...config, current: name });
+      print(
+        outputMode(optionsOf(command)),
+        { context: name, api_url: context.api_url },
+        () => `Using context ${name} (${context.api_url}).`,
+      );
+    });
+
+  contexts
+    .command('list')
+    .description('the saved contexts, the one in use marked *')
+    .addHelpText('after', example('vps context list'))
+    .action(async (_options, command: Command) => {
+      const config = await readConfig();
+      const rows = Object.entries(config.contexts).map(([name, context]) => ({
+        name,
+        current: name === config.current,
+        api_url: context.api_url,
+        key_prefix: context.api_key === undefined ? null : `${context.api_key.slice(0, 12)}…`,
+        session_expires_at: context.session === undefined ? null : (context.session_expires_at ?? null),
+      }));
+      const mode = outputMode(optionsOf(command));
+      print(mode, rows, () => contextsTable(rows, mode));
+    });
+
+  contexts
+    .command('delete')
+    .description('forget a saved context (its key stays valid at the service: revoke it there)')
+    .argument('<name>', 'context name')
+    .addHelpText('after', example('vps context delete staging'))
+    .action(async (name: string, _options, command: Command) => {
+      const config = await readConfig();
+      if (!config.contexts[name]) throw new UsageError(`no context named ${name} (see vps context list)`);
+      const { [name]: _deleted, ...rest } = config.contexts;
+      await writeConfig({ ...config, current: config.current === name ? null : config.current, contexts: rest });
+      print(outputMode(optionsOf(command)), { deleted: name }, () => `Context ${name} deleted.`);
+    });
+
+  program
+    .command('whoami')
+    .description('the account, key and service this run uses')
+    .addHelpText('after', example('vps whoami', 'vps whoami --context prod'))
+    .action(async (_options, command: Command) => {
+      const credentials = await credentialsOf(command);
+      const { apiUrl, apiKey } = requireApi(credentials);
+      const account = await createVpsClient({ baseUrl: apiUrl, apiKey, onRateLimited }).getAccount();
+      const who = {
+        account_id: account.account_id,
+        email: account.email,
+        key_prefix: apiKey.slice(0, 12),
+        api_url: apiUrl,
+        context: credentials.context ?? null,
+      };
+      print(outputMode(optionsOf(command)), who, () =>
+        fieldsTable({
+          Account: who.account_id,
+          'E-mail': who.email,
+          Key: `${who.key_prefix}…`,
+          'API URL': who.api_url,
+          Context: who.context,
+        }),
+      );
+    });
+
+  program
+    .command('login')
+    .description(
+      'sign in with your e-mail address and password, keeping the session in the context (mode 0600) so that vps keys works; the password is read from a hidden prompt or standard input',
+    )
+    .requiredOption('--email <address>', "the account's e-mail address")
+    .addHelpText('after', example('vps login --email me@example.com', 'vps keys list'))
+    .action(async (options: { email: string }, command: Command) => {
+      const global = optionsOf(command);
+      const config = await readConfig();
+      const name = global.context === undefined ? (config.current ?? 'default') : checkedContextName(global.context);
+      const apiUrl = global.apiUrl ?? process.env.VPS_API_URL ?? config.contexts[name]?.api_url;
       if (!apiUrl) throw new UsageError('no API URL: pass --api-url or set VPS_API_URL');
-      const apiKey =
-        options.apiKey ??
-        process.env.VPS_API_KEY ??
-        (process.stdin.isTTY ? await promptHidden('API key: ') : (await text(process.stdin)).trim());
-      if (!apiKey) throw new UsageError('no API key: type it when asked, pipe it on standard input, or pass --api-key');
-      await createVpsClient({ baseUrl: apiUrl, apiKey, onRateLimited }).listInstances();
-      const file = await saveConfig(apiUrl, apiKey);
-      print(outputMode(options), { api_url: apiUrl, config_file: file }, () => `Saved the API URL and key to ${file} (mode 0600).`);
+      const password = await secretInput(undefined, 'Password: ');
+      if (!password) throw new UsageError('no password: type it when asked or pipe it on standard input');
+      const signedIn = await createVpsClient({ baseUrl: apiUrl, onRateLimited }).signIn(options.email, password);
+      const file = await saveContext(name, {
+        ...config.contexts[name],
+        api_url: apiUrl,
+        session: signedIn.session,
+        csrf_token: signedIn.csrf_token,
+        session_expires_at: signedIn.expires_at,
+      });
+      print(
+        outputMode(global),
+        { context: name, email: signedIn.email, expires_at: signedIn.expires_at, config_file: file },
+        () => `Signed in as ${signedIn.email} until ${signedIn.expires_at}; the session is kept in ${file} (mode 0600), context ${name}.`,
+      );
+    });
+
+  program
+    .command('completion')
+    .description('print the shell completion script for bash, zsh or fish')
+    .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(completionShells))
+    .addHelpText(
+      'after',
+      example(
+        'source <(vps completion bash)    # in ~/.bashrc',
+        'source <(vps completion zsh)     # in ~/.zshrc',
+        'vps completion fish > ~/.config/fish/completions/vps.fish',
+      ),
+    )
+    .action((shell: CompletionShell) => {
+      process.stdout.write(completionScript(program, shell));
     });
 
   return program;
@@ -555,6 +771,7 @@ async function runAction(
 
 /** One line on stderr for a failure, and the exit code: 1 for the service or a job, 2 for the way it was called. */
 function failure(error: unknown, apiUrl: string | undefined): { message: string; code: number } {
+  if (error instanceof ChildExit) return { message: '', code: error.code };
   if (error instanceof UsageError) return { message: error.message, code: 2 };
   if (error instanceof VpsApiError) {
     const wait = error.retryAfter === undefined ? '' : `; retry after ${error.retryAfter} s`;
@@ -578,8 +795,12 @@ async function main(argv: string[]): Promise<number> {
   } catch (error) {
     // Commander has already printed its own message (or the help).
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
-    const { message, code } = failure(error, (await resolveCredentials(program.opts())).apiUrl);
-    process.stderr.write(`error: ${message}\n`);
+    const apiUrl = await resolveCredentials(program.opts()).then(
+      (credentials) => credentials.apiUrl,
+      () => undefined,
+    );
+    const { message, code } = failure(error, apiUrl);
+    if (message !== '') process.stderr.write(`error: ${message}\n`);
     return code;
   }
 }

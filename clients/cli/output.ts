@@ -136,6 +136,24 @@ export function keysTable(keys: ApiKeyInfo[], mode: OutputMode): string {
   );
 }
 
+/** A saved context as `vps context list` shows it: never the key or session themselves. */
+export interface ContextRow {
+  readonly name: string;
+  readonly current: boolean;
+  readonly api_url: string;
+  readonly key_prefix: string | null;
+  readonly session_expires_at: string | null;
+}
+
+export function contextsTable(contexts: readonly ContextRow[], mode: OutputMode): string {
+  return listTable(
+    ['CURRENT', 'NAME', 'API URL', 'KEY', 'SESSION UNTIL'],
+    contexts.map((c) => [c.current ? '*' : '', c.name, c.api_url, dash(c.key_prefix), dash(c.session_expires_at)]),
+    mode,
+    'No contexts: `vps context create NAME --api-url URL` saves one.',
+  );
+}
+
 export function billingTable(billing: Billing): string {
   const runway = billing.runway_hours === null ? 'nothing is billed' : `${billing.runway_hours} h (until ${billing.exhausts_at ?? ''})`;
   const recharge = billing.auto_recharge;

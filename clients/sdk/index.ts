@@ -23,6 +23,14 @@ export type InstanceFilters = Pick<
 export type Billing = components['schemas']['Billing'];
 export type Account = paths['/api/v1/account']['get']['responses'][200]['content']['application/json'];
 export type ServiceEvent = components['schemas']['ServiceEvent'];
+/** A console session opened by `signIn`: the cookie's value and its CSRF token, for key management. */
+export interface SignedIn {
+  readonly account_id: string;
+  readonly email: string;
+  readonly session: string;
+  readonly csrf_token: string;
+  readonly expires_at: string;
+}
 export type TopUp = components['schemas']['TopUp'];
 export type AutoRechargeBody = paths['/api/v1/billing/auto-recharge']['post']['requestBody']['content']['application/json'];
 export interface FlavorPlan {
@@ -332,6 +340,8 @@ export function createVpsClient(options: VpsClientOptions) {
   }
 
   const client = {
+    /** The service's origin this client calls. */
+    baseUrl: options.baseUrl.replace(/\/+$/, ''),
     instances: {
       /**
        * Every instance (with `filters`, those that match), fetched a page at a time as the loop asks for them:
@@ -339,6 +349,17 @@ export function createVpsClient(options: VpsClientOptions) {
        */
       list: (filters: InstanceFilters = {}, { perPage = 100 }: { perPage?: number } = {}): AsyncIterable<InstanceSummary> =>
         eachInstance(filters, perPage),
+    },
+    /** Signs in with the account's e-mail address and password: the session the key routes need (`listKeys`…). */
+    async signIn(email: string, password: string): Promise<SignedIn> {
+      const result = await http.POST('/api/v1/auth/sign-in', { body: { email, password } });
+      const info = unwrap(result);
+      const session = result.response.headers
+        .getSetCookie()
+        .map((cookie) => /^session=([^;]+)/.exec(cookie)?.[1])
+        .find((value) => value !== undefined);
+      if (!session) throw new Error('the service signed in but set no session cookie');
+      return { account_id: info.account_id, email: info.email, session, csrf_token: info.csrf_token, expires_at: info.expires_at };
     },
     /** Who the key (or session) belongs to: the account's id and e-mail address, its standing and balance. */
     async getAccount(): Promise<Account> {

@@ -1,6 +1,8 @@
 import { createServer } from 'node:http';
 import { once } from 'node:events';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { openSession } from '../../shared/domain/accounts';
@@ -254,6 +256,94 @@ describe('vps instances', () => {
   });
 });
 
+describe('vps ssh', () => {
+  /** An `ssh` first on the PATH that prints the arguments it was given, one a line, and exits 7. */
+  async function fakeSsh(): Promise<Record<string, string>> {
+    const bin = join(home.dir, 'bin');
+    await mkdir(bin, { recursive: true });
+    await writeFile(join(bin, 'ssh'), '#!/bin/sh\nprintf "%s\\n" "$@"\nexit 7\n');
+    await chmod(join(bin, 'ssh'), 0o755);
+    return { PATH: `${bin}:${process.env.PATH ?? ''}` };
+  }
+
+  it('runs ssh as root on the instance’s address and port with the key --save-key wrote, and ends with ssh’s exit code', async () => {
+    const { env } = await account();
+    const keyFile = join(home.dir, 'ssh-web-key');
+    const created = await runVpsJson(
+      home,
+      ['instances', 'create', '--name', 'ssh-web', '--flavor', 's-1vcpu-2gb', '--wait', '--save-key', keyFile],
+      env,
+    );
+
+    const run = await runVps(home, ['ssh', 'ssh-web', '--', 'uptime'], { env: { ...env, ...(await fakeSsh()) } });
+
+    expect([run.code, run.stderr]).toEqual([7, '']);
+    expect(run.stdout.trim().split('\n')).toEqual([
+      '-i',
+      keyFile,
+      '-o',
+      'IdentitiesOnly=yes',
+      '-p',
+      String(created.ssh_port),
+      `root@${created.ipv4}`,
+      'uptime',
+    ]);
+  });
+
+  it('leaves the key to the SSH agent when none was saved, and refuses an instance that is not active', async () => {
+    const { env, apiKey } = await account();
+    const created = await runVpsJson(home, ['instances', 'create', '--name', 'ssh-agent', '--flavor', 's-1vcpu-2gb', '--wait'], env);
+    const path = await fakeSsh();
+
+    const viaAgent = await runVps(home, ['ssh', String(created.instance_id)], { env: { ...env, ...path } });
+    const off = await runtime.call('POST', `/api/v1/instances/${created.instance_id}/actions`, { apiKey, body: { type: 'power_off' } });
+    await runtime.waitForStatus(apiKey, created.instance_id, ['stopped']);
+    const stopped = await runVps(home, ['ssh', String(created.instance_id)], { env: { ...env, ...path } });
+
+    expect([viaAgent.code, viaAgent.stdout]).toEqual([7, `-p\n${created.ssh_port}\nroot@${created.ipv4}\n`]);
+    expect(off.status).toBe(200);
+    expect([stopped.code, stopped.stdout, stopped.stderr]).toEqual([
+      1,
+      '',
+      `error: instance ${created.instance_id} is stopped: SSH answers once it is active\n`,
+    ]);
+  });
+});
+
+describe('vps completion', () => {
+  const complete = async (script: string, words: string[]) =>
+    (
+      await promisify(execFile)('bash', [
+        '-c',
+        `source /dev/stdin <<'SCRIPT'\n${script}SCRIPT\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _vps; echo "\${COMPREPLY[*]}"`,
+      ])
+    ).stdout.trim();
+
+  it('completes commands, subcommands, options and flavors in bash from the command tree', async () => {
+    const script = (await runVps(home, ['completion', 'bash'])).stdout;
+
+    expect(await complete(script, ['vps', 'instances', 'l'])).toBe('list label');
+    expect(await complete(script, ['vps', '--json', 'instances', 'list', '--s'])).toBe('--show-secrets --selector --status');
+    expect((await complete(script, ['vps', 'instances', 'create', '--flavor', ''])).split(' ')).toEqual([...ORDERABLE_FLAVORS]);
+    expect(await complete(script, ['vps', 'who'])).toBe('whoami');
+  });
+
+  it('prints zsh and fish scripts, and refuses another shell as bad usage', async () => {
+    const [zsh, fish, tcsh] = [
+      await runVps(home, ['completion', 'zsh']),
+      await runVps(home, ['completion', 'fish']),
+      await runVps(home, ['completion', 'tcsh']),
+    ];
+
+    expect(zsh.stdout).toContain('bashcompinit');
+    expect(zsh.stdout).toContain('complete -o default -F _vps vps');
+    expect(fish.stdout).toContain("complete -c vps -n '__fish_use_subcommand' -a 'instances' -d 'deploy, list, act on and delete servers'");
+    expect(fish.stdout).toContain("complete -c vps -n '__fish_seen_subcommand_from create' -l flavor -r -a '");
+    expect(tcsh.code).toBe(2);
+    expect(tcsh.stderr).toContain("error: command-argument value 'tcsh' is invalid for argument 'shell'");
+  });
+});
+
 describe('vps keys', () => {
   it('creates a key shown once and revokes it, after which the key is refused', { timeout: 120_000 }, async () => {
     const { accountId, env } = await account();
@@ -285,7 +375,7 @@ describe('vps keys', () => {
 
     expect(run.code).toBe(2);
     expect(run.stderr).toBe(
-      'error: key management needs a signed-in session: pass --session and --csrf-token, or set VPS_SESSION and VPS_CSRF_TOKEN\n',
+      'error: key management needs a signed-in session: run `vps login`, pass --session and --csrf-token, or set VPS_SESSION and VPS_CSRF_TOKEN\n',
     );
   });
 });
@@ -489,8 +579,12 @@ describe('vps credentials', () => {
 
       expect([fromRuntimeFile, fromConfig, fromEnv, fromFlag]).toEqual([[], ['mine'], [], ['mine']]);
       expect(init.code).toBe(0);
-      expect(init.stdout).toBe(`Saved the API URL and key to ${configFile} (mode 0600).\n`);
-      expect(JSON.parse(await readFile(configFile, 'utf8'))).toEqual({ api_url: runtime.baseUrl, api_key: good.apiKey });
+      expect(init.stdout).toMatch(/^Saved the API URL and key of \S+@example\.com to (.+) \(mode 0600\) as context default\.\n$/);
+      expect(init.stdout).toContain(configFile);
+      expect(JSON.parse(await readFile(configFile, 'utf8'))).toEqual({
+        current: 'default',
+        contexts: { default: { api_url: runtime.baseUrl, api_key: good.apiKey } },
+      });
       expect((await stat(configFile)).mode & 0o777).toBe(0o600);
     } finally {
       await local.remove();

@@ -748,11 +748,11 @@ describe('GET /api/v1/account and /api/v1/account/activity', () => {
     expect(activity.body.spending_by_day.slice(0, -1).every((day: { amount_micros: number }) => day.amount_micros === 0)).toBe(true);
   });
 
-  it('needs a session', async () => {
+  it('needs a session or an API key, and answers what an API client needs without either', async () => {
     const answer = await send('GET', '/api/v1/account', { from: newAddress() });
 
     expect(answer.status).toBe(401);
-    expect(answer.body.error).toBe('Missing session cookie');
+    expect(answer.body.error).toBe('Missing or malformed Authorization header');
   });
 });
 
