@@ -40,6 +40,7 @@ import {
   instancesTable,
   instanceTable,
   jobTable,
+  jobsTable,
   keysTable,
   print,
   progress,
@@ -493,10 +494,24 @@ function buildProgram(): Command {
       ]);
     });
 
-  program
+  const jobs = program
     .command('jobs')
     .description('follow provisions, actions and deletes')
-    .addHelpText('after', example('vps jobs get 1b4e28ba-2fa1-11d2-883f-0016d3cca427'))
+    .addHelpText('after', example('vps jobs list web', 'vps jobs get 1b4e28ba-2fa1-11d2-883f-0016d3cca427'));
+
+  jobs
+    .command('list')
+    .description("an instance's latest jobs, newest first")
+    .argument(...instanceIdArgument)
+    .addHelpText('after', example('vps jobs list web', 'vps jobs list 42 -o json'))
+    .action(async (ref: InstanceRef, _options, command: Command) => {
+      const { vps, id } = await namedInstance(command, ref);
+      const list = await vps.listInstanceJobs(id);
+      const mode = outputMode(optionsOf(command));
+      print(mode, list, () => jobsTable(list, mode));
+    });
+
+  jobs
     .command('get')
     .description('show a job')
     .argument('<id>', 'job id')

@@ -108,6 +108,15 @@ export function jobTable(job: Job): string {
   ]);
 }
 
+export function jobsTable(jobs: readonly Job[], mode: OutputMode): string {
+  return listTable(
+    ['JOB', 'TYPE', 'STATUS', 'STARTED', 'FINISHED', 'FAILURE'],
+    jobs.map((job) => [job.job_id, job.type, job.status, job.started_at, dash(job.finished_at), dash(job.failure?.code ?? job.error)]),
+    mode,
+    'No jobs.',
+  );
+}
+
 /** Hours in a month as the usual cloud monthly cap counts them (DigitalOcean's: 672, four weeks). */
 const HOURS_A_MONTH = 672;
 

@@ -389,6 +389,10 @@ export function createVpsClient(options: VpsClientOptions) {
     reboot: (instanceId: number, call: CallOptions = {}): Promise<ActionResult> => act(instanceId, { type: 'reboot' }, call),
     resize: (instanceId: number, flavor: Flavor, call: CallOptions = {}): Promise<ActionResult> =>
       act(instanceId, { type: 'resize', flavor }, call),
+    /** The instance's latest 50 jobs, newest first. */
+    async listInstanceJobs(instanceId: number): Promise<Job[]> {
+      return unwrap(await http.GET('/api/v1/instances/{instance_id}/jobs', { params: instancePath(instanceId) }));
+    },
     async getJob(jobId: string): Promise<Job> {
       return unwrap(await http.GET('/api/v1/jobs/{job_id}', { params: { path: { job_id: jobId } } }));
     },

@@ -6,6 +6,26 @@
 // Regenerate with: npm run sdk:types
 
 export interface paths {
+    "/api/v1/instances/{instance_id}/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An instance's latest jobs, newest first
+         * @description The latest 50 provisions, actions and deletes of one of the caller's instances, newest first, each as `GET /api/v1/jobs/{job_id}` shows it. Another account's instance is 404, like a missing or deleted one.
+         */
+        get: operations["listInstanceJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/instances": {
         parameters: {
             query?: never;
@@ -856,6 +876,43 @@ export interface components {
                 webhook_id: string;
             };
         };
+        Job: {
+            job_id: string;
+            /** @enum {string} */
+            type: "provision" | "delete" | "power_on" | "power_off" | "reboot" | "resize" | "reconcile";
+            instance_id: number;
+            /** @enum {string} */
+            status: "running" | "succeeded" | "failed";
+            /** Format: date-time */
+            started_at: string;
+            /** Format: date-time */
+            finished_at: string | null;
+            error: string | null;
+            /** @description Why it failed: `code` (one of `upstream_error`, `capacity`, `provision_timeout`, `ssh_timeout`, `action_not_taken`, `billing_paused`, `server_lost`, `interrupted`) for programs, `message` for people. */
+            failure?: {
+                /** @enum {string} */
+                code: "upstream_error" | "capacity" | "provision_timeout" | "ssh_timeout" | "action_not_taken" | "billing_paused" | "server_lost" | "interrupted";
+                message: string;
+            };
+        };
+        Error: {
+            /** @description What went wrong; the texts of the interface specification where it gives one. */
+            error: string;
+            request_id: string;
+            /** @description 409 lifecycle conflicts: the instance status now. */
+            status?: string;
+            /** @description 409 lifecycle conflicts, 503 Service unavailable and 504 Outcome unknown: a readable explanation. */
+            message?: string;
+            /** @description 409 lifecycle conflicts: the action (or job type) in progress, if any. */
+            running_action?: string;
+        };
+        RateLimitError: {
+            /** @enum {string} */
+            error: "Rate limit exceeded";
+            /** @description Seconds to wait, as in the Retry-After header. */
+            retry_after: number;
+            request_id: string;
+        };
         InstanceDetail: {
             instance_id: number;
             vps_id: string;
@@ -898,24 +955,6 @@ export interface components {
             public_key: string;
             private_key: string | null;
         };
-        Error: {
-            /** @description What went wrong; the texts of the interface specification where it gives one. */
-            error: string;
-            request_id: string;
-            /** @description 409 lifecycle conflicts: the instance status now. */
-            status?: string;
-            /** @description 409 lifecycle conflicts, 503 Service unavailable and 504 Outcome unknown: a readable explanation. */
-            message?: string;
-            /** @description 409 lifecycle conflicts: the action (or job type) in progress, if any. */
-            running_action?: string;
-        };
-        RateLimitError: {
-            /** @enum {string} */
-            error: "Rate limit exceeded";
-            /** @description Seconds to wait, as in the Retry-After header. */
-            retry_after: number;
-            request_id: string;
-        };
         /**
          * @description An orderable flavor. `x-plans` gives the vCPUs, memory, disk and hourly price (USD) of each.
          * @enum {string}
@@ -952,25 +991,6 @@ export interface components {
             /** @enum {string} */
             action: "power_on" | "power_off" | "reboot" | "resize";
             job_id: string | null;
-        };
-        Job: {
-            job_id: string;
-            /** @enum {string} */
-            type: "provision" | "delete" | "power_on" | "power_off" | "reboot" | "resize" | "reconcile";
-            instance_id: number;
-            /** @enum {string} */
-            status: "running" | "succeeded" | "failed";
-            /** Format: date-time */
-            started_at: string;
-            /** Format: date-time */
-            finished_at: string | null;
-            error: string | null;
-            /** @description Why it failed: `code` (one of `upstream_error`, `capacity`, `provision_timeout`, `ssh_timeout`, `action_not_taken`, `billing_paused`, `server_lost`, `interrupted`) for programs, `message` for people. */
-            failure?: {
-                /** @enum {string} */
-                code: "upstream_error" | "capacity" | "provision_timeout" | "ssh_timeout" | "action_not_taken" | "billing_paused" | "server_lost" | "interrupted";
-                message: string;
-            };
         };
         ApiKeyInfo: {
             id: number;
@@ -1119,6 +1139,125 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listInstanceJobs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The instance id. */
+                instance_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The jobs. */
+            200: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"][];
+                };
+            };
+            /** @description Missing or malformed Authorization header; Invalid API key prefix; Invalid or revoked API key; API key owner not found. */
+            401: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Account suspended; Account not confirmed; Instance is billing-paused. */
+            403: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Instance not found (missing, or owned by someone else). */
+            404: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
+            429: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description Internal server error (no details). */
+            500: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            503: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    RateLimit?: string;
+                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listInstances: {
         parameters: {
             query?: {
@@ -5153,16 +5292,16 @@ export const serviceEventOneOf10TypeValues: ReadonlyArray<Extract<FlattenedDeepR
 export const serviceEventOneOf11TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
     type: unknown;
 }>["type"]> = ["webhook.test"];
+export const jobTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Job"]["type"]> = ["provision", "delete", "power_on", "power_off", "reboot", "resize", "reconcile"];
+export const jobStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Job"]["status"]> = ["running", "succeeded", "failed"];
+export const jobFailureCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Job"]["failure"]["code"]> = ["upstream_error", "capacity", "provision_timeout", "ssh_timeout", "action_not_taken", "billing_paused", "server_lost", "interrupted"];
+export const rateLimitErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RateLimitError"]["error"]> = ["Rate limit exceeded"];
 export const instanceDetailStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InstanceDetail"]["status"]> = ["pending", "provisioning", "active", "stopped", "failed", "resizing", "deleting", "destroyed", "quarantined"];
 export const instanceDetailFailureCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InstanceDetail"]["failure"]["code"]> = ["upstream_error", "capacity", "provision_timeout", "ssh_timeout", "action_not_taken", "billing_paused", "server_lost", "interrupted"];
-export const rateLimitErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RateLimitError"]["error"]> = ["Rate limit exceeded"];
 export const flavorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Flavor"]> = ["s-1vcpu-2gb", "s-2vcpu-2gb", "s-2vcpu-4gb", "s-4vcpu-8gb", "s-8vcpu-16gb", "s-16vcpu-32gb"];
 export const instanceSummaryStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InstanceSummary"]["status"]> = ["pending", "provisioning", "active", "stopped", "failed", "resizing", "deleting", "destroyed", "quarantined"];
 export const deleteResultStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeleteResult"]["status"]> = ["deleting"];
 export const actionResultActionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ActionResult"]["action"]> = ["power_on", "power_off", "reboot", "resize"];
-export const jobTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Job"]["type"]> = ["provision", "delete", "power_on", "power_off", "reboot", "resize", "reconcile"];
-export const jobStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Job"]["status"]> = ["running", "succeeded", "failed"];
-export const jobFailureCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Job"]["failure"]["code"]> = ["upstream_error", "capacity", "provision_timeout", "ssh_timeout", "action_not_taken", "billing_paused", "server_lost", "interrupted"];
 export const webhookEventsValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Webhook"]["events"]> = ["instance.created", "instance.status_changed", "instance.updated", "instance.deleted", "job.succeeded", "job.failed", "webhook.disabled", "account.balance_low", "account.billing_paused", "account.billing_resumed", "account.auto_recharge_disabled"];
 export const billingBalance_noticeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Billing"]["balance_notice"]> = ["none", "below_24h", "below_1h"];
 export const billingTop_upsKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Billing"]["top_ups"]["kind"]> = ["checkout", "auto_recharge"];

@@ -23,6 +23,7 @@ export function show(...children: Child[]): void {
   const main = document.getElementById('main');
   if (!main) return;
   main.replaceChildren(...children.filter((child): child is Node | string => Boolean(child)));
+  for (const table of main.querySelectorAll('table')) labelCells(table);
   const heading = main.querySelector('h1');
   if (heading) {
     heading.setAttribute('tabindex', '-1');
@@ -44,3 +45,15 @@ export function field(label: string, input: HTMLInputElement, hint?: string): HT
 }
 
 export const link = (href: string, text: string) => h('a', { href }, text);
+
+/**
+ * Gives each body cell its column's heading (`data-label`), which narrow screens show beside the value when the
+ * table's rows reflow into cards, so no column (and no button) is ever off-screen.
+ */
+export function labelCells(table: HTMLTableElement): void {
+  const headings = [...table.querySelectorAll('thead th')].map((th) => th.textContent ?? '');
+  for (const row of table.querySelectorAll('tbody tr'))
+    [...row.children].forEach((cell, column) => {
+      if (headings[column] && !cell.hasAttribute('colspan')) cell.setAttribute('data-label', headings[column]);
+    });
+}

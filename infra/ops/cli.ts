@@ -1,3 +1,4 @@
+import { createInterface } from 'node:readline/promises';
 import { Command as Program, CommanderError, Help } from 'commander';
 import { resolveTarget } from './target';
 import { escapeUnsafeCharacters } from '../../shared/model/text';
@@ -11,7 +12,7 @@ import { escapeUnsafeCharacters } from '../../shared/model/text';
  * target's environment, as a function's are on AWS.
  */
 if (!process.env.OPS_DEBUG) process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
-const { commandOptions, commands, prepareCommand, usage, usageOf, UsageError } = await import('./commands');
+const { commandOptions, commands, prepareCommandWithQuestion, usage, usageOf, UsageError } = await import('./commands');
 const { awsDeps } = await import('../../shared/wiring/aws');
 type OptionName = keyof typeof commandOptions;
 
@@ -23,6 +24,8 @@ function program(run: (name: string, args: string[], options: Record<string, unk
   const root: Program = new Program('ops')
     .option('--json', 'print one JSON object')
     .option('--stack <name>', 'a deployed stack instead of the local service')
+    .option('--dry-run', 'check and say what the command would change; change nothing')
+    .option('-y, --yes', 'do not ask before a change hard to take back')
     .configureHelp({
       // The root lists every command with its synopsis; a command's own help is commander's.
       formatHelp: (command, helper): string =>
@@ -60,12 +63,45 @@ function program(run: (name: string, args: string[], options: Record<string, unk
   return root;
 }
 
+class NotConfirmedError extends Error {}
+
+/**
+ * On a terminal, asks and goes on only on "yes"; without one (a script, a pipe) there is no one to ask, and the
+ * command runs as it always has, so automation keeps working.
+ */
+async function confirmedAtTerminal(question: string): Promise<boolean> {
+  if (!process.stdin.isTTY || !process.stderr.isTTY) return true;
+  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^y(es)?$/i.test((await prompt.question(`${question} Type yes to go on: `)).trim());
+  } finally {
+    prompt.close();
+  }
+}
+
+/** A service that does not answer at all, said plainly (Node's own text is `connect ECONNREFUSED 127.0.0.1:…`). */
+function unreachable(error: unknown, stack: string | undefined): Error | undefined {
+  const codes = [error, (error as { cause?: unknown })?.cause].map((e) => (e as NodeJS.ErrnoException | undefined)?.code);
+  if (!codes.some((code) => code === 'ECONNREFUSED' || code === 'ECONNRESET')) return undefined;
+  return new Error(
+    stack === undefined
+      ? 'the local service is not running: start it with npm start (or name a deployed one with --stack NAME)'
+      : `stack ${stack} does not answer`,
+  );
+}
+
 async function main(argv: string[]): Promise<number> {
   let exitCode = 0;
   const cli = program(async (name, args, options) => {
-    const action = prepareCommand([...name.split(' '), ...args], options);
-    const { json, stack } = cli.opts<{ json?: boolean; stack?: string }>();
-    const output = await action(awsDeps({ ...process.env, ...(await resolveTarget(stack)) }));
+    const { action, question } = prepareCommandWithQuestion([...name.split(' '), ...args], options);
+    const { json, stack, dryRun, yes } = cli.opts<{ json?: boolean; stack?: string; dryRun?: boolean; yes?: boolean }>();
+    if (question && !dryRun && !yes && !(await confirmedAtTerminal(question)))
+      throw new NotConfirmedError('not confirmed; nothing changed');
+    const output = await action(awsDeps({ ...process.env, ...(await resolveTarget(stack)) }), { dryRun: dryRun === true }).catch(
+      (error: unknown) => {
+        throw unreachable(error, stack) ?? error;
+      },
+    );
     // JSON.stringify leaves C1 controls, separators and bidi overrides raw; as \u escapes the JSON means the same.
     console.log(json ? escapeUnsafeCharacters(JSON.stringify(output.json)) : output.text);
     exitCode = output.exitCode ?? 0;

@@ -9,7 +9,7 @@ import { reconcile } from '../../shared/domain/reconciler';
 import { orphanOverview } from '../../shared/domain/fleet-sweep';
 import { spareOrphan } from '../../shared/store/orphans';
 import { resumeSweepGuard } from '../../shared/domain/server-guard';
-import { getAccount, updateAccountFlags, type Account, type AccountFlags } from '../../shared/store/accounts';
+import { getAccount, scanAccounts, updateAccountFlags, type Account, type AccountFlags } from '../../shared/store/accounts';
 import { listAccountApiKeys } from '../../shared/store/api-keys';
 import { setCapacityLimit } from '../../shared/store/counters';
 import { type CapacityPool } from '../../shared/model/capacity';
@@ -48,8 +48,24 @@ interface Output {
   readonly exitCode?: number;
 }
 
+/** How a command runs: `dryRun` checks and says what it would change, and changes nothing. */
+export interface RunMode {
+  readonly dryRun: boolean;
+}
+
 /** What a command does once its arguments are valid; it may still refuse (UsageError) before changing anything. */
-export type Action = (deps: Deps) => Promise<Output>;
+export type Action = (deps: Deps, mode?: RunMode) => Promise<Output>;
+
+/** A command's answer to --dry-run: what it would do, nothing changed. */
+const dryRun = (json: Record<string, unknown>, text: string): Output => ({
+  json: { ...json, dry_run: true },
+  text: `${text} (dry run: nothing changed)`,
+});
+
+/** A refusal after looking (the service answered): exit code 1, nothing was changed. */
+export class RefusedError extends Error {
+  override readonly name = 'RefusedError';
+}
 
 export interface Command<A extends string = string> {
   /** Positional arguments, by name. */
@@ -58,6 +74,11 @@ export interface Command<A extends string = string> {
   /** How the options are given, for help. */
   readonly synopsis?: string;
   readonly summary: string;
+  /**
+   * A change hard to take back: on a terminal the command asks first (`--yes` skips the question; without a terminal
+   * it runs, for scripts), and `--dry-run` says what it would do. The question, from the arguments.
+   */
+  readonly confirm?: (args: Readonly<Record<string, string>>, options: Options) => string;
   /** Checks the arguments without reaching the service, so that nothing runs unless all of them are valid. */
   prepare(args: Record<A, string>, options: Options): Action;
 }
@@ -137,6 +158,16 @@ const accountView = (account: Account) => ({
   created_at: account.created_at,
 });
 
+/** An account in a list: who, standing and balance. */
+const accountRow = (view: ReturnType<typeof accountView>) => ({
+  account_id: view.account_id,
+  email: view.email,
+  standing: view.deleted_at ? 'deleted' : view.suspended ? 'suspended' : view.confirmed ? 'confirmed' : 'unconfirmed',
+  balance: view.balance_usd,
+  billing_paused: view.billing_paused,
+  created_at: view.created_at,
+});
+
 /** A value as printed: stored names may predate validation, so nothing in them may drive the terminal. */
 const shown = (value: unknown) => (value === null || value === undefined ? '-' : escapeUnsafeCharacters(String(value)));
 
@@ -161,14 +192,28 @@ function table(heading: string, rows: readonly Readonly<Record<string, unknown>>
 const LEDGER_ENTRIES_SHOWN = 20;
 
 /** A deposit or a charge: the account must exist; prints the account with the amount moved. */
-function moneyCommand(summary: string, verb: string, move: (deps: Deps, accountId: string, micros: number) => Promise<Account>): Command {
+function moneyCommand(
+  summary: string,
+  verb: string,
+  sign: 1 | -1,
+  move: (deps: Deps, accountId: string, micros: number) => Promise<Account>,
+  confirm?: Command['confirm'],
+): Command {
   return command({
     args: ['id', 'usd'],
     summary,
+    ...(confirm ? { confirm } : {}),
     prepare: ({ id, usd: amount }) => {
       const micros = positiveUsd(amount);
-      return async (deps) => {
-        await existingAccount(deps, id);
+      return async (deps, mode) => {
+        const before = await existingAccount(deps, id);
+        if (mode?.dryRun) {
+          const after = before.balance + sign * micros;
+          return dryRun(
+            { ...accountView(before), ...money('amount', micros), ...money('balance_after', after) },
+            `${id}: would be ${verb} ${dollars(micros)}; balance ${dollars(before.balance)} → ${dollars(after)}${after <= 0 ? ' (billing paused: running servers powered off)' : ''}`,
+          );
+        }
         const account = await move(deps, id, micros);
         return {
           json: { ...accountView(account), ...money('amount', micros) },
@@ -180,13 +225,24 @@ function moneyCommand(summary: string, verb: string, move: (deps: Deps, accountI
 }
 
 /** An operator change to an account's standing; prints the account as it is afterwards. */
-function flagCommand(summary: string, verb: string, flags: () => AccountFlags): Command {
+function flagCommand(
+  summary: string,
+  verb: string,
+  flags: () => AccountFlags,
+  { confirm, check }: { confirm?: Command['confirm']; check?: (deps: Deps, account: Account) => Promise<void> } = {},
+): Command {
   return command({
     args: ['id'],
     summary,
+    ...(confirm ? { confirm } : {}),
     prepare:
       ({ id }) =>
-      async (deps) => {
+      async (deps, mode) => {
+        if (check || mode?.dryRun) {
+          const before = await existingAccount(deps, id);
+          await check?.(deps, before);
+          if (mode?.dryRun) return dryRun(accountView(before), `${id}: would be ${verb}`);
+        }
         // A conditional update: a missing account is refused, not created.
         if (!(await updateAccountFlags(deps, id, flags()))) throw new UsageError(`no account ${id}`);
         const account = await existingAccount(deps, id);
@@ -259,15 +315,69 @@ export const commands = new Map<string, Command>([
       },
     }),
   ],
-  ['account deposit', moneyCommand('credit an account', 'deposited', deposit)],
+  ['account deposit', moneyCommand('credit an account', 'deposited', 1, deposit)],
   [
     'account charge',
-    moneyCommand('debit an account (billing pause applies)', 'charged', (deps, id, micros) => charge(deps, id, micros, 'operator charge')),
+    moneyCommand(
+      'debit an account (billing pause applies)',
+      'charged',
+      -1,
+      (deps, id, micros) => charge(deps, id, micros, 'operator charge'),
+      ({ id, usd: amount }) => `Charge ${id} $${amount}? At a balance of zero its running servers are powered off.`,
+    ),
   ],
   ['account confirm', flagCommand('mark an account confirmed', 'confirmed', () => ({ confirmed: true }))],
-  ['account suspend', flagCommand('suspend an account', 'suspended', () => ({ suspended: true }))],
+  [
+    'account suspend',
+    flagCommand('suspend an account', 'suspended', () => ({ suspended: true }), {
+      confirm: ({ id }) => `Suspend ${id}? Its keys and sessions are refused until it is unsuspended.`,
+    }),
+  ],
   ['account unsuspend', flagCommand('lift a suspension', 'unsuspended', () => ({ suspended: false }))],
-  ['account delete', flagCommand('mark an account deleted now', 'deleted', () => ({ deleted_at: new Date().toISOString() }))],
+  [
+    'account delete',
+    flagCommand(
+      'mark an account deleted now (refused while it has live instances: their servers would run on unbilled)',
+      'deleted',
+      () => ({ deleted_at: new Date().toISOString() }),
+      {
+        confirm: ({ id }) => `Delete ${id}? Its keys and sessions stop working for good.`,
+        check: async (deps, account) => {
+          const live = await listOwnedInstances(deps, account.account_id);
+          if (live.length > 0)
+            throw new RefusedError(
+              `${account.account_id} has ${live.length} live instance(s) (${live.map((i) => `${i.instance_id} ${i.status}`).join(', ')}): their servers would run on with nobody billed; delete them first (or suspend the account); nothing changed`,
+            );
+        },
+      },
+    ),
+  ],
+  [
+    'account find',
+    command({
+      args: ['email'],
+      summary: 'the accounts with this e-mail address (a whole-table scan)',
+      prepare: ({ email }) => {
+        const address = emailArg(email);
+        return async (deps) => {
+          const found = (await scanAccounts(deps, address)).map(accountView);
+          if (found.length === 0) throw new RefusedError(`no account has the e-mail address ${address}`);
+          return { json: { accounts: found }, text: table('accounts', found.map(accountRow)) };
+        };
+      },
+    }),
+  ],
+  [
+    'account list',
+    command({
+      args: [],
+      summary: 'every account, oldest first (a whole-table scan)',
+      prepare: () => async (deps) => {
+        const accounts = (await scanAccounts(deps)).map(accountView);
+        return { json: { accounts }, text: table('accounts', accounts.map(accountRow)) };
+      },
+    }),
+  ],
   [
     'account show',
     command({
@@ -353,9 +463,19 @@ export const commands = new Map<string, Command>([
       options: ['ipv4', 'flavor', 'limit'],
       synopsis: '--ipv4 N | --flavor F --limit N',
       summary: 'size the IPv4 pool or a flavor tier (units in use stay in use)',
+      confirm: (_, options) =>
+        `Set the ${options.ipv4 !== undefined ? 'IPv4 pool' : `${options.flavor ?? ''} tier`} limit to ${options.ipv4 ?? options.limit ?? ''}? Creates past it are refused.`,
       prepare: (_, options) => {
         const { pool, limit } = capacityPool(options);
-        return async (deps) => {
+        return async (deps, mode) => {
+          if (mode?.dryRun) {
+            const capacity = await capacityOverview(deps);
+            const now = pool.kind === 'ipv4' ? capacity.ipv4 : capacity.tiers[pool.flavor];
+            return dryRun(
+              { pool: pool.kind, ...(pool.kind === 'tier' ? { flavor: pool.flavor } : {}), limit, current: now ?? null },
+              `${pool.kind === 'tier' ? `tier ${pool.flavor}` : 'ipv4 pool'}: limit would be ${limit} (now ${JSON.stringify(now ?? null)})`,
+            );
+          }
           await setCapacityLimit(deps, pool, limit);
           return {
             json: { pool: pool.kind, ...(pool.kind === 'tier' ? { flavor: pool.flavor } : {}), limit },
@@ -509,17 +629,24 @@ export function usage(): string {
   const lines = [...commands].map(([name, definition]) => [usageOf(name, definition), definition.summary] as const);
   const width = Math.max(...lines.map(([text]) => text.length));
   return [
-    'Usage: npm run --silent ops -- <command> [--json] [--stack NAME]',
+    'Usage: npm run --silent ops -- <command> [--json] [--stack NAME] [--dry-run] [--yes]',
     '',
     ...lines.map(([text, summary]) => `  ${text.padEnd(width)}  ${summary}`),
     '',
     'USD amounts are dollars with up to two decimals (12 or 12.50). The local service (npm start) is the target',
-    'unless --stack NAME names a deployed stack. --json prints one JSON object.',
+    'unless --stack NAME names a deployed stack. --json prints one JSON object. --dry-run checks and says what a',
+    'command would change, changing nothing. account charge, suspend and delete and capacity set ask on a terminal',
+    'first (--yes skips the question; without a terminal they run).',
   ].join('\n');
 }
 
 /** Finds the command and checks its arguments and options; a UsageError when any is wrong. */
 export function prepareCommand(positionals: readonly string[], options: Options): Action {
+  return prepareCommandWithQuestion(positionals, options).action;
+}
+
+/** As prepareCommand, with the question to ask first when the command changes something hard to take back. */
+export function prepareCommandWithQuestion(positionals: readonly string[], options: Options): { action: Action; question?: string } {
   const [group = '', verb = '', ...args] = positionals;
   const name = commands.has(group) ? group : `${group} ${verb}`.trim();
   const rest = commands.has(group) ? [verb, ...args].filter(Boolean) : args;
@@ -528,5 +655,7 @@ export function prepareCommand(positionals: readonly string[], options: Options)
   if (rest.length !== definition.args.length) throw new UsageError(`usage: ${usageOf(name, definition)}`);
   const stray = (Object.keys(options) as OptionName[]).find((o) => options[o] !== undefined && !definition.options?.includes(o));
   if (stray) throw new UsageError(`${name} takes no --${stray}`);
-  return definition.prepare(Object.fromEntries(definition.args.map((a, i) => [a, rest[i] ?? ''])), options);
+  const named = Object.fromEntries(definition.args.map((a, i) => [a, rest[i] ?? '']));
+  const action = definition.prepare(named, options);
+  return definition.confirm ? { action, question: definition.confirm(named, options) } : { action };
 }

@@ -225,7 +225,26 @@ export const getJobRoute = {
   },
 } as const satisfies BearerRoute;
 
+export const listInstanceJobsRoute = {
+  name: 'ListInstanceJobs',
+  method: 'GET',
+  path: `${getInstanceRoute.path}/jobs`,
+  entry: 'functions/api/list-instance-jobs.ts',
+  auth: 'bearer',
+  params: instancePath,
+  access: { tables: { instances: ['GetItem'], jobs: ['Query', 'BatchGetItem'] } },
+  doc: {
+    operationId: 'listInstanceJobs',
+    summary: "An instance's latest jobs, newest first",
+    description:
+      "The latest 50 provisions, actions and deletes of one of the caller's instances, newest first, each as `GET /api/v1/jobs/{job_id}` shows it. Another account's instance is 404, like a missing or deleted one.",
+    tags: ['jobs'],
+    responses: { 200: ok('The jobs.', z.array(Job), rateLimitHeaders(true)), ...bearerErrors([401, 403, 404]) },
+  },
+} as const satisfies BearerRoute;
+
 export const instanceRoutes = [
+  listInstanceJobsRoute,
   createInstanceRoute,
   listInstancesRoute,
   getInstanceRoute,

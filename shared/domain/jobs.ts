@@ -1,10 +1,11 @@
 import type { Deps } from './deps';
 import { randomUUID } from 'node:crypto';
-import { getJob } from '../store/jobs';
+import { getJob, listInstanceJobs } from '../store/jobs';
+import { getOwnedInstance } from '../store/instances';
 import { type Job } from '../model/job';
 import type { Instance } from '../model/instance';
 import type { JobView } from '../schemas/jobs';
-import { notFound } from '../model/errors';
+import { instanceNotFound, notFound } from '../model/errors';
 import { toJobView } from './views';
 
 export function newJob(type: Job['type'], instance: Pick<Instance, 'instance_id' | 'account_id'>): Job {
@@ -29,4 +30,14 @@ export async function getJobView(deps: Deps, accountId: string, jobId: string | 
   const job = jobId && JOB_ID.test(jobId) ? await getJob(deps, jobId) : undefined;
   if (!job || job.account_id !== accountId) throw notFound('Job not found');
   return toJobView(job);
+}
+
+/** How many of an instance's jobs its list holds: the latest ones. */
+export const INSTANCE_JOBS_LISTED = 50;
+
+/** GET /instances/{id}/jobs: the caller's instance's latest jobs, newest first; anyone else's instance is 404. */
+export async function listInstanceJobViews(deps: Deps, accountId: string, instanceId: number | undefined): Promise<JobView[]> {
+  const instance = instanceId === undefined ? undefined : await getOwnedInstance(deps, instanceId, accountId);
+  if (!instance) throw instanceNotFound();
+  return (await listInstanceJobs(deps, instance.instance_id, INSTANCE_JOBS_LISTED)).map(toJobView);
 }

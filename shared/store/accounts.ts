@@ -8,7 +8,7 @@ import {
   type AutoRecharge,
   type BalanceNotice,
 } from '../model/payments';
-import { batchGetAll, whenConditionHolds } from './dynamo-helpers';
+import { batchGetAll, readAll, whenConditionHolds } from './dynamo-helpers';
 
 export const accountSchema = z.object({
   account_id: z.string(),
@@ -54,6 +54,15 @@ export async function billingPausedAmong(deps: Platform, accountIds: readonly st
     accountSchema,
   );
   return new Set(accounts.filter((account) => account.billing_paused).map((account) => account.account_id));
+}
+
+/** Every account, or those with this e-mail address (case-insensitive): a whole-table scan, for operators only. */
+export async function scanAccounts(deps: Platform, email?: string): Promise<Account[]> {
+  const accounts = await readAll(deps, { kind: 'scan', TableName: tableName(deps, 'accounts'), ConsistentRead: true }, accountSchema);
+  const wanted = email?.toLowerCase();
+  return accounts
+    .filter((account) => wanted === undefined || account.email.toLowerCase() === wanted)
+    .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.account_id.localeCompare(b.account_id));
 }
 
 export async function insertAccount(deps: Platform, account: Account): Promise<void> {

@@ -1,5 +1,5 @@
 import { tableName, type Platform } from '../platform';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { jobSchema, type Job, type JobFinish, type JobOutcome } from '../model/job';
 import { batchGetAll, readAll, whenConditionHolds } from './dynamo-helpers';
@@ -93,6 +93,24 @@ export async function listRunningJobs(deps: Platform, instanceId: number): Promi
     },
     jobSchema,
   );
+}
+
+/** The instance's latest jobs, newest first (at most `limit`): keys from the index, the jobs read by key, consistently. */
+export async function listInstanceJobs(deps: Platform, instanceId: number, limit: number): Promise<Job[]> {
+  const { Items = [] } = await deps.dynamo.send(
+    new QueryCommand({
+      TableName: tableName(deps, 'jobs'),
+      IndexName: 'by_instance',
+      KeyConditionExpression: 'instance_id = :instance',
+      ExpressionAttributeValues: { ':instance': instanceId },
+      ProjectionExpression: 'job_id',
+      ScanIndexForward: false,
+      Limit: limit,
+    }),
+  );
+  const keys = Items.map((item) => z.object({ job_id: z.string() }).parse(item));
+  const jobs = await batchGetAll(deps, tableName(deps, 'jobs'), keys, jobSchema);
+  return jobs.sort((a, b) => b.started_at.localeCompare(a.started_at) || b.job_id.localeCompare(a.job_id));
 }
 
 export async function insertJob(deps: Platform, job: Job): Promise<void> {

@@ -222,6 +222,9 @@ describe('the account console', () => {
     await page.getByRole('button', { name: 'Yes, revoke' }).click();
 
     await eventually(() => page.getByRole('row', { name: /laptop/ }).textContent()).toContain('Revoked');
+    await eventually(() => page.getByRole('status').filter({ hasText: 'Key “laptop” revoked' }).textContent()).toBe(
+      'Key “laptop” revoked: requests with it are refused from now on.',
+    );
     const after = await bearer('/api/v1/instances', fullKey);
     expect(after.status).toBe(401);
     expect(after.body.error).toBe('Invalid or revoked API key');
@@ -239,6 +242,27 @@ describe('the account console', () => {
     expect(await page.locator('.chart canvas').count()).toBe(1);
     expect(await page.getByRole('region', { name: 'Ledger entries' }).textContent()).toContain('Card top-up$10.00');
     await checkPage('account');
+  });
+
+  it.each([
+    ['keys', 'API keys', 'Keys table'],
+    ['account', 'Account', 'Ledger entries'],
+  ])('shows the %s page at 375 px as cards, every control on the screen, with no accessibility violation', async (hash, title, region) => {
+    await page.goto(`${runtime.consoleUrl}#/${hash}`);
+    await eventually(() => page.locator('h1').textContent()).toBe(title);
+    await page.setViewportSize({ width: 375, height: 900 });
+
+    const offScreen = await page.evaluate<string[]>(`[...document.querySelectorAll('main button, main a, main input, main td, main th')]
+      .filter((element) => element.getBoundingClientRect().width > 0 && element.getBoundingClientRect().right > window.innerWidth + 0.5)
+      .map((element) => element.outerHTML.slice(0, 80))`);
+    const labelled = await page.getByRole('region', { name: region }).locator('td[data-label]').count();
+    const { violations } = await new AxeBuilder({ page }).analyze();
+    await page.screenshot({ path: join(ARTIFACTS, `console-${hash}-cards-375.png`), fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 900 });
+
+    expect(offScreen).toEqual([]);
+    expect(labelled).toBeGreaterThan(0);
+    expect(violations.map((violation) => violation.id)).toEqual([]);
   });
 
   it.each([

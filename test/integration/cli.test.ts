@@ -256,6 +256,29 @@ describe('vps instances', () => {
   });
 });
 
+describe('vps jobs list', () => {
+  it("lists an instance's jobs newest first, and another account's instance is 404", async () => {
+    const { env, apiKey } = await account();
+    const other = await runtime.newAccount();
+    const created = await runVpsJson(home, ['instances', 'create', '--name', 'jobs', '--flavor', 's-1vcpu-2gb', '--wait'], env);
+    await runVpsJson(home, ['instances', 'power-off', 'jobs', '--wait'], env);
+
+    const listed = await runVpsJson(home, ['jobs', 'list', 'jobs'], env);
+    const table = await runVps(home, ['jobs', 'list', String(created.instance_id), '--format', 'TYPE,STATUS', '--no-header'], { env });
+    const own = await runtime.call('GET', `/api/v1/instances/${created.instance_id}/jobs`, { apiKey });
+    const foreign = await runtime.call('GET', `/api/v1/instances/${created.instance_id}/jobs`, { apiKey: other.apiKey });
+
+    expect(listed.map((job: { type: string; status: string }) => [job.type, job.status])).toEqual([
+      ['power_off', 'succeeded'],
+      ['provision', 'succeeded'],
+    ]);
+    expect(listed.every((job: { instance_id: number }) => job.instance_id === created.instance_id)).toBe(true);
+    expect(table.stdout).toBe('power_off  succeeded\nprovision  succeeded\n');
+    expect(own.body).toEqual(listed);
+    expect([foreign.status, foreign.body.error]).toEqual([404, 'Instance not found']);
+  });
+});
+
 describe('vps ssh', () => {
   /** An `ssh` first on the PATH that prints the arguments it was given, one a line, and exits 7. */
   async function fakeSsh(): Promise<Record<string, string>> {

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
@@ -129,6 +129,67 @@ describe('refusals, target and help', () => {
     });
     const { LedgerTableName: _, ...withoutLedger } = outputs;
     expect(() => stackEnv('vps-dev', 'eu-west-1', withoutLedger)).toThrow('stack vps-dev has no output LedgerTableName');
+  });
+});
+
+describe('changes hard to take back', () => {
+  it('--dry-run says what charge, delete and capacity set would do and changes nothing', async () => {
+    const { accountId } = await runtime.newAccount({ depositUsd: '10' });
+    const before = await storedState();
+
+    const charged = await opsJson('account', 'charge', accountId, '12.50', '--dry-run');
+    const deleted = await ops(['account', 'delete', accountId, '--dry-run']);
+    const sized = await opsJson('capacity', 'set', '--ipv4', '3', '--dry-run');
+
+    expect(charged).toMatchObject({ account_id: accountId, amount_micros: 12_500_000, balance_after_micros: -2_500_000, dry_run: true });
+    expect([deleted.code, deleted.stdout]).toEqual([0, `${accountId}: would be deleted (dry run: nothing changed)\n`]);
+    expect(sized).toMatchObject({ pool: 'ipv4', limit: 3, dry_run: true });
+    expect(await storedState()).toEqual(before);
+  });
+
+  it('account delete refuses while the account has live instances, naming them, and deletes once they are gone', async () => {
+    const { accountId, apiKey } = await runtime.newAccount();
+    const { instance_id: id } = await runtime.activeInstance(apiKey);
+
+    const refused = await ops(['account', 'delete', accountId, '--yes']);
+    const afterRefusal = await getAccount(runtime.deps, accountId);
+    const removed = await runtime.call('DELETE', `/api/v1/instances/${id}`, { apiKey });
+    await runtime.waitForJob(apiKey, removed.body.job_id);
+    const deleted = await opsJson('account', 'delete', accountId, '--yes');
+
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(
+      `error: ${accountId} has 1 live instance(s) (${id} active): their servers would run on with nobody billed; delete them first (or suspend the account); nothing changed\n`,
+    );
+    expect(afterRefusal?.deleted_at).toBeNull();
+    expect(deleted.deleted_at).toEqual(expect.any(String));
+  });
+
+  it('account find and account list read accounts by e-mail and all of them', async () => {
+    const email = `find.${Date.now()}@example.com`;
+    const created = await opsJson('account', 'create', '--email', email);
+
+    const found = await opsJson('account', 'find', email.toUpperCase());
+    const listed = await opsJson('account', 'list');
+    const missing = await ops(['account', 'find', 'nobody.here@example.com']);
+
+    expect(found.accounts.map((a: { account_id: string }) => a.account_id)).toEqual([created.account_id]);
+    expect(listed.accounts.map((a: { account_id: string }) => a.account_id)).toContain(created.account_id);
+    expect([missing.code, missing.stderr]).toEqual([1, 'error: no account has the e-mail address nobody.here@example.com\n']);
+  });
+
+  it('says the local service is not running when its runtime file is there but nothing answers', async () => {
+    const stopped = join(runtimeDir, 'stopped-runtime.json');
+    const settings = JSON.parse(await readFile(runtimeFile, 'utf8'));
+    await writeFile(stopped, JSON.stringify({ ...settings, dynamodb_endpoint: 'http://127.0.0.1:9' }));
+
+    const run = await ops(['account', 'list'], { OPS_RUNTIME_FILE: stopped });
+
+    expect(run).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'error: the local service is not running: start it with npm start (or name a deployed one with --stack NAME)\n',
+    });
   });
 });
 

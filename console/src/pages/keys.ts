@@ -1,6 +1,6 @@
 import { ApiError, call, type Session } from '../api';
-import { field, h, notice, show } from '../dom';
-import { go } from '../main';
+import { field, h, labelCells, notice, show } from '../dom';
+import { go, type Route } from '../main';
 import { depositExplanation, type AccountView } from './deposit';
 
 interface KeyInfo {
@@ -75,7 +75,7 @@ function revealedKey(fullKey: string, name: string, onDismiss: () => void): HTML
   return panel;
 }
 
-function keyRow(key: KeyInfo, onRevoked: () => void): HTMLTableRowElement {
+function keyRow(key: KeyInfo, onRevoked: (name: string) => void): HTMLTableRowElement {
   const actions = h('td', {});
   const status = key.is_active
     ? h('span', { class: 'badge badge-active' }, 'Active')
@@ -92,7 +92,7 @@ function keyRow(key: KeyInfo, onRevoked: () => void): HTMLTableRowElement {
         onclick: () => {
           yes.disabled = true;
           void guarded(() => call('DELETE', `keys/${key.id}`))
-            .then(onRevoked)
+            .then(() => onRevoked(key.name))
             .catch((error: unknown) => actions.append(notice('error', error instanceof Error ? error.message : 'Revoking failed')));
         },
       },
@@ -114,9 +114,10 @@ function keyRow(key: KeyInfo, onRevoked: () => void): HTMLTableRowElement {
   );
 }
 
-export async function keysPage(_session: Session): Promise<void> {
+/** The keys page; `revoked` names a key just revoked, which the page confirms. */
+export async function keysPage(_session: Session, _route?: Route, revoked?: string): Promise<void> {
   const [keys, account] = await guarded(() => Promise.all([call<KeyInfo[]>('GET', 'keys'), call<AccountView>('GET', 'account')]));
-  const reload = () => void keysPage(_session);
+  const reload = (name: string) => void keysPage(_session, undefined, name);
   const name = h('input', { name: 'name', type: 'text', maxlength: '100', autocomplete: 'off', placeholder: 'Default' });
   const formStatus = h('div', { class: 'form-status' });
   const reveal = h('div', {});
@@ -138,6 +139,7 @@ export async function keysPage(_session: Session): Promise<void> {
         // reload here would re-render the table under a revocation being confirmed).
         reveal.replaceChildren(revealedKey(created.full_key, created.name, () => name.focus()));
         table.replaceChildren(...tableParts([created, ...keys]));
+        labelCells(table);
         reveal.querySelector<HTMLButtonElement>('button')?.focus();
       })
       .catch((error: unknown) => {
@@ -176,6 +178,7 @@ export async function keysPage(_session: Session): Promise<void> {
       ' on the instance endpoints. Revoked keys stop working at once.',
     ),
     account.deposit_required ? depositExplanation(account) : null,
+    revoked === undefined ? null : notice('success', `Key “${revoked}” revoked: requests with it are refused from now on.`),
     reveal,
     h('section', { 'aria-labelledby': 'create-heading' }, h('h2', { id: 'create-heading' }, 'Create a key'), create),
     h(
