@@ -49,7 +49,7 @@ interface Output {
 }
 
 /** How a command runs: `dryRun` checks and says what it would change, and changes nothing. */
-export interface RunMode {
+interface RunMode {
   readonly dryRun: boolean;
 }
 

@@ -33,7 +33,7 @@ export async function getJobView(deps: Deps, accountId: string, jobId: string | 
 }
 
 /** How many of an instance's jobs its list holds: the latest ones. */
-export const INSTANCE_JOBS_LISTED = 50;
+const INSTANCE_JOBS_LISTED = 50;
 
 /** GET /instances/{id}/jobs: the caller's instance's latest jobs, newest first; anyone else's instance is 404. */
 export async function listInstanceJobViews(deps: Deps, accountId: string, instanceId: number | undefined): Promise<JobView[]> {
