@@ -63,7 +63,7 @@ const dryRun = (json: Record<string, unknown>, text: string): Output => ({
 });
 
 /** A refusal after looking (the service answered): exit code 1, nothing was changed. */
-export class RefusedError extends Error {
+class RefusedError extends Error {
   override readonly name = 'RefusedError';
 }
 
