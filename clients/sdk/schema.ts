@@ -956,7 +956,7 @@ export interface components {
             private_key: string | null;
         };
         /**
-         * @description An orderable flavor. `x-plans` gives the vCPUs, memory, disk and hourly price (USD) of each.
+         * @description An orderable flavor. `x-plans` gives the vCPUs, memory, disk and hourly price (USD) of each. `s-1vcpu-1gb` is refused with 400 `Flavor s-1vcpu-1gb is permanently unavailable`; any other value with 400 `Invalid flavor: <flavor>`.
          * @enum {string}
          */
         Flavor: "s-1vcpu-2gb" | "s-2vcpu-2gb" | "s-2vcpu-4gb" | "s-4vcpu-8gb" | "s-8vcpu-16gb" | "s-16vcpu-32gb";
@@ -1181,7 +1181,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Account suspended; Account not confirmed; Instance is billing-paused. */
+            /** @description Account suspended; Account not confirmed. */
             403: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -1325,7 +1325,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Account suspended; Account not confirmed; Instance is billing-paused. */
+            /** @description Account suspended; Account not confirmed. */
             403: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -1430,7 +1430,7 @@ export interface operations {
                     "application/json": components["schemas"]["InstanceDetail"];
                 };
             };
-            /** @description Invalid request (the text says which field and why). */
+            /** @description `Invalid flavor: <flavor>`; `Flavor s-1vcpu-1gb is permanently unavailable`; otherwise invalid request (the text says which field and why). */
             400: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -1460,7 +1460,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Insufficient balance. */
+            /** @description `Insufficient balance to deploy: the balance must be above $3.00`. */
             402: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -1475,7 +1475,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Account suspended; Account not confirmed; Instance is billing-paused. */
+            /** @description `Account suspended`; `Account not confirmed`. */
             403: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -1578,7 +1578,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Capacity exhausted (IPv4 pool or tier). Or `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            /** @description `IPv4 capacity exhausted`; `Tier capacity exhausted`. Or `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
             503: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -1654,7 +1654,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Account suspended; Account not confirmed; Instance is billing-paused. */
+            /** @description Account suspended; Account not confirmed. */
             403: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -1773,7 +1773,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Account suspended; Account not confirmed; Instance is billing-paused. */
+            /** @description Account suspended; Account not confirmed. */
             403: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -1922,7 +1922,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Account suspended; Account not confirmed; Instance is billing-paused. */
+            /** @description Account suspended; Account not confirmed. */
             403: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -2099,7 +2099,7 @@ export interface operations {
                     "application/json": components["schemas"]["ActionResult"];
                 };
             };
-            /** @description Invalid request (the text says which field and why). */
+            /** @description `Invalid action type`; `flavor is required for resize`; `Invalid flavor: <flavor>`; `Flavor s-1vcpu-1gb is permanently unavailable`; `Already on this flavor`; `Cannot downgrade disk size`; otherwise invalid request (the text says which field and why). */
             400: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -2129,7 +2129,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Insufficient balance. */
+            /** @description `Insufficient balance to power on`. */
             402: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -2144,7 +2144,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Account suspended; Account not confirmed; Instance is billing-paused. */
+            /** @description `Account suspended`; `Account not confirmed`; `Instance is billing-paused` (power_on, reboot and resize; power_off is allowed). */
             403: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -2277,7 +2277,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Capacity exhausted (IPv4 pool or tier). Or `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
+            /** @description `Tier capacity exhausted` (the resize target’s tier). Or `Service unavailable` (with a `message`): a dependency is briefly unavailable and the request may or may not have taken effect; retry after `Retry-After`, a create or an action with the same Idempotency-Key. */
             503: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -2353,7 +2353,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Account suspended; Account not confirmed; Instance is billing-paused. */
+            /** @description Account suspended; Account not confirmed. */
             403: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -2802,7 +2802,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Account suspended; Account not confirmed; Instance is billing-paused. */
+            /** @description Account suspended; Account not confirmed. */
             403: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -2939,7 +2939,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Account suspended; Account not confirmed; Instance is billing-paused. */
+            /** @description Account suspended; Account not confirmed. */
             403: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -3092,7 +3092,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Account suspended; Account not confirmed; Instance is billing-paused. */
+            /** @description Account suspended; Account not confirmed. */
             403: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -3215,7 +3215,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Account suspended; Account not confirmed; Instance is billing-paused. */
+            /** @description Account suspended; Account not confirmed. */
             403: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -3347,7 +3347,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Account suspended; Account not confirmed; Instance is billing-paused. */
+            /** @description Account suspended; Account not confirmed. */
             403: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -4067,7 +4067,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Account suspended; Account not confirmed; Instance is billing-paused. */
+            /** @description Account suspended; Account not confirmed. */
             403: {
                 headers: {
                     /** @description Identifies the request in our logs. */

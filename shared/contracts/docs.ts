@@ -68,7 +68,7 @@ const bearerErrorTexts: Record<number, string> = {
   400: 'Invalid request (the text says which field and why).',
   401: 'Missing or malformed Authorization header; Invalid API key prefix; Invalid or revoked API key; API key owner not found.',
   402: 'Insufficient balance.',
-  403: 'Account suspended; Account not confirmed; Instance is billing-paused.',
+  403: 'Account suspended; Account not confirmed.',
   404: 'Instance not found (missing, or owned by someone else).',
   409: 'lifecycle conflict (with the current `status`), or an Idempotency-Key whose first request is still in progress.',
   413: tooLarge,

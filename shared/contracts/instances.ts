@@ -32,6 +32,24 @@ const CREATE_BODY_KIB = 256;
 const instancePath = z.object({ instance_id: z.number().int().meta({ description: 'The instance id.' }) });
 const tags = ['instances'];
 
+/**
+ * The texts the create and action routes answer, by status, as the interface gives them (with `<flavor>` for the
+ * value sent); a test sends each refusal and finds its text here.
+ */
+const flavorRefusals = '`Invalid flavor: <flavor>`; `Flavor s-1vcpu-1gb is permanently unavailable`';
+const createErrorTexts = {
+  400: `${flavorRefusals}; otherwise invalid request (the text says which field and why).`,
+  402: '`Insufficient balance to deploy: the balance must be above $3.00`.',
+  403: '`Account suspended`; `Account not confirmed`.',
+  503: '`IPv4 capacity exhausted`; `Tier capacity exhausted`.',
+} as const;
+const actionErrorTexts = {
+  400: `\`Invalid action type\`; \`flavor is required for resize\`; ${flavorRefusals}; \`Already on this flavor\`; \`Cannot downgrade disk size\`; otherwise invalid request (the text says which field and why).`,
+  402: '`Insufficient balance to power on`.',
+  403: '`Account suspended`; `Account not confirmed`; `Instance is billing-paused` (power_on, reboot and resize; power_off is allowed).',
+  503: '`Tier capacity exhausted` (the resize target’s tier).',
+} as const;
+
 export const createInstanceRoute = {
   name: 'CreateInstance',
   method: 'POST',
@@ -64,7 +82,7 @@ export const createInstanceRoute = {
     tags,
     responses: {
       202: ok('Accepted; status pending, with connection credentials.', InstanceDetail, { ...rateLimitHeaders(true), ...replayedHeader }),
-      ...bearerErrors([400, 401, 402, 403, 409, 422, 503], { 413: `${bodyTooLarge(CREATE_BODY_KIB)}.` }),
+      ...bearerErrors([401, 409, 422], { ...createErrorTexts, 413: `${bodyTooLarge(CREATE_BODY_KIB)}.` }),
       504: outcomeUnknown,
     },
   },
@@ -199,7 +217,7 @@ export const instanceActionRoute = {
     tags,
     responses: {
       200: ok('Accepted; follow job_id.', ActionResult, { ...rateLimitHeaders(true), ...replayedHeader }),
-      ...bearerErrors([400, 401, 402, 403, 404, 409, 413, 422, 502, 503]),
+      ...bearerErrors([401, 404, 409, 413, 422, 502], actionErrorTexts),
       504: outcomeUnknown,
     },
   },

@@ -64,7 +64,8 @@ const flavorSchema = z
   .enum(flavorIds, { error: (issue) => (issue.input === undefined ? undefined : flavorRefusal(String(issue.input))) })
   .meta({
     id: 'Flavor',
-    description: 'An orderable flavor. `x-plans` gives the vCPUs, memory, disk and hourly price (USD) of each.',
+    description:
+      'An orderable flavor. `x-plans` gives the vCPUs, memory, disk and hourly price (USD) of each. `s-1vcpu-1gb` is refused with 400 `Flavor s-1vcpu-1gb is permanently unavailable`; any other value with 400 `Invalid flavor: <flavor>`.',
     'x-plans': Object.fromEntries(
       [...catalog].map(([flavor, { vcpu, ram_mb, disk_gb, hourly_price }]) => [flavor, { vcpu, ram_mb, disk_gb, hourly_price }]),
     ),
@@ -126,6 +127,8 @@ export const actionBodySchema = z
     type: z.enum(actionTypes, { error: 'Invalid action type' }),
     flavor: flavorSchema.optional(),
   })
+  // What the refinement below enforces, said in the document: a resize names its flavor.
+  .meta({ if: { properties: { type: { const: 'resize' } } }, then: { required: ['flavor'] } })
   .superRefine((body, context) => {
     if (body.type === 'resize' && body.flavor === undefined) {
       context.addIssue({ code: 'custom', path: ['flavor'], message: 'flavor is required for resize' });
