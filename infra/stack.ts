@@ -3,7 +3,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { outputNames, pascal } from './outputs';
-import { authAccess, routes } from '../shared/routes';
+import { routeAuthAccess, routes } from '../shared/routes';
 import { mcpRoute } from '../shared/contracts/mcp';
 import { tableNames, tables, type TableName } from '../shared/tables';
 import { workflowNames, type WorkflowName } from '../shared/workflow-names';
@@ -240,7 +240,7 @@ export class ServiceStack extends Stack {
     this.alarmTopic = new AlarmTopic(this, 'AlarmTopic', { stage: config.stage, email: config.alarmEmail });
     this.apiStack = new ApiStack(this, 'ApiStack', {
       stage: config.stage,
-      routes: routes.map((route) => ({ ...route, access: mergeAccess(route.access, authAccess[route.auth]) })),
+      routes: routes.map((route) => ({ ...route, access: mergeAccess(route.access, routeAuthAccess(route)) })),
       service: {
         ...service,
         stateMachines: allStateMachines,

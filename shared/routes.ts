@@ -45,3 +45,7 @@ export const authAccess: Record<RouteAuth, FunctionAccess> = {
   },
   none: {},
 };
+
+/** What a route touches to authenticate: a console-enabled Bearer route takes either way in, as an account route does. */
+export const routeAuthAccess = (route: RouteContract): FunctionAccess =>
+  route.auth === 'bearer' && route.console ? authAccess.account : authAccess[route.auth];

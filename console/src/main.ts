@@ -5,6 +5,7 @@ import { confirmPage, forgotPage, resetPage, signInPage, signUpPage } from './pa
 import { keysPage } from './pages/keys';
 import { accountPage } from './pages/account';
 import { billingPage } from './pages/billing';
+import { instancesPage } from './pages/instances';
 import type { NoticeCode } from './notices';
 
 /**
@@ -29,12 +30,13 @@ export function go(page: string, notice?: NoticeCode): void {
 }
 
 const SIGNED_IN_PAGES: Record<string, (session: Session, route: Route) => Promise<void> | void> = {
+  instances: instancesPage,
   keys: keysPage,
   billing: billingPage,
   account: accountPage,
 };
 
-const PAGE_TITLES: Record<string, string> = { keys: 'API keys', billing: 'Billing', account: 'Account' };
+const PAGE_TITLES: Record<string, string> = { instances: 'Instances', keys: 'API keys', billing: 'Billing', account: 'Account' };
 const SIGNED_OUT_PAGES: Record<string, (route: Route) => Promise<void> | void> = {
   'sign-in': signInPage,
   'sign-up': signUpPage,
@@ -53,6 +55,7 @@ function navigation(session: Session | undefined, current: string) {
       ? h(
           'ul',
           {},
+          item('instances', 'Instances'),
           item('keys', 'API keys'),
           item('billing', 'Billing'),
           item('account', 'Account'),

@@ -74,6 +74,12 @@ export interface BearerRoute extends RouteBase {
    * says how (`RouteOptions.credentials`).
    */
   readonly credentials?: boolean;
+  /**
+   * Also the console's session, for its Instances page: a request with the session cookie and no Authorization header
+   * authenticates as on a session route (its CSRF token on POST and DELETE, the session's rate limit, no
+   * Idempotency-Key); any other as a Bearer request.
+   */
+  readonly console?: boolean;
 }
 
 /** A key-management or console route: the session cookie, and for changes its CSRF token. */

@@ -94,6 +94,7 @@ export const listInstancesRoute = {
   path: '/api/v1/instances',
   entry: 'functions/api/list-instances.ts',
   auth: 'bearer',
+  console: true,
   query: listInstancesQuerySchema,
   access: { tables: { instances: ['Query', 'BatchGetItem'] }, secrets: ['open'] },
   doc: {
@@ -117,6 +118,7 @@ export const getInstanceRoute = {
   path: '/api/v1/instances/{instance_id}',
   entry: 'functions/api/get-instance.ts',
   auth: 'bearer',
+  console: true,
   params: instancePath,
   // Writes only to record a live power change it observed upstream.
   access: { tables: { ...requestGuardAccess, instances: ['GetItem', 'UpdateItem'] }, upstream: true, secrets: ['open'] },
@@ -139,6 +141,7 @@ export const deleteInstanceRoute = {
   path: getInstanceRoute.path,
   entry: 'functions/api/delete-instance.ts',
   auth: 'bearer',
+  console: true,
   params: instancePath,
   access: {
     tables: { ...requestGuardAccess, instances: ['GetItem', 'UpdateItem'], jobs: ['PutItem', 'UpdateItem'] },
@@ -190,6 +193,7 @@ export const instanceActionRoute = {
   path: `${getInstanceRoute.path}/actions`,
   entry: 'functions/api/instance-action.ts',
   auth: 'bearer',
+  console: true,
   idempotent: true,
   body: actionBodySchema,
   params: instancePath,

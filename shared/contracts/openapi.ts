@@ -34,7 +34,11 @@ const csrfToken = registry.registerComponent('securitySchemes', 'csrfToken', {
 function securityOf(contract: RouteContract): RouteConfig['security'] {
   switch (contract.auth) {
     case 'bearer':
-      return [{ [bearerAuth.name]: [] }];
+      if (!contract.console) return [{ [bearerAuth.name]: [] }];
+      return [
+        { [bearerAuth.name]: [] },
+        contract.method === 'GET' ? { [sessionCookie.name]: [] } : { [sessionCookie.name]: [], [csrfToken.name]: [] },
+      ];
     case 'session':
       return [contract.csrf ? { [sessionCookie.name]: [], [csrfToken.name]: [] } : { [sessionCookie.name]: [] }];
     case 'account':

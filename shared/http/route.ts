@@ -59,10 +59,15 @@ function authentication(deps: Deps, contract: RouteContract, { resume, credentia
       if (idempotent && contract.credentials && !credentials) {
         throw new Error(`${contract.name}: its answers carry credentials; say how an answer kept for replay leaves them out`);
       }
-      return [
+      const bearer = [
         bearerAuth(deps),
         rateLimit(deps, limits, idempotent),
         ...(idempotent ? [idempotency(deps, limits, credentials, resume)] : []),
+      ];
+      if (!contract.console) return bearer;
+      return [
+        ...bearer.map((middleware) => onlyWhen(hasBearer, middleware)),
+        onlyWhen((event) => !hasBearer(event), sessionAuth(deps, contract.method !== 'GET', true)),
       ];
     }
     case 'session':
@@ -92,13 +97,15 @@ function onlyWhen(applies: (event: Event) => boolean, middleware: Middleware): M
   };
 }
 
-type PrincipalOf<C> = C extends { readonly auth: 'bearer' }
-  ? BearerPrincipal
-  : C extends { readonly auth: 'session' }
-    ? SessionPrincipal
-    : C extends { readonly auth: 'account' }
-      ? BearerPrincipal | SessionPrincipal
-      : undefined;
+type PrincipalOf<C> = C extends { readonly auth: 'bearer'; readonly console: true }
+  ? BearerPrincipal | SessionPrincipal
+  : C extends { readonly auth: 'bearer' }
+    ? BearerPrincipal
+    : C extends { readonly auth: 'session' }
+      ? SessionPrincipal
+      : C extends { readonly auth: 'account' }
+        ? BearerPrincipal | SessionPrincipal
+        : undefined;
 
 /**
  * What the middlewares established, typed by the contract that chose them. Each is an overload whose signature the
@@ -108,7 +115,8 @@ async function principalOf<C extends RouteContract>(contract: C, context: Statef
 async function principalOf(contract: RouteContract, context: StatefulContext): Promise<BearerPrincipal | SessionPrincipal | undefined> {
   const { bearer, session } = context.request;
   if (contract.auth === 'none') return undefined;
-  const principal = contract.auth === 'bearer' || (contract.auth === 'account' && bearer) ? await bearer : session;
+  const bearerOnly = contract.auth === 'bearer' && contract.console !== true;
+  const principal = bearerOnly || ((contract.auth === 'account' || contract.auth === 'bearer') && bearer) ? await bearer : session;
   if (!principal) throw new Error('authentication did not run');
   return principal;
 }
@@ -161,7 +169,11 @@ export function route<C extends RouteContract>(
     if (contract.body)
       pipeline.use(
         jsonBody(
-          contract.auth === 'bearer' ? () => true : contract.auth === 'account' ? hasBearer : () => false,
+          contract.auth === 'bearer' && !contract.console
+            ? () => true
+            : contract.auth === 'account' || contract.auth === 'bearer'
+              ? hasBearer
+              : () => false,
           (contract.maxBodyKiB ?? MAX_BODY_BYTES / 1024) * 1024,
         ),
       );

@@ -7,6 +7,8 @@ import AxeBuilder from '@axe-core/playwright';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { repositoryRoot } from '../../infra/local/runtime';
 import { latestLink } from '../support/mailbox';
+import { issueApiKey } from '../../shared/domain/accounts';
+import { getLogin } from '../../shared/store/logins';
 import { useTestRuntime } from '../support/runtime';
 
 /**
@@ -86,6 +88,22 @@ async function checkPage(name: string) {
     await page.screenshot({ path: join(ARTIFACTS, `console-${name}-${width}.png`), fullPage: true });
   }
   await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+/**
+ * The page at 375 px: the controls and cells that reach past the screen's edge (none may), how many cells of the
+ * region carry their column's heading for the card layout, and every accessibility violation axe finds.
+ */
+async function atPhoneWidth(name: string, region: string) {
+  await page.setViewportSize({ width: 375, height: 900 });
+  const offScreen = await page.evaluate<string[]>(`[...document.querySelectorAll('main button, main a, main input, main td, main th')]
+    .filter((element) => element.getBoundingClientRect().width > 0 && element.getBoundingClientRect().right > window.innerWidth + 0.5)
+    .map((element) => element.outerHTML.slice(0, 80))`);
+  const labelled = await page.getByRole('region', { name: region }).locator('td[data-label]').count();
+  const { violations } = await new AxeBuilder({ page }).analyze();
+  await page.screenshot({ path: join(ARTIFACTS, `console-${name}-cards-375.png`), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 900 });
+  return { offScreen, labelled, violations: violations.map((violation) => violation.id) };
 }
 
 async function bearer(path: string, key: string) {
@@ -250,19 +268,11 @@ describe('the account console', () => {
   ])('shows the %s page at 375 px as cards, every control on the screen, with no accessibility violation', async (hash, title, region) => {
     await page.goto(`${runtime.consoleUrl}#/${hash}`);
     await eventually(() => page.locator('h1').textContent()).toBe(title);
-    await page.setViewportSize({ width: 375, height: 900 });
-
-    const offScreen = await page.evaluate<string[]>(`[...document.querySelectorAll('main button, main a, main input, main td, main th')]
-      .filter((element) => element.getBoundingClientRect().width > 0 && element.getBoundingClientRect().right > window.innerWidth + 0.5)
-      .map((element) => element.outerHTML.slice(0, 80))`);
-    const labelled = await page.getByRole('region', { name: region }).locator('td[data-label]').count();
-    const { violations } = await new AxeBuilder({ page }).analyze();
-    await page.screenshot({ path: join(ARTIFACTS, `console-${hash}-cards-375.png`), fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 900 });
+    const { offScreen, labelled, violations } = await atPhoneWidth(hash, region);
 
     expect(offScreen).toEqual([]);
     expect(labelled).toBeGreaterThan(0);
-    expect(violations.map((violation) => violation.id)).toEqual([]);
+    expect(violations).toEqual([]);
   });
 
   it.each([
@@ -283,6 +293,38 @@ describe('the account console', () => {
     await page.goto(`${runtime.consoleUrl}#/keys`);
     await eventually(() => page.locator('h1').textContent()).toBe('API keys');
     expect(await page.getByRole('row', { name: /forged/ }).count()).toBe(0);
+  });
+
+  it('lists instances, powers one off, and deletes it after a confirmation, the status following live', { timeout: 180_000 }, async () => {
+    const { fullKey: key } = await issueApiKey(runtime.deps, (await getLogin(runtime.deps, EMAIL))!.account_id, 'instances page');
+    const created = await fetch(`${runtime.baseUrl}/api/v1/instances`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ project_name: 'web', flavor: 's-1vcpu-2gb', labels: { env: 'prod' } }),
+    });
+    const { instance_id: id } = (await created.json()) as { instance_id: number };
+
+    await page.getByRole('link', { name: 'Instances' }).click();
+    await eventually(() => page.locator('h1').textContent()).toBe('Instances');
+    // The list follows the create to active by itself.
+    await eventually(() => page.getByRole('row', { name: /web/ }).textContent()).toContain('active');
+    expect(await page.getByRole('row', { name: /web/ }).textContent()).toContain('env=prod');
+    await checkPage('instances');
+    expect(await atPhoneWidth('instances', 'Instances table')).toEqual({ offScreen: [], labelled: 4, violations: [] });
+
+    await page.getByRole('link', { name: 'web' }).click();
+    await eventually(() => page.locator('h1').textContent()).toBe('web');
+    expect(await page.locator('dl.facts').textContent()).toMatch(/ssh -p \d+ root@\d+\.\d+\.\d+\.\d+/);
+    await checkPage('instance');
+    await page.getByRole('button', { name: 'Power off' }).click();
+    await eventually(() => page.locator('dl.facts').textContent()).toContain('stopped');
+    await eventually(() => page.getByRole('button', { name: 'Power on' }).count()).toBe(1);
+
+    await page.getByRole('button', { name: 'Delete web' }).click();
+    await page.getByRole('button', { name: 'Yes, delete' }).click();
+    await eventually(() => page.locator('h1').textContent()).toBe('Instances');
+    await eventually(() => page.getByRole('region', { name: 'Instances table' }).textContent()).toContain('No instances yet.');
+    expect((await bearer(`/api/v1/instances/${id}`, key)).status).toBe(404);
   });
 
   it('signs out on the server; the keys page then sends the person to sign in', async () => {

@@ -9,7 +9,7 @@ import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import type { FunctionAccess, TableAccess } from '../../shared/access';
 import { ApiFunction, grantedAccess } from '../../infra/constructs/api-function';
 import { mergeAccess } from '../../shared/access';
-import { authAccess, routes } from '../../shared/routes';
+import { authAccess, routeAuthAccess, routes } from '../../shared/routes';
 import type { ServiceStack } from '../../infra/stack';
 import { tableNames, tables } from '../../shared/tables';
 import { workflowNames } from '../../shared/workflow-names';
@@ -53,7 +53,7 @@ function declaredFunctions(stack: ServiceStack): DeclaredFunction[] {
     ...routes.map((route) => ({
       name: route.name,
       fn: stack.api.functions[route.name]!,
-      access: grantedAccess(mergeAccess(route.access, authAccess[route.auth])),
+      access: grantedAccess(mergeAccess(route.access, routeAuthAccess(route))),
     })),
     ...workflowNames.flatMap((workflow) =>
       Object.entries(workflows[workflow].steps).map(([key, step]) => ({

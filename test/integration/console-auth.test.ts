@@ -748,6 +748,32 @@ describe('GET /api/v1/account and /api/v1/account/activity', () => {
     expect(activity.body.spending_by_day.slice(0, -1).every((day: { amount_micros: number }) => day.amount_micros === 0)).toBe(true);
   });
 
+  it('serves the instance routes to the console session, its CSRF token required on POST and DELETE', async () => {
+    const from = newAddress();
+    const browser = await confirmedAccount(from);
+    const cookie = { cookie: browser.cookie };
+    const withToken = { ...cookie, 'x-csrftoken': browser.csrf };
+
+    const listed = await send('GET', '/api/v1/instances', { from, headers: cookie });
+    const actionWithoutToken = await send('POST', '/api/v1/instances/999999/actions', { from, headers: cookie, body: { type: 'reboot' } });
+    const action = await send('POST', '/api/v1/instances/999999/actions', { from, headers: withToken, body: { type: 'reboot' } });
+    const deleteWithoutToken = await send('DELETE', '/api/v1/instances/999999', { from, headers: cookie });
+    const removed = await send('DELETE', '/api/v1/instances/999999', { from, headers: withToken });
+    const create = await send('POST', '/api/v1/instances', {
+      from,
+      headers: withToken,
+      body: { project_name: 'x', flavor: 's-1vcpu-2gb' },
+    });
+
+    expect([listed.status, listed.body]).toEqual([200, []]);
+    expect([actionWithoutToken.status, actionWithoutToken.body.error]).toEqual([403, 'CSRF validation failed']);
+    expect([action.status, action.body.error]).toEqual([404, 'Instance not found']);
+    expect([deleteWithoutToken.status, deleteWithoutToken.body.error]).toEqual([403, 'CSRF validation failed']);
+    expect([removed.status, removed.body.error]).toEqual([404, 'Instance not found']);
+    // Creating stays an API key's: the session is not a way in there.
+    expect([create.status, create.body.error]).toEqual([401, 'Missing or malformed Authorization header']);
+  });
+
   it('needs a session or an API key, and answers what an API client needs without either', async () => {
     const answer = await send('GET', '/api/v1/account', { from: newAddress() });
 

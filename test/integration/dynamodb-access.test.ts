@@ -7,7 +7,7 @@ import { generateApiKey } from '../../shared/model/api-keys';
 import { grantedAccess } from '../../infra/constructs/api-function';
 import { mergeAccess } from '../../shared/access';
 import type { FunctionAccess } from '../../shared/access';
-import { authAccess, routes } from '../../shared/routes';
+import { routeAuthAccess, routes } from '../../shared/routes';
 import { repositoryRoot } from '../../infra/local/runtime';
 import { functionScheduleNames, schedules, workflowScheduleNames } from '../../infra/schedules';
 import { everyState } from '../../infra/local/step-functions';
@@ -55,7 +55,7 @@ function declaredOperations(): Map<string, Set<string>> {
     return new Set(tableNames.flatMap((table) => (access.tables?.[table] ?? []).map((operation) => `${physical(table)}:${operation}`)));
   };
   return new Map([
-    ...routes.map((route) => [route.name, flatten(mergeAccess(route.access, authAccess[route.auth]))] as const),
+    ...routes.map((route) => [route.name, flatten(mergeAccess(route.access, routeAuthAccess(route)))] as const),
     ...(Object.keys(workflows) as WorkflowName[]).flatMap((workflow) =>
       Object.entries(workflows[workflow].steps).map(([key, step]) => [`${workflow}.${key}`, flatten(step.access)] as const),
     ),
