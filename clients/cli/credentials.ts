@@ -134,9 +134,14 @@ export async function savedKeyFile(apiUrl: string, instanceId: number): Promise<
 function chosenContext(config: Config, flag: string | undefined): { name: string; context: Context } | undefined {
   const name = flag ?? text(process.env.VPS_CONTEXT) ?? config.current ?? undefined;
   if (name === undefined) return undefined;
+  return { name, context: savedContext(config, name) };
+}
+
+/** The saved context `name`; naming one that does not exist is bad usage. */
+export function savedContext(config: Config, name: string): Context {
   const context = config.contexts[name];
   if (!context) throw new UsageError(`no context named ${name} (see vps context list)`);
-  return { name, context };
+  return context;
 }
 
 /** Whether a URL is this machine's: the only place the local service's demo key may be sent. */

@@ -24,6 +24,7 @@ import {
   requireSession,
   resolveCredentials,
   saveContext,
+  savedContext,
   savedKeyFile,
   writeConfig,
   type ResolvedCredentials,
@@ -652,8 +653,7 @@ function buildProgram(): Command {
     .addHelpText('after', example('vps context use prod'))
     .action(async (name: string, _options, command: Command) => {
       const config = await readConfig();
-      const context = config.contexts[name];
-      if (!context) throw new UsageError(`no context named ${name} (see vps context list)`);
+      const context = savedContext(config, name);
       await writeConfig({ ...config, current: name });
       print(
         outputMode(optionsOf(command)),
@@ -686,7 +686,7 @@ function buildProgram(): Command {
     .addHelpText('after', example('vps context delete staging'))
     .action(async (name: string, _options, command: Command) => {
       const config = await readConfig();
-      if (!config.contexts[name]) throw new UsageError(`no context named ${name} (see vps context list)`);
+      savedContext(config, name);
       const { [name]: _deleted, ...rest } = config.contexts;
       await writeConfig({ ...config, current: config.current === name ? null : config.current, contexts: rest });
       print(outputMode(optionsOf(command)), { deleted: name }, () => `Context ${name} deleted.`);

@@ -41,7 +41,6 @@ export interface FlavorPlan {
   readonly hourly_price: number;
 }
 
-/** A refusal from the service: its HTTP status, its error text (the specification's words) and the request id. */
 /** The service's refusal: its status, its `error` text, and its whole body (a 409's `message`, `status`, `running_action`…). */
 export class VpsApiError extends Error {
   /** The readable explanation beside `error`, when the service gives one (`Cannot power on while the instance is active`). */

@@ -57,3 +57,37 @@ export function labelCells(table: HTMLTableElement): void {
       if (headings[column] && !cell.hasAttribute('colspan')) cell.setAttribute('data-label', headings[column]);
     });
 }
+
+/** The message of a failed call, or `fallback` when it has none. */
+export const messageOf = (error: unknown, fallback: string) => (error instanceof Error && error.message ? error.message : fallback);
+
+/**
+ * Asks in place before a change hard to take back: the question, a danger button that runs `run` (once), and Cancel,
+ * which gives the place back to `restore`. A failure of `run` goes to `failed`.
+ */
+export function askInPlace(
+  place: HTMLElement,
+  {
+    question,
+    yes,
+    run,
+    restore,
+    failed,
+  }: { question: string; yes: string; run: () => Promise<unknown>; restore: () => void; failed: (error: unknown) => void },
+): void {
+  const no = h('button', { type: 'button', class: 'secondary', onclick: restore }, 'Cancel');
+  const confirm = h(
+    'button',
+    {
+      type: 'button',
+      class: 'danger',
+      onclick: () => {
+        confirm.disabled = true;
+        run().catch(failed);
+      },
+    },
+    yes,
+  );
+  place.replaceChildren(h('span', { class: 'confirm-text' }, question), confirm, no);
+  confirm.focus();
+}

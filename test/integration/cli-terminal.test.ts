@@ -4,7 +4,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { repositoryRoot } from '../../infra/local/runtime';
 import { cliHome, vpsBin, type CliHome } from '../support/cli';
-import { useTestRuntime } from '../support/runtime';
+import { useTestRuntime, writeRuntimeFile } from '../support/runtime';
+import { getAccount } from '../../shared/store/accounts';
 
 // Servers take a couple of seconds to boot here, so that the spinner is on screen long enough to be seen.
 const runtime = useTestRuntime({ bootMs: 2_000 });
@@ -125,5 +126,26 @@ describe('vps in a terminal', () => {
     expect(output).toMatch(/^instance \d+: active \(\d+s\)$/m);
     expect(output).toMatch(/^Status +active$/m);
     expect(output).not.toMatch(/[│┌┐└┘─]/);
+  });
+});
+
+describe('ops in a terminal', () => {
+  it('asks before a charge: another answer changes nothing (exit 1), yes charges', { timeout: 120_000 }, async () => {
+    const { accountId } = await runtime.newAccount({ depositUsd: '50' });
+    const file = join(home.dir, 'ops-runtime.json');
+    await writeRuntimeFile(runtime, file);
+    const ops = `OPS_RUNTIME_FILE=${file} ${process.execPath} node_modules/tsx/dist/cli.mjs infra/ops/cli.ts`;
+    const question = { prompt: 'Type yes to go on:' };
+
+    const refused = await typeAndWatch(`${ops} account charge ${accountId} 5`, { ...question, answer: 'no' });
+    const afterNo = (await getAccount(runtime.deps, accountId))?.balance;
+    const charged = await typeAndWatch(`${ops} account charge ${accountId} 5`, { ...question, answer: 'yes' });
+    const afterYes = (await getAccount(runtime.deps, accountId))?.balance;
+
+    const refusedScreen = stripAnsi(refused.frames.at(-1)!).replace(/\n/g, '');
+    expect(refusedScreen).toContain(`Charge ${accountId} $5? At a balance of zero its running servers are powered off. Type yes to go on:`);
+    expect(refusedScreen).toContain('error: not confirmed; nothing changed');
+    expect([refused.code, afterNo]).toEqual([1, 50_000_000]);
+    expect([charged.code, afterYes]).toEqual([0, 45_000_000]);
   });
 });

@@ -1,5 +1,5 @@
 import { ApiError, call, type Session } from '../api';
-import { h, notice, show } from '../dom';
+import { askInPlace, h, messageOf, notice, show } from '../dom';
 import type { Route } from '../main';
 
 interface Plan {
@@ -118,7 +118,7 @@ async function instanceDetail(session: Session, id: string, said?: HTMLElement, 
           (event.currentTarget as HTMLButtonElement).disabled = true;
           call('POST', `instances/${instance.instance_id}/actions`, { type })
             .then(() => again(notice('success', `${text}: started.`), { from: instance.status, looksLeft: 60 }))
-            .catch((error: unknown) => status.replaceChildren(notice('error', error instanceof Error ? error.message : `${text} failed`)));
+            .catch((error: unknown) => status.replaceChildren(notice('error', messageOf(error, `${text} failed`))));
         },
       },
       text,
@@ -126,33 +126,16 @@ async function instanceDetail(session: Session, id: string, said?: HTMLElement, 
   const actions = h('div', { class: 'actions' });
   const deleteButton = () => h('button', { type: 'button', class: 'danger', onclick: askToDelete }, `Delete ${instance.project_name}`);
   function askToDelete() {
-    const no = h('button', { type: 'button', class: 'secondary', onclick: () => fillActions() }, 'Cancel');
-    const yes = h(
-      'button',
-      {
-        type: 'button',
-        class: 'danger',
-        onclick: () => {
-          yes.disabled = true;
-          call('DELETE', `instances/${instance.instance_id}`)
-            .then(() => {
-              location.hash = '#/instances';
-            })
-            .catch((error: unknown) => status.replaceChildren(notice('error', error instanceof Error ? error.message : 'Deleting failed')));
-        },
-      },
-      'Yes, delete',
-    );
-    actions.replaceChildren(
-      h(
-        'span',
-        { class: 'confirm-text' },
-        `Delete “${instance.project_name}”? The server and its disk are destroyed; this cannot be undone.`,
-      ),
-      yes,
-      no,
-    );
-    yes.focus();
+    askInPlace(actions, {
+      question: `Delete “${instance.project_name}”? The server and its disk are destroyed; this cannot be undone.`,
+      yes: 'Yes, delete',
+      run: () =>
+        call('DELETE', `instances/${instance.instance_id}`).then(() => {
+          location.hash = '#/instances';
+        }),
+      restore: fillActions,
+      failed: (error) => status.replaceChildren(notice('error', messageOf(error, 'Deleting failed'))),
+    });
   }
   function fillActions() {
     actions.replaceChildren(...(ACTIONS[instance.status] ?? []).map((action) => act(action.type, action.text)), deleteButton());

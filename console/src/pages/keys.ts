@@ -1,5 +1,5 @@
 import { ApiError, call, type Session } from '../api';
-import { field, h, labelCells, notice, show } from '../dom';
+import { askInPlace, field, h, labelCells, messageOf, notice, show } from '../dom';
 import { go, type Route } from '../main';
 import { depositExplanation, type AccountView } from './deposit';
 
@@ -83,23 +83,13 @@ function keyRow(key: KeyInfo, onRevoked: (name: string) => void): HTMLTableRowEl
   const revokeButton = () =>
     h('button', { type: 'button', class: 'danger', 'aria-label': `Revoke key ${key.name}`, onclick: askToConfirm }, 'Revoke');
   function askToConfirm() {
-    const no = h('button', { type: 'button', class: 'secondary', onclick: () => actions.replaceChildren(revokeButton()) }, 'Cancel');
-    const yes = h(
-      'button',
-      {
-        type: 'button',
-        class: 'danger',
-        onclick: () => {
-          yes.disabled = true;
-          void guarded(() => call('DELETE', `keys/${key.id}`))
-            .then(() => onRevoked(key.name))
-            .catch((error: unknown) => actions.append(notice('error', error instanceof Error ? error.message : 'Revoking failed')));
-        },
-      },
-      'Yes, revoke',
-    );
-    actions.replaceChildren(h('span', { class: 'confirm-text' }, `Revoke “${key.name}”? Requests with it stop working at once.`), yes, no);
-    yes.focus();
+    askInPlace(actions, {
+      question: `Revoke “${key.name}”? Requests with it stop working at once.`,
+      yes: 'Yes, revoke',
+      run: () => guarded(() => call('DELETE', `keys/${key.id}`)).then(() => onRevoked(key.name)),
+      restore: () => actions.replaceChildren(revokeButton()),
+      failed: (error) => actions.append(notice('error', messageOf(error, 'Revoking failed'))),
+    });
   }
   if (key.is_active) actions.append(revokeButton());
   return h(
