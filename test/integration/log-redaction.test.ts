@@ -130,6 +130,7 @@ describe('log redaction at DEBUG', () => {
         async () => (await call('GetJob', 200, 'GET', `/api/v1/jobs/${action.body.job_id}`, bearer())).body.status !== 'running',
         'the reboot',
       );
+      await call('ListInstanceJobs', 200, 'GET', `${instancePath}/jobs`, bearer());
 
       const webhook = await call(
         'CreateWebhook',

@@ -264,6 +264,9 @@ describe('MCP server', () => {
     onTestFinished(() => client.close());
 
     const { tools } = await client.listTools();
+    // SSH that answers late: the wait is still waiting when it starts, however long the hop through the bridge took.
+    await runtime.simulator.control.config({ ssh_delay_ms: 4_000 });
+    onTestFinished(() => runtime.simulator.control.config({ ssh_delay_ms: 0 }));
     const created = await client.callTool({ name: 'create_instance', arguments: { project_name: 'desk', flavor: 's-1vcpu-2gb' } });
     const progress: unknown[] = [];
     const waited = await client.callTool(
