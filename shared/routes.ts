@@ -1,5 +1,5 @@
 import type { FunctionAccess } from './access';
-import type { RouteAuth, RouteContract } from './contracts/contract';
+import { takesKeyOrSession, type RouteAuth, type RouteContract } from './contracts/contract';
 import { billingRoutes } from './contracts/billing';
 import { consoleRoutes } from './contracts/console';
 import { instanceRoutes } from './contracts/instances';
@@ -48,4 +48,4 @@ export const authAccess: Record<RouteAuth, FunctionAccess> = {
 
 /** What a route touches to authenticate: a console-enabled Bearer route takes either way in, as an account route does. */
 export const routeAuthAccess = (route: RouteContract): FunctionAccess =>
-  route.auth === 'bearer' && route.console ? authAccess.account : authAccess[route.auth];
+  takesKeyOrSession(route) ? authAccess.account : authAccess[route.auth];

@@ -210,13 +210,16 @@ async function confirmed(command: Command, question: string): Promise<void> {
   if (!/^y(es)?$/i.test(await promptLine(`${question} Type yes to go on: `))) throw new UsageError('not confirmed; nothing was sent');
 }
 
-/** Refuses, before anything is sent, a --save-key file that exists: the key could then be saved nowhere. */
-async function assertNewFile(file: string | undefined): Promise<void> {
-  if (!file) return;
-  const exists = await access(file).then(
+const fileExists = (file: string) =>
+  access(file).then(
     () => true,
     () => false,
   );
+
+/** Refuses, before anything is sent, a --save-key file that exists: the key could then be saved nowhere. */
+async function assertNewFile(file: string | undefined): Promise<void> {
+  if (!file) return;
+  const exists = await fileExists(file);
   if (exists) throw new UsageError(`${file} exists; not overwriting it`);
 }
 
@@ -479,12 +482,7 @@ function buildProgram(): Command {
       if (instance.status !== 'active' || instance.ipv4 === null)
         throw new InstanceLookupError(`instance ${id} is ${instance.status}: SSH answers once it is active`);
       const saved = await savedKeyFile(vps.baseUrl, id);
-      const savedExists =
-        saved !== undefined &&
-        (await access(saved).then(
-          () => true,
-          () => false,
-        ));
+      const savedExists = saved !== undefined && (await fileExists(saved));
       const identity = options.identity ?? (savedExists ? saved : undefined);
       await runSsh([
         ...(identity === undefined ? [] : ['-i', identity, '-o', 'IdentitiesOnly=yes']),

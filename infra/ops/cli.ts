@@ -1,4 +1,4 @@
-import { createInterface } from 'node:readline/promises';
+import { promptLine } from '../../clients/cli/prompt';
 import { Command as Program, CommanderError, Help } from 'commander';
 import { resolveTarget } from './target';
 import { escapeUnsafeCharacters } from '../../shared/model/text';
@@ -71,12 +71,7 @@ class NotConfirmedError extends Error {}
  */
 async function confirmedAtTerminal(question: string): Promise<boolean> {
   if (!process.stdin.isTTY || !process.stderr.isTTY) return true;
-  const prompt = createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    return /^y(es)?$/i.test((await prompt.question(`${question} Type yes to go on: `)).trim());
-  } finally {
-    prompt.close();
-  }
+  return /^y(es)?$/i.test(await promptLine(`${question} Type yes to go on: `));
 }
 
 /** A service that does not answer at all, said plainly (Node's own text is `connect ECONNREFUSED 127.0.0.1:…`). */

@@ -131,3 +131,7 @@ export const MAX_BODY_BYTES = 16 * 1024;
 export const bodyTooLarge = (kib: number) => `Request body too large (limit ${kib} KiB)`;
 export const BODY_TOO_LARGE = bodyTooLarge(MAX_BODY_BYTES / 1024);
 export const UNSUPPORTED_MEDIA_TYPE = 'Content-Type must be application/json';
+
+/** Whether a route takes an API key or the console's session (an account route, or a console-enabled Bearer route). */
+export const takesKeyOrSession = (contract: RouteContract): boolean =>
+  contract.auth === 'account' || (contract.auth === 'bearer' && contract.console === true);

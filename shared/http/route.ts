@@ -4,7 +4,7 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { traceHandler } from '../tracing';
 import type * as z from 'zod';
-import { ANSWER_RESERVE_SECONDS, MAX_BODY_BYTES, type RouteContract } from '../contracts/contract';
+import { ANSWER_RESERVE_SECONDS, MAX_BODY_BYTES, takesKeyOrSession, type RouteContract } from '../contracts/contract';
 import { withDeadline } from '../deadline';
 import { outcomeUnknown } from '../model/errors';
 import { DependencyTransientError } from '../transient-errors';
@@ -115,8 +115,7 @@ async function principalOf<C extends RouteContract>(contract: C, context: Statef
 async function principalOf(contract: RouteContract, context: StatefulContext): Promise<BearerPrincipal | SessionPrincipal | undefined> {
   const { bearer, session } = context.request;
   if (contract.auth === 'none') return undefined;
-  const bearerOnly = contract.auth === 'bearer' && contract.console !== true;
-  const principal = bearerOnly || ((contract.auth === 'account' || contract.auth === 'bearer') && bearer) ? await bearer : session;
+  const principal = (contract.auth === 'bearer' && !takesKeyOrSession(contract)) || bearer ? await bearer : session;
   if (!principal) throw new Error('authentication did not run');
   return principal;
 }
@@ -169,11 +168,7 @@ export function route<C extends RouteContract>(
     if (contract.body)
       pipeline.use(
         jsonBody(
-          contract.auth === 'bearer' && !contract.console
-            ? () => true
-            : contract.auth === 'account' || contract.auth === 'bearer'
-              ? hasBearer
-              : () => false,
+          takesKeyOrSession(contract) ? hasBearer : contract.auth === 'bearer' ? () => true : () => false,
           (contract.maxBodyKiB ?? MAX_BODY_BYTES / 1024) * 1024,
         ),
       );

@@ -774,6 +774,33 @@ describe('GET /api/v1/account and /api/v1/account/activity', () => {
     expect([create.status, create.body.error]).toEqual([401, 'Missing or malformed Authorization header']);
   });
 
+  it("answers 404 to a session for another account's instance, on get, action and delete alike", async () => {
+    const from = newAddress();
+    const browser = await confirmedAccount(from);
+    const other = await runtime.newAccount();
+    const created = await runtime.call('POST', '/api/v1/instances', {
+      apiKey: other.apiKey,
+      body: { project_name: 'theirs', flavor: 's-1vcpu-2gb' },
+    });
+    const path = `/api/v1/instances/${created.body.instance_id}`;
+    const headers = { cookie: browser.cookie, 'x-csrftoken': browser.csrf };
+
+    const answers = [
+      await send('GET', path, { from, headers }),
+      await send('POST', `${path}/actions`, { from, headers, body: { type: 'power_off' } }),
+      await send('DELETE', path, { from, headers }),
+      await send('GET', '/api/v1/instances', { from, headers }),
+    ];
+
+    expect(answers.slice(0, 3).map((answer) => [answer.status, answer.body.error])).toEqual([
+      [404, 'Instance not found'],
+      [404, 'Instance not found'],
+      [404, 'Instance not found'],
+    ]);
+    expect(answers[3]?.body).toEqual([]);
+    expect((await runtime.call('GET', path, { apiKey: other.apiKey })).body.status).not.toBe('deleting');
+  });
+
   it('needs a session or an API key, and answers what an API client needs without either', async () => {
     const answer = await send('GET', '/api/v1/account', { from: newAddress() });
 
