@@ -1,32 +1,17 @@
 import type { FunctionAccess } from '../shared/access';
-import { lifecycleWorkflowNames, type WorkflowName } from '../shared/workflow-names';
+import { lifecycleWorkflowNames } from '../shared/workflow-names';
 
 /**
  * Scheduled jobs, shared by the CDK stack (EventBridge Scheduler) and the local runtime (timers): what runs, how
- * often, and what it may touch. A job is a function, or a workflow whose executions the schedule starts.
+ * often, and what it may touch.
  */
-export type ScheduleDefinition = ScheduledFunctionDefinition | ScheduledWorkflowDefinition;
-
-interface ScheduleTiming {
+export interface ScheduleDefinition {
+  readonly entry: string;
+  readonly access: FunctionAccess;
   readonly everyMinutes: number;
   /** Whether the local runtime also runs it once at start. */
   readonly runAtLocalStart: boolean;
 }
-
-export interface ScheduledFunctionDefinition extends ScheduleTiming {
-  readonly entry: string;
-  readonly access: FunctionAccess;
-}
-
-/**
- * EventBridge Scheduler starts an execution of the state machine itself (no function in between), with an empty
- * input; the workflow's steps declare their own access (infra/workflows.ts).
- */
-export interface ScheduledWorkflowDefinition extends ScheduleTiming {
-  readonly workflow: WorkflowName;
-}
-
-export const isScheduledWorkflow = (definition: ScheduleDefinition): definition is ScheduledWorkflowDefinition => 'workflow' in definition;
 
 export const schedules = {
   reconciler: {
@@ -40,6 +25,10 @@ export const schedules = {
         instances: ['Query', 'GetItem', 'BatchGetItem', 'UpdateItem'],
         jobs: ['Query', 'BatchGetItem', 'GetItem', 'PutItem', 'UpdateItem'],
         counters: ['GetItem', 'PutItem', 'UpdateItem'],
+        // A change of rate it settles (a server lost, found again, drift followed) moves the account's checkpoint; the
+        // sweep holds billing pauses (the accounts of running servers, read in batches; a power-off of each).
+        accounts: ['BatchGetItem', 'GetItem', 'UpdateItem', 'ConditionCheckItem'],
+        ledger: ['PutItem'],
       },
       startsWorkflows: lifecycleWorkflowNames,
       upstream: true,
@@ -50,35 +39,47 @@ export const schedules = {
     everyMinutes: 5,
     runAtLocalStart: true,
     // The open top-ups (their sparse index, then the items); a credit or a closure as a webhook would make it, and what
-    // a credit leads to (the pause lifted, the runway's review: the live instances, an auto-recharge top-up).
+    // a credit leads to (the account's review: the pause lifted or, still at zero, its running servers powered off;
+    // the warnings; an auto-recharge top-up).
     access: {
       tables: {
         topUps: ['Query', 'BatchGetItem', 'GetItem', 'PutItem', 'UpdateItem'],
         ledger: ['PutItem'],
-        accounts: ['GetItem', 'UpdateItem'],
-        instances: ['Query', 'BatchGetItem'],
+        accounts: ['GetItem', 'UpdateItem', 'ConditionCheckItem'],
+        instances: ['Query', 'BatchGetItem', 'GetItem', 'UpdateItem'],
+        jobs: ['GetItem', 'PutItem', 'UpdateItem'],
+        counters: ['GetItem', 'UpdateItem'],
       },
+      startsWorkflows: ['power'],
+      upstream: true,
       payments: true,
     },
   },
-  meter: {
-    // Fans the meter's shards out to parallel workers (statemachines/meter.asl.json). Executions may overlap when one
-    // runs past its period: each shard's lease keeps a shard to one execution at a time.
-    workflow: 'meter',
-    everyMinutes: 5,
-    runAtLocalStart: false,
+  reviews: {
+    // Billing by checkpoints: the accounts due for review (projected exhaustion, runway warnings, auto-recharge, the
+    // daily statement) from their sparse index, every minute; and instances still metered the old way, moved.
+    entry: 'functions/scheduled/review-accounts.ts',
+    everyMinutes: 1,
+    runAtLocalStart: true,
+    access: {
+      tables: {
+        // The review: the account (read; its checkpoint, pause, warning and failures moved), the statement's entry.
+        accounts: ['Query', 'GetItem', 'UpdateItem', 'ConditionCheckItem'],
+        ledger: ['PutItem'],
+        // The pause: the account's live instances and a power-off of each running one (its job, the instance's
+        // update, the upstream's power call); the old meter's index and the move of what it held.
+        instances: ['Query', 'BatchGetItem', 'GetItem', 'UpdateItem'],
+        jobs: ['GetItem', 'PutItem', 'UpdateItem'],
+        counters: ['GetItem', 'UpdateItem'],
+        // Auto-recharge: the latest top-ups, a new one.
+        topUps: ['Query', 'BatchGetItem', 'PutItem', 'UpdateItem'],
+      },
+      startsWorkflows: ['power'],
+      upstream: true,
+      payments: true,
+    },
   },
 } as const satisfies Record<string, ScheduleDefinition>;
 
 export type ScheduleName = keyof typeof schedules;
-/** The jobs that are a function, and those that are a workflow. */
-export type FunctionScheduleName = {
-  [K in ScheduleName]: (typeof schedules)[K] extends ScheduledFunctionDefinition ? K : never;
-}[ScheduleName];
-export type WorkflowScheduleName = Exclude<ScheduleName, FunctionScheduleName>;
-export const functionScheduleNames = (Object.keys(schedules) as ScheduleName[]).filter(
-  (name): name is FunctionScheduleName => !isScheduledWorkflow(schedules[name]),
-);
-export const workflowScheduleNames = (Object.keys(schedules) as ScheduleName[]).filter((name): name is WorkflowScheduleName =>
-  isScheduledWorkflow(schedules[name]),
-);
+export const scheduleNames = Object.keys(schedules) as ScheduleName[];

@@ -23,9 +23,8 @@ import { ServiceTable } from './constructs/table';
 import { SecretsKey } from './constructs/secrets-key';
 import { Workflow } from './constructs/workflow';
 import { ScheduledFunction } from './constructs/scheduled-function';
-import { ScheduledWorkflow } from './constructs/scheduled-workflow';
 import { ServiceEvents } from './constructs/events';
-import { functionScheduleNames, schedules, workflowScheduleNames, type FunctionScheduleName, type WorkflowScheduleName } from './schedules';
+import { scheduleNames, schedules, type ScheduleName } from './schedules';
 
 const STAGES = ['dev', 'prod'] as const;
 export type Stage = (typeof STAGES)[number];
@@ -125,9 +124,7 @@ export class ServiceStack extends Stack {
   readonly paymentsSecret: secretsmanager.Secret;
   readonly secretsKey: SecretsKey;
   /** The scheduled jobs that are functions. */
-  readonly scheduled: Readonly<Record<FunctionScheduleName, ScheduledFunction>>;
-  /** The scheduled jobs that are workflows: a schedule starting the state machine. */
-  readonly scheduledWorkflows: Readonly<Record<WorkflowScheduleName, ScheduledWorkflow>>;
+  readonly scheduled: Readonly<Record<ScheduleName, ScheduledFunction>>;
   readonly events: ServiceEvents;
   readonly backups: Backups;
   readonly alarmTopic: AlarmTopic;
@@ -212,23 +209,14 @@ export class ServiceStack extends Stack {
 
     const allStateMachines = Object.fromEntries(workflowNames.map((name) => [name, this.workflows[name].stateMachine]));
     this.scheduled = Object.fromEntries(
-      functionScheduleNames.map((name) => [
+      scheduleNames.map((name) => [
         name,
         new ScheduledFunction(this, `${pascal(name)}Schedule`, {
           definition: schedules[name],
           service: { ...service, stateMachines: allStateMachines },
         }),
       ]),
-    ) as Record<FunctionScheduleName, ScheduledFunction>;
-    this.scheduledWorkflows = Object.fromEntries(
-      workflowScheduleNames.map((name) => [
-        name,
-        new ScheduledWorkflow(this, `${pascal(name)}Schedule`, {
-          definition: schedules[name],
-          stateMachine: this.workflows[schedules[name].workflow].stateMachine,
-        }),
-      ]),
-    ) as Record<WorkflowScheduleName, ScheduledWorkflow>;
+    ) as Record<ScheduleName, ScheduledFunction>;
 
     this.events = new ServiceEvents(this, 'Events', {
       stage: config.stage,
@@ -284,20 +272,12 @@ export class ServiceStack extends Stack {
       },
       mcpFunction: mcp,
       stateMachines: Object.fromEntries(workflowNames.map((name) => [pascal(name), this.workflows[name].stateMachine])),
-      scheduledJobs: {
-        ...Object.fromEntries(
-          functionScheduleNames.map((name) => [
-            name,
-            { function: this.scheduled[name].function.function, everyMinutes: schedules[name].everyMinutes },
-          ]),
-        ),
-        ...Object.fromEntries(
-          workflowScheduleNames.map((name) => [
-            name,
-            { stateMachine: this.workflows[schedules[name].workflow].stateMachine, everyMinutes: schedules[name].everyMinutes },
-          ]),
-        ),
-      },
+      scheduledJobs: Object.fromEntries(
+        scheduleNames.map((name) => [
+          name,
+          { function: this.scheduled[name].function.function, everyMinutes: schedules[name].everyMinutes },
+        ]),
+      ),
       tables: this.tables,
       accessLogs: this.api.accessLogs,
       alarmTopic: this.alarmTopic.topic,

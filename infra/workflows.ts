@@ -1,4 +1,4 @@
-import type { FunctionAccess } from '../shared/access';
+import { checkpointAccess, mergeAccess, type FunctionAccess } from '../shared/access';
 import type { WorkflowName } from '../shared/workflow-names';
 
 /**
@@ -31,53 +31,23 @@ export interface WorkflowDefinition {
  * Workflow steps read and settle instances, jobs and capacity, and call the upstream; a server the upstream does not
  * find is judged under the sweep's guard (an item of the counters table).
  */
-const lifecycleStepAccess: FunctionAccess = {
-  tables: { instances: ['GetItem', 'UpdateItem'], jobs: ['UpdateItem'], counters: ['GetItem', 'UpdateItem'] },
-  upstream: true,
-};
+const lifecycleStepAccess: FunctionAccess = mergeAccess(
+  { tables: { instances: ['GetItem', 'UpdateItem'], jobs: ['UpdateItem'], counters: ['GetItem', 'UpdateItem'] }, upstream: true },
+  // A change of rate (activation, power, resize, deletion, a server lost) settles on the account's checkpoint.
+  checkpointAccess,
+);
 
 /**
  * Steps that make an instance running hold the billing pause: they read the account and, when it is paused, power
  * the instance off (a job and its workflow, a transaction checking the account is still paused, the upstream call).
  */
-const runningStepAccess: FunctionAccess = {
-  ...lifecycleStepAccess,
-  tables: { ...lifecycleStepAccess.tables, accounts: ['GetItem', 'ConditionCheckItem'], jobs: ['GetItem', 'PutItem', 'UpdateItem'] },
+const runningStepAccess: FunctionAccess = mergeAccess(lifecycleStepAccess, {
+  tables: { accounts: ['GetItem', 'ConditionCheckItem'], jobs: ['GetItem', 'PutItem', 'UpdateItem'] },
   startsWorkflows: ['power'],
-};
+});
 
 /** Action steps also read their job: when it began bounds which upstream actions are the job's. */
-const actionStepAccess: FunctionAccess = {
-  ...lifecycleStepAccess,
-  tables: { ...lifecycleStepAccess.tables, jobs: ['GetItem', 'UpdateItem'] },
-};
-
-/**
- * One shard of the meter: its sparse index by shard, then the instances by key (no Scan); each charge a transaction
- * of a ledger Put, an accounts Update and an instances Update; the shard's lease, an Update of one counters item; and
- * the billing pause: the account (read, flag), its live instances (index Query, BatchGet), and a power-off of each
- * running one (a job and its workflow, the instance's update, the upstream's power call).
- */
-const meterShardAccess: FunctionAccess = {
-  tables: {
-    instances: ['Query', 'BatchGetItem', 'GetItem', 'UpdateItem'],
-    accounts: ['GetItem', 'UpdateItem', 'ConditionCheckItem'],
-    ledger: ['PutItem'],
-    jobs: ['GetItem', 'PutItem', 'UpdateItem'],
-    counters: ['GetItem', 'UpdateItem'],
-    // The runway's review after each account's charges: a warning flag on the account, an auto-recharge top-up.
-    topUps: ['Query', 'BatchGetItem', 'PutItem', 'UpdateItem'],
-  },
-  startsWorkflows: ['power'],
-  upstream: true,
-  payments: true,
-};
-
-/**
- * A shard worker at 1M live instances charges 62,500 of them, 32 accounts at once: about 29 s at 15 ms a transaction.
- * Twice that, with room; a worker cut off is retried by the Map and carries on where the charges stopped.
- */
-export const METER_SHARD_TIMEOUT_SECONDS = 120;
+const actionStepAccess: FunctionAccess = mergeAccess(lifecycleStepAccess, { tables: { jobs: ['GetItem', 'UpdateItem'] } });
 
 const step = (entry: string, access: FunctionAccess = lifecycleStepAccess, timeoutSeconds?: number): WorkflowStep => ({
   entry: `functions/workflow/${entry}.ts`,
@@ -138,18 +108,6 @@ export const workflows = {
       DestroyServersFunctionArn: step('delete-destroy-servers', { upstream: true }, 60),
       FinishDeleteFunctionArn: step('delete-finish'),
       FailDeleteFunctionArn: step('delete-fail', { tables: { jobs: ['UpdateItem'] } }),
-    },
-  },
-  meter: {
-    definitionFile: 'statemachines/meter.asl.json',
-    // Three periods: a run whose shards keep failing and retrying that long is stuck, and alarms as timed out.
-    timeoutSeconds: 900,
-    steps: {
-      MeterShardFunctionArn: {
-        entry: 'functions/scheduled/meter-shard.ts',
-        access: meterShardAccess,
-        timeoutSeconds: METER_SHARD_TIMEOUT_SECONDS,
-      },
     },
   },
 } as const satisfies Record<WorkflowName, WorkflowDefinition>;

@@ -41,6 +41,12 @@ export const requestGuardAccess: Partial<Record<TableName, TableAccess>> = {
   accounts: ['ConditionCheckItem'],
 };
 
+/**
+ * What a change of an instance's rate takes besides the instance: its account's checkpoint read and moved, and the
+ * closed piece booked on the ledger, in the change's own transaction.
+ */
+export const checkpointAccess: FunctionAccess = { tables: { accounts: ['GetItem', 'UpdateItem'], ledger: ['PutItem'] } };
+
 /** What calling the upstream takes besides its token: the shared request budget, one item of the counters table. */
 export const upstreamBudgetAccess: Partial<Record<TableName, TableAccess>> = { counters: ['GetItem', 'UpdateItem'] };
 

@@ -17,7 +17,10 @@ export const metricNames = {
   billingPauses: 'BillingPauses',
   reconcilerRepairs: 'ReconcilerRepairs',
   leakedServersDestroyed: 'LeakedServersDestroyed',
-  meteredPeriods: 'MeteredPeriods',
+  /** Accounts reviewed on their checkpoint (a pause, a warning, a statement or a new projection). */
+  accountReviews: 'AccountReviews',
+  /** How long after its projected zero an account was billing-paused. */
+  billingPauseLag: 'BillingPauseLag',
   /** Drift repaired by the sweep, one metric per kind. */
   driftServerVanished: 'DriftServerVanished',
   driftPowerChanged: 'DriftPowerChanged',

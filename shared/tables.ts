@@ -42,6 +42,17 @@ export const tables = {
     partitionKey: { name: 'account_id', type: 'S' },
     // Billing paused and resumed, the runway's warnings and auto-recharge turning itself off are events.
     stream: true,
+    globalSecondaryIndexes: [
+      {
+        // Sparse and time-ordered: only accounts whose servers are billed carry `review_shard`, with `review_at` the
+        // next moment something must happen (the projected exhaustion, a runway warning, the daily statement), so the
+        // minute sweep reads the few that are due; spread over shards, so no partition holds every account.
+        indexName: 'review_by_shard',
+        partitionKey: { name: 'review_shard', type: 'S' },
+        sortKey: { name: 'review_at', type: 'S' },
+        projection: { type: 'KEYS_ONLY' },
+      },
+    ],
   },
   apiKeys: {
     envVar: 'API_KEYS_TABLE',
@@ -98,8 +109,8 @@ export const tables = {
         projection: { type: 'INCLUDE', attributes: ['status', 'project_name', 'labels'] },
       },
       {
-        // Sparse: only instances with something left to bill carry `meter_shard`, so the meter reads what it must
-        // charge, not every instance ever made; spread over shards, so no partition holds the whole fleet.
+        // Sparse: instances metered by the old per-period meter, until they move to their account's checkpoint (the
+        // minute sweep moves them); nothing enters it any more.
         indexName: 'meter_by_shard',
         partitionKey: { name: 'meter_shard', type: 'S' },
         sortKey: { name: 'instance_id', type: 'N' },

@@ -9,8 +9,8 @@
 export const lifecycleWorkflowNames = ['power', 'resize', 'provision', 'delete'] as const;
 export type LifecycleWorkflowName = (typeof lifecycleWorkflowNames)[number];
 
-/** Every workflow: the lifecycles, then the meter, which fans its shards out (and starts power workflows). */
-export const workflowNames = [...lifecycleWorkflowNames, 'meter'] as const;
+/** Every workflow. */
+export const workflowNames = lifecycleWorkflowNames;
 export type WorkflowName = (typeof workflowNames)[number];
 
 export const workflowEnvVars = {
@@ -18,5 +18,4 @@ export const workflowEnvVars = {
   power: 'POWER_STATE_MACHINE_ARN',
   resize: 'RESIZE_STATE_MACHINE_ARN',
   delete: 'DELETE_STATE_MACHINE_ARN',
-  meter: 'METER_STATE_MACHINE_ARN',
 } as const satisfies Record<WorkflowName, string>;

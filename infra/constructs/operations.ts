@@ -74,26 +74,10 @@ export interface OperationsProps {
 }
 
 /** A scheduled job: a function the schedule invokes, or a state machine it starts. */
-export type ScheduledJob =
-  | { readonly function: lambda.IFunction; readonly everyMinutes: number }
-  | { readonly stateMachine: sfn.IStateMachine; readonly everyMinutes: number };
-
-/**
- * What to say when executions of a state machine fail or time out, by the name its alarms carry: the lifecycles' by
- * default (each execution runs a job on one instance), the meter's here.
- */
-const executionAlarmNotes: Readonly<Record<string, { readonly failed: string; readonly timedOut: string }>> = {
-  Meter: {
-    failed:
-      'A meter execution failed: at least one shard could not be charged after its retries (the others were), so its ' +
-      'usage is unbilled and accounts that ran out in it are not paused until a run succeeds (that run charges the ' +
-      "missed periods). Check first: the execution's event history (which shard, which error; its output lists the " +
-      "outcomes by shard), then the meter shard function's ERROR lines and the ledger and accounts tables for throttling.",
-    timedOut:
-      'A meter execution ran past 15 minutes (three periods): its shards keep failing and retrying. Check first: ' +
-      "the execution's event history (which shard), then the MeterSteps LambdaErrors and DurationNearTimeout alarms.",
-  },
-};
+export interface ScheduledJob {
+  readonly function: lambda.IFunction;
+  readonly everyMinutes: number;
+}
 
 /** One line of a graph: the sum of a metric over a group of functions. */
 interface GroupSum {
@@ -149,7 +133,7 @@ export class Operations extends Construct {
           }),
           graph('Async events dropped', sums(dropped), 12),
         ],
-        // Four to a row (the lifecycles, then the meter's own row).
+        // Four to a row.
         ...Array.from({ length: Math.ceil(stateMachines.length / 4) }, (_, row) =>
           stateMachines.slice(row * 4, row * 4 + 4).map(([name, machine]) => executionsGraph(name, machine)),
         ),
@@ -252,33 +236,23 @@ export class Operations extends Construct {
       this.addAlarm(`Heartbeat-${label}`, {
         // Runs that returned (executions that succeeded); no data at all (the job stopped being invoked or started) is
         // as bad as none succeeding.
-        metric:
-          'function' in job
-            ? new cloudwatch.MathExpression({
-                expression: 'FILL(invocations, 0) - FILL(errors, 0)',
-                usingMetrics: {
-                  invocations: job.function.metricInvocations({ statistic: cloudwatch.Stats.SUM, period }),
-                  errors: job.function.metricErrors({ statistic: cloudwatch.Stats.SUM, period }),
-                },
-                label: `${label} successful runs`,
-                period,
-              })
-            : new cloudwatch.MathExpression({
-                expression: 'FILL(succeeded, 0)',
-                usingMetrics: { succeeded: job.stateMachine.metricSucceeded({ statistic: cloudwatch.Stats.SUM, period }) },
-                label: `${label} successful runs`,
-                period,
-              }),
+        metric: new cloudwatch.MathExpression({
+          expression: 'FILL(invocations, 0) - FILL(errors, 0)',
+          usingMetrics: {
+            invocations: job.function.metricInvocations({ statistic: cloudwatch.Stats.SUM, period }),
+            errors: job.function.metricErrors({ statistic: cloudwatch.Stats.SUM, period }),
+          },
+          label: `${label} successful runs`,
+          period,
+        }),
         threshold: 1,
         below: true,
         periods: HEARTBEAT_PERIODS,
         missingDataBreaches: true,
         description:
           `The ${name} job has not once succeeded in ${HEARTBEAT_PERIODS} runs (${HEARTBEAT_PERIODS * job.everyMinutes} ` +
-          `minutes). Check first: SchedulerTargetErrors, then ` +
-          ('function' in job
-            ? `the ${name} function's ERROR lines and its Duration against its timeout.`
-            : `ExecutionsFailed-${label} and ExecutionsTimedOut-${label}, and the executions' event history.`),
+          `minutes). Check first: SchedulerTargetErrors, then the ${name} function's ERROR lines and its Duration ` +
+          'against its timeout.',
       });
     }
     this.addAlarm('SchedulerTargetErrors', {
@@ -330,23 +304,20 @@ export class Operations extends Construct {
 
   private addStateMachineAlarms(stateMachines: readonly [string, sfn.IStateMachine][]): void {
     for (const [name, machine] of stateMachines) {
-      const notes = executionAlarmNotes[name];
       this.addAlarm(`ExecutionsFailed-${name}`, {
         metric: machine.metricFailed({ period: PERIOD }),
         threshold: 0,
         description:
-          notes?.failed ??
           `A ${name} execution failed: its job ended in error and its instance may be left half-way for the ` +
-            "reconciler. Check first: the execution's event history (which step failed, with which error), then that " +
-            "step function's log group.",
+          "reconciler. Check first: the execution's event history (which step failed, with which error), then that " +
+          "step function's log group.",
       });
       this.addAlarm(`ExecutionsTimedOut-${name}`, {
         metric: machine.metricTimedOut({ period: PERIOD }),
         threshold: 0,
         description:
-          notes?.timedOut ??
           `A ${name} execution timed out. Check first: the state it was waiting in (event history), then whether ` +
-            'the upstream API still answers for that server.',
+          'the upstream API still answers for that server.',
       });
     }
   }
@@ -667,12 +638,13 @@ function serviceWidgets(): cloudwatch.IWidget[][] {
         'Billing and payments',
         [
           ...counts(
-            metricNames.meteredPeriods,
+            metricNames.accountReviews,
             metricNames.billingPauses,
             metricNames.paymentWebhookFailures,
             metricNames.paymentsUnmatched,
           ),
           serviceMetric(metricNames.uncreditedPaymentAge, 'Maximum'),
+          serviceMetric(metricNames.billingPauseLag, 'Maximum'),
         ],
         8,
       ),

@@ -5,7 +5,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { deadLetterQueue } from './dead-letter-queue';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import { Construct } from 'constructs';
-import type { ScheduledFunctionDefinition } from '../schedules';
+import type { ScheduleDefinition } from '../schedules';
 import { ApiFunction, type ServiceContext } from './api-function';
 
 /**
@@ -15,7 +15,7 @@ import { ApiFunction, type ServiceContext } from './api-function';
 const SCHEDULED_TIMEOUT = Duration.minutes(5);
 
 export interface ScheduledFunctionProps {
-  readonly definition: ScheduledFunctionDefinition;
+  readonly definition: ScheduleDefinition;
   readonly service: ServiceContext;
 }
 
@@ -54,7 +54,8 @@ export class ScheduledFunction extends Construct {
     const role = new iam.Role(this, 'SchedulerRole', { assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com') });
     role.addToPolicy(new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.function.alias.functionArn] }));
     this.schedule = new scheduler.CfnSchedule(this, 'Schedule', {
-      scheduleExpression: `rate(${definition.everyMinutes} minutes)`,
+      // The rate's unit is singular for 1 (`rate(1 minute)`): the plural is refused.
+      scheduleExpression: `rate(${definition.everyMinutes} ${definition.everyMinutes === 1 ? 'minute' : 'minutes'})`,
       flexibleTimeWindow: { mode: 'OFF' },
       description: `Runs ${definition.entry} every ${definition.everyMinutes} minutes`,
       // A missed run is made up by the next one; retries would only overlap it.

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { TableName } from '../../shared/tables';
-import { isScheduledWorkflow, schedules, type ScheduleDefinition, type ScheduleName } from '../schedules';
+import { scheduleNames, schedules } from '../schedules';
 import { createLocalTables } from './tables';
 import { startGateway, type GatewayOptions } from './gateway';
 import { startSimulator, type Simulator } from './simulator';
@@ -97,30 +97,18 @@ export interface LocalRuntime {
   stop(): Promise<void>;
 }
 
-/**
- * Runs every scheduled job at its rate (and once now where it asks to): a function's handler, or a new execution of a
- * workflow on the local Step Functions endpoint (as EventBridge Scheduler starts it on AWS). A failed run is logged,
- * not fatal.
- */
-async function startScheduleTimers(stepFunctions: () => LocalStepFunctions, deps: Deps): Promise<NodeJS.Timeout[]> {
+/** Runs every scheduled job at its rate (and once now where it asks to), as EventBridge Scheduler does on AWS. A failed run is logged, not fatal. */
+async function startScheduleTimers(deps: Deps): Promise<NodeJS.Timeout[]> {
   return Promise.all(
-    (Object.keys(schedules) as ScheduleName[]).map(async (name) => {
-      const definition: ScheduleDefinition = schedules[name];
-      let job: () => Promise<unknown>;
-      if (isScheduledWorkflow(definition)) {
-        job = async () => {
-          const arn = stepFunctions().start(definition.workflow);
-          const execution = stepFunctions().executions.get(arn)!;
-          await execution.done;
-          if (execution.status === 'FAILED') throw new Error(`${execution.error}: ${execution.cause}`);
-        };
-      } else {
-        const module = (await import(pathToFileURL(resolve(repositoryRoot, definition.entry)).href)) as {
-          handler: EntryHandler<() => Promise<unknown>>;
-        };
-        job = () => module.handler.forRuntime(deps)();
-      }
-      const run = () => void job().catch((error: unknown) => console.error(`${name} failed:`, error));
+    scheduleNames.map(async (name) => {
+      const definition = schedules[name];
+      const module = (await import(pathToFileURL(resolve(repositoryRoot, definition.entry)).href)) as {
+        handler: EntryHandler<() => Promise<unknown>>;
+      };
+      const run = () =>
+        void module.handler
+          .forRuntime(deps)()
+          .catch((error: unknown) => console.error(`${name} failed:`, error));
       if (definition.runAtLocalStart) run();
       return setInterval(run, definition.everyMinutes * 60_000).unref();
     }),
@@ -261,7 +249,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   ready(runtimeDeps);
   await authMail.resume();
   await deliveries.resume();
-  const timers = options.schedules === false ? [] : await startScheduleTimers(() => stepFunctions, runtimeDeps);
+  const timers = options.schedules === false ? [] : await startScheduleTimers(runtimeDeps);
 
   return {
     baseUrl: gateway.url,

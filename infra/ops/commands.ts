@@ -1,7 +1,8 @@
+import { balanceAt } from '../../shared/model/burn';
 import type { Deps } from '../../shared/domain/deps';
 import { randomBytes } from 'node:crypto';
 import { microsToUsd, openAccount, openSession, usdToMicros } from '../../shared/domain/accounts';
-import { charge, deposit, runMeter } from '../../shared/domain/billing';
+import { charge, deposit, moveLegacyMetered, reviewDueAccounts } from '../../shared/domain/billing';
 import { catalog, flavorIds } from '../../shared/model/flavors';
 import { quarantineInstance, releaseInstance } from '../../shared/domain/lifecycle';
 import { audit, capacityOverview, moveCapacityToShards } from '../../shared/domain/audit';
@@ -146,6 +147,9 @@ const dollars = (micros: number) => (microsToUsd(micros).startsWith('-') ? `-$${
 const money = <N extends string>(name: N, micros: number) =>
   ({ [`${name}_usd`]: microsToUsd(micros), [`${name}_micros`]: micros }) as Record<`${N}_usd`, string> & Record<`${N}_micros`, number>;
 
+/** The balance at this moment: the settled balance less what the account's servers have cost since (its checkpoint). */
+const balanceNow = (account: Account) => balanceAt(account, Date.now());
+
 const accountView = (account: Account) => ({
   account_id: account.account_id,
   email: account.email,
@@ -153,7 +157,7 @@ const accountView = (account: Account) => ({
   suspended: account.suspended,
   deleted_at: account.deleted_at,
   billing_paused: account.billing_paused,
-  ...money('balance', account.balance),
+  ...money('balance', balanceNow(account)),
   ...money('total_deposited', account.total_deposited),
   created_at: account.created_at,
 });
@@ -208,16 +212,16 @@ function moneyCommand(
       return async (deps, mode) => {
         const before = await existingAccount(deps, id);
         if (mode?.dryRun) {
-          const after = before.balance + sign * micros;
+          const after = balanceNow(before) + sign * micros;
           return dryRun(
             { ...accountView(before), ...money('amount', micros), ...money('balance_after', after) },
-            `${id}: would be ${verb} ${dollars(micros)}; balance ${dollars(before.balance)} → ${dollars(after)}${after <= 0 ? ' (billing paused: running servers powered off)' : ''}`,
+            `${id}: would be ${verb} ${dollars(micros)}; balance ${dollars(balanceNow(before))} → ${dollars(after)}${after <= 0 ? ' (billing paused: running servers powered off)' : ''}`,
           );
         }
         const account = await move(deps, id, micros);
         return {
           json: { ...accountView(account), ...money('amount', micros) },
-          text: `${id}: ${verb} ${dollars(micros)}; balance ${dollars(account.balance)}${account.billing_paused ? ' (billing paused)' : ''}`,
+          text: `${id}: ${verb} ${dollars(micros)}; balance ${dollars(balanceNow(account))}${account.billing_paused ? ' (billing paused)' : ''}`,
         };
       };
     },
@@ -439,20 +443,27 @@ export const commands = new Map<string, Command>([
     }),
   ],
   [
-    'billing meter',
+    'billing review',
     command({
       args: [],
-      summary: 'charge every instance up to now, once',
+      summary: 'review the accounts due now (pause, warnings, statements), as the minute sweep does',
       prepare: () => async (deps) => {
-        const report = await runMeter(deps);
+        const report = await reviewDueAccounts(deps);
         return {
-          json: {
-            periods_charged: report.periodsCharged,
-            ...money('amount_charged', report.amountCharged),
-            accounts_billed: report.accountsBilled,
-          },
-          text: `meter: ${report.periodsCharged} periods charged, ${dollars(report.amountCharged)} from ${report.accountsBilled} accounts`,
+          json: { reviewed: report.reviewed, moved: report.moved, failures: report.failures },
+          text: `review: ${report.reviewed} accounts reviewed, ${report.moved} instances moved from the old meter, ${report.failures} failures`,
         };
+      },
+    }),
+  ],
+  [
+    'billing migrate',
+    command({
+      args: [],
+      summary: 'move instances metered the old way to their account checkpoints (safe to rerun)',
+      prepare: () => async (deps) => {
+        const moved = await moveLegacyMetered(deps);
+        return { json: { moved }, text: `migrate: ${moved} instances moved to their account checkpoints` };
       },
     }),
   ],

@@ -63,7 +63,7 @@ export function stackEnv(stackName: string, region: string, outputs: Readonly<Re
     UPSTREAM_TOKEN_SECRET_ARN: outputNames.upstreamTokenSecretArn,
     UPSTREAM_BASE_URL: outputNames.upstreamBaseUrl,
     ...Object.fromEntries(tableNames.map((t) => [tables[t].envVar, outputNames.table(t)])),
-    // The lifecycles the operator's commands start (the meter runs in process: `billing meter`).
+    // The lifecycles the operator's commands start (account reviews run in process: `billing review`).
     ...Object.fromEntries(lifecycleWorkflowNames.map((w) => [workflowEnvVars[w], outputNames.stateMachine(w)])),
   };
   const missing = Object.values(wanted).filter((output) => !outputs[output]);

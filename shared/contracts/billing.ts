@@ -25,7 +25,7 @@ export const getBillingRoute = {
   entry: 'functions/api/get-billing.ts',
   auth: 'account',
   csrf: false,
-  access: { tables: { instances: ['Query', 'BatchGetItem'], topUps: ['Query', 'BatchGetItem'] } },
+  access: { tables: { topUps: ['Query', 'BatchGetItem'] } },
   doc: {
     operationId: 'getBilling',
     summary: 'The balance, the burn rate, how long the money lasts, and the latest top-ups',
@@ -92,14 +92,15 @@ export const setAutoRechargeRoute = {
   body: autoRechargeBodySchema,
   timeoutSeconds: 15,
   access: {
-    tables: { accounts: ['UpdateItem'], instances: ['Query', 'BatchGetItem'], topUps: ['Query', 'BatchGetItem', 'PutItem', 'UpdateItem'] },
+    // The review of the account's checkpoint (warnings, the statement, the next review), and an auto-recharge top-up.
+    tables: { accounts: ['GetItem', 'UpdateItem'], ledger: ['PutItem'], topUps: ['Query', 'BatchGetItem', 'PutItem', 'UpdateItem'] },
     payments: true,
   },
   doc: {
     operationId: 'setAutoRecharge',
     summary: 'Turn auto-recharge on or off: charge the saved card when the balance falls to a threshold',
     description:
-      'When on, the saved card is charged `amount_usd` whenever the balance is at or below `threshold_usd` (checked as the meter charges, and at once when turned on); the credit arrives like any top-up’s. After 3 failed charges in a row it turns itself off, says why in `auto_recharge.disabled_reason`, and the account gets an `account.auto_recharge_disabled` event and e-mail. Needs a card saved by a top-up made with `save_card`. Off by default.',
+      'When on, the saved card is charged `amount_usd` whenever the balance is at or below `threshold_usd` (checked as the balance reaches it, and at once when turned on); the credit arrives like any top-up’s. After 3 failed charges in a row it turns itself off, says why in `auto_recharge.disabled_reason`, and the account gets an `account.auto_recharge_disabled` event and e-mail. Needs a card saved by a top-up made with `save_card`. Off by default.',
     tags,
     responses: {
       200: ok('The account’s billing, as it is now.', Billing, headers),

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { requestGuardAccess } from '../access';
+import { checkpointAccess, mergeAccess, requestGuardAccess } from '../access';
 import { rateLimits } from '../model/rate-limits';
 import {
   actionBodySchema,
@@ -143,10 +143,14 @@ export const deleteInstanceRoute = {
   auth: 'bearer',
   console: true,
   params: instancePath,
-  access: {
-    tables: { ...requestGuardAccess, instances: ['GetItem', 'UpdateItem'], jobs: ['PutItem', 'UpdateItem'] },
-    startsWorkflows: ['delete'],
-  },
+  // The deletion ends the instance's billing: its last piece is booked on the account in the same write.
+  access: mergeAccess(
+    {
+      tables: { ...requestGuardAccess, instances: ['GetItem', 'UpdateItem'], jobs: ['PutItem', 'UpdateItem'] },
+      startsWorkflows: ['delete'],
+    },
+    checkpointAccess,
+  ),
   doc: {
     operationId: 'deleteInstance',
     summary: 'Delete an instance: gone from the API at once, destroyed upstream asynchronously',

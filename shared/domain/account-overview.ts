@@ -3,17 +3,19 @@ import type { Account } from '../store/accounts';
 import { listLedgerEntries } from '../store/ledger';
 import type { AccountActivity, AccountView } from '../schemas/auth';
 import { microsToUsd } from './accounts';
+import { balanceAt } from '../model/burn';
 import { KEY_DEPOSIT_MIN_MICROS } from './key-management';
 
 /** What the console's account page shows: standing, balance and the deposits that unlock key creation. */
-export function accountView(account: Account): AccountView {
+export function accountView(account: Account, nowMs: number): AccountView {
+  const balance = balanceAt(account, nowMs);
   return {
     account_id: account.account_id,
     email: account.email,
     confirmed: account.confirmed,
     billing_paused: account.billing_paused,
-    balance_usd: microsToUsd(account.balance),
-    balance_micros: account.balance,
+    balance_usd: microsToUsd(balance),
+    balance_micros: balance,
     total_deposited_usd: microsToUsd(account.total_deposited),
     total_deposited_micros: account.total_deposited,
     deposit_required: account.total_deposited < KEY_DEPOSIT_MIN_MICROS,

@@ -39,6 +39,8 @@ export function newAccountRecord({ accountId, email, confirmed, suspended }: New
     payment_method_id: null,
     auto_recharge: null,
     balance_notice: 'none',
+    burning: {},
+    billing_version: 0,
   };
 }
 

@@ -1,3 +1,4 @@
+import { balanceAt, burningSegmentSchema } from '../model/burn';
 import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -59,6 +60,7 @@ const webhookImage = z.object({
 const accountImage = z.object({
   account_id: z.string(),
   balance: z.number().int(),
+  burning: z.record(z.string(), burningSegmentSchema).default({}),
   billing_paused: z.boolean(),
   billing_paused_at: z.string().nullable().optional(),
   balance_notice: z.enum(['none', 'below_24h', 'below_1h']).optional(),
@@ -175,7 +177,7 @@ function accountEvents(record: ChangeRecord): ServiceEvent[] {
       id: eventId('account', after.account_id, type, after.billing_paused_at),
       type,
       time: after.billing_paused_at,
-      data: { balance_usd: microsToUsd(after.balance) },
+      data: { balance_usd: microsToUsd(balanceAt(after, Date.parse(after.billing_paused_at))) },
     });
   }
   const rank = { none: 0, below_24h: 1, below_1h: 2 } as const;
@@ -186,7 +188,7 @@ function accountEvents(record: ChangeRecord): ServiceEvent[] {
       id: eventId('account', after.account_id, 'account.balance_low', level, after.balance_notice_at),
       type: 'account.balance_low',
       time: after.balance_notice_at,
-      data: { level, balance_usd: microsToUsd(after.balance) },
+      data: { level, balance_usd: microsToUsd(balanceAt(after, Date.parse(after.balance_notice_at))) },
     });
   }
   const disabledAt = after.auto_recharge?.disabled_at;

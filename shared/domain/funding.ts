@@ -1,9 +1,8 @@
 import type { Deps } from './deps';
 import { logger } from '../observability';
 import { countRechargeOutcome, getAccount, moveBalanceNotice, type Account } from '../store/accounts';
-import { listOwnedInstances } from '../store/instances';
 import { attachPayment, closeTopUp, insertTopUp, listLatestTopUps } from '../store/top-ups';
-import { hourlyCostOf } from '../model/billing-segments';
+import { balanceAt, burnRateOf } from '../model/burn';
 import { nextNotice, noticeLevelOf, rechargeDue, runwayOf, type Runway } from '../model/payments';
 
 /**
@@ -12,20 +11,17 @@ import { nextNotice, noticeLevelOf, rechargeDue, runwayOf, type Runway } from '.
  * customer asked for it, charge their saved card.
  */
 
-/** What the account's servers cost an hour as they are now, in micro-dollars. */
-async function burnRateOf(deps: Deps, accountId: string): Promise<number> {
-  const instances = await listOwnedInstances(deps, accountId);
-  return Math.round(instances.reduce((sum, instance) => sum + hourlyCostOf(instance), 0));
-}
-
-export async function runwayOfAccount(deps: Deps, account: Account): Promise<{ burnMicrosPerHour: number; runway: Runway }> {
-  const burnMicrosPerHour = await burnRateOf(deps, account.account_id);
-  return { burnMicrosPerHour, runway: runwayOf(account.balance, burnMicrosPerHour, deps.clock.now()) };
+/** The account's money now, from its checkpoint alone: the balance at this moment, the burn rate and the runway. */
+export function runwayOfAccount(deps: Deps, account: Account): { balanceMicros: number; burnMicrosPerHour: number; runway: Runway } {
+  const now = deps.clock.now();
+  const balanceMicros = balanceAt(account, now.getTime());
+  const burnMicrosPerHour = Math.round(burnRateOf(account.burning));
+  return { balanceMicros, burnMicrosPerHour, runway: runwayOf(balanceMicros, burnRateOf(account.burning), now) };
 }
 
 /** Records the runway's warning level when it moved: deeper is a warning (the event follows from the change). */
 async function reviewRunway(deps: Deps, account: Account): Promise<void> {
-  const { runway } = await runwayOfAccount(deps, account);
+  const { runway } = runwayOfAccount(deps, account);
   const { record, warn } = nextNotice(account.balance_notice, noticeLevelOf(runway));
   if (record === account.balance_notice) return;
   if (await moveBalanceNotice(deps, account.account_id, account.balance_notice, record))
@@ -42,7 +38,7 @@ const RECHARGE_IN_FLIGHT_MS = 15 * 60_000;
  */
 async function rechargeIfDue(deps: Deps, account: Account): Promise<void> {
   const settings = account.auto_recharge ?? undefined;
-  if (!rechargeDue(settings, account.payment_method_id !== null, account.balance)) return;
+  if (!rechargeDue(settings, account.payment_method_id !== null, runwayOfAccount(deps, account).balanceMicros)) return;
   const nowMs = deps.clock.now().getTime();
   const latest = await listLatestTopUps(deps, account.account_id, 5);
   if (latest.some((t) => t.kind === 'auto_recharge' && t.status === 'open' && nowMs - Date.parse(t.created_at) < RECHARGE_IN_FLIGHT_MS))
@@ -84,7 +80,7 @@ export async function recordRechargeFailure(deps: Deps, accountId: string, topUp
     logger.warn('auto-recharge turned off after repeated failures', { account_id: accountId });
 }
 
-/** After the balance moved: the runway's warning, then auto-recharge. Never fails its caller (both are retried later). */
+/** On a review of the balance: the runway's warning, then auto-recharge. Never fails its caller (both are retried later). */
 export async function reviewFunding(deps: Deps, accountId: string): Promise<void> {
   try {
     const account = await getAccount(deps, accountId);

@@ -1,3 +1,4 @@
+import { balanceAt } from '../model/burn';
 import type { Deps } from './deps';
 import { budgetSignal } from '../deadline';
 import { metricNames } from '../metric-names';
@@ -57,7 +58,7 @@ export async function createInstance(
   body: CreateInstanceBody,
   idempotencyKey?: string,
 ): Promise<InstanceDetail> {
-  const { plan, sshKey, keyName } = judgeCreate(account, body);
+  const { plan, sshKey, keyName } = judgeCreate({ balance: balanceAt(account, deps.clock.now().getTime()) }, body);
 
   const budget = budgetSignal(deps);
   const instanceId = await nextSequenceValue(deps, 'instance_id', budget);

@@ -1,3 +1,4 @@
+import { balanceAt } from '../model/burn';
 import type { Deps } from './deps';
 import { logger } from '../observability';
 import { stillBillingPausedCheck, type Account } from '../store/accounts';
@@ -80,7 +81,7 @@ export async function performAction(deps: Deps, account: Account, instanceId: nu
   const target = body.type === 'resize' ? orderablePlan(body.flavor ?? '') : undefined;
   const instance = instanceId === undefined ? undefined : await getOwnedInstance(deps, instanceId, account.account_id);
   if (!instance) throw instanceNotFound();
-  const verdict = judgeAction(account, instance, body.type, target);
+  const verdict = judgeAction({ ...account, balance: balanceAt(account, deps.clock.now().getTime()) }, instance, body.type, target);
   if (verdict.kind === 'done') return { ok: true, action: body.type, job_id: null };
   if (verdict.kind === 'refused') throw verdict.failure;
   if (verdict.kind === 'conflict') throw await conflictWith(deps, instance, body.type);

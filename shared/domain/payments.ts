@@ -4,7 +4,7 @@ import { metricNames } from '../metric-names';
 import { countMetric, durationMetric, logger } from '../observability';
 import { badRequest, Failure, notFound } from '../model/errors';
 import { centsToMicros, creditEntryId, creditRefusal, usdToCents, type PaymentEvent, type PaymentRefusal } from '../model/payments';
-import { countRechargeOutcome, getAccount, saveCard, setAutoRecharge, setBillingPaused, type Account } from '../store/accounts';
+import { countRechargeOutcome, getAccount, saveCard, setAutoRecharge, type Account } from '../store/accounts';
 import { recordLedgerEntry } from '../store/ledger';
 import {
   attachCheckout,
@@ -30,8 +30,8 @@ import {
 } from '../schemas/billing';
 import { microsToUsd } from './accounts';
 import { KEY_DEPOSIT_MIN_MICROS } from './key-management';
-import { applyBillingPause } from './billing';
-import { recordRechargeFailure, reviewFunding, runwayOfAccount } from './funding';
+import { applyBalanceRules, reviewCheckpoint } from './billing';
+import { recordRechargeFailure, runwayOfAccount } from './funding';
 import { retry, retryPolicies, TRY_AGAIN } from '../retry';
 
 /**
@@ -115,16 +115,14 @@ export async function findTopUp(deps: Deps, accountId: string, topUpId: string):
 
 const LATEST_TOP_UPS = 10;
 
-/** The account's money: balance, burn rate and runway (computed now, from what runs now), and the latest top-ups. */
+/** The account's money: balance, burn rate and runway (computed now, from its checkpoint), and the latest top-ups. */
 export async function billingOverview(deps: Deps, account: Account): Promise<BillingView> {
-  const [{ burnMicrosPerHour, runway }, topUps] = await Promise.all([
-    runwayOfAccount(deps, account),
-    listLatestTopUps(deps, account.account_id, LATEST_TOP_UPS),
-  ]);
+  const topUps = await listLatestTopUps(deps, account.account_id, LATEST_TOP_UPS);
+  const { balanceMicros, burnMicrosPerHour, runway } = runwayOfAccount(deps, account);
   const recharge = account.auto_recharge;
   return {
-    balance_usd: microsToUsd(account.balance),
-    balance_micros: account.balance,
+    balance_usd: microsToUsd(balanceMicros),
+    balance_micros: balanceMicros,
     total_deposited_usd: microsToUsd(account.total_deposited),
     deposit_met: account.total_deposited >= KEY_DEPOSIT_MIN_MICROS,
     billing_paused: account.billing_paused,
@@ -160,7 +158,7 @@ export async function configureAutoRecharge(deps: Deps, account: Account, body: 
     disabled_reason: null,
   });
   const updated = (await getAccount(deps, account.account_id)) ?? account;
-  if (body.enabled) await reviewFunding(deps, account.account_id);
+  if (body.enabled) await reviewCheckpoint(deps, account.account_id);
   return billingOverview(deps, (await getAccount(deps, account.account_id)) ?? updated);
 }
 
@@ -171,12 +169,6 @@ function refused(event: PaymentEvent, reason: PaymentRefusal): Outcome {
   logger.warn('a payment event was refused', { event_id: event.eventId, kind: event.kind, reason });
   countMetric(metricNames.paymentsUnmatched);
   return 'refused';
-}
-
-/** A credit, then what a credit changes: the pause lifted when the balance is above zero, the runway's warning. */
-async function credited(deps: Deps, accountId: string): Promise<void> {
-  if (await setBillingPaused(deps, accountId, false)) logger.info('billing pause lifted', { account_id: accountId });
-  await reviewFunding(deps, accountId);
 }
 
 async function creditPayment(deps: Deps, event: Extract<PaymentEvent, { kind: 'checkout_paid' | 'payment_succeeded' }>): Promise<Outcome> {
@@ -205,7 +197,7 @@ async function creditPayment(deps: Deps, event: Extract<PaymentEvent, { kind: 'c
     const facts = await deps.payments.paymentFacts(event.paymentIntentId);
     if (facts?.customerId && facts.paymentMethodId) await saveCard(deps, topUp.account_id, facts.customerId, facts.paymentMethodId);
   }
-  await credited(deps, topUp.account_id);
+  await applyBalanceRules(deps, topUp.account_id);
   return booked ? 'applied' : 'duplicate';
 }
 
@@ -240,7 +232,7 @@ async function debitRefund(deps: Deps, event: Extract<PaymentEvent, { kind: 'ref
     });
     return booked === TRY_AGAIN ? TRY_AGAIN : booked ? ('applied' as const) : ('duplicate' as const);
   });
-  await applyBillingPause(deps, accountId);
+  await applyBalanceRules(deps, accountId);
   return outcome;
 }
 
@@ -259,8 +251,7 @@ async function settleDispute(deps: Deps, event: Extract<PaymentEvent, { kind: 'd
     description: opened ? 'Card payment disputed (amount and fee)' : 'Dispute won: amount and fee returned',
     created_at: deps.clock.now().toISOString(),
   });
-  if (opened) await applyBillingPause(deps, topUp.account_id);
-  else await credited(deps, topUp.account_id);
+  await applyBalanceRules(deps, topUp.account_id);
   return booked ? 'applied' : 'duplicate';
 }
 

@@ -1,8 +1,8 @@
 /**
  * Billing by segments, as pure code. An instance is billed over a chain of segments, each at one rate: every change
  * of rate (power off or on, resize, billing pause, delete, a drift followed, the server found gone) closes the open
- * segment at the old rate and opens the next, in the same write as the change. The meter charges each segment at its
- * own rate, however late it runs.
+ * segment at the old rate and opens the next, in the same write as the change, which also books the closed segment's
+ * last piece on the ledger and moves the account's checkpoint (shared/model/burn.ts).
  */
 import * as z from 'zod';
 import { hourlyMicros } from './flavors';
@@ -54,42 +54,37 @@ export function segmentsOf(state: BilledState): readonly BillingSegment[] {
   return rate ? [{ start: state.metered_until, end: null, ...rate }] : [];
 }
 
+/** How a change moves the instance's billing: the open segment closes at `closesAt`, and `opens` (if any) follows it. */
+export interface RateChange {
+  /** When the open segment closes (null when none was open). */
+  readonly closesAt: string | null;
+  readonly opens: BillingSegment | null;
+}
+
 /**
- * The segments to store with a change, or undefined when the change leaves the rate as it is. The open segment closes
- * when the change takes effect: at the deletion, at the last sighting of a lost server, otherwise now; never before it
- * opened. Segments the meter has charged in full are dropped.
+ * What a change does to the instance's rate, or undefined when it leaves the rate as it is. The open segment closes
+ * when the change takes effect: at the deletion, at the last sighting of a lost server, otherwise now; never before
+ * it opened. The next segment opens where it closed; billing that starts (activation) starts at `metered_until`, and
+ * billing that had ended and resumes (a server taken for lost, found again) starts now: the time between is not billed.
  */
-export function segmentsAfterChange(
-  before: BilledState,
-  after: Omit<BilledState, 'billing_segments'>,
-  nowIso: string,
-): BillingSegment[] | undefined {
+export function rateChangeOf(before: BilledState, after: Omit<BilledState, 'billing_segments'>, nowIso: string): RateChange | undefined {
   const oldRate = rateOf(before);
   const newRate = rateOf(after);
   if (sameRate(oldRate, newRate)) return undefined;
-  const segments = segmentsOf(before);
-  const open = segments.find((segment) => segment.end === null);
+  const open = segmentsOf(before).find((segment) => segment.end === null);
   const changedAt = after.deleted_at ?? after.billing_ends_at ?? nowIso;
-  const closesAt = open && changedAt < open.start ? open.start : changedAt;
-  const chargedUntil = before.metered_until;
-  const kept = segments
-    .filter((segment) => segment.end !== null && (chargedUntil === null || segment.end > chargedUntil))
-    .concat(open ? [{ ...open, end: closesAt }] : []);
-  // Billing starts at activation, whose time is `metered_until`; later segments start where the last one closed.
-  // Billing that had ended and resumes (a server taken for lost, found again) starts now: the time between is not billed.
-  const opensAt = open ? closesAt : before.billing_ends_at !== null ? nowIso : (after.metered_until ?? nowIso);
-  return newRate ? [...kept, { start: opensAt, end: null, ...newRate }] : kept;
+  const closesAt = open ? (changedAt < open.start ? open.start : changedAt) : null;
+  const opensAt = closesAt ?? (before.billing_ends_at !== null ? nowIso : (after.metered_until ?? nowIso));
+  return { closesAt, opens: newRate ? { start: opensAt, end: null, ...newRate } : null };
 }
 
-/** The meter's index is spread over this many shards (`meter_shard` = `meter#<instance id mod METER_SHARDS>`). */
-export const METER_SHARDS = 16;
+/**
+ * Instances metered by the old per-period meter sit in its sparse index (`meter_shard` = `meter#<id mod 16>`) until
+ * they move to their account's checkpoint; nothing enters it any more.
+ */
+export const LEGACY_METER_SHARDS = 16;
 
-export const meterShardOf = (instanceId: number) => `meter#${instanceId % METER_SHARDS}`;
-
-/** Whether anything is left to charge: an open segment, or a closed one the meter has not charged to its end. */
-export function hasUnbilledTime(segments: readonly BillingSegment[], meteredUntil: string | null): boolean {
-  return segments.some((segment) => segment.end === null || meteredUntil === null || segment.end > meteredUntil);
-}
+export const legacyMeterShardOf = (shard: number) => `meter#${shard}`;
 
 /** What a segment costs from its start to `atMs`: integer micro-dollars, half a micro-dollar rounds up. */
 export function costSince(segment: BillingSegment, atMs: number): number {

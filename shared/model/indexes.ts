@@ -1,4 +1,3 @@
-import { meterShardOf } from './billing-segments';
 import { inFlightShardOf, isInFlight, isSwept, sweepShardOf } from './convergence';
 import type { InstanceChanges, Instance } from './instance';
 
@@ -10,9 +9,7 @@ export interface IndexKeys {
 }
 
 /**
- * Sparse index keys that follow the item's state, set and removed in the same write as the change: a change that
- * writes billing segments puts the instance in the meter's index (the meter takes it out when it has charged the last
- * of them); a lifecycle under way keeps it in the in-flight index; an instance with a server is in the fleet sweep's
+ * Sparse index keys that follow the item's state, set and removed in the same write as the change: a lifecycle under way keeps it in the in-flight index; an instance with a server is in the fleet sweep's
  * index from the moment it is first recorded with one (as seen then); a deletion takes it out of the account's list.
  */
 export function indexKeys(instance: Instance, changes: InstanceChanges, now: string): IndexKeys {
@@ -21,7 +18,6 @@ export function indexKeys(instance: Instance, changes: InstanceChanges, now: str
   const swept = isSwept(after);
   return {
     set: {
-      ...(changes.billing_segments && changes.billing_segments.length > 0 ? { meter_shard: meterShardOf(instance.instance_id) } : {}),
       ...(inFlight ? { inflight_shard: inFlightShardOf(instance.instance_id) } : {}),
       ...(swept ? { sweep_shard: sweepShardOf(instance.instance_id) } : {}),
     },

@@ -88,8 +88,10 @@ export const instanceSchema = z.object({
   absent_reads: z.number().int().optional(),
   /** Set when the instance lost its server: nothing after this is charged. */
   billing_ends_at: z.string().nullable().default(null),
-  /** The segments not yet charged in full, the open one last (see shared/model/billing-segments.ts). */
+  /** The open billing segment (see shared/model/billing-segments.ts); an instance metered the old way kept more. */
   billing_segments: z.array(billingSegmentSchema).default([]),
+  /** Set while the instance is metered the old way (its key in the old meter's index), until it moves to its account's checkpoint. */
+  meter_shard: z.string().optional(),
   updated_at: z.string().optional(),
   /** The Idempotency-Key (scoped to the account) of the create that made it, when it had one. */
   idempotency_key: z.string().optional(),

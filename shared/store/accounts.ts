@@ -8,6 +8,7 @@ import {
   type AutoRecharge,
   type BalanceNotice,
 } from '../model/payments';
+import { burningSegmentSchema } from '../model/burn';
 import { batchGetAll, readAll, whenConditionHolds } from './dynamo-helpers';
 
 export const accountSchema = z.object({
@@ -34,6 +35,12 @@ export const accountSchema = z.object({
   auto_recharge: autoRechargeSchema.nullable().default(null),
   /** The last runway warning given (each level once per crossing). */
   balance_notice: balanceNoticeSchema.default('none'),
+  /** The billing checkpoint (shared/model/burn.ts): the open segments of the instances billed now, by instance id. */
+  burning: z.record(z.string(), burningSegmentSchema).default({}),
+  /** Every move of the checkpoint adds one, on condition it is still the one read: moves of one account are serial. */
+  billing_version: z.number().int().default(0),
+  /** When the account must next be reviewed (its entry in the sparse review index); absent when nothing is billed. */
+  review_at: z.string().optional(),
 });
 export type Account = z.infer<typeof accountSchema>;
 
@@ -66,10 +73,12 @@ export async function scanAccounts(deps: Platform, email?: string): Promise<Acco
 }
 
 export async function insertAccount(deps: Platform, account: Account): Promise<void> {
+  // No open segments is no attribute (see checkpointMoveItem).
+  const { burning, ...item } = accountSchema.parse(account);
   await deps.dynamo.send(
     new PutCommand({
       TableName: tableName(deps, 'accounts'),
-      Item: accountSchema.parse(account),
+      Item: Object.keys(burning).length > 0 ? { ...item, burning } : item,
       ConditionExpression: 'attribute_not_exists(account_id)',
     }),
   );

@@ -4,7 +4,11 @@ import { GetCommand, QueryCommand, UpdateCommand, type TransactWriteCommandInput
 import * as z from 'zod';
 import { DependencyTransientError } from '../transient-errors';
 import { retry, retryPolicies, TRY_AGAIN } from '../retry';
-import { segmentsAfterChange } from '../model/billing-segments';
+import { chargedPieces, rateChangeOf, segmentsOf, type RateChange } from '../model/billing-segments';
+import { settle } from '../model/burn';
+import { getAccount } from './accounts';
+import { bookingItems, foldAccountChecks, usageEntry } from './checkpoints';
+import type { TransactItem } from './ledger';
 import {
   capacityBookkeeping,
   CapacityExhaustedError,
@@ -23,7 +27,7 @@ import { batchGetAll, readAll, rideOutTransient, transactWrite, updatedWhenCondi
 import { finishJobUpdate, newJobPut } from './jobs';
 import { releaseCapacityItem, reserveCapacityItem } from './counters';
 import { commitMarkerPut } from './idempotency';
-import { requestGuardItems, throwIfGuardFailed } from './request-guard';
+import { assertRequestStillAuthorized, requestGuardItems, throwIfGuardFailed } from './request-guard';
 
 /** The places in `count` reservations (the first items of a cancelled transaction) whose shard was found full. */
 function fullReservations(error: unknown, count: number): number[] {
@@ -264,10 +268,8 @@ export async function listInFlightInstances(deps: Platform): Promise<Instance[]>
   return (await instancesInShards(deps, 'inflight_by_shard', shards, 'inflight_shard = :shard')).filter(isInFlight);
 }
 
-/**
- * The instances of one meter shard, a page at a time (read by key, consistently): those with time left to bill.
- */
-export async function* listInstancesToMeter(deps: Platform, shard: string): AsyncGenerator<Instance[]> {
+/** The instances still metered the old way in one shard of its index, a page at a time (read by key, consistently). */
+export async function* listLegacyMetered(deps: Platform, shard: string): AsyncGenerator<Instance[]> {
   let start: Record<string, unknown> | undefined;
   do {
     const page = await deps.dynamo.send(
@@ -286,19 +288,96 @@ export async function* listInstancesToMeter(deps: Platform, shard: string): Asyn
   } while (start);
 }
 
-/** Takes an instance out of the meter's index once nothing is left to bill (unless it changed since it was read). */
-export async function leaveMeterIndex(deps: Platform, instance: Instance): Promise<void> {
-  await whenConditionHolds(
-    deps.dynamo.send(
-      new UpdateCommand({
-        TableName: tableName(deps, 'instances'),
-        Key: { instance_id: instance.instance_id },
-        UpdateExpression: 'REMOVE meter_shard',
-        ConditionExpression: 'version = :version',
-        ExpressionAttributeValues: { ':version': instance.version },
-      }),
-    ),
-  );
+/** How often one write settles again on an account's checkpoint that moved meanwhile before it gives the decision back. */
+const CHECKPOINT_MOVES_PER_WRITE = 16;
+
+/** The account's checkpoint changed between its read and the write: read it again and settle afresh. */
+const checkpointMoved = (error: unknown, from: number, count: number) =>
+  error instanceof TransactionCanceledException &&
+  (error.CancellationReasons ?? []).slice(from, from + count).some((reason) => reason.Code === 'ConditionalCheckFailed');
+
+/**
+ * Moves an instance metered the old way to its account's checkpoint, without charging a piece twice or missing one:
+ * what the old meter had not charged (from `metered_until`, each segment at its own rate) is booked under the entry
+ * id the old meter would have used, and the open segment joins the account's, billed from now; the instance leaves
+ * the old index in the same transaction. True when this call moved it; safe to repeat and to race.
+ */
+export async function moveToCheckpoint(deps: Platform, instance: Instance): Promise<boolean> {
+  if (instance.meter_shard === undefined) return false;
+  for (let attempt = 0; ; attempt++) {
+    const account = await getAccount(deps, instance.account_id);
+    if (!account) throw new Error(`account ${instance.account_id} of instance ${instance.instance_id} does not exist`);
+    const nowMs = deps.clock.now().getTime();
+    const nowIso = new Date(nowMs).toISOString();
+    const segments = segmentsOf(instance);
+    const pieces =
+      instance.metered_until === null
+        ? []
+        : chargedPieces(segments, instance.metered_until, nowMs).map((piece) => ({ ...piece, instance_id: instance.instance_id }));
+    const open = segments.find((segment) => segment.end === null);
+    const key = String(instance.instance_id);
+    const burning = open
+      ? {
+          ...account.burning,
+          [key]: {
+            start: open.start,
+            hourly_micros: open.hourly_micros,
+            quarters: open.quarters,
+            billed_until: nowIso > open.start ? nowIso : open.start,
+          },
+        }
+      : account.burning;
+    const entry =
+      pieces.length > 0 ? usageEntry(account.account_id, `meter#${instance.instance_id}#${instance.metered_until}`, pieces, nowIso) : null;
+    const booking = bookingItems(deps, account, entry, { burning, delta: entry?.amount ?? 0 }, nowMs);
+    try {
+      await transactWrite(deps, {
+        TransactItems: [
+          ...booking,
+          {
+            Update: {
+              TableName: tableName(deps, 'instances'),
+              Key: { instance_id: instance.instance_id },
+              UpdateExpression: 'SET billing_segments = :segments REMOVE meter_shard',
+              ConditionExpression: 'version = :version AND attribute_exists(meter_shard)',
+              ExpressionAttributeValues: { ':segments': open ? [open] : [], ':version': instance.version },
+            },
+          },
+        ],
+      });
+      return true;
+    } catch (error) {
+      const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
+      // Moved meanwhile, or changed: whoever changed it moves it.
+      if (reasons[booking.length]?.Code === 'ConditionalCheckFailed') return false;
+      if (checkpointMoved(error, 0, booking.length) && attempt < 8) continue;
+      throw error;
+    }
+  }
+}
+
+/**
+ * The writes that settle a change of an instance's rate on its account: the closed segment's last piece booked, and
+ * the checkpoint moved (the open segments, the settled balance, the next review), on condition that it is still the
+ * one read.
+ */
+async function settlementItems(
+  deps: Platform,
+  instance: Instance,
+  change: RateChange,
+  nowMs: number,
+): Promise<{ items: TransactItem[]; version: number }> {
+  const account = await getAccount(deps, instance.account_id);
+  if (!account) throw new Error(`account ${instance.account_id} of instance ${instance.instance_id} does not exist`);
+  const settled = settle(account.burning, instance.instance_id, change);
+  const nowIso = new Date(nowMs).toISOString();
+  const entry = settled.piece
+    ? usageEntry(account.account_id, `meter#${instance.instance_id}#${settled.piece.from}`, [settled.piece], nowIso)
+    : null;
+  return {
+    items: bookingItems(deps, account, entry, { burning: settled.burning, delta: entry?.amount ?? 0 }, nowMs),
+    version: account.billing_version,
+  };
 }
 
 /**
@@ -527,15 +606,28 @@ export async function updateInstanceAtVersion(deps: Platform, instance: Instance
 
 /** updateInstanceAtVersion, answering with the changes written (the shard attributes included), or undefined. */
 async function applyAtVersion(deps: Platform, instance: Instance, update: VersionedUpdate): Promise<InstanceChanges | undefined> {
+  // Metered the old way: it moves to its account's checkpoint first, and the caller reads it again.
+  if (instance.meter_shard !== undefined) {
+    await moveToCheckpoint(deps, instance);
+    return undefined;
+  }
   const picker = new ShardPicker(update.reserve ?? []);
-  for (;;) {
+  for (let checkpointMoves = 0; ;) {
     const picked = picker.pick();
-    const now = deps.clock.now().toISOString();
+    const nowMs = deps.clock.now().getTime();
+    const now = new Date(nowMs).toISOString();
     const moves = capacityBookkeeping(instance, update.changes, update.release ?? [], picked);
-    // A change of rate closes the open billing segment and opens the next in this same write.
-    const billing_segments = segmentsAfterChange(instance, { ...instance, ...update.changes }, now);
+    // A change of rate closes the open billing segment and opens the next in this same write, which books the closed
+    // piece and moves the account's checkpoint.
+    const rateChange = rateChangeOf(instance, { ...instance, ...update.changes }, now);
+    const billing_segments = rateChange && (rateChange.opens ? [rateChange.opens] : []);
     const changes = { ...update.changes, ...changedShards(instance, moves.shards), ...(billing_segments ? { billing_segments } : {}) };
     const expression = setExpression(changes, now, indexKeys(instance, changes, now));
+    const settled = rateChange ? await settlementItems(deps, instance, rateChange, nowMs) : undefined;
+    // A transaction may hold one operation per item: the checks on the account (its standing for the request, its
+    // billing pause) become conditions of the settlement's write to it.
+    const folded = foldAccountChecks(deps, settled?.items ?? [], instance.account_id, update.checks ?? [], requestGuardItems(deps));
+    const settlement = folded.settlement;
     const items = [
       ...picked.map((unit) => reserveCapacityItem(deps, unit.pool, unit.shard!)),
       ...moves.release.map((unit) => releaseCapacityItem(deps, unit)),
@@ -548,23 +640,37 @@ async function applyAtVersion(deps: Platform, instance: Instance, update: Versio
           ExpressionAttributeValues: { ...expression.ExpressionAttributeValues, ':version': instance.version },
         },
       },
-      ...(update.checks ?? []),
+      ...folded.checks,
       ...(update.job ? [newJobPut(deps, update.job)] : []),
       ...(update.finish ? [finishJobUpdate(deps, update.finish)] : []),
     ];
     try {
-      await transactWrite(deps, { TransactItems: [...items, ...requestGuardItems(deps)] });
+      await transactWrite(deps, { TransactItems: [...items, ...settlement, ...folded.guard] });
       return changes;
     } catch (error) {
-      throwIfGuardFailed(error, items.length);
+      throwIfGuardFailed(error, items.length + settlement.length);
       const { anyFull, exhausted } = picker.noteFull(fullReservations(error, picked.length), picked);
       if (exhausted) throw new CapacityExhaustedError(exhausted.kind);
       if (anyFull) continue;
       if (error instanceof TransactionCanceledException) {
         const reasons = error.CancellationReasons ?? [];
         const instanceIndex = picked.length + moves.release.length;
-        const checked = reasons.slice(instanceIndex, instanceIndex + 1 + (update.checks?.length ?? 0));
+        const checked = reasons.slice(instanceIndex, instanceIndex + 1 + folded.checks.length);
         if (checked.some((reason) => reason.Code === 'ConditionalCheckFailed')) return undefined;
+        // Another change of the account's rate, or its statement, moved the checkpoint first: settle on the new one.
+        if (checkpointMoved(error, items.length, settlement.length)) {
+          if (folded.fromChecks || folded.fromGuard) {
+            // Unmoved, the checkpoint was not what refused it: a check folded into its write was.
+            const current = await getAccount(deps, instance.account_id);
+            if (current?.billing_version === settled?.version) {
+              if (folded.fromGuard) await assertRequestStillAuthorized(deps);
+              return undefined;
+            }
+          }
+          // A hot account: after this many in a row the caller reads the instance again and decides afresh.
+          if (++checkpointMoves >= CHECKPOINT_MOVES_PER_WRITE) return undefined;
+          continue;
+        }
         // The job had already ended (a delete cancelled it): the state change stands on its own.
         if (update.finish && reasons[items.length - 1]?.Code === 'ConditionalCheckFailed')
           return applyAtVersion(deps, instance, { ...update, finish: undefined });

@@ -10,7 +10,10 @@ const DEPOSIT_KINDS = new Set(['deposit', 'top_up']);
 
 const ledgerEntrySchema = z.object({
   account_id: z.string(),
-  /** Deterministic for the meter (`meter#<instance>#<period start>`), so a retried charge is refused as a duplicate. */
+  /**
+   * Deterministic for usage (`meter#<instance>#<piece start>`, `statement#<midnight>`), so a retried booking is
+   * refused as a duplicate.
+   */
   entry_id: z.string(),
   kind: ledgerKindSchema,
   /** Integer micro-dollars; positive for deposits, negative for charges. */
@@ -19,10 +22,11 @@ const ledgerEntrySchema = z.object({
   period_start: z.string().optional(),
   period_end: z.string().optional(),
   description: z.string().optional(),
-  /** For the meter: what each billing segment contributed to the amount, at its own rate. */
+  /** For usage: what each billing segment contributed to the amount, at its own rate (a statement's name their instance). */
   pieces: z
     .array(
       z.object({
+        instance_id: z.number().int().optional(),
         start: z.string(),
         end: z.string().nullable(),
         hourly_micros: z.number().int(),
@@ -37,7 +41,7 @@ const ledgerEntrySchema = z.object({
 });
 export type LedgerEntry = z.infer<typeof ledgerEntrySchema>;
 
-function entryPut(deps: Platform, entry: LedgerEntry) {
+export function ledgerEntryPut(deps: Platform, entry: LedgerEntry) {
   return {
     Put: {
       TableName: tableName(deps, 'ledger'),
@@ -76,7 +80,7 @@ export async function recordLedgerEntry(deps: Platform, entry: LedgerEntry, ...a
   try {
     await transactWrite(deps, {
       TransactItems: [
-        entryPut(deps, entry),
+        ledgerEntryPut(deps, entry),
         balanceUpdate(deps, entry.account_id, entry.amount, DEPOSIT_KINDS.has(entry.kind)),
         ...alongside,
       ],
@@ -98,7 +102,7 @@ function meteredPeriodItems(
 ) {
   const balance = balanceUpdate(deps, entry.account_id, entry.amount, false);
   return [
-    entryPut(deps, entry),
+    ledgerEntryPut(deps, entry),
     keepCredit
       ? {
           Update: {

@@ -5,7 +5,7 @@ import type { Simulator } from '../../infra/local/simulator';
 import type { PaymentsSimulator } from '../../infra/local/payments-simulator';
 import { reconcileTopUps } from '../../shared/domain/payments';
 import { issueApiKey, openAccount } from '../../shared/domain/accounts';
-import { charge, deposit, runMeter } from '../../shared/domain/billing';
+import { charge, deposit, reviewDueAccounts } from '../../shared/domain/billing';
 import { reconcile } from '../../shared/domain/reconciler';
 import { getAccount } from '../../shared/store/accounts';
 import { setOrphanGuard } from '../../shared/store/orphans';
@@ -103,7 +103,7 @@ const OPERATIONS = [
   ['faults-off', 6],
   ['ssh-silence', 3],
   ['out-of-band', 8],
-  ['meter', 6],
+  ['review', 6],
   ['reconcile', 4],
   ['money', 3],
   ['top-up', 5],
@@ -286,8 +286,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
             .catch(() => undefined);
           break;
         }
-        case 'meter':
-          track(runMeter(target.deps));
+        case 'review':
+          track(reviewDueAccounts(target.deps));
           break;
         case 'reconcile':
           track(reconcile(target.deps, Date.now(), 5_000));
@@ -368,7 +368,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const undelivered = target.payments.events.filter((event) => !event.answers.some((status) => status >= 200 && status < 300));
     for (const event of undelivered) await provider(`events/${event.id}/resend`);
     log(`  payment events delivered again: ${undelivered.length}`);
-    await runMeter(target.deps);
+    await reviewDueAccounts(target.deps);
     await replayUnanswered(target.deps, creates, accounts, create);
     const pausedAccounts = new Set<string>();
     for (const { accountId } of accounts) if ((await getAccount(target.deps, accountId))?.billing_paused) pausedAccounts.add(accountId);

@@ -5,7 +5,7 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { DestroyedDroplet, SimulatedDroplet, Simulator } from '../../infra/local/simulator';
 import { executionArnOf } from '../../shared/workflows/step-functions';
 import { catalog } from '../../shared/model/flavors';
-import { getAccount } from '../../shared/store/accounts';
+import { getAccount, type Account } from '../../shared/store/accounts';
 import { instanceSchema, type Instance } from '../../shared/model/instance';
 import { listLedgerEntries, type LedgerEntry } from '../../shared/store/ledger';
 import { getTopUp } from '../../shared/store/top-ups';
@@ -215,42 +215,49 @@ type Piece = NonNullable<LedgerEntry['pieces']>[number];
 
 /**
  * Each instance's charges equal the sum over its segments of time × rate, to the micro-dollar per segment; the
- * segments cover its billed time without gap or overlap; the open one bills what the instance is; balances equal
+ * pieces cover its billed time without gap or overlap, from its activation to where its account bills it from now
+ * (or to its deletion); the open segment bills what the instance is, and its account carries it; balances equal
  * their ledgers.
  */
 async function checkBilling(deps: Deps, instances: readonly Instance[], accountIds: readonly string[]): Promise<string[]> {
   const violations: string[] = [];
   const ledgers = new Map<string, LedgerEntry[]>();
+  const accounts = new Map<string, Account>();
   for (const accountId of accountIds) {
     const entries = await listLedgerEntries(deps, accountId);
     ledgers.set(accountId, entries);
-    const balance = (await getAccount(deps, accountId))?.balance;
+    const account = await getAccount(deps, accountId);
+    if (account) accounts.set(accountId, account);
     const sum = entries.reduce((total, entry) => total + entry.amount, 0);
-    if (balance !== sum) violations.push(`account ${accountId}: balance ${balance} but its ledger sums to ${sum}`);
+    if (account?.balance !== sum) violations.push(`account ${accountId}: balance ${account?.balance} but its ledger sums to ${sum}`);
+    for (const entry of entries.filter((e) => e.kind === 'meter')) {
+      const total = (entry.pieces ?? []).reduce((sum, piece) => sum + piece.amount, 0);
+      if (entry.amount !== -total)
+        violations.push(`account ${accountId}: entry ${entry.entry_id} charges ${-entry.amount}, its pieces ${total}`);
+    }
   }
   for (const instance of instances) {
     const name = `instance ${instance.instance_id}`;
-    const meters = (ledgers.get(instance.account_id) ?? []).filter((e) => e.kind === 'meter' && e.instance_id === instance.instance_id);
-    for (const entry of meters) {
-      const pieces = entry.pieces ?? [];
-      const total = pieces.reduce((sum, piece) => sum + piece.amount, 0);
-      if (entry.amount !== -total) violations.push(`${name}: entry ${entry.entry_id} charges ${-entry.amount}, its segments ${total}`);
-    }
-    const pieces = meters.flatMap((entry) => entry.pieces ?? []).sort((a, b) => a.from.localeCompare(b.from));
+    const pieces = (ledgers.get(instance.account_id) ?? [])
+      .filter((e) => e.kind === 'meter')
+      .flatMap((entry) => (entry.pieces ?? []).filter((piece) => (piece.instance_id ?? entry.instance_id) === instance.instance_id))
+      .sort((a, b) => a.from.localeCompare(b.from));
+    const carried = accounts.get(instance.account_id)?.burning[String(instance.instance_id)];
+    if (instance.meter_shard !== undefined) violations.push(`${name} is still metered the old way`);
     if (instance.activated_at === null) {
-      if (pieces.length > 0) violations.push(`${name} was charged but never activated`);
+      if (pieces.length > 0 || carried) violations.push(`${name} was charged but never activated`);
       continue;
     }
-    if (pieces.length === 0) continue;
-    if (pieces[0]!.from !== instance.activated_at)
-      violations.push(`${name}: billing starts at ${pieces[0]!.from}, activated at ${instance.activated_at}`);
+    const firstFrom = pieces[0]?.from ?? carried?.billed_until;
+    if (firstFrom !== undefined && firstFrom !== instance.activated_at)
+      violations.push(`${name}: billing starts at ${firstFrom}, activated at ${instance.activated_at}`);
     pieces.slice(1).forEach((piece, i) => {
       if (piece.from !== pieces[i]!.to) violations.push(`${name}: billed time jumps from ${pieces[i]!.to} to ${piece.from}`);
     });
-    if (pieces.at(-1)!.to !== instance.metered_until)
-      violations.push(`${name}: charged to ${pieces.at(-1)!.to} but metered until ${instance.metered_until}`);
-    if (instance.deleted_at !== null && instance.billing_ends_at === null && instance.metered_until !== instance.deleted_at) {
-      violations.push(`${name}: deleted at ${instance.deleted_at} but metered until ${instance.metered_until}`);
+    if (carried && pieces.length > 0 && pieces.at(-1)!.to !== carried.billed_until)
+      violations.push(`${name}: charged to ${pieces.at(-1)!.to} but its account bills it from ${carried.billed_until}`);
+    if (!carried && instance.deleted_at !== null && instance.billing_ends_at === null && pieces.at(-1)?.to !== instance.deleted_at) {
+      violations.push(`${name}: deleted at ${instance.deleted_at} but charged to ${pieces.at(-1)?.to}`);
     }
     const segments = new Map<string, Piece[]>();
     for (const piece of pieces) {
@@ -271,8 +278,13 @@ async function checkBilling(deps: Deps, instances: readonly Instance[], accountI
       if (open?.hourly_micros !== price || open.quarters !== quarters) {
         violations.push(`${name} is ${instance.status} on ${instance.plan.flavor} but billed ${JSON.stringify(open)}`);
       }
-    } else if (open) {
-      violations.push(`${name} is ${instance.status}${instance.deleted_at ? ', deleted' : ''} but still billed ${JSON.stringify(open)}`);
+      if (!carried || carried.start !== open?.start || carried.hourly_micros !== open.hourly_micros || carried.quarters !== open.quarters) {
+        violations.push(`${name} is billed ${JSON.stringify(open)} but its account carries ${JSON.stringify(carried)}`);
+      }
+    } else if (open || carried) {
+      violations.push(
+        `${name} is ${instance.status}${instance.deleted_at ? ', deleted' : ''} but still billed ${JSON.stringify(open ?? carried)}`,
+      );
     }
   }
   return violations;

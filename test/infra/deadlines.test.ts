@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { App } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import type { ServiceStack } from '../../infra/stack';
-import { functionScheduleNames } from '../../infra/schedules';
+import { scheduleNames } from '../../infra/schedules';
 import { ANSWER_RESERVE_SECONDS, DEFAULT_ROUTE_TIMEOUT_SECONDS, routes } from '../../shared/routes';
 import { IDEMPOTENCY_LOCK_SECONDS } from '../../shared/store/idempotency';
 import { workflowNames, type WorkflowName } from '../../shared/workflow-names';
@@ -32,7 +32,6 @@ describe('deadlines', () => {
     ['power', 3600],
     ['resize', 3600],
     ['delete', 3600],
-    ['meter', 900],
   ])('gives every %s execution a timeout of %i seconds, so ExecutionsTimedOut can fire', (name, seconds) => {
     expect(definitionOf(stack, template, logicalId(stack.workflows[name].stateMachine)).TimeoutSeconds).toBe(seconds);
   });
@@ -69,8 +68,8 @@ describe('deadlines', () => {
     for (const route of idempotent) expect(timeoutOf(stack.api.functions[route.name]!)).toBeLessThan(IDEMPOTENCY_LOCK_SECONDS);
   });
 
-  it('gives DestroyServers 60 seconds, a meter shard 120, and every other workflow step 30', () => {
-    const special: Record<string, number> = { DestroyServersFunctionArn: 60, MeterShardFunctionArn: 120 };
+  it('gives DestroyServers 60 seconds and every other workflow step 30', () => {
+    const special: Record<string, number> = { DestroyServersFunctionArn: 60 };
     for (const name of workflowNames) {
       for (const key of Object.keys(workflows[name].steps)) {
         expect(timeoutOf(stack.workflows[name].steps[key]!), `${name}.${key}`).toBe(special[key] ?? 30);
@@ -79,7 +78,7 @@ describe('deadlines', () => {
   });
 
   it('gives each scheduled function one period of its schedule', () => {
-    for (const name of functionScheduleNames) {
+    for (const name of scheduleNames) {
       expect(timeoutOf(stack.scheduled[name].function)).toBe(300);
     }
   });

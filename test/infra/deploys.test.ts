@@ -4,7 +4,7 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import { REPO_ROOT } from '../../infra/constructs/api-function';
 import { routes } from '../../shared/routes';
 import type { ServiceStack } from '../../infra/stack';
-import { functionScheduleNames } from '../../infra/schedules';
+import { scheduleNames } from '../../infra/schedules';
 import { workflowNames } from '../../shared/workflow-names';
 import { asList, logicalId, policyStatements, serviceFunctions, synthesize } from './synth';
 
@@ -92,7 +92,7 @@ describe('safe deploys', () => {
   });
 
   it('has each schedule invoke the live alias, and only that', () => {
-    for (const name of functionScheduleNames) {
+    for (const name of scheduleNames) {
       const scheduled = stack.scheduled[name];
       const alias = { Ref: logicalId(scheduled.function.alias) };
       expect(template.toJSON().Resources[stack.resolve(stack.getLogicalId(scheduled.schedule))].Properties.Target.Arn).toEqual(alias);

@@ -177,24 +177,6 @@ describe('Operations', () => {
       });
     });
 
-    it('alarm on any failed or timed-out meter execution, with what to check for the meter', () => {
-      const machine = [{ Name: 'StateMachineArn', Value: { Ref: logicalId(stack.workflows.meter.stateMachine) } }];
-      for (const [name, metric] of [
-        ['ExecutionsFailed-Meter', 'ExecutionsFailed'],
-        ['ExecutionsTimedOut-Meter', 'ExecutionsTimedOut'],
-      ]) {
-        expect(alarm(name!)).toMatchObject({ Namespace: 'AWS/States', MetricName: metric, Dimensions: machine, Threshold: 0 });
-        expect(alarm(name!).AlarmDescription).toContain('shard');
-      }
-    });
-
-    it('alarm on any error of a meter shard worker, retried or not', () => {
-      const read = readMetrics(alarm('LambdaErrors-MeterSteps'));
-      expect(read.map((m) => [m.MetricName, dimension(m, 'FunctionName')])).toEqual([
-        ['Errors', { Ref: logicalId(stack.workflows.meter.steps.MeterShardFunctionArn!.function) }],
-      ]);
-    });
-
     it.each(['LambdaErrors-Mcp', 'LambdaThrottles-Mcp', 'DurationNearTimeout-Mcp'])('alarm %s on the MCP function alone', (name) => {
       const read = readMetrics(alarm(name));
       expect(read.map((m) => dimension(m, 'FunctionName'))).toEqual([{ Ref: logicalId(stack.api.functions.Mcp!.function) }]);
@@ -236,42 +218,27 @@ describe('Operations', () => {
       }
     });
 
-    it('alarm when the meter has not once succeeded in three periods, missing data breaching', () => {
-      const properties = alarm('Heartbeat-Meter');
-      expect(properties).toMatchObject({
-        ComparisonOperator: 'LessThanThreshold',
-        Threshold: 1,
-        EvaluationPeriods: 3,
-        DatapointsToAlarm: 3,
-        TreatMissingData: 'breaching',
-      });
-      const watched = (properties.Metrics as MetricQuery[]).find((query) => query.ReturnData !== false);
-      expect(watched?.Expression).toBe('FILL(succeeded, 0)');
-      const machine = { Ref: logicalId(stack.workflows.meter.stateMachine) };
-      const read = (properties.Metrics as MetricQuery[]).flatMap((query) => (query.MetricStat ? [query.MetricStat] : []));
-      expect(read.map((stat) => [stat.Metric.MetricName, stat.Stat, stat.Period, dimension(stat.Metric, 'StateMachineArn')])).toEqual([
-        ['ExecutionsSucceeded', 'Sum', 300, machine],
-      ]);
-    });
-
-    it.each(['reconciler'] as const)('alarm when the %s job has not succeeded in three periods, missing data breaching', (job) => {
-      const properties = alarm(`Heartbeat-${job.charAt(0).toUpperCase()}${job.slice(1)}`);
-      expect(properties).toMatchObject({
-        ComparisonOperator: 'LessThanThreshold',
-        Threshold: 1,
-        EvaluationPeriods: 3,
-        DatapointsToAlarm: 3,
-        TreatMissingData: 'breaching',
-      });
-      const watched = (properties.Metrics as MetricQuery[]).find((query) => query.ReturnData !== false);
-      expect(watched?.Expression).toBe('FILL(invocations, 0) - FILL(errors, 0)');
-      const fn = { Ref: logicalId(stack.scheduled[job].function.function) };
-      const read = (properties.Metrics as MetricQuery[]).flatMap((query) => (query.MetricStat ? [query.MetricStat] : []));
-      expect(read.map((stat) => [stat.Metric.MetricName, stat.Stat, stat.Period, dimension(stat.Metric, 'FunctionName')])).toEqual([
-        ['Invocations', 'Sum', 300, fn],
-        ['Errors', 'Sum', 300, fn],
-      ]);
-    });
+    it.each(['reconciler', 'reviews'] as const)(
+      'alarm when the %s job has not succeeded in three periods, missing data breaching',
+      (job) => {
+        const properties = alarm(`Heartbeat-${job.charAt(0).toUpperCase()}${job.slice(1)}`);
+        expect(properties).toMatchObject({
+          ComparisonOperator: 'LessThanThreshold',
+          Threshold: 1,
+          EvaluationPeriods: 3,
+          DatapointsToAlarm: 3,
+          TreatMissingData: 'breaching',
+        });
+        const watched = (properties.Metrics as MetricQuery[]).find((query) => query.ReturnData !== false);
+        expect(watched?.Expression).toBe('FILL(invocations, 0) - FILL(errors, 0)');
+        const fn = { Ref: logicalId(stack.scheduled[job].function.function) };
+        const read = (properties.Metrics as MetricQuery[]).flatMap((query) => (query.MetricStat ? [query.MetricStat] : []));
+        expect(read.map((stat) => [stat.Metric.MetricName, stat.Stat, stat.Period, dimension(stat.Metric, 'FunctionName')])).toEqual([
+          ['Invocations', 'Sum', 300, fn],
+          ['Errors', 'Sum', 300, fn],
+        ]);
+      },
+    );
 
     it('alarm on Scheduler target errors and dropped invocations', () => {
       const read = readMetrics(alarm('SchedulerTargetErrors'));

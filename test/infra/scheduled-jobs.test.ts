@@ -22,44 +22,23 @@ describe('scheduled jobs', () => {
     });
   });
 
-  it('starts the meter state machine itself every 5 minutes, without retries, a failed start kept in its queue', () => {
-    const meter = stack.scheduledWorkflows.meter;
-    const schedule = template.toJSON().Resources[logicalId(meter.schedule as never)].Properties;
-    const role = logicalId(meter.node.findChild('SchedulerRole') as never);
-    expect(schedule).toMatchObject({
-      ScheduleExpression: 'rate(5 minutes)',
-      Target: {
-        Arn: { Ref: logicalId(stack.workflows.meter.stateMachine as never) },
-        RoleArn: { 'Fn::GetAtt': [role, 'Arn'] },
-        Input: '{}',
-        RetryPolicy: { MaximumRetryAttempts: 0 },
-        DeadLetterConfig: { Arn: { 'Fn::GetAtt': [logicalId(meter.failedStarts as never), 'Arn'] } },
-      },
+  it('invokes the account reviews every minute (the singular unit EventBridge Scheduler takes), without retries', () => {
+    const reviews = stack.scheduled.reviews;
+    const schedule = template.toJSON().Resources[logicalId(reviews.schedule as never)].Properties;
+    expect(schedule).toMatchObject({ ScheduleExpression: 'rate(1 minute)', Target: { RetryPolicy: { MaximumRetryAttempts: 0 } } });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: logicalId(reviews.function.function as never) },
+      MaximumRetryAttempts: 0,
+      MaximumEventAgeInSeconds: 60,
+      Qualifier: Match.anyValue(),
     });
-    // The schedule's role starts exactly that state machine, and may put a failed start in its queue; nothing else.
-    const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((policy) =>
-      JSON.stringify(policy.Properties.Roles).includes(role),
-    );
-    const statements = policies.flatMap(
-      (policy) => policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[],
-    );
-    expect(statements.find((statement) => statement.Action === 'states:StartExecution')?.Resource).toEqual({
-      Ref: logicalId(stack.workflows.meter.stateMachine as never),
-    });
-    const actions = statements.flatMap((statement) => [statement.Action].flat()).sort();
-    expect(actions.filter((action) => !action.startsWith('sqs:'))).toEqual(['states:StartExecution']);
   });
 
-  it('lets the meter state machine invoke its shard worker and nothing else, one shard per Map iteration', () => {
-    const role = logicalId(stack.workflows.meter.stateMachine.role as never);
-    const invokes = Object.values(template.findResources('AWS::IAM::Policy'))
-      .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(role))
-      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[])
-      .filter((statement) => [statement.Action].flat().some((action) => action.startsWith('lambda:')));
-    expect(invokes).toHaveLength(1);
-    expect(invokes[0]!.Action).toBe('lambda:InvokeFunction');
-    expect(invokes[0]!.Resource).toEqual({
-      'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalId(stack.workflows.meter.steps.MeterShardFunctionArn!.function as never), 'Arn'] }, ':*']],
-    });
+  it('has no state machine started by a schedule: billing follows events, not a periodic meter', () => {
+    const targets = Object.values(template.findResources('AWS::Scheduler::Schedule')).map((schedule) =>
+      JSON.stringify(schedule.Properties.Target.Arn),
+    );
+    expect(targets.length).toBe(3);
+    expect(targets.filter((arn) => arn.includes('StateMachine'))).toEqual([]);
   });
 });

@@ -14,7 +14,7 @@ import type { ServiceStack } from '../../infra/stack';
 import { tableNames, tables } from '../../shared/tables';
 import { workflowNames } from '../../shared/workflow-names';
 import { workflows } from '../../infra/workflows';
-import { functionScheduleNames, schedules, workflowScheduleNames } from '../../infra/schedules';
+import { scheduleNames, schedules } from '../../infra/schedules';
 import { eventFunctions, type EventFunctionName } from '../../infra/event-functions';
 import {
   asList,
@@ -62,7 +62,7 @@ function declaredFunctions(stack: ServiceStack): DeclaredFunction[] {
         access: grantedAccess(step.access),
       })),
     ),
-    ...functionScheduleNames.map((name) => ({
+    ...scheduleNames.map((name) => ({
       name,
       fn: stack.scheduled[name].function,
       access: grantedAccess(schedules[name].access),
@@ -140,9 +140,7 @@ describe('ServiceStack (dev)', () => {
 
   it('runs every function on nodejs24.x, arm64, with active tracing and its own log group with retention', () => {
     const stepCount = Object.values(workflows).reduce((sum, workflow) => sum + Object.keys(workflow.steps).length, 0);
-    expect(Object.keys(functions)).toHaveLength(
-      routes.length + stepCount + functionScheduleNames.length + Object.keys(eventFunctions).length,
-    );
+    expect(Object.keys(functions)).toHaveLength(routes.length + stepCount + scheduleNames.length + Object.keys(eventFunctions).length);
     for (const fn of Object.values(functions)) {
       expect(fn.Properties).toMatchObject({
         Runtime: 'nodejs24.x',
@@ -373,21 +371,17 @@ describe('ServiceStack (dev)', () => {
         ),
       );
       const declaredStarters = declared.filter(({ access }) => access.startsWorkflows?.length);
-      // And the schedules that start a workflow, each with a role of its own.
-      const scheduleRoles = workflowScheduleNames.map((name) =>
-        logicalId(stack.scheduledWorkflows[name].node.findChild('SchedulerRole') as never),
-      );
       expect(starters.flatMap((policy) => referencedIds(policy.Properties.Roles)).sort()).toEqual(
-        [...declaredStarters.map(({ fn }) => logicalId(fn.role)), ...scheduleRoles].sort(),
+        declaredStarters.map(({ fn }) => logicalId(fn.role)).sort(),
       );
     });
   });
 
   it('invokes each scheduled function at its rate through a role limited to that function', () => {
-    for (const name of functionScheduleNames) {
+    for (const name of scheduleNames) {
       const scheduled = stack.scheduled[name];
       template.hasResourceProperties('AWS::Scheduler::Schedule', {
-        ScheduleExpression: `rate(${schedules[name].everyMinutes} minutes)`,
+        ScheduleExpression: schedules[name].everyMinutes === 1 ? 'rate(1 minute)' : `rate(${schedules[name].everyMinutes} minutes)`,
         Target: Match.objectLike({ Arn: { Ref: logicalId(scheduled.function.alias) } }),
       });
     }

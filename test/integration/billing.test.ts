@@ -1,5 +1,5 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { charge, deposit, runMeter } from '../../shared/domain/billing';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { applyBalanceRules, charge, deposit, moveLegacyMetered, reviewDueAccounts } from '../../shared/domain/billing';
 import { getAccount } from '../../shared/store/accounts';
 import { getInstanceItem } from '../../shared/store/instances';
 import { listLedgerEntries } from '../../shared/store/ledger';
@@ -10,114 +10,147 @@ const runtime = useTestRuntime();
 
 const HOUR = 3_600_000;
 /** s-1vcpu-2gb costs 17,860 micro-dollars an hour, a quarter of that while stopped. */
-const cost = (fromIso: string, toIso: string, quarters: 1 | 4) =>
-  Math.round((17_860 * quarters * (Date.parse(toIso) - Date.parse(fromIso))) / (4 * HOUR));
-const meterEntries = async (accountId: string) => (await listLedgerEntries(runtime.deps, accountId)).filter((e) => e.kind === 'meter');
+const cost = (fromIso: string, toIso: string, quarters: 1 | 4, hourly = 17_860) =>
+  Math.round((hourly * quarters * (Date.parse(toIso) - Date.parse(fromIso))) / (4 * HOUR));
+const usageEntries = async (accountId: string) => (await listLedgerEntries(runtime.deps, accountId)).filter((e) => e.kind === 'meter');
+const ledgerSum = async (accountId: string) => (await listLedgerEntries(runtime.deps, accountId)).reduce((sum, e) => sum + e.amount, 0);
 const action = (apiKey: string, id: number, body: unknown) => runtime.call('POST', `/api/v1/instances/${id}/actions`, { apiKey, body });
+const act = async (apiKey: string, id: number, type: string) => {
+  const accepted = await action(apiKey, id, { type });
+  expect(accepted.body).toMatchObject({ ok: true });
+  return runtime.waitForJob(apiKey, accepted.body.job_id);
+};
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe('meter', () => {
-  it('charges each period once, however often it runs', async () => {
-    const { apiKey, accountId } = await runtime.newAccount();
-    const instance = (await getInstanceItem(runtime.deps, (await runtime.activeInstance(apiKey)).instance_id))!;
-    const now = Date.parse(instance.activated_at!) + HOUR;
-
-    // Several runs at once over a span nobody has charged yet, then one more.
-    await Promise.all([runMeter(runtime.deps, now), runMeter(runtime.deps, now), runMeter(runtime.deps, now)]);
-    await runMeter(runtime.deps, now);
-
-    const entries = await meterEntries(accountId);
-    const account = await getAccount(runtime.deps, accountId);
-    const after = await getInstanceItem(runtime.deps, instance.instance_id);
-    const expected = cost(instance.activated_at!, after!.metered_until!, 4);
-    expect(entries).toHaveLength(1);
-    expect(entries[0]?.amount).toBe(-expected);
-    expect(account?.balance).toBe(50_000_000 - expected);
-    expect(after!.metered_until! <= new Date(now).toISOString()).toBe(true);
-  });
-
-  it('charges each segment at its own rate when the meter runs after a power off and on', async () => {
+describe('billing by checkpoints', () => {
+  it('settles a change of rate in its own write: the closed piece is booked and the account carries the next', async () => {
     const { apiKey, accountId } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
-    const off = await runtime.waitForJob(apiKey, (await action(apiKey, detail.instance_id, { type: 'power_off' })).body.job_id);
-    const on = await runtime.waitForJob(apiKey, (await action(apiKey, detail.instance_id, { type: 'power_on' })).body.job_id);
     const activatedAt = (await getInstanceItem(runtime.deps, detail.instance_id))!.activated_at!;
 
-    await runMeter(runtime.deps, Date.now() + 2 * HOUR);
+    await act(apiKey, detail.instance_id, 'power_off');
 
-    const [entry] = await meterEntries(accountId);
-    const pieces = entry!.pieces!;
-    expect(pieces.map((p) => p.quarters)).toEqual([4, 1, 4]);
-    expect(pieces[0]!.from).toBe(activatedAt);
-    expect([pieces[0]!.to, pieces[1]!.to]).toEqual([pieces[1]!.from, pieces[2]!.from]);
-    // The stop is billed from the moment the power off was recorded (with its job's end) to the moment the power on was.
-    expect(Math.abs(Date.parse(pieces[1]!.from) - Date.parse(off.finished_at))).toBeLessThan(1_000);
-    expect(Math.abs(Date.parse(pieces[1]!.to) - Date.parse(on.finished_at))).toBeLessThan(1_000);
-    expect(pieces.map((p) => p.amount)).toEqual([
-      cost(pieces[0]!.from, pieces[0]!.to, 4),
-      cost(pieces[1]!.from, pieces[1]!.to, 1),
-      cost(pieces[2]!.from, pieces[2]!.to, 4),
+    const [entry, ...more] = await usageEntries(accountId);
+    const account = (await getAccount(runtime.deps, accountId))!;
+    const stoppedAt = account.burning[String(detail.instance_id)]!.start;
+    expect(more).toEqual([]);
+    expect(entry).toMatchObject({ entry_id: `meter#${detail.instance_id}#${activatedAt}`, instance_id: detail.instance_id });
+    expect(entry!.pieces).toEqual([
+      expect.objectContaining({ from: activatedAt, to: stoppedAt, quarters: 4, amount: cost(activatedAt, stoppedAt, 4) }),
     ]);
-    expect(entry!.amount).toBe(-(pieces[0]!.amount + pieces[1]!.amount + pieces[2]!.amount));
-    expect(entry!.period_end).toBe(pieces[2]!.to);
+    expect(account.balance).toBe(50_000_000 - cost(activatedAt, stoppedAt, 4));
+    expect(account.burning).toEqual({
+      [String(detail.instance_id)]: { start: stoppedAt, hourly_micros: 17_860, quarters: 1, billed_until: stoppedAt },
+    });
+    expect(account.review_at).toBeDefined();
   });
 
-  it('charges a backlog at the rates that were in force, not the rate when the meter runs', async () => {
-    const { apiKey, accountId } = await runtime.newAccount();
-    const detail = await runtime.activeInstance(apiKey);
-    await runtime.waitForJob(apiKey, (await action(apiKey, detail.instance_id, { type: 'power_off' })).body.job_id);
-    const stoppedAt = (await getInstanceItem(runtime.deps, detail.instance_id))!.billing_segments.at(-1)!.start;
-    const activatedAt = (await getInstanceItem(runtime.deps, detail.instance_id))!.activated_at!;
-    const now = Date.now() + 3 * HOUR;
-    const boundary = new Date(now - (now % 300_000)).toISOString();
-
-    await runMeter(runtime.deps, now);
-
-    const [entry] = await meterEntries(accountId);
-    expect(entry!.amount).toBe(-(cost(activatedAt, stoppedAt, 4) + cost(stoppedAt, boundary, 1)));
-    expect((await getAccount(runtime.deps, accountId))?.balance).toBe(50_000_000 + entry!.amount);
-  });
-
-  it('reads only instances with time left to bill: one leaves the meter index once charged to its deletion', async () => {
+  it('answers a balance that moves between two reads a few seconds apart while a server runs', async () => {
     const { apiKey } = await runtime.newAccount();
-    const detail = await runtime.activeInstance(apiKey);
-    const inIndex = async () => {
-      const { Items = [] } = await runtime.deps.dynamo.send(
-        new QueryCommand({
-          TableName: runtime.tableNames.instances,
-          IndexName: 'meter_by_shard',
-          KeyConditionExpression: 'meter_shard = :shard AND instance_id = :id',
-          ExpressionAttributeValues: { ':shard': `meter#${detail.instance_id % 16}`, ':id': detail.instance_id },
-        }),
-      );
-      return Items.length === 1;
-    };
-    const whileActive = await inIndex();
-    await runtime.waitForJob(apiKey, (await runtime.call('DELETE', `/api/v1/instances/${detail.instance_id}`, { apiKey })).body.job_id);
-    const deletedUncharged = await inIndex();
+    await runtime.activeInstance(apiKey, 's-16vcpu-32gb');
 
-    await runMeter(runtime.deps, Date.now() + HOUR);
+    const first = await runtime.call('GET', '/api/v1/billing', { apiKey });
+    await sleep(2_000);
+    const second = await runtime.call('GET', '/api/v1/billing', { apiKey });
 
-    expect([whileActive, deletedUncharged, await inIndex()]).toEqual([true, true, false]);
+    // $0.28571 an hour is 79 micro-dollars a second.
+    expect(first.body.balance_micros - second.body.balance_micros).toBeGreaterThanOrEqual(2 * 79 - 1);
+    expect(second.body.burn_rate_micros_per_hour).toBe(285_710);
+    expect(second.body.balance_micros).toBeLessThan(50_000_000);
   });
 
-  it('bills a deleted instance up to its deletion and never after', async () => {
+  it('bills each segment at its own rate, without gap, up to the deletion and never after', async () => {
     const { apiKey, accountId } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
+    const activatedAt = (await getInstanceItem(runtime.deps, detail.instance_id))!.activated_at!;
+    await act(apiKey, detail.instance_id, 'power_off');
+    await act(apiKey, detail.instance_id, 'power_on');
     const deleted = await runtime.call('DELETE', `/api/v1/instances/${detail.instance_id}`, { apiKey });
     await runtime.waitForJob(apiKey, deleted.body.job_id);
-    const instance = (await getInstanceItem(runtime.deps, detail.instance_id))!;
+    const deletedAt = (await getInstanceItem(runtime.deps, detail.instance_id))!.deleted_at!;
 
-    await runMeter(runtime.deps, Date.now() + HOUR);
-    await runMeter(runtime.deps, Date.now() + 2 * HOUR);
+    await applyBalanceRules({ ...runtime.deps, clock: { now: () => new Date(Date.now() + 2 * HOUR) } }, accountId);
 
-    const entries = await meterEntries(accountId);
-    expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ period_start: instance.activated_at, period_end: instance.deleted_at });
-    expect((await getInstanceItem(runtime.deps, detail.instance_id))?.metered_until).toBe(instance.deleted_at);
+    const pieces = (await usageEntries(accountId)).flatMap((entry) => entry.pieces!).sort((a, b) => a.from.localeCompare(b.from));
+    expect(pieces.map((p) => p.quarters)).toEqual([4, 1, 4]);
+    expect(pieces[0]!.from).toBe(activatedAt);
+    expect([pieces[0]!.to, pieces[1]!.to, pieces[2]!.to]).toEqual([pieces[1]!.from, pieces[2]!.from, deletedAt]);
+    expect(pieces.map((p) => p.amount)).toEqual(pieces.map((p) => cost(p.from, p.to, p.quarters as 1 | 4)));
+    const account = (await getAccount(runtime.deps, accountId))!;
+    expect(account.burning).toEqual({});
+    expect(account.review_at).toBeUndefined();
+    expect(account.balance).toBe(await ledgerSum(accountId));
+  });
+
+  it('serialises concurrent changes of one account on its checkpoint: every piece booked once, none lost', async () => {
+    const { apiKey, accountId } = await runtime.newAccount();
+    const instances = await Promise.all([1, 2, 3, 4].map(() => runtime.activeInstance(apiKey)));
+
+    await Promise.all(instances.map((instance) => act(apiKey, instance.instance_id, 'power_off')));
+
+    const account = (await getAccount(runtime.deps, accountId))!;
+    const entries = await usageEntries(accountId);
+    expect(entries.map((entry) => entry.instance_id).sort()).toEqual(instances.map((i) => i.instance_id).sort());
+    expect(Object.values(account.burning).map((segment) => segment.quarters)).toEqual([1, 1, 1, 1]);
+    expect(account.balance).toBe(await ledgerSum(accountId));
+    expect(account.billing_version).toBeGreaterThanOrEqual(8);
+  });
+
+  it('books a daily statement at midnight UTC, naming what each instance cost, once', async () => {
+    const { apiKey, accountId } = await runtime.newAccount();
+    const [a, b] = await Promise.all([runtime.activeInstance(apiKey), runtime.activeInstance(apiKey, 's-2vcpu-4gb')]);
+    const midnight = new Date(Date.now() - (Date.now() % (24 * HOUR))).toISOString();
+    const yesterday = new Date(Date.parse(midnight) - 3 * HOUR).toISOString();
+    const { burning } = (await getAccount(runtime.deps, accountId))!;
+    // As if both had run since 21:00 yesterday.
+    await setBillingState(runtime.deps, accountId, {
+      burning: Object.fromEntries(Object.entries(burning).map(([id, s]) => [id, { ...s, start: yesterday, billed_until: yesterday }])),
+    });
+
+    await Promise.all([applyBalanceRules(runtime.deps, accountId), applyBalanceRules(runtime.deps, accountId)]);
+    await applyBalanceRules(runtime.deps, accountId);
+
+    const statements = (await usageEntries(accountId)).filter((entry) => entry.entry_id.startsWith('statement#'));
+    expect(statements.map((entry) => entry.entry_id)).toEqual([`statement#${midnight}`]);
+    expect(statements[0]!.pieces!.map((p) => [p.instance_id, p.from, p.to, p.amount]).sort()).toEqual(
+      [
+        [a!.instance_id, yesterday, midnight, 3 * 17_860],
+        [b!.instance_id, yesterday, midnight, 3 * 35_710],
+      ].sort(),
+    );
+    const account = (await getAccount(runtime.deps, accountId))!;
+    expect(Object.values(account.burning).map((segment) => segment.billed_until)).toEqual([midnight, midnight]);
+    expect(account.balance).toBe(await ledgerSum(accountId));
   });
 });
 
 describe('billing pause', () => {
+  it('pauses a running account within 60 s of its projected zero, with no meter, from the review sweep', async () => {
+    const { apiKey, accountId } = await runtime.newAccount();
+    const detail = await runtime.activeInstance(apiKey, 's-16vcpu-32gb');
+    // 79 micro-dollars a second: about 5 seconds left.
+    const account = (await getAccount(runtime.deps, accountId))!;
+    const nowMs = Date.now();
+    const spent = Math.round((285_710 * (nowMs - Date.parse(Object.values(account.burning)[0]!.billed_until))) / HOUR);
+    await setBillingState(runtime.deps, accountId, { balance: spent + 5 * 79 });
+    await applyBalanceRules(runtime.deps, accountId);
+    const projected = Date.parse((await getAccount(runtime.deps, accountId))!.review_at!);
+
+    await reviewDueAccounts(runtime.deps);
+    await runtime.waitForStatus(apiKey, detail.instance_id, ['stopped']);
+
+    const { Item: paused } = await runtime.deps.dynamo.send(
+      new GetCommand({ TableName: runtime.tableNames.accounts, Key: { account_id: accountId }, ConsistentRead: true }),
+    );
+    const pausedAt = Date.parse(String(paused!.billing_paused_at));
+    expect(projected - nowMs).toBeGreaterThan(2_000);
+    expect(projected - nowMs).toBeLessThan(8_000);
+    expect(paused!.billing_paused).toBe(true);
+    expect(pausedAt - projected).toBeGreaterThanOrEqual(0);
+    expect(pausedAt - projected).toBeLessThan(60_000);
+    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({ status: 'stopped', paused_by: 'billing' });
+  });
+
   it('pauses at zero, powers running instances off, refuses power_on until a deposit lifts it', async () => {
     const { apiKey, accountId } = await runtime.newAccount({ depositUsd: '5' });
     const detail = await runtime.activeInstance(apiKey);
@@ -132,17 +165,20 @@ describe('billing pause', () => {
     const on = await action(apiKey, detail.instance_id, { type: 'power_on' });
     await runtime.waitForJob(apiKey, on.body.job_id);
 
-    expect(paused).toMatchObject({ balance: 0, billing_paused: true });
+    expect(paused).toMatchObject({ billing_paused: true });
     expect(stopped.status).toBe('stopped');
     expect([refused.status, refused.body.error]).toEqual([403, 'Instance is billing-paused']);
     expect(offAllowed.body).toEqual({ ok: true, action: 'power_off', job_id: null });
-    expect(lifted).toMatchObject({ balance: 2_000_000, billing_paused: false });
+    expect(lifted.billing_paused).toBe(false);
+    // The deposit, less what the server cost while it ran (seconds): the piece booked when it stopped.
+    expect(lifted.balance).toBeGreaterThan(1_990_000);
+    expect(lifted.balance).toBeLessThan(2_000_000);
     expect(stillStopped.body.status).toBe('stopped');
     expect(on.status).toBe(200);
     expect((await runtime.call('GET', `/api/v1/instances/${detail.instance_id}`, { apiKey })).body.status).toBe('active');
   });
 
-  it('marks the instances it powers off as paused by billing', async () => {
+  it('marks the instances it powers off as paused by billing, and the balance is its ledger', async () => {
     const { apiKey, accountId } = await runtime.newAccount({ depositUsd: '4' });
     const detail = await runtime.activeInstance(apiKey);
 
@@ -151,20 +187,56 @@ describe('billing pause', () => {
     await runtime.stepFunctions.idle();
 
     expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({ status: 'stopped', paused_by: 'billing' });
-    expect((await getAccount(runtime.deps, accountId))?.balance).toBe(-1);
+    const account = (await getAccount(runtime.deps, accountId))!;
+    expect(account.balance).toBeLessThan(-1);
+    expect(account.balance).toBe(await ledgerSum(accountId));
   });
+});
 
-  it('is applied by the meter when usage uses the balance up', async () => {
-    const { apiKey, accountId } = await runtime.newAccount({ depositUsd: '3.01' });
-    const detail = await runtime.activeInstance(apiKey, 's-16vcpu-32gb');
-    await setBillingState(runtime.deps, accountId, { balance: 1_000 });
+describe('migration from the per-period meter', () => {
+  it('moves an instance metered the old way to its account checkpoint once, charging what the old meter had not', async () => {
+    const { apiKey, accountId } = await runtime.newAccount();
+    const detail = await runtime.activeInstance(apiKey);
+    const instance = (await getInstanceItem(runtime.deps, detail.instance_id))!;
+    const meteredUntil = new Date(Date.parse(instance.activated_at!) - 2 * HOUR).toISOString();
+    // As the old meter left it: charged to `metered_until`, in its index, not on the account.
+    await runtime.deps.dynamo.send(
+      new UpdateCommand({
+        TableName: runtime.tableNames.instances,
+        Key: { instance_id: detail.instance_id },
+        UpdateExpression: 'SET metered_until = :until, meter_shard = :shard, billing_segments = :segments',
+        ExpressionAttributeValues: {
+          ':until': meteredUntil,
+          ':shard': `meter#${detail.instance_id % 16}`,
+          ':segments': [
+            { start: meteredUntil, end: instance.activated_at, hourly_micros: 17_860, quarters: 1 },
+            { start: instance.activated_at, end: null, hourly_micros: 17_860, quarters: 4 },
+          ],
+        },
+      }),
+    );
+    await runtime.deps.dynamo.send(
+      new UpdateCommand({
+        TableName: runtime.tableNames.accounts,
+        Key: { account_id: accountId },
+        UpdateExpression: 'SET balance = :balance REMOVE burning, review_at, review_shard',
+        ExpressionAttributeValues: { ':balance': 50_000_000 },
+      }),
+    );
 
-    await runMeter(runtime.deps, Date.now() + HOUR);
-    await runtime.waitForStatus(apiKey, detail.instance_id, ['stopped']);
+    const moved = await Promise.all([moveLegacyMetered(runtime.deps), moveLegacyMetered(runtime.deps)]);
+    const again = await moveLegacyMetered(runtime.deps);
 
-    const account = await getAccount(runtime.deps, accountId);
-    expect(account?.billing_paused).toBe(true);
-    expect(account!.balance).toBeLessThanOrEqual(0);
+    const [entry, ...more] = await usageEntries(accountId);
+    const account = (await getAccount(runtime.deps, accountId))!;
+    const billedUntil = account.burning[String(detail.instance_id)]!.billed_until;
+    expect(moved.reduce((a, b) => a + b, 0)).toBe(1);
+    expect(again).toBe(0);
+    expect(more).toEqual([]);
+    expect(entry!.entry_id).toBe(`meter#${detail.instance_id}#${meteredUntil}`);
+    expect(entry!.amount).toBe(-(cost(meteredUntil, instance.activated_at!, 1) + cost(instance.activated_at!, billedUntil, 4)));
+    expect(account.balance).toBe(50_000_000 + entry!.amount);
+    expect((await getInstanceItem(runtime.deps, detail.instance_id))!.meter_shard).toBeUndefined();
   });
 });
 

@@ -1,5 +1,5 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { charge, runMeter } from '../../shared/domain/billing';
+import { applyBalanceRules, charge } from '../../shared/domain/billing';
 import { serviceTag, upstreamTagOf } from '../../shared/domain/instances';
 import { reconcile } from '../../shared/domain/reconciler';
 import { getInstanceItem, updateInstanceAtVersion } from '../../shared/store/instances';
@@ -104,7 +104,7 @@ describe('drift sweep', () => {
     await reconcile(runtime.deps, start + 5 * 60_000);
     const report = await reconcile(runtime.deps, start + 10 * 60_000);
     const reboot = await action(apiKey, detail.instance_id, { type: 'reboot' });
-    await runMeter(runtime.deps, Date.now() + 3_600_000);
+    await applyBalanceRules({ ...runtime.deps, clock: { now: () => new Date(Date.now() + 3_600_000) } }, accountId);
     const charged = (await listLedgerEntries(runtime.deps, accountId)).filter((entry) => entry.kind === 'meter');
     const jobs = await jobsOf(detail.instance_id);
 

@@ -9,7 +9,7 @@ import { mergeAccess } from '../../shared/access';
 import type { FunctionAccess } from '../../shared/access';
 import { routeAuthAccess, routes } from '../../shared/routes';
 import { repositoryRoot } from '../../infra/local/runtime';
-import { functionScheduleNames, schedules, workflowScheduleNames } from '../../infra/schedules';
+import { scheduleNames, schedules } from '../../infra/schedules';
 import { everyState } from '../../infra/local/step-functions';
 import { tableNames, type TableName } from '../../shared/tables';
 import type { WorkflowName } from '../../shared/workflow-names';
@@ -59,7 +59,7 @@ function declaredOperations(): Map<string, Set<string>> {
     ...(Object.keys(workflows) as WorkflowName[]).flatMap((workflow) =>
       Object.entries(workflows[workflow].steps).map(([key, step]) => [`${workflow}.${key}`, flatten(step.access)] as const),
     ),
-    ...functionScheduleNames.map((name) => [name, flatten(schedules[name].access)] as const),
+    ...scheduleNames.map((name) => [name, flatten(schedules[name].access)] as const),
   ]);
 }
 
@@ -88,12 +88,10 @@ describe('declared DynamoDB access', () => {
     await runtime.call('GET', '/api/v1/keys', { headers: { cookie: 'session=forged' } });
     await runtime.call('GET', '/api/v1/openapi.json');
     await runtime.call('GET', '/api/v1/nowhere');
-    for (const name of functionScheduleNames) {
+    for (const name of scheduleNames) {
       const module = (await import(resolve(repositoryRoot, schedules[name].entry))) as { handler: EntryHandler<() => Promise<unknown>> };
       await recorded(name, () => module.handler.forRuntime(runtime.deps)());
     }
-    // Workflow jobs run as their schedule starts them: their steps are recorded as workflow steps.
-    for (const name of workflowScheduleNames) runtime.stepFunctions.start(schedules[name].workflow);
     await runtime.call('DELETE', `/api/v1/keys/${created.body.id}`, { headers: page });
     await runtime.call('DELETE', `/api/v1/keys/${keyId}`, { headers: page });
     await runtime.stepFunctions.idle();

@@ -1,11 +1,12 @@
 import { tableName, type Platform } from '../../shared/platform';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { BurningSegment } from '../../shared/model/burn';
 
 /** Puts an account into a billing state directly, for the rows that depend on it. */
 export async function setBillingState(
   deps: Platform,
   accountId: string,
-  state: { balance?: number; billing_paused?: boolean },
+  state: { balance?: number; billing_paused?: boolean; burning?: Readonly<Record<string, BurningSegment>> },
 ): Promise<void> {
   const entries = Object.entries(state);
   await deps.dynamo.send(

@@ -1,4 +1,4 @@
-import { chargedPieces, costSince, segmentsAfterChange, type BilledState, type BillingSegment } from '../../shared/model/billing-segments';
+import { chargedPieces, costSince, rateChangeOf, type BilledState, type BillingSegment } from '../../shared/model/billing-segments';
 import { catalog } from '../../shared/model/flavors';
 import { usdToMicros } from '../../shared/domain/accounts';
 
@@ -34,7 +34,7 @@ describe('costSince', () => {
   });
 });
 
-describe('segmentsAfterChange', () => {
+describe('rateChangeOf', () => {
   const billed = (overrides: Partial<BilledState> = {}): BilledState => ({
     plan,
     paused_by: null,
@@ -51,66 +51,59 @@ describe('segmentsAfterChange', () => {
       before: billed({ metered_until: null, billing_segments: [] }),
       after: { metered_until: at(0) },
       now: at(0),
-      expected: [running(at(0))],
+      expected: { closesAt: null, opens: running(at(0)) },
     },
     {
       change: 'a power off closes the running segment and opens a stopped one',
       before: billed(),
       after: { paused_by: 'user' as const },
       now: at(59),
-      expected: [running(T0, at(59)), stopped(at(59))],
+      expected: { closesAt: at(59), opens: stopped(at(59)) },
     },
     {
       change: 'a billing pause bills like a stop',
-      before: billed({ billing_segments: [running(T0, at(10)), stopped(at(10), at(20)), running(at(20))] }),
+      before: billed({ billing_segments: [running(at(20))] }),
       after: { paused_by: 'billing' as const },
       now: at(30),
-      expected: [running(T0, at(10)), stopped(at(10), at(20)), running(at(20), at(30)), stopped(at(30))],
+      expected: { closesAt: at(30), opens: stopped(at(30)) },
     },
     {
       change: "a resize opens a segment at the new plan's price",
       before: billed({ paused_by: 'user', billing_segments: [stopped(T0)] }),
       after: { plan: large },
       now: at(7),
-      expected: [stopped(T0, at(7)), { start: at(7), end: null, hourly_micros: 285_710, quarters: 1 }],
+      expected: { closesAt: at(7), opens: { start: at(7), end: null, hourly_micros: 285_710, quarters: 1 } },
     },
     {
       change: 'a delete closes the open segment at the deletion and opens none',
       before: billed(),
       after: { deleted_at: at(42) },
       now: at(43),
-      expected: [running(T0, at(42))],
+      expected: { closesAt: at(42), opens: null },
     },
     {
       change: 'a lost server ends billing when it was last seen, never before the open segment',
-      before: billed({ billing_segments: [running(T0, at(5)), stopped(at(5))] }),
+      before: billed({ billing_segments: [stopped(at(5))] }),
       after: { billing_ends_at: at(3) },
       now: at(20),
-      expected: [running(T0, at(5)), stopped(at(5), at(5))],
+      expected: { closesAt: at(5), opens: null },
     },
     {
       change: 'billing that resumes (a lost server found again) opens its segment at that moment, not where it ended',
-      before: billed({ billing_ends_at: at(5), metered_until: at(5), billing_segments: [running(T0, at(5))] }),
+      before: billed({ billing_ends_at: at(5), metered_until: at(5), billing_segments: [] }),
       after: { billing_ends_at: null },
       now: at(90),
-      expected: [running(at(90))],
-    },
-    {
-      change: 'segments the meter charged in full are dropped',
-      before: billed({ paused_by: 'user', metered_until: at(15), billing_segments: [running(T0, at(10)), stopped(at(10))] }),
-      after: { paused_by: null },
-      now: at(20),
-      expected: [stopped(at(10), at(20)), running(at(20))],
+      expected: { closesAt: null, opens: running(at(90)) },
     },
     {
       change: 'an instance billed before segments were kept gets its open segment from metered_until',
       before: billed({ metered_until: at(5), billing_segments: [] }),
       after: { paused_by: 'user' as const },
       now: at(8),
-      expected: [running(at(5), at(8)), stopped(at(8))],
+      expected: { closesAt: at(8), opens: stopped(at(8)) },
     },
   ])('$change', ({ before, after, now, expected }) => {
-    expect(segmentsAfterChange(before, { ...before, ...after }, now)).toEqual(expected);
+    expect(rateChangeOf(before, { ...before, ...after }, now)).toEqual(expected);
   });
 
   it.each([
@@ -121,9 +114,9 @@ describe('segmentsAfterChange', () => {
       paused: 'user' as const,
       next: 'billing' as const,
     },
-  ])('leaves the segments alone when $change keeps the rate', ({ after, paused, next }) => {
+  ])('leaves the rate alone when $change keeps it', ({ after, paused, next }) => {
     const before = billed({ paused_by: paused ?? null, billing_segments: [paused ? stopped(T0) : running(T0)] });
-    expect(segmentsAfterChange(before, { ...before, ...after, paused_by: next ?? before.paused_by }, at(9))).toBeUndefined();
+    expect(rateChangeOf(before, { ...before, ...after, paused_by: next ?? before.paused_by }, at(9))).toBeUndefined();
   });
 });
 

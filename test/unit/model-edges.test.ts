@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chargedPieces, segmentsAfterChange, segmentsOf } from '../../shared/model/billing-segments';
+import { chargedPieces, rateChangeOf, segmentsOf } from '../../shared/model/billing-segments';
 import { capacityShares } from '../../shared/model/capacity';
 import { driftOf, lostServerChange, readoptionOf } from '../../shared/model/convergence';
 import { orderablePlan } from '../../shared/model/flavors';
@@ -62,12 +62,12 @@ describe('billing segments at their edges', () => {
     const open = { start: '2026-03-01T12:00:00.000Z', end: null, hourly_micros: 17_860, quarters: 4 } as const;
     const before = { ...billed, metered_until: '2026-03-01T12:00:00.000Z', billing_segments: [open] };
 
-    const after = segmentsAfterChange(before, { ...before, paused_by: 'user' }, '2026-03-01T11:00:00.000Z');
+    const after = rateChangeOf(before, { ...before, paused_by: 'user' }, '2026-03-01T11:00:00.000Z');
 
-    expect(after).toEqual([
-      { ...open, end: '2026-03-01T12:00:00.000Z' },
-      { start: '2026-03-01T12:00:00.000Z', end: null, hourly_micros: 17_860, quarters: 1 },
-    ]);
+    expect(after).toEqual({
+      closesAt: '2026-03-01T12:00:00.000Z',
+      opens: { start: '2026-03-01T12:00:00.000Z', end: null, hourly_micros: 17_860, quarters: 1 },
+    });
   });
 
   it('bills a server found again from now, not from when its billing ended', () => {
@@ -78,9 +78,10 @@ describe('billing segments at their edges', () => {
       billing_segments: [],
     } as const;
 
-    expect(segmentsAfterChange(lost, { ...lost, billing_ends_at: null }, '2026-03-01T14:00:00.000Z')).toEqual([
-      { start: '2026-03-01T14:00:00.000Z', end: null, hourly_micros: 17_860, quarters: 4 },
-    ]);
+    expect(rateChangeOf(lost, { ...lost, billing_ends_at: null }, '2026-03-01T14:00:00.000Z')).toEqual({
+      closesAt: null,
+      opens: { start: '2026-03-01T14:00:00.000Z', end: null, hourly_micros: 17_860, quarters: 4 },
+    });
   });
 
   it('charges nothing for a segment that ends before the charge starts', () => {

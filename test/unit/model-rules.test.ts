@@ -1,7 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { generateApiKey, isWellFormedApiKey } from '../../shared/model/api-keys';
-import { hasUnbilledTime } from '../../shared/model/billing-segments';
 import { isInFlight, isSwept } from '../../shared/model/convergence';
 import { base62Of, constantTimeEqual, randomMixedBase62 } from '../../shared/model/crypto';
 import {
@@ -143,13 +142,7 @@ describe('tokens and keys', () => {
   });
 });
 
-describe('billing and convergence predicates', () => {
-  it('has time left to bill while nothing was metered yet', () => {
-    expect(
-      hasUnbilledTime([{ start: '2026-03-01T10:00:00.000Z', end: '2026-03-01T11:00:00.000Z', hourly_micros: 1, quarters: 4 }], null),
-    ).toBe(true);
-  });
-
+describe('convergence predicates', () => {
   it.each([
     [{ status: 'provisioning', active_job_id: null }, true],
     [{ status: 'active', active_job_id: 'job-1' }, true],
