@@ -317,7 +317,7 @@ export interface paths {
         put?: never;
         /**
          * Turn auto-recharge on or off: charge the saved card when the balance falls to a threshold
-         * @description When on, the saved card is charged `amount_usd` whenever the balance is at or below `threshold_usd` (checked as the meter charges, and at once when turned on); the credit arrives like any top-up’s. After 3 failed charges in a row it turns itself off, says why in `auto_recharge.disabled_reason`, and the account gets an `account.auto_recharge_disabled` event and e-mail. Needs a card saved by a top-up made with `save_card`. Off by default.
+         * @description When on, the saved card is charged `amount_usd` whenever the balance is at or below `threshold_usd` (checked as the balance reaches it, and at once when turned on); the credit arrives like any top-up’s. After 3 failed charges in a row it turns itself off, says why in `auto_recharge.disabled_reason`, and the account gets an `account.auto_recharge_disabled` event and e-mail. Needs a card saved by a top-up made with `save_card`. Off by default.
          */
         post: operations["setAutoRecharge"];
         delete?: never;

@@ -218,27 +218,27 @@ describe('Operations', () => {
       }
     });
 
-    it.each(['reconciler', 'reviews'] as const)(
-      'alarm when the %s job has not succeeded in three periods, missing data breaching',
-      (job) => {
-        const properties = alarm(`Heartbeat-${job.charAt(0).toUpperCase()}${job.slice(1)}`);
-        expect(properties).toMatchObject({
-          ComparisonOperator: 'LessThanThreshold',
-          Threshold: 1,
-          EvaluationPeriods: 3,
-          DatapointsToAlarm: 3,
-          TreatMissingData: 'breaching',
-        });
-        const watched = (properties.Metrics as MetricQuery[]).find((query) => query.ReturnData !== false);
-        expect(watched?.Expression).toBe('FILL(invocations, 0) - FILL(errors, 0)');
-        const fn = { Ref: logicalId(stack.scheduled[job].function.function) };
-        const read = (properties.Metrics as MetricQuery[]).flatMap((query) => (query.MetricStat ? [query.MetricStat] : []));
-        expect(read.map((stat) => [stat.Metric.MetricName, stat.Stat, stat.Period, dimension(stat.Metric, 'FunctionName')])).toEqual([
-          ['Invocations', 'Sum', 300, fn],
-          ['Errors', 'Sum', 300, fn],
-        ]);
-      },
-    );
+    it.each([
+      ['reconciler', 300],
+      ['reviews', 60],
+    ] as const)('alarm when the %s job has not succeeded in three periods of %i s, missing data breaching', (job, period) => {
+      const properties = alarm(`Heartbeat-${job.charAt(0).toUpperCase()}${job.slice(1)}`);
+      expect(properties).toMatchObject({
+        ComparisonOperator: 'LessThanThreshold',
+        Threshold: 1,
+        EvaluationPeriods: 3,
+        DatapointsToAlarm: 3,
+        TreatMissingData: 'breaching',
+      });
+      const watched = (properties.Metrics as MetricQuery[]).find((query) => query.ReturnData !== false);
+      expect(watched?.Expression).toBe('FILL(invocations, 0) - FILL(errors, 0)');
+      const fn = { Ref: logicalId(stack.scheduled[job].function.function) };
+      const read = (properties.Metrics as MetricQuery[]).flatMap((query) => (query.MetricStat ? [query.MetricStat] : []));
+      expect(read.map((stat) => [stat.Metric.MetricName, stat.Stat, stat.Period, dimension(stat.Metric, 'FunctionName')])).toEqual([
+        ['Invocations', 'Sum', period, fn],
+        ['Errors', 'Sum', period, fn],
+      ]);
+    });
 
     it('alarm on Scheduler target errors and dropped invocations', () => {
       const read = readMetrics(alarm('SchedulerTargetErrors'));

@@ -205,6 +205,7 @@ describe('ServiceStack (dev)', () => {
     );
 
     expect(projections).toEqual({
+      'accounts.review_by_shard': { ProjectionType: 'KEYS_ONLY' },
       'apiKeys.by_account': {
         ProjectionType: 'INCLUDE',
         NonKeyAttributes: ['name', 'key_prefix', 'is_active', 'created_at', 'last_used_at', 'revoked_at'],

@@ -38,10 +38,10 @@ describe('indexKeys', () => {
     });
   });
 
-  it('puts an instance whose change writes billing segments in the meter index', () => {
+  it('puts no instance in the old meter index: a change of billing segments settles on the account', () => {
     const segments = [{ start: NOW, end: null, hourly_micros: 17_860, quarters: 4 as const }];
 
-    expect(indexKeys(active, { billing_segments: segments }, NOW).set).toEqual({ meter_shard: 'meter#9', sweep_shard: 'sweep#9' });
+    expect(indexKeys(active, { billing_segments: segments }, NOW).set).toEqual({ sweep_shard: 'sweep#9' });
   });
 
   it('keeps an instance with an action under way in the in-flight index', () => {

@@ -136,7 +136,7 @@ describe('stored instance items', () => {
   });
 
   it('keeps every stored attribute it names, and only those', () => {
-    const { live_account_id: _a, meter_shard: _m, sweep_shard: _s, sweep_seen_at: _t, ...named } = storedActiveInstance;
+    const { live_account_id: _a, sweep_shard: _s, sweep_seen_at: _t, ...named } = storedActiveInstance;
 
     // Stored before the capacity pools were sharded: no shard recorded for its units, read as null.
     expect(instanceSchema.parse(storedActiveInstance)).toStrictEqual({
