@@ -1,8 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { repositoryRoot } from '../infra/local/runtime';
-import { METER_SHARD_TIMEOUT_SECONDS, workflows } from '../infra/workflows';
-import { SHARD_ACCOUNT_CONCURRENCY } from '../shared/domain/billing';
+import { REVIEW_LOOKAHEAD_MS } from '../shared/domain/billing';
 import type { CapacityTally } from './capacity';
 import type { prices as listPrices } from './cost';
 import { hotItemsSection, type CreateRate } from './hot-items';
@@ -10,13 +9,22 @@ import { hotItemsSection, type CreateRate } from './hot-items';
 export interface ScaleMeasure {
   readonly ms: number;
   readonly tally: CapacityTally;
-  /** What the work was about: instances listed, charged, or checked. */
+  /** What the work was about: instances listed, changed, or checked; accounts reviewed. */
   readonly items: number;
 }
 
-/** One shard of the meter, as its worker in the meter state machine charges it. */
-export interface MeterShardMeasure extends ScaleMeasure {
-  readonly shard: number;
+/** Billing by checkpoints: what it does without a tick. */
+export interface BillingMeasures {
+  /** One review sweep with every account owing its daily statement (one transaction per account). */
+  readonly statements: ScaleMeasure;
+  /** One review sweep with nothing due: its index's shards read, and the old meter's (empty) index. */
+  readonly idleSweep: ScaleMeasure;
+  /** Changes of instances, with a change of rate (settled on the account) and without (a rename). */
+  readonly settlements: { readonly withRate: ScaleMeasure; readonly withoutRate: ScaleMeasure };
+  /** Changes of rate of one account's instances, all at once: its checkpoint's version serialises them. */
+  readonly contended: ScaleMeasure;
+  /** How long after its projected zero an account was paused by one run of the review sweep. */
+  readonly pauseLagMs: number;
 }
 
 export interface ScaleResults {
@@ -32,10 +40,7 @@ export interface ScaleResults {
   };
   /** One reconciler run: nothing in flight, one slice of the fleet sweep (`pages` pages of `pageSize` servers). */
   readonly reconciler: ScaleMeasure & { readonly pages: number; readonly pageSize: number };
-  /** The whole meter (its shards' sums): every live instance had an hour left to charge. */
-  readonly meter: ScaleMeasure;
-  /** Each shard of the meter, charged one after the other (DynamoDB Local applies transactions one at a time). */
-  readonly meterShards: readonly MeterShardMeasure[];
+  readonly billing: BillingMeasures;
   /** One consistent Scan of the whole instances table: what the meter and the reconciler each read per run before. */
   readonly scan: ScaleMeasure;
   /** Creates a second against the sharded capacity counters, by concurrent callers. */
@@ -62,74 +67,31 @@ const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
 const measuredRow = (work: string, items: string | number, { tally, ms }: ScaleMeasure) =>
   row([work, items, tally.calls, n(tally.readUnits, 1), n(tally.writeUnits, 1), n(ms)]);
 
-/** Runs per day of a job every five minutes; Lambda memory of the periodic functions (GB). */
+/** Runs per day of a job every five minutes, and of one every minute; Lambda memory of the periodic functions (GB). */
 const RUNS_PER_DAY = 288;
+const SWEEPS_PER_DAY = 1_440;
 const LAMBDA_GB = 0.5;
-/** A TransactWriteItems of three items on AWS, p50 (an assumption: single-digit ms per item write, twice for a transaction). */
-const AWS_TRANSACTION_MS = 15;
-/** Any other DynamoDB call on AWS, p50 (an assumption): a Query or BatchGetItem page, a GetItem, a single UpdateItem. */
-const AWS_CALL_MS = 10;
-/** Starting the execution, a Map iteration and a worker's cold start, before its first charge (an assumption). */
-const AWS_FAN_OUT_OVERHEAD_MS = 2_000;
 /** On-demand tables' default maximum throughput, per table (an adjustable quota). */
 const TABLE_WRITE_UNITS_PER_SECOND = 40_000;
-/** The meter's own tables, each written once per charge (ledger entry, balance, instance). */
-const METER_TABLES = 3;
-/** The meter state machine's bound on shards charged at once (its Map's MaxConcurrency). */
-const METER_MAP_CONCURRENCY = (
-  JSON.parse(readFileSync(resolve(repositoryRoot, workflows.meter.definitionFile), 'utf8')) as {
-    States: { ChargeShards: { MaxConcurrency: number } };
-  }
-).States.ChargeShards.MaxConcurrency;
-
+/** Accounts at the target size (five live instances each). */
+const TARGET_ACCOUNTS = 100_000;
+/** Changes of rate per live instance a day (stated, not measured): a power off and a power on. */
+const RATE_CHANGES_PER_INSTANCE_DAY = 2;
+/** The busiest second's share of a day's changes of rate (stated): ten times the average rate. */
+const PEAK_FACTOR = 10;
+/** The daily statements are written by the sweeps after midnight: 16 accounts at once at about 15 ms a transaction. */
+const STATEMENTS_PER_SECOND = 16 / 0.015;
 /**
- * The meter at the target size on AWS, from the measured shards: each worker's calls scaled to the target (its
- * instances grow with the fleet), its charges `SHARD_ACCOUNT_CONCURRENCY` at a time while its pages are read one
- * after the other beside them (whichever takes longer), after its first page; all shards in waves of the Map's
- * concurrency.
+ * The per-period meter, as last measured by this bench (bench/scale-results.json of 2026-11-24, commit 9c546ad):
+ * 10,000 charges took 10,056 read and 60,032 write units; every live instance was charged every 5 minutes.
  */
-function meterFanOut(r: ScaleResults) {
-  const liveScale = r.target.live / r.seeded.live;
-  const ops = (m: ScaleMeasure, name: string) => (m.tally.operations[name] ?? 0) * liveScale;
-  const workerMs = (m: ScaleMeasure) => {
-    const transactions = ops(m, 'TransactWriteItems');
-    const pages = ops(m, 'Query');
-    const batches = ops(m, 'BatchGetItem');
-    const others = m.tally.calls * liveScale - transactions - pages - batches;
-    const charging = (transactions * AWS_TRANSACTION_MS + others * AWS_CALL_MS) / SHARD_ACCOUNT_CONCURRENCY;
-    const reading = (pages + batches) * AWS_CALL_MS;
-    return Math.max(charging, reading) + 2 * AWS_CALL_MS;
-  };
-  const shards = r.meterShards.length;
-  const waves = Math.ceil(shards / METER_MAP_CONCURRENCY);
-  const slowest = r.meterShards.reduce((worst, m) => (workerMs(m) > workerMs(worst) ? m : worst));
-  const worstWorkerMs = workerMs(slowest) + AWS_FAN_OUT_OVERHEAD_MS;
-  const wallMs = waves * worstWorkerMs;
-  const charges = r.meter.items * liveScale;
-  const chargesPerSecond = charges / (wallMs / 1000);
-  // Write units of one charge in each of its tables (measured in all: the transaction's items together).
-  const unitsPerChargePerTable = r.meter.tally.writeUnits / Math.max(r.meter.items, 1) / METER_TABLES;
-  const tableUnitsPerSecond = chargesPerSecond * unitsPerChargePerTable;
-  const quotaBoundMs = ((charges * unitsPerChargePerTable) / TABLE_WRITE_UNITS_PER_SECOND) * 1000;
-  const items = r.meterShards.map((m) => m.items);
-  return {
-    shards,
-    waves,
-    inFlight: Math.min(shards, METER_MAP_CONCURRENCY) * SHARD_ACCOUNT_CONCURRENCY,
-    perShard: { least: Math.min(...items) * liveScale, most: Math.max(...items) * liveScale },
-    worstWorkerMs,
-    wallMs,
-    chargesPerSecond,
-    tableUnitsPerSecond,
-    quotaBoundMs,
-  };
-}
+const PER_PERIOD_METER = { charges: 10_000, readUnits: 10_056, writeUnits: 60_032, ms: 35_664 } as const;
+
 /** DigitalOcean: 5,000 requests an hour per token. */
 const TOKEN_LIMIT_PER_HOUR = 5_000;
 
 export function scaleSection(r: ScaleResults): string {
   const p = r.prices;
-  const liveScale = r.target.live / r.seeded.live;
   const totalScale = (r.target.live + r.target.deleted) / (r.seeded.live + r.seeded.deleted);
   const units = (t: CapacityTally) => t.readUnits * p.readUnit + t.writeUnits * p.writeUnit;
   const lambda = (ms: number) => (ms / 1000) * LAMBDA_GB * p.lambdaGbSecond;
@@ -140,19 +102,42 @@ export function scaleSection(r: ScaleResults): string {
   const perPage = { ms: r.reconciler.ms / r.reconciler.pages, cost: units(r.reconciler.tally) / r.reconciler.pages };
   const reconcilerRunMs = (perPage.ms * pagesPerHour) / 12;
   const reconcilerDay = { dynamodb: perPage.cost * pagesPerHour * 24, lambda: lambda(perPage.ms * pagesPerHour * 24) };
-  const meterDay = { dynamodb: units(r.meter.tally) * liveScale * RUNS_PER_DAY, lambda: lambda(r.meter.ms * liveScale * RUNS_PER_DAY) };
   const scanCost = units(r.scan.tally) * totalScale;
   const scanMs = r.scan.ms * totalScale;
-  // Before: the meter scanned once a run and charged the same instances; the reconciler scanned twice and listed every server.
-  const beforeMeterDay = meterDay.dynamodb + scanCost * RUNS_PER_DAY;
+  // Before: the reconciler scanned twice a run and listed every server.
   const beforeReconcilerDay = 2 * scanCost * RUNS_PER_DAY;
 
+  // Billing by checkpoints at the target: the minute sweep, one statement per account a day, and each change of rate's
+  // settlement (what it adds to the change's own write: the account read and written, the piece booked).
+  const b = r.billing;
+  const accountScale = TARGET_ACCOUNTS / Math.max(b.statements.items, 1);
+  const statementsDay = { dynamodb: units(b.statements.tally) * accountScale, lambda: lambda(b.statements.ms * accountScale) };
+  const sweepsDay = { dynamodb: units(b.idleSweep.tally) * SWEEPS_PER_DAY, lambda: lambda(b.idleSweep.ms * SWEEPS_PER_DAY) };
+  const perChange = (m: ScaleMeasure) => ({
+    read: m.tally.readUnits / m.items,
+    write: m.tally.writeUnits / m.items,
+    cost: units(m.tally) / m.items,
+  });
+  const settle = perChange(b.settlements.withRate);
+  const plain = perChange(b.settlements.withoutRate);
+  const settlementCost = settle.cost - plain.cost;
+  const changesPerDay = r.target.live * RATE_CHANGES_PER_INSTANCE_DAY;
+  const settlementsDay = settlementCost * changesPerDay;
+  const billingDay = statementsDay.dynamodb + statementsDay.lambda + sweepsDay.dynamodb + sweepsDay.lambda + settlementsDay;
+  const peakChangesPerSecond = (changesPerDay / 86_400) * PEAK_FACTOR;
+  const peakSettlementUnits = peakChangesPerSecond * (settle.write - plain.write);
+  const statementUnits = b.statements.tally.writeUnits / Math.max(b.statements.items, 1);
+  const peakStatementUnits = STATEMENTS_PER_SECOND * statementUnits;
+  // The per-period meter: every live instance charged every five minutes, at the units it was measured at.
+  const meterCharges = r.target.live * RUNS_PER_DAY;
+  const meterDay =
+    ((PER_PERIOD_METER.readUnits * p.readUnit + PER_PERIOD_METER.writeUnits * p.writeUnit) / PER_PERIOD_METER.charges) * meterCharges +
+    lambda((PER_PERIOD_METER.ms / PER_PERIOD_METER.charges) * meterCharges);
+  // At the 32,000 charges a second its fan-out ran at (512 in flight, 15 ms each).
+  const meterUnitsPerSecondPerTable = (PER_PERIOD_METER.writeUnits / PER_PERIOD_METER.charges / 3) * 32_000;
+
   const listRatio = r.lists.history.tally.readUnits / Math.max(r.lists.fresh.tally.readUnits, 0.5);
-  const meterReadRatio = r.meter.tally.readUnits / Math.max(r.meter.items, 1);
   const sweepReadRatio = r.reconciler.tally.readUnits / Math.max(checked, 1);
-  const projectedMeterMs = r.meter.ms * liveScale;
-  // DynamoDB Local runs one transaction at a time, so this machine's rate says nothing about concurrency on AWS.
-  const fanOut = meterFanOut(r);
 
   // Upstream calls an hour at the target: the sweep's pages, plus the provisions' calls (create, tag lookup, two status
   // checks, the action list of a lost answer now and then: five), and as many deletes (tag lookup, delete, check: three).
@@ -162,7 +147,7 @@ export function scaleSection(r: ScaleResults): string {
 
   return [
     START,
-    '## Scale: the periodic jobs and the list at a million instances',
+    '## Scale: billing, the periodic jobs and the list at a million instances',
     '',
     `Produced by \`npm run bench:scale\` on ${r.at} (${r.seconds} s). Seeded straight into DynamoDB Local: ${n(r.seeded.live)} live and ${n(r.seeded.deleted)} deleted instances across ${n(r.seeded.accounts)} accounts, and one simulator server per live instance. Read and write units are what DynamoDB reports (\`ReturnConsumedCapacity: TOTAL\`, table and indexes); times are this machine's against DynamoDB Local. Projections are linear, to ${n(r.target.live)} live and ${n(r.target.deleted)} deleted, at the list prices in bench/cost.ts.`,
     '',
@@ -175,14 +160,25 @@ export function scaleSection(r: ScaleResults): string {
     measuredRow(`list: account with ${n(r.lists.big.items)} live`, r.lists.big.items, r.lists.big),
     measuredRow(`reconciler run (nothing in flight; sweep slice of ${r.reconciler.pages} pages)`, `${n(checked)} checked`, r.reconciler),
     measuredRow(
-      `meter: its ${r.meterShards.length} shards, one after the other (every live instance owed an hour)`,
-      `${n(r.meter.items)} charged`,
-      r.meter,
+      `review sweep: every account's daily statement (${n(r.seeded.live)} live instances)`,
+      `${n(b.statements.items)} accounts`,
+      b.statements,
+    ),
+    measuredRow('review sweep: nothing due', '-', b.idleSweep),
+    measuredRow(
+      'changes of rate (power off): the change and its settlement',
+      `${n(b.settlements.withRate.items)} instances`,
+      b.settlements.withRate,
     ),
     measuredRow(
-      `meter: the largest shard (${n(Math.max(...r.meterShards.map((m) => m.items)))} charged; the smallest ${n(Math.min(...r.meterShards.map((m) => m.items)))})`,
-      `${n(Math.max(...r.meterShards.map((m) => m.items)))} charged`,
-      r.meterShards.reduce((most, m) => (m.items > most.items ? m : most)),
+      `changes of rate of one account's instances, ${b.contended.items} at once (its checkpoint contended)`,
+      `${n(b.contended.items)} instances`,
+      b.contended,
+    ),
+    measuredRow(
+      'changes without a change of rate (a rename), for the difference',
+      `${n(b.settlements.withoutRate.items)} instances`,
+      b.settlements.withoutRate,
     ),
     measuredRow('before: one consistent Scan of the instances table', n(r.scan.items), r.scan),
     '',
@@ -196,31 +192,34 @@ export function scaleSection(r: ScaleResults): string {
       listRatio <= 2 ? 'met' : 'missed',
     ]),
     row([
-      'meter read units per run ≤ 1.5 × instances charged + a constant',
-      `${n(meterReadRatio, 2)} per instance`,
-      meterReadRatio <= 1.5 ? 'met' : 'missed',
+      `billing cost a day at ${n(r.target.live)} live in ${n(TARGET_ACCOUNTS)} accounts, ${RATE_CHANGES_PER_INSTANCE_DAY} changes of rate per instance a day (stated) ≤ $5`,
+      `${usd(billingDay)}: sweeps ${usd(sweepsDay.dynamodb + sweepsDay.lambda)}, statements ${usd(statementsDay.dynamodb + statementsDay.lambda)}, settlements ${usd(settlementsDay)} (${n(settle.read - plain.read, 2)} read and ${n(settle.write - plain.write, 2)} write units more per change); the per-period meter: ${usd(meterDay)}`,
+      billingDay <= 5 ? 'met' : 'missed',
+    ]),
+    row([
+      'contention on a hot account: changes of rate of one account at once all land, each read and written again at most a few times',
+      `${n(b.contended.items)} at once: ${n((b.contended.tally.operations.TransactWriteItems ?? 0) / b.contended.items, 1)} transactions and ${n((b.contended.tally.operations.GetItem ?? 0) / b.contended.items, 1)} reads per change (1 and 2 uncontended)`,
+      (b.contended.tally.operations.TransactWriteItems ?? 0) / b.contended.items <= 8 ? 'met' : 'missed',
+    ]),
+    row([
+      'no per-instance periodic write',
+      `periodic writes: one statement per account a day (${n(statementUnits, 1)} write units each); none per instance; the per-period meter wrote ${n(PER_PERIOD_METER.writeUnits / PER_PERIOD_METER.charges, 1)} units per instance every 5 minutes`,
+      'met',
+    ]),
+    row([
+      `write units a second at peak within DynamoDB's default on-demand maximum of ${n(TABLE_WRITE_UNITS_PER_SECOND)} per table`,
+      `changes of rate at ${PEAK_FACTOR}× their average (${n(peakChangesPerSecond)} a second): ${n(peakSettlementUnits)} units a second more; the statements after midnight: ${n(peakStatementUnits)} a second; the per-period meter: ${n(meterUnitsPerSecondPerTable)} on each of its three tables`,
+      Math.max(peakSettlementUnits, peakStatementUnits) <= TABLE_WRITE_UNITS_PER_SECOND ? 'met' : 'missed',
+    ]),
+    row([
+      'an account paused within 60 s of its projected zero',
+      `${n(b.pauseLagMs / 1000, 1)} s by one run of the review sweep here; at most the look-ahead (${n(REVIEW_LOOKAHEAD_MS / 1000)} s) plus a review with a sweep a minute`,
+      b.pauseLagMs <= 60_000 ? 'met' : 'missed',
     ]),
     row([
       'reconciler read units per run ≤ 1.5 × instances checked + a constant',
       `${n(sweepReadRatio, 2)} per instance`,
       sweepReadRatio <= 1.5 ? 'met' : 'missed',
-    ]),
-    row([
-      'projected meter wall time at 1M live ≤ 60 s, with the fan-out',
-      `${n(fanOut.wallMs / 1000)} s: ${fanOut.shards} shard workers, ${METER_MAP_CONCURRENCY} at once (${fanOut.waves} wave), ${n(fanOut.perShard.most)} charges in the largest shard, ${SHARD_ACCOUNT_CONCURRENCY} at once, at ${AWS_TRANSACTION_MS} ms a transaction and ${AWS_CALL_MS} ms any other call (assumed), the next page read while charging, ${n(AWS_FAN_OUT_OVERHEAD_MS / 1000)} s to start; ${n(projectedMeterMs / 1000)} s at this machine's serial rate`,
-      fanOut.wallMs <= 60_000 ? 'met' : `missed by ${n(fanOut.wallMs / 60_000, 1)}×`,
-    ]),
-    row([
-      `one shard worker at 1M live well under a minute (its timeout: ${METER_SHARD_TIMEOUT_SECONDS} s)`,
-      `${n(fanOut.worstWorkerMs / 1000)} s for the largest shard`,
-      fanOut.worstWorkerMs <= 30_000 ? 'met' : fanOut.worstWorkerMs <= 60_000 ? 'met, without much room' : 'missed',
-    ]),
-    row([
-      `the meter's write rate within DynamoDB's default on-demand maximum of ${n(TABLE_WRITE_UNITS_PER_SECOND)} write units a second per table`,
-      `${n(fanOut.inFlight)} charges in flight: ${n(fanOut.chargesPerSecond)} a second, ${n(fanOut.tableUnitsPerSecond)} write units a second on each of ledger, accounts and instances`,
-      fanOut.tableUnitsPerSecond <= TABLE_WRITE_UNITS_PER_SECOND
-        ? 'met'
-        : `over: raise the per-table maximum (a quota) to ${n(Math.ceil(fanOut.tableUnitsPerSecond / 10_000) * 10_000)}; at the default, DynamoDB holds the meter to ${n(fanOut.quotaBoundMs / 1000)} s (${fanOut.quotaBoundMs <= 60_000 ? 'still within' : 'past'} the 60 s target) and throttles it`,
     ]),
     row([
       'upstream calls an hour at 1M live and 30,000 provisions a day ≤ 80 % of the tokens’ limit',
@@ -233,11 +232,11 @@ export function scaleSection(r: ScaleResults): string {
     row(['periodic job', 'now: per run', 'now: cost a day', 'before (Scan): per run', 'before: cost a day']),
     row(['---', '---', '---', '---', '---']),
     row([
-      'meter (every 5 min)',
-      `${n((r.meter.ms * liveScale) / 1000)} s, ${n(r.meter.tally.readUnits * liveScale)} RRU, ${n(r.meter.tally.writeUnits * liveScale)} WRU`,
-      usd(meterDay.dynamodb + meterDay.lambda),
-      `+ a Scan of ${n(scanMs / 1000)} s and ${n(r.scan.tally.readUnits * totalScale)} RRU`,
-      usd(beforeMeterDay),
+      'billing (review sweep every minute; statements daily; settlements with changes)',
+      `${n(b.idleSweep.ms)} ms and ${n(b.idleSweep.tally.calls)} calls per idle sweep`,
+      usd(billingDay),
+      `per-period meter: ${n(r.target.live)} transactions every 5 minutes`,
+      usd(meterDay),
     ]),
     row([
       'reconciler (every 5 min)',
@@ -249,7 +248,7 @@ export function scaleSection(r: ScaleResults): string {
     '',
     ...hotItemsSection(r.creates),
     '',
-    `Per sweep page of ${r.reconciler.pageSize} servers: ${n(perPage.ms)} ms and ${usd(perPage.cost * 1000)} per 1,000 pages. The meter's cost is its charges: one transaction per instance and period (ledger entry, balance, instance), which is why charging per account instead is weighed in docs/billing.md.`,
+    `Per sweep page of ${r.reconciler.pageSize} servers: ${n(perPage.ms)} ms and ${usd(perPage.cost * 1000)} per 1,000 pages. Billing follows events: a change of rate settles in its own write, and nothing is written while time passes but one statement per account a day (docs/billing.md).`,
     END,
   ].join('\n');
 }

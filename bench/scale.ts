@@ -3,14 +3,16 @@ import { tableName } from '../shared/platform';
 import type { Deps } from '../shared/domain/deps';
 import { awsDeps } from '../shared/wiring/aws';
 import { parseArgs } from 'node:util';
-import { BatchWriteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { meterShard } from '../shared/domain/billing';
-import { METER_SHARDS, meterShardOf } from '../shared/model/billing-segments';
+import { BatchWriteCommand, GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { applyBalanceRules, reviewDueAccounts } from '../shared/domain/billing';
+import { balanceAt, burnRateOf } from '../shared/model/burn';
+import { getAccount } from '../shared/store/accounts';
+import { reviewShardOf } from '../shared/store/checkpoints';
 import { sweepShardOf } from '../shared/model/convergence';
 import { catalog } from '../shared/model/flavors';
 import { serviceTag, upstreamTagOf } from '../shared/domain/instances';
 import { reconcile } from '../shared/domain/reconciler';
-import { listOwnedInstances } from '../shared/store/instances';
+import { getInstanceItem, listOwnedInstances, updateInstanceAtVersion } from '../shared/store/instances';
 import { instanceSchema } from '../shared/model/instance';
 import { DigitalOceanDriver } from '../shared/upstream/digitalocean';
 import { startDynamoDbLocal } from '../infra/local/dynamodb-local';
@@ -21,13 +23,14 @@ import { createLocalTables } from '../infra/local/tables';
 import { measure, type CapacityTally } from './capacity';
 import { measureCreateRate } from './hot-items';
 import { prices } from './cost';
-import { writeScaleSection, type MeterShardMeasure, type ScaleResults } from './scale-report';
+import { writeScaleSection, type ScaleResults } from './scale-report';
 
 /**
- * `npm run bench:scale`: seeds instances straight into DynamoDB Local (sizes from the command line), then measures the meter (each
- * shard as its worker charges it), a reconciler run and two lists with the units DynamoDB reports
- * (`ReturnConsumedCapacity`), projects them to 1M live and 10M deleted instances, and writes the figures into
- * bench/results.md next to those of the design that scanned the instances table.
+ * `npm run bench:scale`: seeds instances and their accounts' billing checkpoints straight into DynamoDB Local (sizes
+ * from the command line), then measures billing's work (the daily statements, an idle review sweep, the settlement a
+ * change of rate adds to its write, the pause at a projected zero), a reconciler run and two lists with the units
+ * DynamoDB reports (`ReturnConsumedCapacity`), projects them to 1M live and 10M deleted instances, and writes the
+ * figures into bench/results.md next to those of the per-period meter and of the design that scanned the table.
  */
 const { values: args } = parseArgs({
   options: {
@@ -53,7 +56,9 @@ const log = (message: string) => process.stderr.write(`[bench:scale ${((Date.now
 const plan = catalog.get('s-1vcpu-2gb')!;
 const HOUR = 3_600_000;
 const now = Date.now();
-const periodEnd = now - (now % 300_000);
+/** The live instances' open segments are billed to 23:00 yesterday: every account owes its daily statement. */
+const billedUntil = now - (now % (24 * HOUR)) - HOUR;
+const hourlyMicros = Math.round(plan.hourly_price! * 1e6);
 const iso = (ms: number) => new Date(ms).toISOString();
 
 function instanceItem(instanceId: number, accountId: string, live: boolean, upstreamId: number | null) {
@@ -97,13 +102,11 @@ function instanceItem(instanceId: number, accountId: string, live: boolean, upst
     status: 'active',
     capacity_held: true,
     deleted_at: null,
-    // An hour left to charge, at the plan's running rate.
-    metered_until: iso(periodEnd - HOUR),
+    metered_until: iso(now - 30 * 24 * HOUR),
     seen_at: iso(now - HOUR),
-    billing_segments: [{ start: iso(now - 30 * 24 * HOUR), end: null, hourly_micros: Math.round(plan.hourly_price! * 1e6), quarters: 4 }],
+    billing_segments: [{ start: iso(now - 30 * 24 * HOUR), end: null, hourly_micros: hourlyMicros, quarters: 4 }],
     version: 4,
     live_account_id: accountId,
-    meter_shard: meterShardOf(instanceId),
     sweep_shard: sweepShardOf(instanceId),
     sweep_seen_at: iso(now - HOUR),
   };
@@ -139,7 +142,15 @@ function owners() {
 
 async function seed(deps: Deps, simulatorUrl: string) {
   const who = owners();
-  log(`seeding ${who.accounts.length} accounts`);
+  log(`seeding ${who.accounts.length} accounts with their checkpoints`);
+  const burning = new Map<string, Record<string, unknown>>();
+  for (let i = 0; i < LIVE; i++) {
+    const account = who.live(i);
+    burning.set(account, {
+      ...burning.get(account),
+      [String(i + 1)]: { start: iso(now - 30 * 24 * HOUR), hourly_micros: hourlyMicros, quarters: 4, billed_until: iso(billedUntil) },
+    });
+  }
   await writeAll(
     deps,
     tableName(deps, 'accounts'),
@@ -153,6 +164,11 @@ async function seed(deps: Deps, simulatorUrl: string) {
       total_deposited: 1_000_000_000,
       billing_paused: false,
       created_at: iso(now - 60 * 24 * HOUR),
+      balance_notice: 'none',
+      billing_version: 1,
+      ...(burning.has(account_id)
+        ? { burning: burning.get(account_id), review_at: iso(billedUntil + HOUR), review_shard: reviewShardOf(account_id) }
+        : {}),
     })),
   );
   log(`creating ${LIVE} servers upstream`);
@@ -226,14 +242,33 @@ async function main() {
     const listedBefore = listCalls();
     const reconcilerRun = await measure(deps, () => reconcile(deps, now));
     const pages = listCalls() - listedBefore;
-    log('meter: each shard as its worker in the meter state machine charges it');
-    const meterShards: MeterShardMeasure[] = [];
-    for (let shard = 0; shard < METER_SHARDS; shard++) {
-      const run = await measure(deps, () => meterShard(deps, shard, now, 'bench:scale'));
-      meterShards.push({ shard, ...pick(run), items: run.result.periodsCharged });
-    }
-    const meterRun = { ms: sum(meterShards.map((m) => m.ms)), tally: mergeTallies(meterShards.map((m) => m.tally)) };
-    const meterCharged = sum(meterShards.map((m) => m.items));
+    log('billing: the daily statements, from the review sweep');
+    const statements = await measure(deps, () => reviewDueAccounts(deps));
+    log('billing: an idle review sweep (nothing due)');
+    const idleSweep = await measure(deps, () => reviewDueAccounts(deps));
+    log('billing: the settlement a change of rate adds to its write');
+    const sample = Array.from({ length: Math.min(SETTLED, LIVE) }, (_, k) => 1 + Math.floor((k * LIVE) / Math.min(SETTLED, LIVE)));
+    const change = (changes: Parameters<typeof updateInstanceAtVersion>[2]['changes']) => async () => {
+      for (const id of sample) {
+        const instance = (await getInstanceItem(deps, id))!;
+        if (!(await updateInstanceAtVersion(deps, instance, { changes }))) throw new Error(`instance ${id} changed under the bench`);
+      }
+    };
+    const withoutRate = await measure(deps, change({ project_name: 'renamed' }));
+    const withRate = await measure(deps, change({ status: 'stopped', paused_by: 'user' }));
+    log('billing: 32 changes of rate at once on one account (its checkpoint contended)');
+    const hot = (await listOwnedInstances(deps, who.big)).filter((i) => i.paused_by === null).slice(0, HOT_CHANGES);
+    const contended = await measure(deps, () =>
+      Promise.all(
+        hot.map(async (read) => {
+          for (let instance = read; ; instance = (await getInstanceItem(deps, read.instance_id))!) {
+            if (await updateInstanceAtVersion(deps, instance, { changes: { status: 'stopped', paused_by: 'user' } })) return;
+          }
+        }),
+      ),
+    );
+    log('billing: the pause at a projected zero, from the review sweep');
+    const pauseLagMs = await measurePauseLag(deps, who.fresh);
 
     log('the scanning design: one consistent Scan of the instances table');
     const scan = await measure(deps, async () => {
@@ -274,8 +309,13 @@ async function main() {
         fresh: { ...pick(freshList), items: freshList.result.length },
       },
       reconciler: { ...pick(reconcilerRun), items: pages * 200, pages, pageSize: 200 },
-      meter: { ...meterRun, items: meterCharged },
-      meterShards,
+      billing: {
+        statements: { ...pick(statements), items: statements.result.reviewed },
+        idleSweep: { ...pick(idleSweep), items: 0 },
+        settlements: { withRate: { ...pick(withRate), items: sample.length }, withoutRate: { ...pick(withoutRate), items: sample.length } },
+        contended: { ...pick(contended), items: hot.length },
+        pauseLagMs,
+      },
       scan: { ...pick(scan), items: scan.result },
       creates,
     };
@@ -288,20 +328,34 @@ async function main() {
   }
 }
 
-const pick = ({ ms, tally }: { ms: number; tally: CapacityTally }) => ({ ms, tally });
-const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0);
+/** Changes of rate measured, spread over the live instances; and at once on one account. */
+const SETTLED = 500;
+const HOT_CHANGES = 32;
 
-/** The sum of several tallies. */
-function mergeTallies(tallies: readonly CapacityTally[]): CapacityTally {
-  const merged: CapacityTally = { calls: 0, readUnits: 0, writeUnits: 0, operations: {} };
-  for (const tally of tallies) {
-    merged.calls += tally.calls;
-    merged.readUnits += tally.readUnits;
-    merged.writeUnits += tally.writeUnits;
-    for (const [operation, count] of Object.entries(tally.operations))
-      merged.operations[operation] = (merged.operations[operation] ?? 0) + count;
-  }
-  return merged;
+/**
+ * How long after its projected zero an account is paused by the review sweep: the account's balance is set to last
+ * about five seconds at its rate, reviewed (which projects it), and the sweep is run once, as its schedule runs it.
+ */
+async function measurePauseLag(deps: Deps, accountId: string): Promise<number> {
+  const account = (await getAccount(deps, accountId))!;
+  const perSecond = burnRateOf(account.burning) / 3600;
+  const settled = account.balance - balanceAt(account, Date.now());
+  await deps.dynamo.send(
+    new UpdateCommand({
+      TableName: tableName(deps, 'accounts'),
+      Key: { account_id: accountId },
+      UpdateExpression: 'SET balance = :balance',
+      ExpressionAttributeValues: { ':balance': settled + Math.round(5 * perSecond) },
+    }),
+  );
+  const projected = Date.parse((await applyBalanceRules(deps, accountId)).review_at!);
+  await reviewDueAccounts(deps);
+  const { Item } = await deps.dynamo.send(
+    new GetCommand({ TableName: tableName(deps, 'accounts'), Key: { account_id: accountId }, ConsistentRead: true }),
+  );
+  if (Item?.billing_paused !== true) throw new Error('the account was not paused');
+  return Date.parse(String(Item.billing_paused_at)) - projected;
 }
 
+const pick = ({ ms, tally }: { ms: number; tally: CapacityTally }) => ({ ms, tally });
 await main();

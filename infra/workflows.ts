@@ -77,10 +77,10 @@ export const workflows = {
       FindActionFunctionArn: step('action-find', actionStepAccess),
       CheckActionFunctionArn: step('action-check'),
       // A power-on finishing on a paused account starts the power-off in the same execution (no new workflow).
-      FinishPowerFunctionArn: step('power-finish', {
-        ...actionStepAccess,
-        tables: { ...actionStepAccess.tables, accounts: ['GetItem', 'ConditionCheckItem'] },
-      }),
+      FinishPowerFunctionArn: step(
+        'power-finish',
+        mergeAccess(actionStepAccess, { tables: { accounts: ['GetItem', 'ConditionCheckItem'] } }),
+      ),
       FailActionFunctionArn: step('action-fail', actionStepAccess),
     },
   },

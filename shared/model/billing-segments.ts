@@ -41,12 +41,6 @@ function rateOf(state: Omit<BilledState, 'billing_segments'>): Rate | null {
 
 const sameRate = (a: Rate | null, b: Rate | null) => a?.hourly_micros === b?.hourly_micros && a?.quarters === b?.quarters;
 
-/** What the instance costs an hour now, in micro-dollars: its open segment's rate (0 when nothing is billed). */
-export function hourlyCostOf(state: BilledState): number {
-  const open = segmentsOf(state).at(-1);
-  return open && open.end === null ? (open.hourly_micros * open.quarters) / 4 : 0;
-}
-
 /** The stored segments; an instance billed before segments were kept has one open segment from `metered_until`. */
 export function segmentsOf(state: BilledState): readonly BillingSegment[] {
   if (state.billing_segments.length > 0 || state.metered_until === null) return state.billing_segments;

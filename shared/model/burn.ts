@@ -48,7 +48,7 @@ const segmentOf = (burning: BurningSegment): BillingSegment => ({
  * The piece of an open segment from where it is billed to `untilMs` (never before it): the difference of the
  * segment's cost at the two ends, so however often a segment is cut, its pieces add up to what the whole costs.
  */
-export function pieceUntil(instanceId: number, burning: BurningSegment, untilMs: number): BookedPiece {
+function pieceUntil(instanceId: number, burning: BurningSegment, untilMs: number): BookedPiece {
   const fromMs = Date.parse(burning.billed_until);
   const toMs = Math.max(fromMs, untilMs);
   const segment = segmentOf(burning);
@@ -102,7 +102,7 @@ export function settle(burning: Burning, instanceId: number, change: RateChange)
 }
 
 /** Midnight UTC at or before a moment. */
-export const midnightBefore = (atMs: number) => atMs - (((atMs % DAY_MS) + DAY_MS) % DAY_MS);
+const midnightBefore = (atMs: number) => atMs - (((atMs % DAY_MS) + DAY_MS) % DAY_MS);
 
 /**
  * The daily statement's cut: the latest midnight UTC, at or before now, that an open segment is billed from before,
@@ -137,7 +137,7 @@ export interface ReviewFacts extends Checkpoint {
 }
 
 /** A review that is due now but has nothing to act on waits this long, so a sweep never spins on one account. */
-export const REVIEW_RETRY_MS = 60_000;
+const REVIEW_RETRY_MS = 60_000;
 
 /**
  * When the account must next be reviewed, or null when nothing it runs is billed: the first of the projected

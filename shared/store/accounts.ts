@@ -105,30 +105,6 @@ export async function updateAccountFlags(deps: Platform, accountId: string, flag
 }
 
 /**
- * Sets or lifts the billing pause, on condition that the balance still justifies it (at or below zero to set,
- * above zero to lift) and that it is not already so. True when this call made the change.
- */
-export async function setBillingPaused(deps: Platform, accountId: string, paused: boolean): Promise<boolean> {
-  return whenConditionHolds(
-    deps.dynamo.send(
-      new UpdateCommand({
-        TableName: tableName(deps, 'accounts'),
-        Key: { account_id: accountId },
-        // When it changed: the account.billing_paused and account.billing_resumed events are dated by it.
-        UpdateExpression: 'SET billing_paused = :paused, billing_paused_at = :at',
-        ConditionExpression: paused ? 'balance <= :zero AND billing_paused = :false' : 'balance > :zero AND billing_paused = :true',
-        ExpressionAttributeValues: {
-          ':paused': paused,
-          ':zero': 0,
-          ':at': deps.clock.now().toISOString(),
-          ...(paused ? { ':false': false } : { ':true': true }),
-        },
-      }),
-    ),
-  );
-}
-
-/**
  * A condition, for the transaction of a system power-off, that the account is still billing-paused: a deposit that
  * lands after the decision leaves its servers running.
  */

@@ -27,7 +27,7 @@ export interface CheckpointMove {
  * deposit landing meanwhile is kept), the pause, and the next review (in the sparse review index, or out of it when
  * nothing is billed), on condition that the checkpoint is still at the version read: moves of one account are serial.
  */
-export function checkpointMoveItem(deps: Platform, account: Account, move: CheckpointMove, nowMs: number): TransactItem {
+function checkpointMoveItem(deps: Platform, account: Account, move: CheckpointMove, nowMs: number): TransactItem {
   const billingPaused = move.billingPaused ?? account.billing_paused;
   const reviewAt = reviewAtOf(
     { ...account, balance: account.balance + move.delta, burning: move.burning, billing_paused: billingPaused },

@@ -118,7 +118,7 @@ describe('drift sweep', () => {
   });
 
   it('follows power and size changed out of band, moving tier capacity with the size', async () => {
-    const { apiKey } = await runtime.newAccount();
+    const { apiKey, accountId } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey, 's-1vcpu-2gb');
     const smallBefore = await capacityUsed(runtime.deps, 'capacity#tier#s-1vcpu-2gb');
     const largeBefore = await capacityUsed(runtime.deps, 'capacity#tier#s-2vcpu-4gb');
@@ -130,11 +130,12 @@ describe('drift sweep', () => {
 
     expect(report.drift).toEqual({ vanished: 0, foreign: 0, power: 1, size: 1 });
     expect([after?.status, after?.plan.flavor, after?.paused_by]).toEqual(['stopped', 's-2vcpu-4gb', 'user']);
-    // Billed from the sweep on at a quarter of the larger plan's price; the running segment closed there.
-    expect(after?.billing_segments.map((s) => [s.hourly_micros, s.quarters, s.end === null])).toEqual([
-      [17_860, 4, false],
-      [35_710, 1, true],
+    // Billed from the sweep on at a quarter of the larger plan's price; the running segment closed there, on the ledger.
+    const pieces = (await listLedgerEntries(runtime.deps, accountId)).flatMap((entry) => entry.pieces ?? []);
+    expect(pieces.map((p) => [p.hourly_micros, p.quarters, p.from, p.to])).toEqual([
+      [17_860, 4, after!.activated_at, after!.billing_segments[0]!.start],
     ]);
+    expect(after?.billing_segments.map((s) => [s.hourly_micros, s.quarters, s.end])).toEqual([[35_710, 1, null]]);
     expect(await capacityUsed(runtime.deps, 'capacity#tier#s-1vcpu-2gb')).toBe(smallBefore - 1);
     expect(await capacityUsed(runtime.deps, 'capacity#tier#s-2vcpu-4gb')).toBe(largeBefore + 1);
   });

@@ -1,12 +1,13 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { repositoryRoot } from '../../infra/local/runtime';
 import { stackEnv } from '../../infra/ops/target';
 import { sha256Hex } from '../../shared/model/crypto';
 import { issueApiKey } from '../../shared/domain/accounts';
 import { getAccount, updateAccountFlags } from '../../shared/store/accounts';
+import { listLedgerEntries } from '../../shared/store/ledger';
 import { getSession } from '../../shared/store/sessions';
 import { capacityShardItems } from '../support/capacity';
 import { runNode, type ProcessRun } from '../support/child-process';
@@ -79,7 +80,7 @@ describe('refusals, target and help', () => {
     before = await storedState();
     const batch: [string, Promise<ProcessRun>][] = [
       ...usageCases.map((command) => [command, ops(command.replace('ID', accountId).split(' '))] as [string, Promise<ProcessRun>]),
-      ['missing service', ops(['billing', 'meter', '--json'], { OPS_RUNTIME_FILE: join(tmpdir(), 'no-such-runtime.json') })],
+      ['missing service', ops(['billing', 'review', '--json'], { OPS_RUNTIME_FILE: join(tmpdir(), 'no-such-runtime.json') })],
       ['help', ops(['help'])],
     ];
     for (const [name, run] of batch) runs.set(name, await run);
@@ -359,32 +360,35 @@ describe.concurrent('commands', () => {
     });
   });
 
-  it('billing meter runs the meter and prints what it charged', async ({ expect }) => {
+  it('billing review reviews the accounts due and prints what it did: a statement booked', async ({ expect }) => {
     const { apiKey, accountId } = await runtime.newAccount();
     // Not the flavor whose capacity a concurrent test closes for a moment.
-    const instance = await runtime.activeInstance(apiKey, 's-2vcpu-2gb');
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
-    // A deleted instance is charged up to its deletion at once, without waiting for a period boundary.
-    await runtime.call('DELETE', `/api/v1/instances/${instance.instance_id}`, { apiKey });
-    const meterEntries = async () => {
-      const { Items = [] } = await runtime.deps.dynamo.send(
-        new ScanCommand({ TableName: runtime.tableNames.ledger, ConsistentRead: true }),
-      );
-      return Items.filter((item) => item.kind === 'meter');
-    };
-    const before = new Set((await meterEntries()).map((entry) => entry.entry_id));
+    await runtime.activeInstance(apiKey, 's-2vcpu-2gb');
+    const yesterday = new Date(Date.now() - (Date.now() % 86_400_000) - 3_600_000).toISOString();
+    const { burning } = (await getAccount(runtime.deps, accountId))!;
+    // As if it had run since 23:00 yesterday, and its review (the statement) were due.
+    await runtime.deps.dynamo.send(
+      new UpdateCommand({
+        TableName: runtime.tableNames.accounts,
+        Key: { account_id: accountId },
+        UpdateExpression: 'SET burning = :burning, review_at = :due',
+        ExpressionAttributeValues: {
+          ':burning': Object.fromEntries(
+            Object.entries(burning).map(([id, s]) => [id, { ...s, start: yesterday, billed_until: yesterday }]),
+          ),
+          ':due': yesterday,
+        },
+      }),
+    );
 
-    const report = await opsJson('billing', 'meter');
+    const report = await opsJson('billing', 'review');
+    const again = await opsJson('billing', 'migrate');
 
-    const charged = (await meterEntries()).filter((entry) => !before.has(entry.entry_id));
-    const micros = -charged.reduce((sum, entry) => sum + Number(entry.amount), 0);
-    expect(charged.map((entry) => entry.account_id)).toContain(accountId);
-    expect(micros).toBeGreaterThan(0);
-    expect(report).toEqual({
-      periods_charged: charged.length,
-      amount_charged_usd: (micros / 1_000_000).toFixed(2),
-      amount_charged_micros: micros,
-      accounts_billed: new Set(charged.map((entry) => entry.account_id)).size,
-    });
+    const statements = (await listLedgerEntries(runtime.deps, accountId)).filter((entry) => entry.entry_id.startsWith('statement#'));
+    expect(report).toMatchObject({ moved: 0, failures: 0 });
+    expect(report.reviewed).toBeGreaterThanOrEqual(1);
+    expect(statements).toHaveLength(1);
+    expect(statements[0]!.amount).toBe(-26_790);
+    expect(again).toEqual({ moved: 0 });
   });
 });
