@@ -9,6 +9,7 @@ import { balanceAt, burnRateOf } from '../shared/model/burn';
 import { getAccount } from '../shared/store/accounts';
 import { reviewShardOf } from '../shared/store/checkpoints';
 import { sweepShardOf } from '../shared/model/convergence';
+import { MAX_BILLED_INSTANCES } from '../shared/model/create';
 import { catalog } from '../shared/model/flavors';
 import { serviceTag, upstreamTagOf } from '../shared/domain/instances';
 import { reconcile } from '../shared/domain/reconciler';
@@ -45,8 +46,8 @@ const { values: args } = parseArgs({
 const LIVE = Number(args.live);
 const DELETED = Number(args.deleted);
 const ACCOUNTS = Number(args.accounts);
-/** The two list cases: an account with 5,000 live instances, and one with 5 live among 100,000 of its own deleted. */
-const BIG_LIVE = Math.min(5_000, Math.floor(LIVE / 2));
+/** The two list cases: an account with as many live instances as it may have billed, and one with 5 live among 100,000 of its own deleted. */
+const BIG_LIVE = Math.min(MAX_BILLED_INSTANCES, Math.floor(LIVE / 2));
 const HISTORY_DELETED = Math.min(100_000, Math.floor(DELETED / 2));
 const TARGET = { live: 1_000_000, deleted: 10_000_000 };
 

@@ -1475,7 +1475,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `Account suspended`; `Account not confirmed`. */
+            /** @description `Account suspended`; `Account not confirmed`; `Instance limit reached: an account can have 2,000 billed instances`. */
             403: {
                 headers: {
                     /** @description Identifies the request in our logs. */

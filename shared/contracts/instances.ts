@@ -40,7 +40,7 @@ const flavorRefusals = '`Invalid flavor: <flavor>`; `Flavor s-1vcpu-1gb is perma
 const createErrorTexts = {
   400: `${flavorRefusals}; otherwise invalid request (the text says which field and why).`,
   402: '`Insufficient balance to deploy: the balance must be above $3.00`.',
-  403: '`Account suspended`; `Account not confirmed`.',
+  403: '`Account suspended`; `Account not confirmed`; `Instance limit reached: an account can have 2,000 billed instances`.',
   503: '`IPv4 capacity exhausted`; `Tier capacity exhausted`.',
 } as const;
 const actionErrorTexts = {

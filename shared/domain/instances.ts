@@ -58,7 +58,10 @@ export async function createInstance(
   body: CreateInstanceBody,
   idempotencyKey?: string,
 ): Promise<InstanceDetail> {
-  const { plan, sshKey, keyName } = judgeCreate({ balance: balanceAt(account, deps.clock.now().getTime()) }, body);
+  const { plan, sshKey, keyName } = judgeCreate(
+    { balance: balanceAt(account, deps.clock.now().getTime()), billedInstances: Object.keys(account.burning).length },
+    body,
+  );
 
   const budget = budgetSignal(deps);
   const instanceId = await nextSequenceValue(deps, 'instance_id', budget);

@@ -130,10 +130,24 @@ export function billAll(burning: Burning, untilMs: number): Settlement & { reado
 
 /** What decides when an account must next be looked at. */
 export interface ReviewFacts extends Checkpoint {
+  readonly account_id: string;
   readonly billing_paused: boolean;
   readonly balance_notice: BalanceNotice;
   readonly auto_recharge: AutoRecharge | null;
   readonly payment_method_id: string | null;
+}
+
+/**
+ * When in the hour after midnight UTC an account's statement is booked (the cut is at midnight all the same): spread
+ * by its id, so that the day's statements are not all due in one second ahead of a pause.
+ */
+export const statementDelayOf = (accountId: string) => (accountHash(accountId) % 3_600) * 1_000;
+
+/** A stable spread of account ids (the review index's shard, the statement's moment). */
+export function accountHash(accountId: string): number {
+  let hash = 0;
+  for (const char of accountId) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
+  return hash;
 }
 
 /** A review that is due now but has nothing to act on waits this long, so a sweep never spins on one account. */
@@ -142,7 +156,8 @@ const REVIEW_RETRY_MS = 60_000;
 /**
  * When the account must next be reviewed, or null when nothing it runs is billed: the first of the projected
  * exhaustion (`t0 + B0/r`: the billing pause), the runway warnings still to give (24 hours and 1 hour before), the
- * auto-recharge threshold, and the next daily statement (the midnight after its oldest piece). Moments already past
+ * auto-recharge threshold, and the next daily statement (in the hour after the midnight that follows its oldest
+ * piece). Moments already past
  * are due now. A paused account is looked at only for its statement (its stopped servers still cost a quarter).
  */
 export function reviewAtOf(facts: ReviewFacts, nowMs: number): number | null {
@@ -152,7 +167,7 @@ export function reviewAtOf(facts: ReviewFacts, nowMs: number): number | null {
   const whenBalanceIs = (micros: number) => nowMs + Math.max(0, Math.ceil(((balance - micros) / rate) * HOUR_MS));
   const exhaustsAt = whenBalanceIs(0);
   const oldestBilled = Math.min(...Object.values(facts.burning).map((segment) => Date.parse(segment.billed_until)));
-  const candidates = [midnightBefore(oldestBilled) + DAY_MS];
+  const candidates = [midnightBefore(oldestBilled) + DAY_MS + statementDelayOf(facts.account_id)];
   if (!facts.billing_paused) {
     candidates.push(exhaustsAt);
     if (facts.balance_notice === 'none') candidates.push(exhaustsAt - DAY_MS);

@@ -1,18 +1,14 @@
 import { tableName, type Platform } from '../platform';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import { reviewAtOf, type BookedPiece, type BurningSegment } from '../model/burn';
+import { accountHash, reviewAtOf, type BookedPiece, type BurningSegment } from '../model/burn';
 import type { Account } from './accounts';
 import { ledgerEntryPut, type LedgerEntry, type TransactItem } from './ledger';
 
 /** The review index is spread over this many shards (`review_shard` = `review#<hash of the account id mod 16>`). */
 export const REVIEW_SHARDS = 16;
 
-export function reviewShardOf(accountId: string): string {
-  let hash = 0;
-  for (const char of accountId) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
-  return `review#${hash % REVIEW_SHARDS}`;
-}
+export const reviewShardOf = (accountId: string) => `review#${accountHash(accountId) % REVIEW_SHARDS}`;
 
 /** A move of an account's checkpoint: its open segments after, what the pieces booked with it cost, a pause set or lifted. */
 export interface CheckpointMove {

@@ -300,10 +300,11 @@ const checkpointMoved = (error: unknown, from: number, count: number) =>
  * Moves an instance metered the old way to its account's checkpoint, without charging a piece twice or missing one:
  * what the old meter had not charged (from `metered_until`, each segment at its own rate) is booked under the entry
  * id the old meter would have used, and the open segment joins the account's, billed from now; the instance leaves
- * the old index in the same transaction. True when this call moved it; safe to repeat and to race.
+ * the old index in the same transaction (its version unmoved). The instance as moved when this call moved it; safe to
+ * repeat and to race.
  */
-export async function moveToCheckpoint(deps: Platform, instance: Instance): Promise<boolean> {
-  if (instance.meter_shard === undefined) return false;
+export async function moveToCheckpoint(deps: Platform, instance: Instance): Promise<Instance | undefined> {
+  if (instance.meter_shard === undefined) return undefined;
   for (let attempt = 0; ; attempt++) {
     const account = await getAccount(deps, instance.account_id);
     if (!account) throw new Error(`account ${instance.account_id} of instance ${instance.instance_id} does not exist`);
@@ -345,11 +346,12 @@ export async function moveToCheckpoint(deps: Platform, instance: Instance): Prom
           },
         ],
       });
-      return true;
+      const { meter_shard: _moved, ...rest } = instance;
+      return { ...rest, billing_segments: open ? [open] : [] };
     } catch (error) {
       const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
       // Moved meanwhile, or changed: whoever changed it moves it.
-      if (reasons[booking.length]?.Code === 'ConditionalCheckFailed') return false;
+      if (reasons[booking.length]?.Code === 'ConditionalCheckFailed') return undefined;
       if (checkpointMoved(error, 0, booking.length) && attempt < 8) continue;
       throw error;
     }
@@ -605,12 +607,10 @@ export async function updateInstanceAtVersion(deps: Platform, instance: Instance
 }
 
 /** updateInstanceAtVersion, answering with the changes written (the shard attributes included), or undefined. */
-async function applyAtVersion(deps: Platform, instance: Instance, update: VersionedUpdate): Promise<InstanceChanges | undefined> {
-  // Metered the old way: it moves to its account's checkpoint first, and the caller reads it again.
-  if (instance.meter_shard !== undefined) {
-    await moveToCheckpoint(deps, instance);
-    return undefined;
-  }
+async function applyAtVersion(deps: Platform, read: Instance, update: VersionedUpdate): Promise<InstanceChanges | undefined> {
+  // Metered the old way: it moves to its account's checkpoint first (its version unmoved), or was moved by another.
+  const instance = read.meter_shard === undefined ? read : await moveToCheckpoint(deps, read);
+  if (!instance) return undefined;
   const picker = new ShardPicker(update.reserve ?? []);
   for (let checkpointMoves = 0; ;) {
     const picked = picker.pick();

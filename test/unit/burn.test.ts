@@ -29,6 +29,7 @@ const stopped = (start: string, billedUntil = start): BurningSegment => ({
 });
 
 const facts = (overrides: Partial<ReviewFacts> = {}): ReviewFacts => ({
+  account_id: 'acct_1',
   balance: 17_860,
   burning: { '1': running(T0) },
   billing_paused: false,
@@ -137,8 +138,14 @@ describe('reviewAtOf', () => {
     expect(reviewAtOf(facts({ balance: 10 * 17_860, balance_notice: 'below_24h' }), ms(0))).toBe(ms(9 * 60));
   });
 
-  it('is the next midnight (the statement) when that comes first', () => {
-    expect(reviewAtOf(facts({ balance: 1_000_000_000 }), ms(0))).toBe(Date.parse('2026-11-24T00:00:00.000Z'));
+  it('is in the hour after the next midnight (the statement) when that comes first, spread by account', () => {
+    const midnight = Date.parse('2026-11-24T00:00:00.000Z');
+    const moments = ['acct_1', 'acct_2', 'acct_3'].map((account_id) => reviewAtOf(facts({ account_id, balance: 1_000_000_000 }), ms(0))!);
+
+    for (const at of moments) expect(at - midnight).toBeGreaterThanOrEqual(0);
+    for (const at of moments) expect(at - midnight).toBeLessThan(3_600_000);
+    expect(new Set(moments).size).toBe(3);
+    expect(reviewAtOf(facts({ account_id: 'acct_2', balance: 1_000_000_000 }), ms(30))).toBe(moments[1]);
   });
 
   it('is due at once when the balance is spent', () => {
@@ -146,9 +153,11 @@ describe('reviewAtOf', () => {
   });
 
   it('looks at a paused account only for its statement (stopped servers still cost a quarter)', () => {
-    expect(reviewAtOf(facts({ balance: -5, billing_paused: true, burning: { '1': stopped(T0) } }), ms(10))).toBe(
-      Date.parse('2026-11-24T00:00:00.000Z'),
-    );
+    const paused = facts({ balance: -5, billing_paused: true, burning: { '1': stopped(T0) } });
+    const statement = reviewAtOf({ ...paused, balance: 1_000_000_000, billing_paused: false }, ms(10));
+
+    expect(reviewAtOf(paused, ms(10))).toBe(statement);
+    expect(statement).toBeGreaterThanOrEqual(Date.parse('2026-11-24T00:00:00.000Z'));
   });
 
   it('is when the balance reaches the auto-recharge threshold', () => {

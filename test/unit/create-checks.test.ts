@@ -8,9 +8,9 @@ const valid = { project_name: 'web', flavor: 's-1vcpu-2gb' };
 const FUNDED = 50_000_000;
 
 /** A deploy's checks as the route runs them: the contract's body schema, then the create's own, in order. */
-function check(body: unknown, balance = FUNDED): [number, string] | 'accepted' {
+function check(body: unknown, balance = FUNDED, billedInstances = 0): [number, string] | 'accepted' {
   try {
-    judgeCreate({ balance }, parseOrBadRequest(createInstanceRoute.body, body));
+    judgeCreate({ balance, billedInstances }, parseOrBadRequest(createInstanceRoute.body, body));
     return 'accepted';
   } catch (error) {
     return [statusOf(error), (error as Error).message];
@@ -64,7 +64,7 @@ describe('the checks of a deploy', () => {
 
   it('accepts a 64-character project name and a 3072-bit RSA key, and names the key after the project', () => {
     const order = judgeCreate(
-      { balance: FUNDED },
+      { balance: FUNDED, billedInstances: 0 },
       parseOrBadRequest(createInstanceRoute.body, { ...valid, project_name: 'x'.repeat(64), ssh_public_key: rsaPublicKeyLine(3072) }),
     );
 
@@ -73,8 +73,15 @@ describe('the checks of a deploy', () => {
     expect(order.sshKey).toMatchObject({ name: `${'x'.repeat(64)}-key` });
   });
 
+  it.each([
+    { billed: 1_999, verdict: 'accepted' },
+    { billed: 2_000, verdict: [403, 'Instance limit reached: an account can have 2,000 billed instances'] },
+  ])('answers $verdict for an account with $billed billed instances', ({ billed, verdict }) => {
+    expect(check(valid, FUNDED, billed)).toEqual(verdict);
+  });
+
   it('generates the key when none is given', () => {
-    expect(judgeCreate({ balance: FUNDED }, valid).sshKey).toBeNull();
+    expect(judgeCreate({ balance: FUNDED, billedInstances: 0 }, valid).sshKey).toBeNull();
   });
 
   it.each([
