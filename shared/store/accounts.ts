@@ -52,13 +52,17 @@ export async function getAccount(deps: Platform, accountId: string): Promise<Acc
   return Item ? accountSchema.parse(Item) : undefined;
 }
 
-/** Of these accounts, the ones billing-paused now (read consistently, in batches). */
+/**
+ * Of these accounts, the ones billing-paused (read in batches, eventually consistent: half the units, and a pause set
+ * a moment ago is held by the next sweep; the power-off itself is conditioned on the pause still holding).
+ */
 export async function billingPausedAmong(deps: Platform, accountIds: readonly string[]): Promise<Set<string>> {
   const accounts = await batchGetAll(
     deps,
     tableName(deps, 'accounts'),
     accountIds.map((account_id) => ({ account_id })),
     accountSchema,
+    false,
   );
   return new Set(accounts.filter((account) => account.billing_paused).map((account) => account.account_id));
 }

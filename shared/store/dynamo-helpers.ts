@@ -63,14 +63,15 @@ export async function readAll<T extends z.ZodType>(
 const BATCH_GET_LIMIT = 100;
 
 /**
- * The items with these keys, read consistently in batches, each parsed with the entity's schema; keys with no
- * item are left out. Keys DynamoDB leaves unprocessed are asked for again.
+ * The items with these keys, read in batches (consistently unless told otherwise), each parsed with the entity's
+ * schema; keys with no item are left out. Keys DynamoDB leaves unprocessed are asked for again.
  */
 export async function batchGetAll<T extends z.ZodType>(
   deps: Platform,
   table: string,
   keys: readonly Record<string, unknown>[],
   schema: T,
+  consistent = true,
 ): Promise<z.output<T>[]> {
   const items: z.output<T>[] = [];
   for (let start = 0; start < keys.length; start += BATCH_GET_LIMIT) {
@@ -79,7 +80,7 @@ export async function batchGetAll<T extends z.ZodType>(
       retryPolicies.unprocessedKeys,
       async () => {
         const output: BatchGetCommandOutput = await deps.dynamo.send(
-          new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }),
+          new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: consistent } } }),
         );
         items.push(...(output.Responses?.[table] ?? []).map((item) => schema.parse(item)));
         pending = output.UnprocessedKeys?.[table]?.Keys ?? [];
