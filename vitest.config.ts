@@ -13,7 +13,7 @@ export default defineConfig({
     maxWorkers: 4,
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    env: { POWERTOOLS_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true', POWERTOOLS_TRACE_ENABLED: 'false' },
+    env: { POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true', POWERTOOLS_TRACE_ENABLED: 'false' },
     coverage: {
       provider: 'v8',
       include: ['shared/model/**/*.ts'],

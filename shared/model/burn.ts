@@ -141,7 +141,7 @@ export interface ReviewFacts extends Checkpoint {
  * When in the hour after midnight UTC an account's statement is booked (the cut is at midnight all the same): spread
  * by its id, so that the day's statements are not all due in one second ahead of a pause.
  */
-export const statementDelayOf = (accountId: string) => (accountHash(accountId) % 3_600) * 1_000;
+const statementDelayOf = (accountId: string) => (accountHash(accountId) % 3_600) * 1_000;
 
 /** A stable spread of account ids (the review index's shard, the statement's moment). */
 export function accountHash(accountId: string): number {
