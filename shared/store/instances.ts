@@ -303,9 +303,12 @@ const checkpointMoved = (error: unknown, from: number, count: number) =>
  * the old index in the same transaction (its version unmoved). The instance as moved when this call moved it; safe to
  * repeat and to race.
  */
-export async function moveToCheckpoint(deps: Platform, instance: Instance): Promise<Instance | undefined> {
-  if (instance.meter_shard === undefined) return undefined;
+export async function moveToCheckpoint(deps: Platform, read: Instance): Promise<Instance | undefined> {
+  let instance: Instance | undefined = read;
   for (let attempt = 0; ; attempt++) {
+    // Read again after a refusal: a run of the old meter may have charged a period meanwhile (its entry id is ours).
+    if (attempt > 0) instance = await getInstanceItem(deps, read.instance_id);
+    if (instance?.meter_shard === undefined) return undefined;
     const account = await getAccount(deps, instance.account_id);
     if (!account) throw new Error(`account ${instance.account_id} of instance ${instance.instance_id} does not exist`);
     const nowMs = deps.clock.now().getTime();
@@ -314,7 +317,7 @@ export async function moveToCheckpoint(deps: Platform, instance: Instance): Prom
     const pieces =
       instance.metered_until === null
         ? []
-        : chargedPieces(segments, instance.metered_until, nowMs).map((piece) => ({ ...piece, instance_id: instance.instance_id }));
+        : chargedPieces(segments, instance.metered_until, nowMs).map((piece) => ({ ...piece, instance_id: read.instance_id }));
     const open = segments.find((segment) => segment.end === null);
     const key = String(instance.instance_id);
     const burning = open
