@@ -1,7 +1,7 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { applyBalanceRules, charge, deposit, moveLegacyMetered, reviewDueAccounts } from '../../shared/domain/billing';
 import { getAccount } from '../../shared/store/accounts';
-import { getInstanceItem } from '../../shared/store/instances';
+import { getInstanceItem, updateInstanceAtVersion } from '../../shared/store/instances';
 import { listLedgerEntries } from '../../shared/store/ledger';
 import { setBillingState } from '../support/accounts';
 import { useTestRuntime } from '../support/runtime';
@@ -85,11 +85,16 @@ describe('billing by checkpoints', () => {
   it('serialises concurrent changes of one account on its checkpoint: every piece booked once, none lost', async () => {
     const { apiKey, accountId } = await runtime.newAccount();
     const instances = await Promise.all([1, 2, 3, 4].map(() => runtime.activeInstance(apiKey)));
+    const items = await Promise.all(instances.map((instance) => getInstanceItem(runtime.deps, instance.instance_id)));
 
-    await Promise.all(instances.map((instance) => act(apiKey, instance.instance_id, 'power_off')));
+    // Four changes of rate of one account at once, each settling on the same checkpoint.
+    const landed = await Promise.all(
+      items.map((item) => updateInstanceAtVersion(runtime.deps, item!, { changes: { status: 'stopped', paused_by: 'user' } })),
+    );
 
     const account = (await getAccount(runtime.deps, accountId))!;
     const entries = await usageEntries(accountId);
+    expect(landed).toEqual([true, true, true, true]);
     expect(entries.map((entry) => entry.instance_id).sort()).toEqual(instances.map((i) => i.instance_id).sort());
     expect(Object.values(account.burning).map((segment) => segment.quarters)).toEqual([1, 1, 1, 1]);
     expect(account.balance).toBe(await ledgerSum(accountId));
