@@ -1,6 +1,8 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { applyBalanceRules, charge, deposit, moveLegacyMetered, reviewDueAccounts } from '../../shared/domain/billing';
-import { getAccount } from '../../shared/store/accounts';
+import { getAccount, updateAccountFlags } from '../../shared/store/accounts';
+import { hashApiKey } from '../../shared/model/api-keys';
+import { guarded } from '../../shared/request-guard';
 import { getInstanceItem, updateInstanceAtVersion } from '../../shared/store/instances';
 import { listLedgerEntries } from '../../shared/store/ledger';
 import { setBillingState } from '../support/accounts';
@@ -99,6 +101,24 @@ describe('billing by checkpoints', () => {
     expect(Object.values(account.burning).map((segment) => segment.quarters)).toEqual([1, 1, 1, 1]);
     expect(account.balance).toBe(await ledgerSum(accountId));
     expect(account.billing_version).toBeGreaterThanOrEqual(8);
+  });
+
+  it.each([
+    { case: 'an account still in standing', suspend: false, landed: true },
+    { case: 'an account suspended since its request was authenticated', suspend: true, landed: false },
+  ])('settles a Bearer request’s change of rate with its standing check folded in: $case', async ({ suspend, landed }) => {
+    const { apiKey, accountId } = await runtime.newAccount();
+    const detail = await runtime.activeInstance(apiKey);
+    const item = (await getInstanceItem(runtime.deps, detail.instance_id))!;
+    const request = guarded(runtime.deps, { keyHash: hashApiKey(apiKey), accountId });
+    if (suspend) await updateAccountFlags(runtime.deps, accountId, { suspended: true });
+
+    const change = updateInstanceAtVersion(request, item, { changes: { status: 'stopped', paused_by: 'user' } });
+
+    if (landed) expect(await change).toBe(true);
+    else await expect(change).rejects.toThrow('Invalid or revoked API key');
+    expect((await getInstanceItem(runtime.deps, detail.instance_id))!.status).toBe(landed ? 'stopped' : 'active');
+    expect(await usageEntries(accountId)).toHaveLength(landed ? 1 : 0);
   });
 
   it('books a daily statement at midnight UTC, naming what each instance cost, once', async () => {
