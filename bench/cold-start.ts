@@ -3,7 +3,7 @@ import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
-import { bundleSettings, externalModulesFor } from '../infra/bundling';
+import { esbuildOptionsFor } from '../infra/bundling';
 import type { FunctionAccess } from '../shared/access';
 import { repositoryRoot } from '../infra/local/runtime';
 
@@ -45,20 +45,7 @@ export async function bundle(name: string, entry: string, access: FunctionAccess
   const outdir = join(OUT, name);
   rmSync(outdir, { recursive: true, force: true });
   mkdirSync(outdir, { recursive: true });
-  await build({
-    entryPoints: [resolve(repositoryRoot, entry)],
-    outfile: join(outdir, 'index.mjs'),
-    bundle: true,
-    platform: 'node',
-    format: bundleSettings.format,
-    target: bundleSettings.target,
-    mainFields: [...bundleSettings.mainFields],
-    banner: { js: bundleSettings.banner },
-    minify: bundleSettings.minify,
-    sourcemap: bundleSettings.sourcemap,
-    external: externalModulesFor(access),
-    logLevel: 'error',
-  });
+  await build({ ...esbuildOptionsFor(resolve(repositoryRoot, entry), access), outfile: join(outdir, 'index.mjs') });
   return join(outdir, 'index.mjs');
 }
 

@@ -8,11 +8,11 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
  * zod, nothing of ours. Whatever a real function costs beyond them is ours.
  *
  * - Called without an API event (the cold-start floor): one GetItem.
- * - Called with GetInstance's event (the request floor): GetInstance's calls in GetInstance's order, as the
- *   benchmark records them (section 2): the key by its hash; then the account and the general rate window together;
- *   then the instance, with the key and the account read again; then, for a settled server, one take from an
- *   upstream request budget (a conditional write) and the upstream's live state of the server, as GetInstance
- *   reads it. It answers the stored record; it opens no sealed secret.
+ * - Called with GetInstance's event (the request floor): GetInstance's calls in GetInstance's order and rounds, as
+ *   the benchmark records them (section 2): the key by its hash and the instance together; then the account, the
+ *   general rate window and, for a settled server of the key's account, one take from an upstream request budget (a
+ *   conditional write) together; then the upstream's live state of the server, as GetInstance reads it. It answers
+ *   the stored record; it opens no sealed secret.
  */
 const newClient = () =>
   DynamoDBDocumentClient.from(
@@ -40,17 +40,25 @@ async function getInstance(event: APIGatewayProxyEventV2) {
   const token = /^Bearer +(\S+)$/i.exec(event.headers.authorization ?? '')?.[1];
   if (!token) return answer(401, { error: 'Unauthorized' });
   const keyHash = createHash('sha256').update(token).digest('hex');
-  const keyRead = () =>
-    dynamo().send(new GetCommand({ TableName: process.env.API_KEYS_TABLE, Key: { key_hash: keyHash }, ConsistentRead: true }));
-  const { Item: key } = await keyRead();
+  const [{ Item: key }, { Item: instance }] = await Promise.all([
+    dynamo().send(new GetCommand({ TableName: process.env.API_KEYS_TABLE, Key: { key_hash: keyHash }, ConsistentRead: true })),
+    dynamo().send(
+      new GetCommand({ TableName: process.env.INSTANCES_TABLE, Key: { instance_id: Number(event.pathParameters?.instance_id) } }),
+    ),
+  ]);
   if (!key?.is_active) return answer(401, { error: 'Unauthorized' });
   const accountId = key.account_id as string;
-  const accountRead = () =>
-    dynamo().send(new GetCommand({ TableName: process.env.ACCOUNTS_TABLE, Key: { account_id: accountId }, ConsistentRead: true }));
+  const owned = instance && instance.account_id === accountId && instance.deleted_at === null ? instance : undefined;
+  const live =
+    owned !== undefined &&
+    ['active', 'stopped'].includes(owned.status as string) &&
+    owned.active_job_id === null &&
+    typeof owned.upstream_id === 'number' &&
+    process.env.UPSTREAM_BASE_URL !== undefined;
 
   const nowMs = Date.now();
   const [{ Item: account }, allowed] = await Promise.all([
-    accountRead(),
+    dynamo().send(new GetCommand({ TableName: process.env.ACCOUNTS_TABLE, Key: { account_id: accountId }, ConsistentRead: true })),
     dynamo()
       .send(
         new UpdateCommand({
@@ -77,40 +85,31 @@ async function getInstance(event: APIGatewayProxyEventV2) {
           throw error;
         },
       ),
+    // One take from a request budget (its own item, so as not to collide with the service's): one conditional write.
+    live
+      ? dynamo().send(
+          new UpdateCommand({
+            TableName: process.env.COUNTERS_TABLE,
+            Key: { name: 'bench#sdk-floor-budget' },
+            UpdateExpression: 'SET tat = if_not_exists(tat, :now) + :interval',
+            ConditionExpression: 'attribute_not_exists(tat) OR tat <= :latest',
+            ExpressionAttributeValues: { ':now': nowMs, ':interval': 1, ':latest': nowMs + 1_000_000_000 },
+          }),
+        )
+      : undefined,
   ]);
   if (!account?.confirmed || account.suspended) return answer(403, { error: 'Forbidden' });
   if (!allowed) return answer(429, { error: 'Rate limit exceeded' });
+  if (!owned) return answer(404, { error: 'Instance not found' });
 
-  const [{ Item: instance }, again, accountAgain] = await Promise.all([
-    dynamo().send(
-      new GetCommand({ TableName: process.env.INSTANCES_TABLE, Key: { instance_id: Number(event.pathParameters?.instance_id) } }),
-    ),
-    keyRead(),
-    accountRead(),
-  ]);
-  if (!again.Item?.is_active || !accountAgain.Item) return answer(401, { error: 'Unauthorized' });
-  if (!instance || instance.account_id !== accountId || instance.deleted_at !== null) return answer(404, { error: 'Instance not found' });
-
-  const settled = ['active', 'stopped'].includes(instance.status as string) && instance.active_job_id === null;
-  if (settled && typeof instance.upstream_id === 'number' && process.env.UPSTREAM_BASE_URL) {
-    // One take from a request budget (its own item, so as not to collide with the service's): one conditional write.
-    await dynamo().send(
-      new UpdateCommand({
-        TableName: process.env.COUNTERS_TABLE,
-        Key: { name: 'bench#sdk-floor-budget' },
-        UpdateExpression: 'SET tokens = if_not_exists(tokens, :full) - :one, #at = :now',
-        ConditionExpression: 'attribute_not_exists(tokens) OR tokens >= :one',
-        ExpressionAttributeNames: { '#at': 'at' },
-        ExpressionAttributeValues: { ':full': 1_000_000_000, ':one': 1, ':now': Date.now() },
-      }),
-    );
-    const live = await fetch(new URL(`/v2/droplets/${instance.upstream_id}`, process.env.UPSTREAM_BASE_URL), {
+  if (live) {
+    const server = await fetch(new URL(`/v2/droplets/${owned.upstream_id}`, process.env.UPSTREAM_BASE_URL), {
       headers: { authorization: `Bearer ${process.env.UPSTREAM_TOKEN}`, accept: 'application/json' },
       signal: AbortSignal.timeout(800),
     }).then((response) => response.json() as Promise<{ droplet?: { status?: string } }>);
-    instance.live_status = live.droplet?.status;
+    owned.live_status = server.droplet?.status;
   }
-  const { sealed_secrets: _sealed, ...shown } = instance;
+  const { sealed_secrets: _sealed, ...shown } = owned;
   return answer(200, shown);
 }
 

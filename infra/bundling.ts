@@ -1,3 +1,5 @@
+import { fileURLToPath } from 'node:url';
+import type { BuildOptions } from 'esbuild';
 import type { FunctionAccess } from '../shared/access';
 
 /**
@@ -11,7 +13,10 @@ export const bundleSettings = {
   // CommonJS dependencies bundled into an ES module still call require().
   banner: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
   minify: true,
+  // Written next to each bundle, for reading a stack trace; not loaded at run time (see docs/benchmarks.md).
   sourcemap: true,
+  // Licence comments are kept in the packages, not in each function's code to compile.
+  legalComments: 'none',
 } as const;
 
 /**
@@ -21,4 +26,49 @@ export const bundleSettings = {
  */
 export function externalModulesFor(access: FunctionAccess): string[] {
   return access.payments ? [] : ['stripe'];
+}
+
+/**
+ * The bundle flags of a function (shared/bundle-flags.d.ts), from what it declares: a client or SDK that its access
+ * does not use is left out of its bundle, as its grants leave it out of its role.
+ */
+export function bundleFlagsFor(access: FunctionAccess): Record<string, string> {
+  const flags = {
+    __BUNDLES_WORKFLOWS__: Boolean(access.startsWorkflows?.length || access.stopsWorkflows?.length),
+    __BUNDLES_MAIL__: Boolean(access.sendsMail),
+    __BUNDLES_EVENTS__: Boolean(access.publishesEvents),
+    __BUNDLES_QUEUES__: Boolean(access.webhookQueue || access.authMailQueue),
+    __BUNDLES_SEALING__: Boolean(access.secrets?.length),
+    __BUNDLES_SECRETS_MANAGER__: Boolean(access.upstream || access.payments),
+  };
+  return Object.fromEntries(Object.entries(flags).map(([name, on]) => [name, String(on)]));
+}
+
+/**
+ * The AWS SDK's default credential chain, replaced in every bundle by the environment's credentials: on Lambda the
+ * function role's are there, and the rest of the chain (profiles, SSO, web identity, instance metadata: about 90 KB of
+ * code each function would compile) is never used.
+ */
+export const credentialChainAlias = {
+  '@aws-sdk/credential-provider-node': fileURLToPath(new URL('../shared/wiring/lambda-credentials.ts', import.meta.url)),
+} as const;
+
+/** esbuild's options for a function's bundle, as the CDK construct passes them (the benchmark and the budget test). */
+export function esbuildOptionsFor(entry: string, access: FunctionAccess): BuildOptions {
+  return {
+    entryPoints: [entry],
+    bundle: true,
+    platform: 'node',
+    format: bundleSettings.format,
+    target: bundleSettings.target,
+    mainFields: [...bundleSettings.mainFields],
+    banner: { js: bundleSettings.banner },
+    minify: bundleSettings.minify,
+    sourcemap: bundleSettings.sourcemap,
+    legalComments: bundleSettings.legalComments,
+    define: bundleFlagsFor(access),
+    alias: credentialChainAlias,
+    external: externalModulesFor(access),
+    logLevel: 'error',
+  };
 }

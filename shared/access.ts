@@ -47,8 +47,8 @@ export const requestGuardAccess: Partial<Record<TableName, TableAccess>> = {
  */
 export const checkpointAccess: FunctionAccess = { tables: { accounts: ['GetItem', 'UpdateItem'], ledger: ['PutItem'] } };
 
-/** What calling the upstream takes besides its token: the shared request budget, one item of the counters table. */
-export const upstreamBudgetAccess: Partial<Record<TableName, TableAccess>> = { counters: ['GetItem', 'UpdateItem'] };
+/** What calling the upstream takes besides its token: the shared request budget, one item of the counters table, taken by conditional writes (never read). */
+export const upstreamBudgetAccess: Partial<Record<TableName, TableAccess>> = { counters: ['UpdateItem'] };
 
 /** The union of two accesses: every operation either calls, on every table either touches. */
 export function mergeAccess(a: FunctionAccess, b: FunctionAccess): FunctionAccess {

@@ -1,6 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { SFNClient } from '@aws-sdk/client-sfn';
 import type { Config } from './config';
 import { tracer } from './observability';
 
@@ -8,7 +7,7 @@ import { tracer } from './observability';
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
 
 /** Locally the endpoints are set; on AWS they are unset and the function role's credentials apply. */
-function localOverrides(endpoint: string | undefined) {
+export function localOverrides(endpoint: string | undefined) {
   return endpoint ? { endpoint, credentials: LOCAL_CREDENTIALS } : {};
 }
 
@@ -19,6 +18,12 @@ export function dynamoClient(config: Config): DynamoDBDocumentClient {
   );
 }
 
-export function sfnClient(config: Config): SFNClient {
-  return tracer.captureAWSv3Client(new SFNClient({ region: config.region, ...localOverrides(config.sfnEndpoint) }));
+/** A dependency the function's bundle left out (see shared/bundle-flags.d.ts): its access does not declare it. */
+export const notBundled = (dependency: string) =>
+  new Error(`${dependency} is not in this function's bundle: the function's declared access (shared/access.ts) does not use it`);
+
+/** The Secrets Manager SDK, loaded for the one read of a secret: only functions that read one bundle it. */
+export async function loadSecretsManager(): Promise<typeof import('@aws-sdk/client-secrets-manager')> {
+  if (typeof __BUNDLES_SECRETS_MANAGER__ === 'undefined' || __BUNDLES_SECRETS_MANAGER__) return import('@aws-sdk/client-secrets-manager');
+  throw notBundled('Secrets Manager');
 }

@@ -14,6 +14,8 @@ export const metricNames = {
   /** Upstream answers 401 (the token is wrong or revoked) and 429 (our upstream rate limit is spent), by the driver. */
   upstreamUnauthorized: 'UpstreamUnauthorized',
   upstreamThrottled: 'UpstreamThrottled',
+  /** Instance details answered from the stored state where the live power state was due (marked in the answer). */
+  storedStatusReads: 'StoredStatusReads',
   billingPauses: 'BillingPauses',
   reconcilerRepairs: 'ReconcilerRepairs',
   leakedServersDestroyed: 'LeakedServersDestroyed',

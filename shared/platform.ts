@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { SFNClient } from '@aws-sdk/client-sfn';
 import type { Config } from './config';
 import { tables, type TableName } from './tables';
 import { workflowEnvVars, type WorkflowName } from './workflow-names';
@@ -14,7 +13,6 @@ import { workflowEnvVars, type WorkflowName } from './workflow-names';
 export interface Platform {
   readonly config: Config;
   readonly dynamo: DynamoDBDocumentClient;
-  readonly sfn: SFNClient;
   /** The runtime's clock: what time it is now. */
   readonly clock: Clock;
   /** The runtime's source of fresh identifiers (job ids, ledger entries, event ids). */

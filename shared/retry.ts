@@ -33,10 +33,6 @@ export const retryPolicies = {
   versionConflict: { name: 'version-conflict', attempts: 10, baseMs: 0, capMs: 0 },
   /** A customer's request racing others on one instance: fewer tries, it has a client waiting. */
   requestVersionConflict: { name: 'request-version-conflict', attempts: 5, baseMs: 0, capMs: 0 },
-  /** A take from the shared upstream request budget whose bucket moved under it: read again and take again. */
-  budgetTake: { name: 'budget-take', attempts: 8, baseMs: 0, capMs: 0 },
-  /** The billing meter recharging an instance that changed under it; what is left is charged on the next run. */
-  meterVersionConflict: { name: 'meter-version-conflict', attempts: 3, baseMs: 0, capMs: 0 },
 } as const satisfies Record<string, RetryPolicy>;
 
 /** An attempt answers this when what it read changed under it: the operation is tried again under its policy. */

@@ -1,6 +1,7 @@
 import { runtimeSlot, type Platform } from './platform';
 import { readFileSync } from 'node:fs';
 import type { KeyringNode } from '@aws-crypto/client-node';
+import { notBundled } from './aws';
 
 /**
  * Envelope encryption of customers' secrets (root passwords, generated private keys, stored responses that carry
@@ -24,12 +25,12 @@ const loading = runtimeSlot((): { crypto?: Promise<Crypto> } => ({}));
 
 /**
  * The Encryption SDK is loaded on the first seal or open, not with the function: most requests of most functions
- * never touch a sealed secret, and it is the heaviest module a function bundles (the bundle still holds it).
+ * never touch a sealed secret, and it is the heaviest module a function bundles (only those that seal or open do).
  */
 function crypto(deps: Platform): Promise<Crypto> {
   const state = loading.of(deps);
   if (state.crypto) return state.crypto;
-  const loaded = import('@aws-crypto/client-node').then((sdk) => ({
+  const loaded = loadEncryptionSdk().then((sdk) => ({
     sdk,
     client: sdk.buildClient({
       commitmentPolicy: sdk.CommitmentPolicy.REQUIRE_ENCRYPT_REQUIRE_DECRYPT,
@@ -43,6 +44,12 @@ function crypto(deps: Platform): Promise<Crypto> {
     state.crypto = undefined;
   });
   return loaded;
+}
+
+/** Only functions that seal or open secrets bundle the Encryption SDK (and KMS with it). */
+async function loadEncryptionSdk(): Promise<EncryptionSdk> {
+  if (typeof __BUNDLES_SEALING__ === 'undefined' || __BUNDLES_SEALING__) return import('@aws-crypto/client-node');
+  throw notBundled('The AWS Encryption SDK');
 }
 
 /**

@@ -901,7 +901,7 @@ export interface components {
             request_id: string;
             /** @description 409 lifecycle conflicts: the instance status now. */
             status?: string;
-            /** @description 409 lifecycle conflicts, 503 Service unavailable and 504 Outcome unknown: a readable explanation. */
+            /** @description 409 lifecycle conflicts, 502 when the service’s own upstream request budget kept the call back (nothing was sent), 503 Service unavailable and 504 Outcome unknown: a readable explanation. */
             message?: string;
             /** @description 409 lifecycle conflicts: the action (or job type) in progress, if any. */
             running_action?: string;
@@ -1633,6 +1633,8 @@ export interface operations {
                     RateLimit: string;
                     /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
+                    /** @description `110 - "Response is Stale"` when the status is the stored one where the live power state was due: the upstream could not be read now (the service’s budget for live reads is spent, the upstream asked to wait, or it did not answer in time). Absent on a live answer, and while an action or lifecycle is under way (the stored state is then the answer). */
+                    Warning?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -3,8 +3,13 @@ import { route } from '../../shared/http/route';
 import { deleteInstanceRoute } from '../../shared/contracts/instances';
 import { json } from '../../shared/http/responses';
 import { deleteInstance } from '../../shared/domain/lifecycle';
+import { instanceBesideKey } from '../../shared/domain/instances';
+import type { Instance } from '../../shared/model/instance';
 import { instanceIdFrom } from '../../shared/schemas/instances';
 
-export const handler = route(deleteInstanceRoute, async (deps: Deps, { principal, pathParameters }) =>
-  json(200, await deleteInstance(deps, principal.account, instanceIdFrom(pathParameters))),
+export const handler = route<typeof deleteInstanceRoute, Instance | undefined>(
+  deleteInstanceRoute,
+  async (deps: Deps, { principal, pathParameters, early }) =>
+    json(200, await deleteInstance(deps, principal.account, instanceIdFrom(pathParameters), early)),
+  { early: (deps, { pathParameters }, key) => instanceBesideKey(deps, instanceIdFrom(pathParameters ?? {}), key) },
 );

@@ -629,7 +629,13 @@ function serviceWidgets(): cloudwatch.IWidget[][] {
       }),
       graph(
         'Rate limits and upstream errors',
-        counts(metricNames.rateLimited, metricNames.upstreamErrors, metricNames.upstreamUnauthorized, metricNames.upstreamThrottled),
+        counts(
+          metricNames.rateLimited,
+          metricNames.upstreamErrors,
+          metricNames.upstreamUnauthorized,
+          metricNames.upstreamThrottled,
+          metricNames.storedStatusReads,
+        ),
         8,
       ),
     ],

@@ -29,6 +29,14 @@ export const rateLimitHeaders = (required: boolean): HeaderDocs => ({
   ),
 });
 
+/** GET one instance: its status is the stored one where the live power state was due. */
+export const storedStateHeader: HeaderDocs = {
+  Warning: header(
+    '`110 - "Response is Stale"` when the status is the stored one where the live power state was due: the upstream could not be read now (the service’s budget for live reads is spent, the upstream asked to wait, or it did not answer in time). Absent on a live answer, and while an action or lifecycle is under way (the stored state is then the answer).',
+    false,
+  ),
+};
+
 export const replayedHeader: HeaderDocs = {
   'Idempotent-Replayed': header('`true` when this is the replay of an earlier response.', false),
 };

@@ -16,7 +16,7 @@ import {
 } from '../schemas/instances';
 import { jobViewSchema } from '../schemas/jobs';
 import { bodyTooLarge, type BearerRoute } from './contract';
-import { bearerErrors, header, ok, outcomeUnknown, rateLimitHeaders, replayedHeader } from './docs';
+import { bearerErrors, header, ok, outcomeUnknown, rateLimitHeaders, replayedHeader, storedStateHeader } from './docs';
 
 /** Named components: the document emits each once and refers to it. */
 const Plan = planSchema.meta({ id: 'Plan' });
@@ -131,7 +131,10 @@ export const getInstanceRoute = {
     description:
       "The detail form, with the power state read from the upstream server when it answers in time. Another account's instance is 404, like a missing one.",
     tags,
-    responses: { 200: ok('The instance.', InstanceDetail, rateLimitHeaders(true)), ...bearerErrors([401, 403, 404]) },
+    responses: {
+      200: ok('The instance.', InstanceDetail, { ...rateLimitHeaders(true), ...storedStateHeader }),
+      ...bearerErrors([401, 403, 404]),
+    },
   },
 } as const satisfies BearerRoute;
 

@@ -4,6 +4,7 @@ import type { EventTransports } from '../events/ports';
 import type { Mailer } from '../mail';
 import type { PaymentProvider } from '../payments/provider';
 import type { SshProbe } from '../upstream/ssh-probe';
+import type { ApiKey } from '../store/api-keys';
 
 /**
  * Everything a use case needs from its runtime, built once by the runtime's wiring (shared/wiring/aws.ts on AWS, the
@@ -19,4 +20,10 @@ export interface Deps extends Platform {
   readonly payments: PaymentProvider;
   /** Whether a customer's server answers SSH: a TCP probe of its address. */
   readonly ssh: SshProbe;
+}
+
+/** A Bearer request's key, found active, and the dependencies for work done as that request's (guarded by the key). */
+export interface FoundKey {
+  readonly apiKey: ApiKey;
+  readonly deps: Deps;
 }

@@ -1,5 +1,5 @@
 import { balanceAt } from '../model/burn';
-import type { Deps } from './deps';
+import type { Deps, FoundKey } from './deps';
 import { budgetSignal } from '../deadline';
 import { metricNames } from '../metric-names';
 import { countMetric, logger } from '../observability';
@@ -11,6 +11,7 @@ import {
   insertInstanceReservingCapacity,
   listOwnedInstances,
   listOwnedInstancesMatching,
+  ownedBy,
   updateInstanceAtVersion,
 } from '../store/instances';
 import { CapacityExhaustedError, heldPools } from '../model/capacity';
@@ -167,35 +168,74 @@ async function startProvisioning(deps: Deps, instance: Instance, job: Job): Prom
   }
 }
 
-export async function getInstanceDetail(deps: Deps, accountId: string, instanceId: number | undefined): Promise<InstanceDetail> {
+/**
+ * An instance as its detail shows it, and whether that shows the stored state where the live one was due: a settled
+ * instance's power state is read upstream, and when that read could not be made (the live reads' share of the
+ * upstream budget is spent, the upstream is held after a 429, or it did not answer in time) the answer says so.
+ */
+export interface InstanceReading {
+  readonly detail: InstanceDetail;
+  readonly stored: boolean;
+}
+
+/** The instance read beside the request's key (in its round): the key's account's own, or undefined. */
+export async function instanceBesideKey(deps: Deps, instanceId: number | undefined, key: Promise<FoundKey>): Promise<Instance | undefined> {
+  const [item, { apiKey }] = await Promise.all([instanceId === undefined ? undefined : getInstanceItem(deps, instanceId), key]);
+  return ownedBy(item, apiKey.account_id);
+}
+
+/** GET detail with the instance read beside the key, and the live state read as soon as the key is known. */
+export async function getInstanceDetailBesideKey(
+  deps: Deps,
+  instanceId: number | undefined,
+  key: Promise<FoundKey>,
+): Promise<InstanceReading> {
+  const found = instanceBesideKey(deps, instanceId, key);
+  const { deps: request, apiKey } = await key;
+  return getInstanceDetail(request, apiKey.account_id, instanceId, found);
+}
+
+/** GET detail; `found` is the instance when it was read already (as the caller's own, or undefined). */
+export async function getInstanceDetail(
+  deps: Deps,
+  accountId: string,
+  instanceId: number | undefined,
+  found?: Promise<Instance | undefined>,
+): Promise<InstanceReading> {
   prepareSecrets(deps);
-  const item = instanceId === undefined ? undefined : await getOwnedInstance(deps, instanceId, accountId);
+  const item = await (found ?? (instanceId === undefined ? undefined : getOwnedInstance(deps, instanceId, accountId)));
   if (!item) throw instanceNotFound();
   // The secrets open (a KMS call on AWS) while the live state is read upstream, not after it.
   const [current, secrets] = await Promise.all([withLivePowerState(deps, item), openInstanceSecrets(deps, item)]);
-  return toInstanceDetail(current, secrets);
+  return { detail: toInstanceDetail(current.item, secrets), stored: current.stored };
 }
 
 /**
  * Merges the upstream's live power state into a settled instance, so that a server shut down from inside shows
- * stopped (and is billed as such). The record follows when it changed. Any upstream trouble, or an answer slower
- * than the short live-read budget, leaves the stored state as the answer: this read never fails the request.
+ * stopped (and is billed as such). The record follows when it changed. Any upstream trouble, a refused take from the
+ * budget, or an answer slower than the short live-read budget, leaves the stored state as the answer, marked as
+ * such: this read never fails the request.
  */
-async function withLivePowerState(deps: Deps, item: Instance): Promise<Instance> {
-  if (!['active', 'stopped'].includes(item.status) || item.active_job_id !== null || item.upstream_id === null) return item;
+async function withLivePowerState(deps: Deps, item: Instance): Promise<{ item: Instance; stored: boolean }> {
+  if (!['active', 'stopped'].includes(item.status) || item.active_job_id !== null || item.upstream_id === null) {
+    return { item, stored: false };
+  }
   try {
     const server = await (await upstreamForLiveReads(deps)).getServer(item.upstream_id);
     const live = server?.status === 'active' ? 'active' : server?.status === 'off' ? 'stopped' : item.status;
-    if (live === item.status) return item;
+    if (live === item.status) return { item, stored: false };
     const changes =
       live === 'stopped'
         ? ({ status: 'stopped', paused_by: item.paused_by ?? 'user' } as const)
         : ({ status: 'active', paused_by: null } as const);
     // Conditional on the version read: an action accepted meanwhile wins, and this answer keeps the stored state.
-    return (await updateInstanceAtVersion(deps, item, { changes })) ? { ...item, ...changes } : item;
+    return (await updateInstanceAtVersion(deps, item, { changes }))
+      ? { item: { ...item, ...changes }, stored: false }
+      : { item, stored: false };
   } catch (error) {
     logger.warn('live status unavailable; answering from stored state', { error });
-    return item;
+    countMetric(metricNames.storedStatusReads);
+    return { item, stored: true };
   }
 }
 

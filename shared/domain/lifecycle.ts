@@ -14,7 +14,14 @@ import type { ActionBody, ActionResult, DeleteResult } from '../schemas/instance
 import { judgeAction, type ActionType } from '../model/actions';
 import type { InstanceStatus } from '../model/instance-status';
 import { upstreamForRequests } from './upstream';
-import { UpstreamDeadlineError, UpstreamPermanentError, UpstreamTransientError, type UpstreamActionRequest } from '../upstream/driver';
+import {
+  UpstreamBudgetSpentError,
+  UpstreamDeadlineError,
+  UpstreamPermanentError,
+  UpstreamTransientError,
+  type UpstreamActionRequest,
+  type UpstreamDriver,
+} from '../upstream/driver';
 import { refusedUnprocessed, withTransientRetry } from '../upstream/retry';
 import { Failure, badRequest, namedError, instanceNotFound, lifecycleConflict, serviceUnavailable } from '../model/errors';
 import { labelSetRefusal, patchLabels } from '../model/labels';
@@ -28,7 +35,22 @@ import { startKnownNotTaken } from '../model/convergence';
 import { ownServer, ServerNotOursError } from './server-guard';
 import { retry, retryPolicies, TRY_AGAIN } from '../retry';
 
-const upstreamError = () => new Failure('upstream_error', 'Upstream error');
+/** Retry-After when the upstream request budget refused a call: about the time it takes to earn a call back. */
+const BUDGET_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * The spec's 502; when it was the service's own upstream request budget that kept the call back (nothing was sent),
+ * the answer says so, and when to try again.
+ */
+const upstreamError = (cause?: unknown) =>
+  cause instanceof UpstreamBudgetSpentError
+    ? new Failure(
+        'upstream_error',
+        'Upstream error',
+        { message: 'Nothing was sent upstream: the service’s upstream request budget is spent for now; try again after Retry-After' },
+        { 'Retry-After': String(BUDGET_RETRY_AFTER_SECONDS) },
+      )
+    : new Failure('upstream_error', 'Upstream error');
 
 /** The 409 for `type` on the instance as it is now, naming the job it is busy with, if any. */
 async function conflictWith(deps: Deps, instance: Instance, type: ActionType): Promise<Failure> {
@@ -77,9 +99,15 @@ async function withdrawAction(deps: Deps, instance: Instance, job: Job, reason: 
  * then the action is recorded with its job (holding the instance's one action slot), its first upstream call is
  * made, and its workflow takes it from there.
  */
-export async function performAction(deps: Deps, account: Account, instanceId: number | undefined, body: ActionBody): Promise<ActionResult> {
+export async function performAction(
+  deps: Deps,
+  account: Account,
+  instanceId: number | undefined,
+  body: ActionBody,
+  found?: Promise<Instance | undefined>,
+): Promise<ActionResult> {
   const target = body.type === 'resize' ? orderablePlan(body.flavor ?? '') : undefined;
-  const instance = instanceId === undefined ? undefined : await getOwnedInstance(deps, instanceId, account.account_id);
+  const instance = await (found ?? (instanceId === undefined ? undefined : getOwnedInstance(deps, instanceId, account.account_id)));
   if (!instance) throw instanceNotFound();
   const verdict = judgeAction({ ...account, balance: balanceAt(account, deps.clock.now().getTime()) }, instance, body.type, target);
   if (verdict.kind === 'done') return { ok: true, action: body.type, job_id: null };
@@ -115,6 +143,10 @@ async function launchAction(
   pausedBy: 'user' | 'billing',
 ): Promise<Job> {
   const job = newJob(type, instance);
+  // The budget of the two calls that start it (the server's read, the action) is taken beside the write that accepts
+  // it, in the same round; an action refused meanwhile leaves two tokens unused.
+  const driving = upstreamForRequests(deps, 2);
+  driving.catch(() => undefined);
   let accepted: boolean;
   try {
     accepted = await updateInstanceAtVersion(deps, instance, {
@@ -139,7 +171,13 @@ async function launchAction(
   const serverId = instance.upstream_id;
   if (serverId === null) throw new Error(`instance ${instance.instance_id} is ${instance.status} without an upstream server`);
   let actionId: number | null;
-  const driver = await upstreamForRequests(deps);
+  let driver: UpstreamDriver;
+  try {
+    driver = await driving;
+  } catch (error) {
+    await withdrawAction(deps, instance, job, failure('upstream_error', 'Upstream error'));
+    throw error;
+  }
   try {
     // One read, not retried: the client's time is kept for the start itself.
     await ownServer(deps, driver, instance);
@@ -148,12 +186,17 @@ async function launchAction(
     if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
     // Nothing was sent to the server yet: the action did not happen.
     await withdrawAction(deps, instance, job, failure('upstream_error', 'Upstream error'));
-    throw upstreamError();
+    throw upstreamError(error);
   }
   try {
     // Only refusals are sent again: a timed-out action may have been taken, and a second one would be refused.
-    // Before each attempt the request's key is checked again: once it is revoked, nothing more goes upstream.
-    const attempt = async () => (await assertRequestStillAuthorized(deps), driver.startAction(serverId, request));
+    // Before each attempt after the first the request's key is checked again: once it is revoked, nothing more goes
+    // upstream (the first follows the write that accepted the action, which held only while the key did).
+    let attempts = 0;
+    const attempt = async () => {
+      if (attempts++ > 0) await assertRequestStillAuthorized(deps);
+      return driver.startAction(serverId, request);
+    };
     actionId = (await withTransientRetry(attempt, { retryable: refusedUnprocessed })).id;
   } catch (error) {
     if (error instanceof Failure) {
@@ -165,7 +208,7 @@ async function launchAction(
     if (error instanceof UpstreamDeadlineError || startKnownNotTaken(error)) {
       logger.warn('upstream refused an action', { type, status: error.status });
       await withdrawAction(deps, instance, job, failure('upstream_error', 'Upstream error'));
-      throw upstreamError();
+      throw upstreamError(error);
     }
     // The answer was lost, not the action: the workflow finds out from the server's action list what was done.
     logger.warn('upstream answer to an action start was lost; the workflow looks for the action', { type, status: error.status });
@@ -187,16 +230,26 @@ async function launchAction(
  * DELETE /instances/{id}: the instance leaves the API at once (deleted_at, status deleting) together with its
  * delete job; the delete workflow stops whatever else runs for it and destroys it upstream.
  */
-export function deleteInstance(deps: Deps, account: Account, instanceId: number | undefined): Promise<DeleteResult> {
+export function deleteInstance(
+  deps: Deps,
+  account: Account,
+  instanceId: number | undefined,
+  found?: Promise<Instance | undefined>,
+): Promise<DeleteResult> {
+  let first = found;
   return retry(
     retryPolicies.requestVersionConflict,
     async () => {
-      const instance = instanceId === undefined ? undefined : await getOwnedInstance(deps, instanceId, account.account_id);
+      // The first attempt decides on the instance read beside the key, if it was; a retry reads it again.
+      const read = first ?? (instanceId === undefined ? undefined : getOwnedInstance(deps, instanceId, account.account_id));
+      first = undefined;
+      const instance = await read;
       if (!instance) throw instanceNotFound();
       const job = newJob('delete', instance);
       const recorded = await updateInstanceAtVersion(deps, instance, {
         changes: { status: 'deleting', deleted_at: deps.clock.now().toISOString() },
         job,
+        account,
       });
       if (!recorded) return TRY_AGAIN;
       try {

@@ -1,11 +1,12 @@
 import { runtimeSlot, type Platform } from '../platform';
+import { loadSecretsManager } from '../aws';
 import { hasTimeFor } from '../deadline';
 import type { Deps } from './deps';
 import { DigitalOceanDriver } from '../upstream/digitalocean';
 import { TokenPoolDriver } from '../upstream/token-pool';
 import type { UpstreamDriver } from '../upstream/driver';
-import type { UpstreamPriority } from '../model/upstream-budget';
-import { holdUpstream, takeUpstreamToken } from '../store/upstream-budget';
+import type { BudgetSettings, UpstreamPriority } from '../model/upstream-budget';
+import { holdUpstream, takeUpstreamTokens } from '../store/upstream-budget';
 
 /**
  * The upstream tokens: given directly in the local runtime, read from Secrets Manager on AWS. Several tokens of one
@@ -16,7 +17,7 @@ async function readTokens(deps: Platform): Promise<string> {
   if (literal) return literal;
   if (!tokenSecretArn) throw new Error('neither UPSTREAM_TOKEN nor UPSTREAM_TOKEN_SECRET_ARN is set');
   // Loaded here, once per container: only this read on AWS needs the client.
-  const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
+  const { GetSecretValueCommand, SecretsManagerClient } = await loadSecretsManager();
   const secrets = new SecretsManagerClient({ region: deps.config.region });
   const { SecretString } = await secrets.send(new GetSecretValueCommand({ SecretId: tokenSecretArn }));
   if (!SecretString) throw new Error('the upstream token secret is empty');
@@ -71,10 +72,32 @@ async function rereadToken(deps: Platform, slot: number, stale: string): Promise
   return tokensOf(await secret.of(deps).reread(held))[slot] ?? '';
 }
 
+/** Calls whose budget was taken already, in one write on upstream token `slot`: they are sent on it first. */
+interface PrepaidCalls {
+  readonly slot: number;
+  left: number;
+}
+
+const budgetOf = (deps: Deps): BudgetSettings => ({
+  capacity: deps.config.upstream.budgetBurst,
+  refillPerSecond: deps.config.upstream.budgetPerHour / 3600,
+});
+
 /** One driver over the configured tokens, its calls taking from each token's request budget at `priority`. */
-export function tokenPool(deps: Deps, tokens: readonly string[], timeoutMs: number, priority: UpstreamPriority): UpstreamDriver {
-  const { baseUrl, pageSize, budgetPerHour, budgetBurst } = deps.config.upstream;
-  const budget = { capacity: budgetBurst, refillPerSecond: budgetPerHour / 3600 };
+export function tokenPool(
+  deps: Deps,
+  tokens: readonly string[],
+  timeoutMs: number,
+  priority: UpstreamPriority,
+  prepaid?: PrepaidCalls,
+): UpstreamDriver {
+  const { baseUrl, pageSize } = deps.config.upstream;
+  const budget = budgetOf(deps);
+  const admit = (slot: number) => async () => {
+    if (prepaid?.slot !== slot || prepaid.left === 0) return takeUpstreamTokens(deps, slot, priority, budget);
+    prepaid.left -= 1;
+    return true;
+  };
   return new TokenPoolDriver(
     tokens.map(
       (token, slot) =>
@@ -85,11 +108,11 @@ export function tokenPool(deps: Deps, tokens: readonly string[], timeoutMs: numb
           timeoutMs,
           hasTimeFor: (ms) => hasTimeFor(deps, ms),
           perPage: pageSize,
-          admit: () => takeUpstreamToken(deps, slot, priority, budget),
-          onThrottled: (untilMs) => holdUpstream(deps, slot, untilMs),
+          admit: admit(slot),
+          onThrottled: (untilMs) => holdUpstream(deps, slot, untilMs, budget),
         }),
     ),
-    () => turns.of(deps).taken++,
+    () => (prepaid && prepaid.left > 0 ? prepaid.slot : turns.of(deps).taken++),
   );
 }
 
@@ -98,15 +121,24 @@ export function tokenPool(deps: Deps, tokens: readonly string[], timeoutMs: numb
  * only while the invocation `deps` runs for has that long left. Made for each use: the tokens, the budget and the
  * turns over the tokens are the runtime's.
  */
-async function driverFor(deps: Deps, timeoutMs: number, priority: UpstreamPriority): Promise<UpstreamDriver> {
-  return tokenPool(deps, tokensOf(await secret.of(deps).current()), timeoutMs, priority);
+async function driverFor(deps: Deps, timeoutMs: number, priority: UpstreamPriority, prepaidCalls = 0): Promise<UpstreamDriver> {
+  const tokens = tokensOf(await secret.of(deps).current());
+  if (prepaidCalls === 0 || tokens.length === 0) return tokenPool(deps, tokens, timeoutMs, priority);
+  const slot = turns.of(deps).taken++ % tokens.length;
+  const taken = await takeUpstreamTokens(deps, slot, priority, budgetOf(deps), prepaidCalls);
+  return tokenPool(deps, tokens, timeoutMs, priority, { slot, left: taken ? prepaidCalls : 0 });
 }
 
 /** The driver for workflow steps and actions, with the normal per-call timeout: first call on the budget. */
 export const upstream = (deps: Deps) => driverFor(deps, deps.config.upstream.timeoutMs, 'workflow');
 
-/** The driver for calls made while a client waits (starting an action): bounded well within the API's timeout. */
-export const upstreamForRequests = (deps: Deps) => driverFor(deps, deps.config.upstream.requestTimeoutMs, 'workflow');
+/**
+ * The driver for calls made while a client waits (starting an action): bounded well within the API's timeout. With
+ * `prepaidCalls`, that many calls' budget is taken at once, in one write, so that a request can take it beside its
+ * own write instead of in a round of its own (a refused take leaves each call to take its own, and be refused).
+ */
+export const upstreamForRequests = (deps: Deps, prepaidCalls = 0) =>
+  driverFor(deps, deps.config.upstream.requestTimeoutMs, 'workflow', prepaidCalls);
 
 /** The driver for the fleet sweep: it leaves a fifth of the budget to lifecycles under way. */
 export const upstreamForSweeps = (deps: Deps) => driverFor(deps, deps.config.upstream.timeoutMs, 'sweep');

@@ -1,7 +1,6 @@
 import { runtimeSlot, type Platform } from '../platform';
-import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { tracer } from '../observability';
+import { notBundled } from '../aws';
 import type { ServiceEvent } from '../schemas/events';
 import { EVENT_SOURCE } from './source';
 import type { AuthMailRequest } from '../schemas/auth';
@@ -12,17 +11,30 @@ const PUT_EVENTS_BATCH = 10;
 /** SQS delays a message by 15 minutes at most; longer waits are made of several sends. */
 const SQS_MAX_DELAY_SECONDS = 900;
 
-const eventBridge = runtimeSlot(({ config }) => tracer.captureAWSv3Client(new EventBridgeClient({ region: config.region })));
-const sqs = runtimeSlot(({ config }) => tracer.captureAWSv3Client(new SQSClient({ region: config.region })));
+/** Each SDK and the runtime's client, loaded on first use: only functions that publish or queue bundle them. */
+const eventBridge = runtimeSlot(async ({ config }) => {
+  if (typeof __BUNDLES_EVENTS__ === 'undefined' || __BUNDLES_EVENTS__) {
+    const sdk = await import('@aws-sdk/client-eventbridge');
+    return { sdk, client: tracer.captureAWSv3Client(new sdk.EventBridgeClient({ region: config.region })) };
+  }
+  throw notBundled('EventBridge');
+});
+const sqs = runtimeSlot(async ({ config }) => {
+  if (typeof __BUNDLES_QUEUES__ === 'undefined' || __BUNDLES_QUEUES__) {
+    const sdk = await import('@aws-sdk/client-sqs');
+    return { sdk, client: tracer.captureAWSv3Client(new sdk.SQSClient({ region: config.region })) };
+  }
+  throw notBundled('SQS');
+});
 
 export function eventBridgeSink(deps: Platform, busName: string): EventSink {
-  const client = eventBridge.of(deps);
   return {
     async publish(events: readonly ServiceEvent[]) {
+      const { sdk, client } = await eventBridge.of(deps);
       for (let start = 0; start < events.length; start += PUT_EVENTS_BATCH) {
         const batch = events.slice(start, start + PUT_EVENTS_BATCH);
         const output = await client.send(
-          new PutEventsCommand({
+          new sdk.PutEventsCommand({
             Entries: batch.map((event) => ({
               EventBusName: busName,
               Source: EVENT_SOURCE,
@@ -40,20 +52,20 @@ export function eventBridgeSink(deps: Platform, busName: string): EventSink {
 }
 
 export function sqsAuthMailQueue(deps: Platform, queueUrl: string): AuthMailQueue {
-  const client = sqs.of(deps);
   return {
     async send(message: AuthMailRequest) {
-      await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(message) }));
+      const { sdk, client } = await sqs.of(deps);
+      await client.send(new sdk.SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(message) }));
     },
   };
 }
 
 export function sqsDeliveryQueue(deps: Platform, queueUrl: string): DeliveryQueue {
-  const client = sqs.of(deps);
   return {
     async send(message: DeliveryMessage, delayMs: number) {
+      const { sdk, client } = await sqs.of(deps);
       await client.send(
-        new SendMessageCommand({
+        new sdk.SendMessageCommand({
           QueueUrl: queueUrl,
           MessageBody: JSON.stringify(message),
           DelaySeconds: Math.min(SQS_MAX_DELAY_SECONDS, Math.max(0, Math.ceil(delayMs / 1000))),

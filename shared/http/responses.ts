@@ -8,6 +8,13 @@ export type ApiResponse = APIGatewayProxyStructuredResultV2 & { statusCode: numb
  */
 const SAFETY_HEADERS = { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' } as const;
 
+/**
+ * An instance detail whose status is the stored one where the live power state was due (see InstanceReading): the
+ * warn-code HTTP caching defined for a stale response (RFC 7234, section 5.5.1), so that a client or an agent never
+ * takes it for a live read.
+ */
+export const STORED_STATE_WARNING = { Warning: '110 - "Response is Stale"' } as const;
+
 export function json(statusCode: number, body: unknown, headers: Record<string, string> = {}): ApiResponse {
   return {
     statusCode,

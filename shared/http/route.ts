@@ -1,4 +1,4 @@
-import type { Deps } from '../domain/deps';
+import type { Deps, FoundKey } from '../domain/deps';
 import { entryHandler, type EntryHandler } from '../wiring/entry';
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
@@ -14,7 +14,7 @@ import { parseOrBadRequest } from '../schemas/validation';
 import { assertRequestStillAuthorized } from '../store/request-guard';
 import type { BearerPrincipal } from './bearer-auth';
 import { sourceAddressOf } from './flood-guard';
-import { bearerAuth } from './middleware/bearer-auth';
+import { bearerAuth, type EarlyStart } from './middleware/bearer-auth';
 import { edgeOrigin } from './middleware/edge-origin';
 import { httpResponse } from './middleware/http-response';
 import type { ReplayCredentials, ResumeClaim } from './idempotency';
@@ -26,7 +26,7 @@ import type { Event, Middleware, StatefulContext } from './middleware/state';
 import type { ApiResponse } from './responses';
 import { sessionTokenOf, type SessionPrincipal } from './session-auth';
 
-export interface RouteInput<TPrincipal, TBody, TQuery> {
+export interface RouteInput<TPrincipal, TBody, TQuery, TEarly = undefined> {
   readonly principal: TPrincipal;
   readonly body: TBody;
   readonly query: TQuery;
@@ -36,13 +36,22 @@ export interface RouteInput<TPrincipal, TBody, TQuery> {
   readonly event: Event;
   /** The request's claimed Idempotency-Key, scoped to the account; what it commits carries it. */
   readonly idempotencyKey?: string;
+  /** The route's early work, when it has any and the request came with a Bearer key (a session's does not start it). */
+  readonly early: Promise<TEarly> | undefined;
 }
 
-export interface RouteOptions {
+export interface RouteOptions<TEarly = undefined> {
   /** On an idempotent route: what a request that died holding its claim committed, answered instead of doing it again. */
   readonly resume?: ResumeClaim;
   /** On an idempotent route whose answers carry credentials: how a kept answer leaves them out and a replay restores them. */
   readonly credentials?: ReplayCredentials;
+  /**
+   * On a Bearer route: the route's own first reads, started beside the key's lookup instead of after authentication,
+   * so that they share its round; given the key once found, for ownership and for what is done as the request's. The
+   * handler gets its result only once authentication passed. Data read in the key's own round needs no second look
+   * at the key after it, so a GET with early work skips the re-check below.
+   */
+  readonly early?: (deps: Deps, event: Event, key: Promise<FoundKey>) => Promise<TEarly>;
 }
 
 type RawQuery = Record<string, string | undefined>;
@@ -51,7 +60,7 @@ type QueryOf<C> = C extends { readonly query: infer S extends z.ZodType } ? z.ou
 export type RouteHandler = middy.MiddyfiedHandler<Event, ApiResponse, Error, StatefulContext>;
 
 /** The middlewares of a route's authentication, from its contract. */
-function authentication(deps: Deps, contract: RouteContract, { resume, credentials }: RouteOptions): Middleware[] {
+function authentication(deps: Deps, contract: RouteContract, { resume, credentials, early }: RouteOptions<unknown>): Middleware[] {
   switch (contract.auth) {
     case 'bearer': {
       const limits = contract.limits ?? ['general'];
@@ -60,7 +69,7 @@ function authentication(deps: Deps, contract: RouteContract, { resume, credentia
         throw new Error(`${contract.name}: its answers carry credentials; say how an answer kept for replay leaves them out`);
       }
       const bearer = [
-        bearerAuth(deps),
+        bearerAuth(deps, early && startEarly(deps, early)),
         rateLimit(deps, limits, idempotent),
         ...(idempotent ? [idempotency(deps, limits, credentials, resume)] : []),
       ];
@@ -80,6 +89,18 @@ function authentication(deps: Deps, contract: RouteContract, { resume, credentia
     case 'none':
       return contract.method === 'POST' ? [refuseCrossSite(deps)] : [];
   }
+}
+
+/** Starts a route's early work with the invocation's deadline; once the key is found, its work is guarded by it. */
+function startEarly(deps: Deps, early: NonNullable<RouteOptions<unknown>['early']>): EarlyStart {
+  return (event, context, found) => {
+    const invocation = withDeadline(deps, context, { reserveMs: ANSWER_RESERVE_MS });
+    const key = found.then((apiKey) => ({
+      apiKey,
+      deps: guarded(invocation, { keyHash: apiKey.key_hash, accountId: apiKey.account_id }),
+    }));
+    return early(invocation, event, key);
+  };
 }
 
 /**
@@ -144,10 +165,10 @@ const OUTCOME_UNKNOWN_RETRY_AFTER_SECONDS = ANSWER_RESERVE_SECONDS + 1;
  * answer's reserve before the function's timeout; an idempotent route whose work has not ended by then answers 504
  * Outcome unknown, and its work runs on; any other 503 Service unavailable.
  */
-export function route<C extends RouteContract>(
+export function route<C extends RouteContract, E = undefined>(
   contract: C,
-  handler: (deps: Deps, input: RouteInput<PrincipalOf<C>, BodyOf<C>, QueryOf<C>>) => Promise<ApiResponse>,
-  options: RouteOptions = {},
+  handler: (deps: Deps, input: RouteInput<PrincipalOf<C>, BodyOf<C>, QueryOf<C>, NoInfer<E>>) => Promise<ApiResponse>,
+  options: RouteOptions<E> = {},
 ): EntryHandler<RouteHandler> {
   const idempotent = contract.auth === 'bearer' && contract.idempotent === true;
   return entryHandler((deps: Deps): RouteHandler => {
@@ -164,7 +185,7 @@ export function route<C extends RouteContract>(
       .use(traceHandler(tracer))
       .use(injectLambdaContext(logger, { resetKeys: true }))
       .use(edgeOrigin(deps))
-      .use(authentication(deps, contract, options));
+      .use(authentication(deps, contract, options as RouteOptions<unknown>));
     if (contract.body)
       pipeline.use(
         jsonBody(
@@ -174,7 +195,7 @@ export function route<C extends RouteContract>(
       );
     return pipeline.handler(async (event, context, { signal }) => {
       const principal = await principalOf(contract, context);
-      const { replay, idempotencyKey } = context.request;
+      const { replay, idempotencyKey, early } = context.request;
       if (replay) return replay;
       // Answered already: the work does not start.
       signal.throwIfAborted();
@@ -187,16 +208,19 @@ export function route<C extends RouteContract>(
         sourceAddress: sourceAddressOf(deps, event),
         event,
         idempotencyKey,
+        // Started by this route's own options: of the type they declare.
+        early: early as Promise<E> | undefined,
       };
       const invocation = withDeadline(deps, context, { reserveMs: ANSWER_RESERVE_MS, signal });
       // A Bearer request's writes are conditioned on its key and account still holding; a read checks them again in
-      // the same round as its own read, so that a key revoked meanwhile gets no answer either.
+      // the same round as its own read, so that a key revoked meanwhile gets no answer either (a read made early, in
+      // the key's own round, is already no older than the key's lookup).
       const bearer = principal !== undefined && 'apiKey' in principal;
       const request = bearer
         ? guarded(invocation, { keyHash: principal.apiKey.key_hash, accountId: principal.account.account_id })
         : invocation;
       const work =
-        bearer && event.requestContext.http.method === 'GET'
+        bearer && event.requestContext.http.method === 'GET' && !early
           ? Promise.all([handler(request, input), assertRequestStillAuthorized(request)]).then(([response]) => response)
           : handler(request, input);
       context.request.work = work;

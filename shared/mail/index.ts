@@ -2,7 +2,7 @@ import { runtimeSlot, type Platform } from '../platform';
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
+import { notBundled } from '../aws';
 import { logger } from '../observability';
 
 export interface MailMessage {
@@ -16,7 +16,14 @@ export interface Mailer {
   send(message: MailMessage): Promise<void>;
 }
 
-const ses = runtimeSlot(({ config }) => new SESv2Client({ region: config.region }));
+/** The SES SDK and the runtime's client, loaded on the first message: only functions that send mail bundle them. */
+const ses = runtimeSlot(async ({ config }) => {
+  if (typeof __BUNDLES_MAIL__ === 'undefined' || __BUNDLES_MAIL__) {
+    const sdk = await import('@aws-sdk/client-sesv2');
+    return { sdk, client: new sdk.SESv2Client({ region: config.region }) };
+  }
+  throw notBundled('Amazon SES');
+});
 
 /** The local runtime's mailbox: one RFC 822 file per message; its path (never its contents, which hold the link) is logged. */
 async function writeToMailbox(deps: Platform, dir: string, message: MailMessage): Promise<void> {
@@ -41,8 +48,9 @@ export function configuredMailer(deps: Platform): Mailer {
 /** Sends one plain-text message through Amazon SES. */
 async function sendWithSes(deps: Platform, message: MailMessage): Promise<void> {
   const { mailFrom } = deps.config.console;
-  await ses.of(deps).send(
-    new SendEmailCommand({
+  const { sdk, client } = await ses.of(deps);
+  await client.send(
+    new sdk.SendEmailCommand({
       FromEmailAddress: mailFrom,
       Destination: { ToAddresses: [message.to] },
       Content: { Simple: { Subject: { Data: message.subject }, Body: { Text: { Data: message.text } } } },

@@ -1,6 +1,12 @@
 /**
  * The upstream request budget as pure arithmetic: a token bucket shared by every function, kept in one item, set
  * below the provider's per-token limits. Each call takes a token; who may take the last ones depends on priority.
+ *
+ * The bucket is kept as a theoretical arrival time (GCRA): `tat`, the moment the bucket would be full again. Each
+ * call moves it one emission interval (the time the bucket takes to earn a token back) into the future, and the
+ * tokens left at `now` are what the distance from `now` to `tat` has not spent. A take from a bucket that is not full
+ * is then one addition, which commutes: concurrent takes never collide, and the condition that bounds `tat` refuses
+ * exactly the takes the budget does not have.
  */
 export type UpstreamPriority = 'workflow' | 'sweep' | 'live';
 
@@ -12,9 +18,8 @@ export interface BudgetSettings {
 }
 
 export interface BucketState {
-  readonly tokens: number;
-  /** When `tokens` was counted (ms). */
-  readonly at: number;
+  /** When the bucket is full again (ms); at or before now, it is full. */
+  readonly tat: number;
   /** Until when the upstream asked us to wait after a 429 (ms); only workflow steps send before then. */
   readonly holdUntil: number;
 }
@@ -25,24 +30,71 @@ export interface BucketState {
  */
 const RESERVED_SHARE: Readonly<Record<UpstreamPriority, number>> = { workflow: 0, sweep: 0.2, live: 0.5 };
 
+/** The time the bucket takes to earn one token back (ms). */
+const emissionMs = (settings: BudgetSettings): number => 1000 / settings.refillPerSecond;
+
 export function tokensAt(state: BucketState | undefined, nowMs: number, settings: BudgetSettings): number {
   if (!state) return settings.capacity;
-  const elapsed = Math.max(0, nowMs - state.at) / 1000;
-  return Math.min(settings.capacity, state.tokens + elapsed * settings.refillPerSecond);
+  return Math.min(settings.capacity, settings.capacity - (state.tat - nowMs) / emissionMs(settings));
 }
 
-/** Whether a call of this priority may be sent now, and the bucket after it takes its token. */
+/** The bucket holding `tokens` at `nowMs` (an operator's or a test's setting). */
+const bucketWith = (tokens: number, nowMs: number, settings: BudgetSettings, holdUntil = 0): BucketState => ({
+  tat: nowMs + (settings.capacity - tokens) * emissionMs(settings),
+  holdUntil,
+});
+
+/** An empty bucket: what a 429 says of a bucket this service had not counted yet. */
+export const emptyBucketTat = (nowMs: number, settings: BudgetSettings): number => bucketWith(0, nowMs, settings).tat;
+
+/**
+ * One take of `count` tokens as a conditional write: on a bucket not full (`tat` at or after now), add
+ * `count` intervals to `tat` on condition that it is at most `latestTat`; on a full one (`tat` before now, or never
+ * written), set it to `startTat` on condition that it is still before now. `held` says whether a 429's hold refuses
+ * this priority: the write is then conditioned on the hold having passed.
+ */
+export interface TakePlan {
+  readonly mode: 'queue' | 'start';
+  readonly addMs: number;
+  readonly startTat: number;
+  readonly latestTat: number;
+  readonly nowMs: number;
+  readonly held: boolean;
+}
+
+export function takePlan(
+  known: BucketState | undefined,
+  nowMs: number,
+  priority: UpstreamPriority,
+  settings: BudgetSettings,
+  count = 1,
+): TakePlan {
+  const interval = emissionMs(settings);
+  return {
+    mode: known !== undefined && known.tat >= nowMs ? 'queue' : 'start',
+    addMs: count * interval,
+    startTat: nowMs + count * interval,
+    latestTat: nowMs + (settings.capacity * (1 - RESERVED_SHARE[priority]) - count) * interval,
+    nowMs,
+    held: priority !== 'workflow',
+  };
+}
+
+/** Whether a take of `count` tokens at this priority may be sent now, and the bucket after it. */
 export function takeToken(
   state: BucketState | undefined,
   nowMs: number,
   priority: UpstreamPriority,
   settings: BudgetSettings,
+  count = 1,
 ): { readonly granted: boolean; readonly next: BucketState } {
-  const available = tokensAt(state, nowMs, settings);
+  const plan = takePlan(state, nowMs, priority, settings, count);
   const holdUntil = state?.holdUntil ?? 0;
-  const held = priority !== 'workflow' && nowMs < holdUntil;
-  const granted = !held && available - 1 >= RESERVED_SHARE[priority] * settings.capacity;
-  return { granted, next: { tokens: granted ? available - 1 : available, at: nowMs, holdUntil } };
+  const held = plan.held && nowMs < holdUntil;
+  // A full bucket counts from now: the time it sat full earned nothing beyond its capacity.
+  const from = state === undefined || state.tat < nowMs ? nowMs : state.tat;
+  const granted = !held && from <= plan.latestTat;
+  return { granted, next: { tat: granted ? from + plan.addMs : (state?.tat ?? nowMs), holdUntil } };
 }
 
 /**

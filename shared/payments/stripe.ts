@@ -1,4 +1,5 @@
 import { runtimeSlot, type Platform } from '../platform';
+import { loadSecretsManager } from '../aws';
 import type StripeClient from 'stripe';
 import * as z from 'zod';
 import type { PaymentEvent, PaymentTags } from '../model/payments';
@@ -23,7 +24,7 @@ async function readSecrets(deps: Platform): Promise<StripeSecrets> {
   const { secretKey, webhookSecret, secretArn } = deps.config.payments;
   if (secretKey && webhookSecret) return { secretKey, webhookSecret };
   if (!secretArn) throw new Error('payments are not configured: neither STRIPE_SECRET_KEY nor PAYMENTS_SECRET_ARN is set');
-  const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
+  const { GetSecretValueCommand, SecretsManagerClient } = await loadSecretsManager();
   const { SecretString } = await new SecretsManagerClient({ region: deps.config.region }).send(
     new GetSecretValueCommand({ SecretId: secretArn }),
   );

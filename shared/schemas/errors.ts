@@ -4,10 +4,10 @@ export const errorBodySchema = z.object({
   error: z.string().meta({ description: 'What went wrong; the texts of the interface specification where it gives one.' }),
   request_id: z.string(),
   status: z.string().optional().meta({ description: '409 lifecycle conflicts: the instance status now.' }),
-  message: z
-    .string()
-    .optional()
-    .meta({ description: '409 lifecycle conflicts, 503 Service unavailable and 504 Outcome unknown: a readable explanation.' }),
+  message: z.string().optional().meta({
+    description:
+      '409 lifecycle conflicts, 502 when the service’s own upstream request budget kept the call back (nothing was sent), 503 Service unavailable and 504 Outcome unknown: a readable explanation.',
+  }),
   running_action: z.string().optional().meta({ description: '409 lifecycle conflicts: the action (or job type) in progress, if any.' }),
 });
 

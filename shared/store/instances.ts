@@ -6,7 +6,7 @@ import { DependencyTransientError } from '../transient-errors';
 import { retry, retryPolicies, TRY_AGAIN } from '../retry';
 import { chargedPieces, rateChangeOf, segmentsOf, type RateChange } from '../model/billing-segments';
 import { settle } from '../model/burn';
-import { getAccount } from './accounts';
+import { getAccount, type Account } from './accounts';
 import { bookingItems, foldAccountChecks, usageEntry } from './checkpoints';
 import type { TransactItem } from './ledger';
 import {
@@ -99,9 +99,12 @@ export async function getInstanceItems(deps: Platform, instanceIds: readonly num
 
 /** The caller's instance, or undefined when it is missing, someone else's, or deleted: all the same 404. */
 export async function getOwnedInstance(deps: Platform, instanceId: number, accountId: string): Promise<Instance | undefined> {
-  const item = await getInstanceItem(deps, instanceId);
-  return item && item.account_id === accountId && item.deleted_at === null ? item : undefined;
+  return ownedBy(await getInstanceItem(deps, instanceId), accountId);
 }
+
+/** The instance if it is the account's and not deleted: what any route may show or change of it. */
+export const ownedBy = (item: Instance | undefined, accountId: string): Instance | undefined =>
+  item && item.account_id === accountId && item.deleted_at === null ? item : undefined;
 
 export interface InstancePage {
   /** At most this many instances. */
@@ -371,8 +374,9 @@ async function settlementItems(
   instance: Instance,
   change: RateChange,
   nowMs: number,
+  known: Account | undefined,
 ): Promise<{ items: TransactItem[]; version: number }> {
-  const account = await getAccount(deps, instance.account_id);
+  const account = known ?? (await getAccount(deps, instance.account_id));
   if (!account) throw new Error(`account ${instance.account_id} of instance ${instance.instance_id} does not exist`);
   const settled = settle(account.burning, instance.instance_id, change);
   const nowIso = new Date(nowMs).toISOString();
@@ -537,6 +541,12 @@ export interface VersionedUpdate {
   readonly finish?: JobFinish;
   /** Conditions on other items that must still hold (the change is refused, false, when one does not). */
   readonly checks?: readonly TransactionCheck[];
+  /**
+   * The instance's account as read moments ago (a request's authentication reads it, strongly consistent): a change
+   * of rate settles on its checkpoint without reading it again; the version condition refuses it if it moved, and
+   * the settlement is then made afresh from a new read.
+   */
+  readonly account?: Account;
 }
 
 /**
@@ -615,6 +625,7 @@ async function applyAtVersion(deps: Platform, read: Instance, update: VersionedU
   const instance = read.meter_shard === undefined ? read : await moveToCheckpoint(deps, read);
   if (!instance) return undefined;
   const picker = new ShardPicker(update.reserve ?? []);
+  let known = update.account?.account_id === instance.account_id ? update.account : undefined;
   for (let checkpointMoves = 0; ;) {
     const picked = picker.pick();
     const nowMs = deps.clock.now().getTime();
@@ -626,7 +637,7 @@ async function applyAtVersion(deps: Platform, read: Instance, update: VersionedU
     const billing_segments = rateChange && (rateChange.opens ? [rateChange.opens] : []);
     const changes = { ...update.changes, ...changedShards(instance, moves.shards), ...(billing_segments ? { billing_segments } : {}) };
     const expression = setExpression(changes, now, indexKeys(instance, changes, now));
-    const settled = rateChange ? await settlementItems(deps, instance, rateChange, nowMs) : undefined;
+    const settled = rateChange ? await settlementItems(deps, instance, rateChange, nowMs, known) : undefined;
     // A transaction may hold one operation per item: the checks on the account (its standing for the request, its
     // billing pause) become conditions of the settlement's write to it.
     const folded = foldAccountChecks(deps, settled?.items ?? [], instance.account_id, update.checks ?? [], requestGuardItems(deps));
@@ -672,6 +683,7 @@ async function applyAtVersion(deps: Platform, read: Instance, update: VersionedU
           }
           // A hot account: after this many in a row the caller reads the instance again and decides afresh.
           if (++checkpointMoves >= CHECKPOINT_MOVES_PER_WRITE) return undefined;
+          known = undefined;
           continue;
         }
         // The job had already ended (a delete cancelled it): the state change stands on its own.

@@ -1,98 +1,107 @@
 import { runtimeSlot, type Platform, tableName } from '../platform';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod';
-import { takeToken, type BucketState, type BudgetSettings, type UpstreamPriority } from '../model/upstream-budget';
+import {
+  emptyBucketTat,
+  takePlan,
+  takeToken,
+  type BucketState,
+  type BudgetSettings,
+  type TakePlan,
+  type UpstreamPriority,
+} from '../model/upstream-budget';
 import { whenConditionHolds } from './dynamo-helpers';
-import { retry, retryPolicies, TRY_AGAIN } from '../retry';
 
 /** The bucket of each upstream token (numbered in the order configured), one item each in the counters table. */
 const bucketKey = (slot: number) => ({ name: `upstream-budget#${slot}` });
-const bucketSchema = z.object({ tokens: z.number(), at: z.number(), hold_until: z.number().default(0) });
+/** A bucket counted before it was kept as `tat` (tokens and when) has no `tat`: it counts as full. */
+const bucketSchema = z.object({ tat: z.number().optional(), hold_until: z.number().default(0) });
 
-async function readBucket(deps: Platform, slot: number): Promise<BucketState | undefined> {
-  const { Item } = await deps.dynamo.send(
-    new GetCommand({ TableName: tableName(deps, 'counters'), Key: bucketKey(slot), ConsistentRead: true }),
-  );
-  if (!Item) return undefined;
-  const { tokens, at, hold_until } = bucketSchema.parse(Item);
-  return { tokens, at, holdUntil: hold_until };
-}
+const bucketOf = (item: Record<string, unknown> | undefined): BucketState | undefined => {
+  const { tat, hold_until } = bucketSchema.parse(item ?? {});
+  return tat === undefined ? undefined : { tat, holdUntil: hold_until };
+};
 
-/** Writes the bucket on condition that it is still as read, so two callers never take the same token. */
-async function writeBucket(deps: Platform, slot: number, read: BucketState | undefined, next: BucketState): Promise<boolean> {
-  return whenConditionHolds(
-    deps.dynamo.send(
+/** Not held, or the hold has passed: part of the condition of a take that a 429's hold refuses. */
+const NOT_HELD = '(attribute_not_exists(hold_until) OR hold_until <= :now)';
+
+/**
+ * The plan's one conditional write. It answers the bucket as it is now either way: the new `tat` when it was taken,
+ * the item that refused it otherwise (ReturnValuesOnConditionCheckFailure), so that no take ever reads first.
+ */
+async function tryTake(deps: Platform, slot: number, plan: TakePlan): Promise<{ taken: boolean; bucket: BucketState | undefined }> {
+  const queue = plan.mode === 'queue';
+  const bounds = queue ? 'tat BETWEEN :now AND :latest' : '(attribute_not_exists(tat) OR tat < :now)';
+  try {
+    const { Attributes } = await deps.dynamo.send(
       new UpdateCommand({
         TableName: tableName(deps, 'counters'),
         Key: bucketKey(slot),
-        UpdateExpression: 'SET tokens = :tokens, #at = :at, hold_until = :hold',
-        // The hold too: a take decided before a 429 was recorded must not write the hold away.
-        ConditionExpression: read
-          ? '#at = :readAt AND tokens = :readTokens AND (hold_until = :readHold OR attribute_not_exists(hold_until))'
-          : 'attribute_not_exists(tokens)',
-        ExpressionAttributeNames: { '#at': 'at' },
+        UpdateExpression: queue ? 'SET tat = tat + :add' : 'SET tat = :start',
+        ConditionExpression: plan.held ? `${bounds} AND ${NOT_HELD}` : bounds,
         ExpressionAttributeValues: {
-          ':tokens': next.tokens,
-          ':at': next.at,
-          ':hold': next.holdUntil,
-          ...(read ? { ':readAt': read.at, ':readTokens': read.tokens, ':readHold': read.holdUntil } : {}),
+          ':now': plan.nowMs,
+          ...(queue ? { ':latest': plan.latestTat, ':add': plan.addMs } : { ':start': plan.startTat }),
         },
+        ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
-    ),
-  );
+    );
+    return { taken: true, bucket: bucketOf(Attributes) };
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    return { taken: false, bucket: error.Item ? bucketOf(unmarshall(error.Item)) : undefined };
+  }
 }
 
-/**
- * Each bucket as this container last read or wrote it. A take is tried against it first: the write is conditioned on
- * exactly these values, so a stale copy only costs the failed write and a fresh read, and a container that has the
- * bucket to itself takes a token in one round trip instead of two.
- */
+/** Each bucket as this container last saw it: it picks the write most likely to hold (the bucket full or not). */
 const lastSeen = runtimeSlot(() => new Map<number, BucketState | undefined>());
 
-/** Takes a token of upstream token `slot`'s budget for one call; false when this priority may not send on it now. */
-export async function takeUpstreamToken(
+/**
+ * A refused write told the bucket as it is, and the bucket only ever moves one way (`tat` later), so a take is decided
+ * in at most three writes: the guess, the other mode, and that mode once more after another take changed it.
+ */
+const MAX_WRITES_PER_TAKE = 3;
+
+/**
+ * Takes `count` tokens of upstream token `slot`'s budget, one for each call about to be sent; false when this priority
+ * may not send on it now (the bucket is spent for it, or a 429's hold stands). Never reads first: each attempt is one
+ * conditional write, and a refused one answers what refused it.
+ */
+export async function takeUpstreamTokens(
   deps: Platform,
   slot: number,
   priority: UpstreamPriority,
   settings: BudgetSettings,
+  count = 1,
   nowMs = deps.clock.now().getTime(),
 ): Promise<boolean> {
-  let known = lastSeen.of(deps).get(slot);
-  let fresh = known === undefined;
-  return retry(
-    retryPolicies.budgetTake,
-    async () => {
-      if (fresh) {
-        known = await readBucket(deps, slot);
-        lastSeen.of(deps).set(slot, known);
-      }
-      const { granted, next } = takeToken(known, nowMs, priority, settings);
-      // A refusal is decided on a fresh read only, and changes nothing worth writing.
-      if (!granted && fresh) return false;
-      if (granted && (await writeBucket(deps, slot, known, next))) {
-        lastSeen.of(deps).set(slot, next);
-        return true;
-      }
-      fresh = true;
-      return TRY_AGAIN;
-    },
-    // So busy that the bucket kept moving: the calls it counted are the budget being spent.
-    { exhausted: () => false },
-  );
+  const seen = lastSeen.of(deps);
+  let known = seen.get(slot);
+  for (let write = 0; write < MAX_WRITES_PER_TAKE; write++) {
+    const { taken, bucket } = await tryTake(deps, slot, takePlan(known, nowMs, priority, settings, count));
+    seen.set(slot, bucket);
+    if (taken) return true;
+    if (!takeToken(bucket, nowMs, priority, settings, count).granted) return false;
+    known = bucket ?? { tat: nowMs - 1, holdUntil: 0 };
+  }
+  return false;
 }
 
 /** After a 429 on token `slot`: nothing but workflow steps is sent on it until `untilMs` (a later hold stands). */
-export async function holdUpstream(deps: Platform, slot: number, untilMs: number): Promise<void> {
+export async function holdUpstream(deps: Platform, slot: number, untilMs: number, settings: BudgetSettings): Promise<void> {
+  const nowMs = deps.clock.now().getTime();
   await whenConditionHolds(
     deps.dynamo.send(
       new UpdateCommand({
         TableName: tableName(deps, 'counters'),
         Key: bucketKey(slot),
-        // A bucket not written yet starts empty: a 429 says the upstream's own count is spent.
-        UpdateExpression: 'SET hold_until = :until, tokens = if_not_exists(tokens, :zero), #at = if_not_exists(#at, :now)',
+        // A bucket not counted yet starts empty: a 429 says the upstream's own count is spent.
+        UpdateExpression: 'SET hold_until = :until, tat = if_not_exists(tat, :empty)',
         ConditionExpression: 'attribute_not_exists(hold_until) OR hold_until < :until',
-        ExpressionAttributeNames: { '#at': 'at' },
-        ExpressionAttributeValues: { ':until': untilMs, ':zero': 0, ':now': deps.clock.now().getTime() },
+        ExpressionAttributeValues: { ':until': untilMs, ':empty': emptyBucketTat(nowMs, settings) },
       }),
     ),
   );

@@ -1,5 +1,5 @@
 import type { Deps } from '../domain/deps';
-import { dynamoClient, sfnClient } from '../aws';
+import { dynamoClient } from '../aws';
 import type { Config } from '../config';
 import type { EventTransports } from '../events/ports';
 import { randomIds, RuntimeState, systemClock, type Platform } from '../platform';
@@ -13,7 +13,6 @@ export function depsOf(config: Config, transports: (platform: Platform) => Event
   const platform: Platform = {
     config,
     dynamo: dynamoClient(config),
-    sfn: sfnClient(config),
     clock: systemClock,
     ids: randomIds,
     state: new RuntimeState(),

@@ -1,6 +1,5 @@
 import type { Deps } from '../../shared/domain/deps';
 import { tableName } from '../../shared/platform';
-import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { DestroyedDroplet, SimulatedDroplet, Simulator } from '../../infra/local/simulator';
 import { executionArnOf } from '../../shared/workflows/step-functions';
@@ -198,11 +197,8 @@ async function checkJobs(deps: Deps): Promise<string[]> {
       violations.push(`reconcile job ${job.job_id} is still running`);
       continue;
     }
-    const status = await deps.sfn
-      .send(new DescribeExecutionCommand({ executionArn: executionArnOf(deps, job) }))
-      .then((execution) => execution.status)
-      .catch(() => 'MISSING');
-    if (status !== 'RUNNING') violations.push(`${job.type} job ${job.job_id} is running with its execution ${status}`);
+    const running = await deps.workflows.isRunning(job).catch(() => false);
+    if (!running) violations.push(`${job.type} job ${job.job_id} is running without a running execution (${executionArnOf(deps, job)})`);
   }
   return violations;
 }

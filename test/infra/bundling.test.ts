@@ -1,19 +1,101 @@
 import { readFileSync } from 'node:fs';
-import { bundle } from '../../bench/cold-start';
-import { routes } from '../../shared/routes';
+import { join } from 'node:path';
+import { build, type Metafile } from 'esbuild';
+import { esbuildOptionsFor } from '../../infra/bundling';
+import { deployedFunctions } from '../../infra/deployed-functions';
+import { REPO_ROOT } from '../../infra/constructs/api-function';
 
-/** The payment provider's package is a quarter of a megabyte that every function would compile at a cold start. */
+/** Each function's bundle budget in KiB (its code, without the source map): a bundle that outgrows it fails here. */
+const budgets = JSON.parse(readFileSync(join(REPO_ROOT, 'test/fixtures/bundle-budgets.json'), 'utf8')) as Record<string, number>;
+
+interface Bundled {
+  readonly kib: number;
+  readonly code: string;
+  /** The packages (or our own folders) whose code is in the bundle. */
+  readonly packages: ReadonlySet<string>;
+}
+
+const packagesOf = (metafile: Metafile): Set<string> =>
+  new Set(
+    Object.values(metafile.outputs)
+      .flatMap((output) => Object.keys(output.inputs))
+      .map((path) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)?.[1] ?? path),
+  );
+
+async function bundled(entry: string, access: Parameters<typeof esbuildOptionsFor>[1]): Promise<Bundled> {
+  const { outputFiles = [], metafile } = await build({
+    ...esbuildOptionsFor(join(REPO_ROOT, entry), access),
+    write: false,
+    metafile: true,
+    outfile: join(REPO_ROOT, 'bench/out/budget/index.mjs'),
+  });
+  const code = outputFiles.find((file) => file.path.endsWith('.mjs'))!.text;
+  return { kib: Buffer.byteLength(code) / 1024, code, packages: packagesOf(metafile!) };
+}
+
 describe('function bundles', () => {
-  const bundled = async (name: string) => {
-    const route = routes.find((candidate) => candidate.name === name)!;
-    return readFileSync(await bundle(`test-${name}`, route.entry, route.access), 'utf8');
-  };
+  const functions = deployedFunctions();
+  const bundles = new Map<string, Bundled>();
 
-  it('hold the payment provider’s package only where payments are declared', async () => {
-    const [getInstance, createTopUp] = await Promise.all([bundled('GetInstance'), bundled('CreateTopUp')]);
+  beforeAll(async () => {
+    for (const fn of functions) bundles.set(fn.name, await bundled(fn.entry, fn.access));
+  }, 240_000);
 
-    expect(getInstance).not.toContain('api.stripe.com');
-    expect(getInstance).toContain('import("stripe")');
-    expect(createTopUp).toContain('api.stripe.com');
+  it('records a budget for every function of the stack, and for nothing else', () => {
+    expect(Object.keys(budgets).sort()).toEqual(functions.map((fn) => fn.name).sort());
+  });
+
+  it.each(deployedFunctions().map((fn) => [fn.name]))('keeps %s within its budget', (name) => {
+    expect(bundles.get(name)!.kib).toBeLessThanOrEqual(budgets[name]!);
+  });
+
+  it('holds the Encryption SDK and KMS only where secrets are sealed or opened', () => {
+    const holding = functions.filter((fn) => bundles.get(fn.name)!.packages.has('@aws-crypto/client-node')).map((fn) => fn.name);
+
+    expect(holding.sort()).toEqual(
+      functions
+        .filter((fn) => fn.access.secrets?.length)
+        .map((fn) => fn.name)
+        .sort(),
+    );
+    expect(bundles.get('ListKeys')!.packages.has('@aws-sdk/client-kms')).toBe(false);
+  });
+
+  it.each([
+    ['Step Functions', '@aws-sdk/client-sfn', 'ListKeys', 'InstanceAction'],
+    ['SES', '@aws-sdk/client-sesv2', 'GetInstance', 'sendAuthMail'],
+    ['EventBridge', '@aws-sdk/client-eventbridge', 'GetInstance', 'publishChanges'],
+    ['SQS', '@aws-sdk/client-sqs', 'GetInstance', 'fanOut'],
+    ['Secrets Manager', '@aws-sdk/client-secrets-manager', 'ListKeys', 'GetInstance'],
+  ])('bundles the %s client only where the access declares its use', (_, pkg, without, withIt) => {
+    expect(bundles.get(without)!.packages.has(pkg)).toBe(false);
+    expect(bundles.get(withIt)!.packages.has(pkg)).toBe(true);
+  });
+
+  it('bundles no credential chain beyond the environment’s credentials, in any function', () => {
+    const chains = [
+      '@aws-sdk/credential-provider-node',
+      '@aws-sdk/credential-provider-ini',
+      '@aws-sdk/credential-provider-sso',
+      '@aws-sdk/nested-clients',
+    ];
+
+    expect(functions.filter((fn) => chains.some((pkg) => bundles.get(fn.name)!.packages.has(pkg))).map((fn) => fn.name)).toEqual([]);
+  });
+
+  it('holds the OpenAPI registry only in the document route', () => {
+    const holding = functions.filter((fn) => bundles.get(fn.name)!.packages.has('@asteasolutions/zod-to-openapi')).map((fn) => fn.name);
+
+    expect(holding).toEqual(['OpenApiDocument']);
+  });
+
+  it('keeps licence comments out of the code a function compiles', () => {
+    expect(functions.filter((fn) => /\/\*![\s\S]*?\*\/|@license/.test(bundles.get(fn.name)!.code)).map((fn) => fn.name)).toEqual([]);
+  });
+
+  it('holds the payment provider’s package only where payments are declared', () => {
+    expect(bundles.get('GetInstance')!.code).not.toContain('api.stripe.com');
+    expect(bundles.get('GetInstance')!.code).toContain('import("stripe")');
+    expect(bundles.get('CreateTopUp')!.code).toContain('api.stripe.com');
   });
 });

@@ -1,22 +1,27 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { sweepFleet } from '../../shared/domain/fleet-sweep';
 import { getSweepCursor } from '../../shared/store/sweeps';
+import { takeUpstreamTokens } from '../../shared/store/upstream-budget';
+import { installDynamoCallRecorder, recordDynamoCalls, type DynamoCall } from '../../bench/dynamo-calls';
 import { useTestRuntime } from '../support/runtime';
+import { setBudgetBucket } from '../support/upstream-budget';
 
 /** A budget of 20 calls in a burst, refilled at one a second (3,600 an hour). */
 const runtime = useTestRuntime({ env: { UPSTREAM_BUDGET_BURST: '20', UPSTREAM_BUDGET_PER_HOUR: '3600' } });
+const SETTINGS = { capacity: 20, refillPerSecond: 1 };
 
 const BUCKET = { name: 'upstream-budget#0' };
-const setBucket = (tokens: number, holdUntil = 0) =>
-  runtime.deps.dynamo.send(
-    new PutCommand({ TableName: runtime.tableNames.counters, Item: { ...BUCKET, tokens, at: Date.now(), hold_until: holdUntil } }),
-  );
+const setBucket = (tokens: number) => setBudgetBucket(runtime, 0, tokens);
+const take = () => takeUpstreamTokens(runtime.deps, 0, 'workflow', SETTINGS);
 const bucket = async () =>
   (await runtime.deps.dynamo.send(new GetCommand({ TableName: runtime.tableNames.counters, Key: BUCKET, ConsistentRead: true }))).Item;
 const liveReads = () => runtime.simulator.state().calls['GET /v2/droplets/{id}'] ?? 0;
 const detail = async (apiKey: string, id: number) => (await runtime.call('GET', `/api/v1/instances/${id}`, { apiKey })).body;
 
 describe('upstream request budget', () => {
+  // Full again for the next test's lifecycles.
+  afterEach(() => setBucket(20));
+
   it('answers instance detail from the stored state, reading nothing upstream, while live reads would dip into the reserved half', async () => {
     const { apiKey } = await runtime.newAccount();
     const { instance_id: id, vps_id } = await runtime.activeInstance(apiKey);
@@ -24,26 +29,54 @@ describe('upstream request budget', () => {
     await setBucket(10);
     const readsBefore = liveReads();
 
-    const stored = await detail(apiKey, id);
+    const stored = await runtime.call('GET', `/api/v1/instances/${id}`, { apiKey });
     const readsWhileLow = liveReads() - readsBefore;
     await setBucket(20);
-    const live = await detail(apiKey, id);
+    const live = await runtime.call('GET', `/api/v1/instances/${id}`, { apiKey });
 
-    expect([stored.status, readsWhileLow]).toEqual(['active', 0]);
-    expect(live.status).toBe('stopped');
+    expect([stored.body.status, stored.headers.get('warning'), readsWhileLow]).toEqual(['active', '110 - "Response is Stale"', 0]);
+    expect([live.body.status, live.headers.get('warning')]).toEqual(['stopped', null]);
     expect(liveReads() - readsBefore).toBe(1);
+  });
+
+  it('takes 32 concurrent tokens from a bucket holding 19 with one conditional write each and no read: 19 granted, 13 refused', async () => {
+    await setBucket(19);
+    const calls: DynamoCall[] = [];
+    installDynamoCallRecorder(runtime.deps);
+
+    const granted = await recordDynamoCalls(calls, () => Promise.all(Array.from({ length: 32 }, () => take())));
+
+    expect(granted.filter(Boolean)).toHaveLength(19);
+    expect(calls.map((call) => call.operation)).toEqual(Array.from({ length: 32 }, () => 'UpdateItemCommand'));
+  });
+
+  it('never gives a token twice when 32 takes race for a full bucket: 20 granted, each in at most three writes, no read', async () => {
+    await take();
+    await setBucket(20);
+    const calls: DynamoCall[] = [];
+    installDynamoCallRecorder(runtime.deps);
+
+    const granted = await recordDynamoCalls(calls, () => Promise.all(Array.from({ length: 32 }, () => take())));
+
+    expect(granted.filter(Boolean)).toHaveLength(20);
+    expect(calls.every((call) => call.operation === 'UpdateItemCommand')).toBe(true);
+    expect(calls.length).toBeGreaterThan(32);
+    expect(calls.length).toBeLessThanOrEqual(32 * 3);
+    expect(Number((await bucket())?.tat) - Date.now()).toBeGreaterThan(18_000);
   });
 
   it('lets a lifecycle take the tokens that live reads may not', async () => {
     const { apiKey } = await runtime.newAccount();
     const { instance_id: id } = await runtime.activeInstance(apiKey);
+    const setAt = Date.now();
     await setBucket(10);
 
     const accepted = await runtime.call('POST', `/api/v1/instances/${id}/actions`, { apiKey, body: { type: 'power_off' } });
     const job = await runtime.waitForJob(apiKey, accepted.body.job_id);
 
     expect([accepted.status, job.status]).toEqual([200, 'succeeded']);
-    expect(Number((await bucket())?.tokens)).toBeLessThan(10);
+    // A take moves the bucket's full-again time a second further than the 10 s it was set to.
+    expect(Number((await bucket())?.tat)).toBeGreaterThanOrEqual(setAt + 11_000);
   });
 
   it('ends the sweep’s slice when only the lifecycles’ fifth is left, and resumes at the same page', async () => {

@@ -1,18 +1,12 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { UpstreamBudgetSpentError } from '../../shared/upstream/driver';
 import { tokenPool, tokensOf } from '../../shared/domain/upstream';
 import { useTestRuntime } from '../support/runtime';
+import { setBudgetBucket } from '../support/upstream-budget';
 
 /** Two tokens of one simulated account, each with a budget of 20 calls in a burst. */
 const runtime = useTestRuntime({ upstreamTokens: 2, env: { UPSTREAM_BUDGET_BURST: '20', UPSTREAM_BUDGET_PER_HOUR: '3600' } });
 
-const setBucket = (slot: number, tokens: number) =>
-  runtime.deps.dynamo.send(
-    new PutCommand({
-      TableName: runtime.tableNames.counters,
-      Item: { name: `upstream-budget#${slot}`, tokens, at: Date.now(), hold_until: 0 },
-    }),
-  );
+const setBucket = (slot: number, tokens: number) => setBudgetBucket(runtime, slot, tokens);
 const callsByToken = () => runtime.simulator.state().callsByToken;
 const since = (before: number[]) => callsByToken().map((calls, slot) => calls - (before[slot] ?? 0));
 

@@ -24,7 +24,6 @@ export function unitDeps(env: Environment = {}): Deps {
   return {
     config: loadConfig(env),
     dynamo: unreachable('DynamoDB'),
-    sfn: unreachable('Step Functions'),
     clock: systemClock,
     ids: randomIds,
     state: new RuntimeState(),
@@ -67,7 +66,6 @@ export function memoryDeps(env: Environment = {}, runtime: Partial<Pick<Deps, 'c
   const deps: Deps = {
     config,
     dynamo: new MemoryDynamo(names).asClient(),
-    sfn: unreachable('Step Functions'),
     clock: runtime.clock ?? systemClock,
     ids: runtime.ids ?? randomIds,
     state: new RuntimeState(),

@@ -36,7 +36,7 @@ describe('plans and shares', () => {
   it('gives a first call on an untouched bucket a token', () => {
     expect(takeToken(undefined, 0, 'live', { capacity: 10, refillPerSecond: 1 })).toEqual({
       granted: true,
-      next: { tokens: 9, at: 0, holdUntil: 0 },
+      next: { tat: 1_000, holdUntil: 0 },
     });
   });
 });

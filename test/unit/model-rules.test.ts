@@ -168,7 +168,7 @@ describe('windows and budgets', () => {
   });
 
   it('lets a workflow take a token during a 429 hold, but not a live read', () => {
-    const held = { tokens: 10, at: 0, holdUntil: 5_000 };
+    const held = { tat: 0, holdUntil: 5_000 };
     const settings = { capacity: 10, refillPerSecond: 1 };
 
     expect(takeToken(held, 1_000, 'workflow', settings).granted).toBe(true);

@@ -1,33 +1,56 @@
-import { holdAfterThrottle, takeToken, tokensAt, type UpstreamPriority } from '../../shared/model/upstream-budget';
+import { holdAfterThrottle, takePlan, takeToken, tokensAt, type UpstreamPriority } from '../../shared/model/upstream-budget';
 
 const settings = { capacity: 20, refillPerSecond: 1 };
 const headers = (values: Record<string, string>) => new Headers(values);
 const NOW = Date.parse('2026-11-23T10:00:00Z');
 
 describe('upstream request budget', () => {
-  it.each<[string, number, UpstreamPriority, boolean]>([
-    ['a full bucket serves live reads', 20, 'live', true],
-    ['live reads leave half the bucket: 11 tokens serve one more', 11, 'live', true],
-    ['live reads leave half the bucket: 10.5 tokens do not', 10.5, 'live', false],
-    ['the sweep leaves a fifth: 5 tokens serve one more page', 5, 'sweep', true],
-    ['the sweep leaves a fifth: 4.5 tokens do not', 4.5, 'sweep', false],
-    ['workflow steps may take the last token', 1, 'workflow', true],
-    ['nothing is sent on less than one token', 0.9, 'workflow', false],
-  ])('%s', (_, tokens, priority, granted) => {
-    const result = takeToken({ tokens, at: NOW, holdUntil: 0 }, NOW, priority, settings);
+  // A token is earned back every second: a bucket holding n tokens is full again (20 - n) seconds from now.
+  it.each<[string, number, UpstreamPriority, boolean, number]>([
+    ['a full bucket serves live reads', NOW - 5_000, 'live', true, NOW + 1_000],
+    ['live reads leave half the bucket: 11 tokens serve one more', NOW + 9_000, 'live', true, NOW + 10_000],
+    ['live reads leave half the bucket: 10.5 tokens do not', NOW + 9_500, 'live', false, NOW + 9_500],
+    ['the sweep leaves a fifth: 5 tokens serve one more page', NOW + 15_000, 'sweep', true, NOW + 16_000],
+    ['the sweep leaves a fifth: 4.5 tokens do not', NOW + 15_500, 'sweep', false, NOW + 15_500],
+    ['workflow steps may take the last token', NOW + 19_000, 'workflow', true, NOW + 20_000],
+    ['nothing is sent on less than one token', NOW + 19_100, 'workflow', false, NOW + 19_100],
+  ])('%s', (_, tat, priority, granted, after) => {
+    const result = takeToken({ tat, holdUntil: 0 }, NOW, priority, settings);
 
-    expect(result.granted).toBe(granted);
-    expect(result.next.tokens).toBe(granted ? tokens - 1 : tokens);
+    expect(result).toEqual({ granted, next: { tat: after, holdUntil: 0 } });
+  });
+
+  it('takes several tokens at once only when all of them are there for the priority', () => {
+    const elevenLeft = { tat: NOW + 9_000, holdUntil: 0 };
+
+    expect(takeToken(elevenLeft, NOW, 'live', settings, 2).granted).toBe(false);
+    expect(takeToken(elevenLeft, NOW, 'workflow', settings, 2)).toEqual({ granted: true, next: { tat: NOW + 11_000, holdUntil: 0 } });
   });
 
   it('starts full, refills at its rate since it was last counted, and never beyond its capacity', () => {
     expect(tokensAt(undefined, NOW, settings)).toBe(20);
-    expect(tokensAt({ tokens: 0, at: NOW - 7_500, holdUntil: 0 }, NOW, settings)).toBe(7.5);
-    expect(tokensAt({ tokens: 15, at: NOW - 60_000, holdUntil: 0 }, NOW, settings)).toBe(20);
+    expect(tokensAt({ tat: NOW + 12_500, holdUntil: 0 }, NOW, settings)).toBe(7.5);
+    expect(tokensAt({ tat: NOW - 60_000, holdUntil: 0 }, NOW, settings)).toBe(20);
+  });
+
+  it.each<[string, number | undefined, object]>([
+    [
+      'a bucket never counted is taken as full: set, on condition that it is still not counted or full',
+      undefined,
+      { mode: 'start', startTat: NOW + 1_000 },
+    ],
+    ['a full bucket the same way', NOW - 1, { mode: 'start', startTat: NOW + 1_000 }],
+    [
+      'a bucket not full: one interval added, on condition that it leaves the reserved half',
+      NOW,
+      { mode: 'queue', addMs: 1_000, latestTat: NOW + 9_000 },
+    ],
+  ])('plans the write of a live take: %s', (_, tat, plan) => {
+    expect(takePlan(tat === undefined ? undefined : { tat, holdUntil: 0 }, NOW, 'live', settings)).toMatchObject({ ...plan, held: true });
   });
 
   it('holds the sweep and live reads until a 429 says to try again, but not workflow steps', () => {
-    const held = { tokens: 20, at: NOW, holdUntil: NOW + 1_000 };
+    const held = { tat: NOW, holdUntil: NOW + 1_000 };
 
     expect(['workflow', 'sweep', 'live'].map((p) => takeToken(held, NOW, p as UpstreamPriority, settings).granted)).toEqual([
       true,

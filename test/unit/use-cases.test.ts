@@ -55,7 +55,9 @@ describe('createInstance (in memory)', () => {
       instance_id: detail.instance_id,
     });
     // What the customer reads back is what was answered, secrets included.
-    expect(await getInstanceDetail(deps, account.account_id, detail.instance_id)).toMatchObject({ root_password: detail.root_password });
+    expect((await getInstanceDetail(deps, account.account_id, detail.instance_id)).detail).toMatchObject({
+      root_password: detail.root_password,
+    });
   });
 
   it('dates the instance and its job by the runtime’s clock and names the job with the runtime’s ids', async () => {

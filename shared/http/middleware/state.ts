@@ -20,6 +20,8 @@ export interface RequestState {
    */
   bearer?: Promise<BearerPrincipal>;
   session?: SessionPrincipal;
+  /** The route's early work (started beside a Bearer key's lookup), when it has any and the request has a key. */
+  early?: Promise<unknown>;
   /** The claimed Idempotency-Key, settled when the response is known. */
   idempotencyKey?: string;
   /** The first request's response, when this one replays it. */
