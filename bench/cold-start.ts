@@ -38,6 +38,8 @@ export interface ColdStartTarget {
   readonly name: string;
   readonly bundlePath: string;
   readonly event: (sample: number) => unknown;
+  /** Environment of its own, over the handlers' (Node's options, for one). */
+  readonly env?: Record<string, string>;
 }
 
 /** Bundles an entry exactly as the CDK construct does (same settings, same esbuild). */
@@ -67,7 +69,10 @@ async function coldStartOnce(target: ColdStartTarget, env: Record<string, string
       target.bundlePath,
       ...(eventArgument === undefined ? [] : [JSON.stringify(eventArgument)]),
     ],
-    { env: { ...process.env, ...env, POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true' }, timeout: 30_000 },
+    {
+      env: { ...process.env, ...env, ...target.env, POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true' },
+      timeout: 30_000,
+    },
   );
   return JSON.parse(stdout) as Sample;
 }

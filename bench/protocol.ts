@@ -43,6 +43,10 @@ export interface RequestCalls {
   /** Rounds up to and including the account read that ends authentication. */
   readonly authRounds: number;
   readonly shapes: CallShape[];
+  /** Conditional writes to the upstream request budget's items (one per take when nothing collides). */
+  readonly budgetWrites: number;
+  /** Whether one of them took its token (none did: the take was refused, and a read answered from stored state). */
+  readonly budgetTaken: boolean;
 }
 
 /** What the workflow steps of one state machine did while recording. */

@@ -1,5 +1,7 @@
 import '../infra/local/env-defaults';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { routes } from '../shared/routes';
@@ -21,7 +23,8 @@ import {
   type RequestCalls,
   type TaskStats,
 } from './protocol';
-import { SAME_CALLS_FLOOR, writeReport, type BenchResults, type RequestFloor } from './report';
+import { SAME_CALLS_FLOOR, SOURCE_MAPS, writeReport, type BenchResults, type BudgetConcurrency, type RequestFloor } from './report';
+import { deployedFunctions } from '../infra/deployed-functions';
 import { currentScaleSection } from './scale-report';
 
 /**
@@ -36,6 +39,14 @@ const REQUESTS_PER_ACCOUNT = 50;
 const RECORDED_FLOOR_REQUESTS = 100;
 /** Cold starts of each function (and as many of the floor's next to them). */
 const COLD_START_SAMPLES = 7;
+/** The read scenarios again at these connection counts (p99 and errors under wider load). */
+const WIDE_LOAD_CONNECTIONS = [10, 50] as const;
+/** The upstream budget's concurrency test: GetInstance requests, and how many at once. */
+const BUDGET_REQUESTS = 640;
+const BUDGET_CONNECTIONS = 32;
+
+/** The code whose figures a report holds: a report is stale once any of it changed since its commit. */
+const MEASURED_PATHS = ['shared', 'functions', 'infra'];
 
 const started = Date.now();
 const log = (message: string) => process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0)}s] ${message}\n`);
@@ -155,7 +166,65 @@ async function requestOverhead(server: BenchServer): Promise<LoadResult[]> {
     results.push(scenario.name === NOOP_SCENARIO ? floorAnsweredAsExpected(result) : result);
     log(`load: ${scenario.name}`);
   }
+  // The reads again at 10 and 50 connections, each on accounts of its own (their rate windows are fresh).
+  for (const connections of WIDE_LOAD_CONNECTIONS) {
+    const [owners, listers] = await Promise.all([pool(), pool()]);
+    const ids = await instancesFor(server, owners);
+    const wide: Scenario[] = [
+      {
+        name: `GET /api/v1/instances/{id}, ${connections} connections`,
+        method: 'GET',
+        expectedStatus: 200,
+        request: (i) => ({ path: `/api/v1/instances/${rotate(ids, i)}`, headers: bearer(rotate(owners, i)) }),
+      },
+      {
+        name: `GET /api/v1/instances, ${connections} connections`,
+        method: 'GET',
+        expectedStatus: 200,
+        request: (i) => ({ path: '/api/v1/instances', headers: bearer(rotate(listers, i)) }),
+      },
+    ];
+    for (const scenario of wide) {
+      results.push(await runLoad(server, scenario, LOAD_REQUESTS, connections));
+      log(`load: ${scenario.name}`);
+    }
+  }
   return results;
+}
+
+/**
+ * 1c. The upstream request budget under concurrency: GetInstance at 32 connections, every DynamoDB call recorded. Each
+ * request of a settled server takes one token; a take that needed more than its one conditional write collided.
+ */
+async function budgetUnderConcurrency(server: BenchServer): Promise<BudgetConcurrency> {
+  const owners = await accounts(server, Math.ceil(BUDGET_REQUESTS / REQUESTS_PER_ACCOUNT));
+  const ids: number[] = [];
+  for (let i = 0; i < owners.length; i += 8) ids.push(...(await instancesFor(server, owners.slice(i, i + 8))));
+  await server.ask({ kind: 'recordCalls', on: true });
+  const load = await runLoad(
+    server,
+    {
+      name: `GET /api/v1/instances/{id}, ${BUDGET_CONNECTIONS} connections`,
+      method: 'GET',
+      expectedStatus: 200,
+      request: (i) => ({ path: `/api/v1/instances/${rotate(ids, i)}`, headers: bearer(rotate(owners, i)) }),
+    },
+    BUDGET_REQUESTS,
+    BUDGET_CONNECTIONS,
+  );
+  await server.ask({ kind: 'recordCalls', on: false });
+  const recorded = (await server.ask<RequestCalls[]>({ kind: 'takeCalls' })).filter((c) => c.route === 'GetInstance');
+  const takes = recorded.filter((c) => c.budgetWrites > 0);
+  log('upstream budget under concurrency');
+  return {
+    connections: BUDGET_CONNECTIONS,
+    load,
+    requests: recorded.length,
+    takes: takes.length,
+    writes: takes.reduce((sum, c) => sum + c.budgetWrites, 0),
+    collided: takes.filter((c) => c.budgetWrites > 1).length,
+    granted: takes.filter((c) => c.budgetTaken).length,
+  };
 }
 
 /**
@@ -188,7 +257,6 @@ async function requestFloor(server: BenchServer): Promise<RequestFloor> {
   await server.ask({ kind: 'recordCalls', on: false });
   const recorded = (await server.ask<RequestCalls[]>({ kind: 'takeCalls' })).filter((c) => c.route === 'GetInstance');
   const mean = (pick: (c: RequestCalls) => number) => recorded.reduce((sum, c) => sum + pick(c), 0) / Math.max(1, recorded.length);
-  const budgetCalls = (c: RequestCalls) => c.shapes.slice(6).length;
   if (!floor || !ours) throw new Error('the side-by-side run returned no results');
   return {
     floor: floorAnsweredAsExpected(floor),
@@ -197,7 +265,7 @@ async function requestFloor(server: BenchServer): Promise<RequestFloor> {
       requests: recorded.length,
       meanCalls: mean((c) => c.calls),
       meanRounds: mean((c) => c.rounds),
-      collided: recorded.filter((c) => budgetCalls(c) > 1).length,
+      collided: recorded.filter((c) => c.budgetWrites > 1).length,
     },
   };
 }
@@ -276,9 +344,15 @@ async function coldStarts(server: BenchServer): Promise<ColdStart[]> {
     await measureColdStart(hello, {}, COLD_START_SAMPLES),
     await measureColdStart(floor, server.handlerEnv, COLD_START_SAMPLES),
   ];
+  const deployed = deployedFunctions();
+  const accessOf = (name: string) => deployed.find((fn) => fn.name === name)?.access ?? {};
   for (const route of routes) {
     const event = events[route.name];
-    const target = { name: route.name, bundlePath: await bundle(route.name, route.entry, route.access), event: event ?? (() => undefined) };
+    const target = {
+      name: route.name,
+      bundlePath: await bundle(route.name, route.entry, accessOf(route.name)),
+      event: event ?? (() => undefined),
+    };
     // A function measured without a request is measured against the floor's import alone.
     const against = event ? floor : { ...floor, event: () => undefined };
     results.push(await measureColdStartAgainst(target, against, server.handlerEnv, COLD_START_SAMPLES));
@@ -290,10 +364,13 @@ async function coldStarts(server: BenchServer): Promise<ColdStart[]> {
     const sameCalls: ColdStartTarget = { name: SAME_CALLS_FLOOR, bundlePath: floorBundle, event: events.GetInstance };
     const target = {
       name: 'GetInstance',
-      bundlePath: await bundle('GetInstance', getInstance.entry, getInstance.access),
+      bundlePath: await bundle('GetInstance', getInstance.entry, accessOf('GetInstance')),
       event: events.GetInstance,
     };
     results.push(await measureColdStartAgainst(target, sameCalls, server.handlerEnv, COLD_START_SAMPLES));
+    // And with source maps loaded, as `--enable-source-maps` would, against itself without: their cost at a cold start.
+    const withMaps = { ...target, name: SOURCE_MAPS, env: { NODE_OPTIONS: '--enable-source-maps' } };
+    results.push(await measureColdStartAgainst(withMaps, target, server.handlerEnv, COLD_START_SAMPLES));
   }
   return results;
 }
@@ -475,8 +552,10 @@ try {
 }
 
 async function fullRun(): Promise<void> {
+  const loadAtStart = loadavg();
   const overhead = await requestOverhead(server);
   const floorSideBySide = await requestFloor(server);
+  const budget = await budgetUnderConcurrency(server);
   const calls = await roundTrips(server);
   log('round trips recorded');
   const cold = await coldStarts(server);
@@ -495,9 +574,11 @@ async function fullRun(): Promise<void> {
   const results: BenchResults = {
     ranAt: new Date().toISOString(),
     durationSeconds: Math.round((Date.now() - started) / 1000),
-    machine: { node: process.version, cpus: (await import('node:os')).cpus().length },
+    machine: { node: process.version, cpus: cpus().length, loadAtStart, loadAtEnd: loadavg() },
+    commit: commitOf(),
     overhead,
     requestFloor: floorSideBySide,
+    budget,
     roundTrips: calls,
     coldStarts: cold,
     orchestration: orchestrated,
@@ -522,4 +603,11 @@ async function fullRun(): Promise<void> {
     `${writeReport(results, baseline, coldStartBefore)}${scale ? `\n\n${scale}\n` : ''}`,
   );
   log('wrote bench/results.md and bench/results.json');
+}
+
+/** The commit measured, and whether the code measured differed from it (a report of uncommitted code names none). */
+function commitOf(): { id: string; clean: boolean } {
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: repositoryRoot, encoding: 'utf8' }).trim();
+  const changed = git('status', '--porcelain', '--', ...MEASURED_PATHS);
+  return { id: git('rev-parse', 'HEAD'), clean: changed === '' };
 }

@@ -47,7 +47,21 @@ function summarize(route: string, calls: DynamoCall[]): RequestCalls {
     lastEnd = Math.max(lastEnd, call.endedAt);
     if (authRounds === 0 && call.operation === 'GetItemCommand' && shapeOf(call).table === 'accounts') authRounds = rounds;
   }
-  return { route, calls: calls.length, rounds, authRounds, shapes: ordered.map(shapeOf) };
+  // The key as the document client passed it down: a plain value, or an attribute value once marshalled.
+  const keyName = (call: DynamoCall) => {
+    const name = (call.input.Key as { name?: unknown } | undefined)?.name;
+    return String(name && typeof name === 'object' && 'S' in name ? name.S : name);
+  };
+  const budget = calls.filter((call) => call.operation === 'UpdateItemCommand' && keyName(call).startsWith('upstream-budget#'));
+  return {
+    route,
+    calls: calls.length,
+    rounds,
+    authRounds,
+    shapes: ordered.map(shapeOf),
+    budgetWrites: budget.length,
+    budgetTaken: budget.some((call) => !call.failed),
+  };
 }
 
 /**
