@@ -45,12 +45,16 @@ export function bundleFlagsFor(access: FunctionAccess): Record<string, string> {
 }
 
 /**
- * The AWS SDK's default credential chain, replaced in every bundle by the environment's credentials: on Lambda the
- * function role's are there, and the rest of the chain (profiles, SSO, web identity, instance metadata: about 90 KB of
- * code each function would compile) is never used.
+ * Modules replaced in every bundle. The AWS SDK's default credential chain, by the environment's credentials: on
+ * Lambda the function role's are there, and the rest of the chain (profiles, SSO, web identity, instance metadata:
+ * about 90 KB of code each function would compile) is never used. `node:http`, by a module that requires it on
+ * first use instead of importing it at load (see shared/wiring/node-http.cjs).
  */
-export const credentialChainAlias = {
+const nodeHttp = fileURLToPath(new URL('../shared/wiring/node-http.cjs', import.meta.url));
+export const bundleAliases = {
   '@aws-sdk/credential-provider-node': fileURLToPath(new URL('../shared/wiring/lambda-credentials.ts', import.meta.url)),
+  'node:http': nodeHttp,
+  http: nodeHttp,
 } as const;
 
 /** esbuild's options for a function's bundle, as the CDK construct passes them (the benchmark and the budget test). */
@@ -67,7 +71,7 @@ export function esbuildOptionsFor(entry: string, access: FunctionAccess): BuildO
     sourcemap: bundleSettings.sourcemap,
     legalComments: bundleSettings.legalComments,
     define: bundleFlagsFor(access),
-    alias: credentialChainAlias,
+    alias: bundleAliases,
     external: externalModulesFor(access),
     logLevel: 'error',
   };

@@ -14,7 +14,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference';
 import { Construct } from 'constructs';
 import { mergeAccess, upstreamBudgetAccess, type FunctionAccess, type SecretsAccess, type TableAccess } from '../../shared/access';
-import { bundleFlagsFor, bundleSettings, credentialChainAlias, externalModulesFor } from '../bundling';
+import { bundleAliases, bundleFlagsFor, bundleSettings, externalModulesFor } from '../bundling';
 import { DEFAULT_ROUTE_TIMEOUT_SECONDS } from '../../shared/routes';
 import { tables as tableDefinitions, type TableName } from '../../shared/tables';
 import { workflowEnvVars, type WorkflowName } from '../../shared/workflow-names';
@@ -138,7 +138,7 @@ export class ApiFunction extends Construct {
         define: bundleFlagsFor(props.access),
         esbuildArgs: {
           '--legal-comments': bundleSettings.legalComments,
-          ...Object.fromEntries(Object.entries(credentialChainAlias).map(([from, to]) => [`--alias:${from}`, to])),
+          ...Object.fromEntries(Object.entries(bundleAliases).map(([from, to]) => [`--alias:${from}`, to])),
         },
         // Bundle SDK v3 too: the version we test against, not whichever one the runtime ships today.
         externalModules: externalModulesFor(props.access),

@@ -89,6 +89,11 @@ describe('function bundles', () => {
     expect(holding).toEqual(['OpenApiDocument']);
   });
 
+  it('imports node:http in no function: it is required on first use, so that its fetch implementation does not load at start', () => {
+    expect(functions.filter((fn) => /from\s*"(node:)?http"/.test(bundles.get(fn.name)!.code)).map((fn) => fn.name)).toEqual([]);
+    expect(bundles.get('deliverWebhooks')!.packages.has('shared/wiring/node-http.cjs')).toBe(true);
+  });
+
   it('keeps licence comments out of the code a function compiles', () => {
     expect(functions.filter((fn) => /\/\*![\s\S]*?\*\/|@license/.test(bundles.get(fn.name)!.code)).map((fn) => fn.name)).toEqual([]);
   });
