@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build, type Metafile } from 'esbuild';
 import { esbuildOptionsFor } from '../../infra/bundling';
 import { deployedFunctions } from '../../infra/deployed-functions';
@@ -92,6 +93,15 @@ describe('function bundles', () => {
   it('imports node:http in no function: it is required on first use, so that its fetch implementation does not load at start', () => {
     expect(functions.filter((fn) => /from\s*"(node:)?http"/.test(bundles.get(fn.name)!.code)).map((fn) => fn.name)).toEqual([]);
     expect(bundles.get('deliverWebhooks')!.packages.has('shared/wiring/node-http.cjs')).toBe(true);
+  });
+
+  it('still gives code that imports node:http the module, through its stand-in', async () => {
+    const outfile = join(REPO_ROOT, 'bench/out/budget/node-http-user.mjs');
+    await build({ ...esbuildOptionsFor(join(REPO_ROOT, 'test/fixtures/node-http-user.ts'), {}), outfile });
+
+    const { httpExports } = (await import(pathToFileURL(outfile).href)) as { httpExports: unknown };
+
+    expect(httpExports).toEqual({ agent: 'function', request: 'function' });
   });
 
   it('keeps licence comments out of the code a function compiles', () => {
