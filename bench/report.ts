@@ -119,7 +119,7 @@ function coldStartSection(results: BenchResults, before: ColdStart[] | undefined
       : [
           `${measured.length - missed.length} of ${measured.length} API functions are within ${targets.coldStartRatio}× the SDK floor; ${missed.length} miss it.`,
           worst
-            ? `The furthest is ${worst.name} (${fixed(worst.paired?.ratio ?? 0, 2)}×): its bundle is ${worst.bundleKb} KB against the floor's ${sdkFloor.bundleKb} KB, all of which V8 compiles at import, and its request makes ${callsOf(results, worst.name)} against the floor's one GetItem, each the first of its kind on a cold client.`
+            ? `The furthest is ${worst.name} (${fixed(worst.paired?.ratio ?? 0, 2)}×): its bundle is ${worst.bundleKb} KB against the floor's ${sdkFloor.bundleKb} KB, all of which V8 compiles at import${worst.status === null ? '' : `, and its request makes ${callsOf(results, worst.name)} against the floor's one GetItem, each the first of its kind on a cold client`}.`
             : '',
           importOnly.length
             ? `The ${importOnly.length} that miss it measured importing only do so by their bundles: ${Math.min(...importOnly.map((c) => c.bundleKb))}–${Math.max(...importOnly.map((c) => c.bundleKb))} KB to compile against ${sdkFloor.bundleKb} KB.`

@@ -47,6 +47,7 @@ const BUDGET_CONNECTIONS = 32;
 
 /** The code whose figures a report holds: a report is stale once any of it changed since its commit. */
 const MEASURED_PATHS = ['shared', 'functions', 'infra'];
+const resultsFile = resolve(repositoryRoot, 'bench/results.json');
 
 const started = Date.now();
 const log = (message: string) => process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0)}s] ${message}\n`);
@@ -536,6 +537,11 @@ async function slidingWindowProof(server: BenchServer): Promise<SlidingWindowPro
   }
 }
 
+// `--report`: bench/results.md written again from bench/results.json, figures unchanged; nothing is measured.
+if (process.argv.includes('--report')) {
+  writeReportFiles(JSON.parse(readFileSync(resultsFile, 'utf8')) as BenchResults);
+  process.exit(0);
+}
 const dynamodb = await startDynamoDbLocal();
 const server = await startBenchServer({ dynamodbEndpoint: dynamodb.endpoint, bootMs: 200, waitMs: 250, retryMs: 50 });
 try {
@@ -589,8 +595,16 @@ async function fullRun(): Promise<void> {
     ),
     slidingWindow,
   };
+  writeReportFiles(results);
+}
+
+/**
+ * Writes bench/results.json and bench/results.md from a run's results (`--report` writes the report again from
+ * bench/results.json, figures unchanged, after a change to the report's wording).
+ */
+function writeReportFiles(results: BenchResults): void {
   mkdirSync(resolve(repositoryRoot, 'bench'), { recursive: true });
-  writeFileSync(resolve(repositoryRoot, 'bench/results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
   const baselineFile = resolve(repositoryRoot, 'bench/baseline.json');
   const baseline = existsSync(baselineFile) ? (JSON.parse(readFileSync(baselineFile, 'utf8')) as BenchResults) : undefined;
   // Cold starts of the code before the tracing and loading changes, recorded once with `npm run bench -- --cold-start`.
