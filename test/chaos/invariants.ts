@@ -2,7 +2,6 @@ import type { Deps } from '../../shared/domain/deps';
 import { tableName } from '../../shared/platform';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { DestroyedDroplet, SimulatedDroplet, Simulator } from '../../infra/local/simulator';
-import { executionArnOf } from '../../shared/workflows/step-functions';
 import { catalog } from '../../shared/model/flavors';
 import { getAccount, type Account } from '../../shared/store/accounts';
 import { instanceSchema, type Instance } from '../../shared/model/instance';
@@ -198,7 +197,7 @@ async function checkJobs(deps: Deps): Promise<string[]> {
       continue;
     }
     const running = await deps.workflows.isRunning(job).catch(() => false);
-    if (!running) violations.push(`${job.type} job ${job.job_id} is running without a running execution (${executionArnOf(deps, job)})`);
+    if (!running) violations.push(`${job.type} job ${job.job_id} is running without a running execution`);
   }
   return violations;
 }

@@ -138,7 +138,7 @@ describe('chaos invariants', () => {
 
     expect(violations).toEqual(
       expect.arrayContaining([
-        `provision job ${job!.job_id} is running with its execution MISSING`,
+        `provision job ${job!.job_id} is running without a running execution`,
         `instance ${created.body.instance_id} (provisioning) is still in a transitional status`,
       ]),
     );
