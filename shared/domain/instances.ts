@@ -190,9 +190,9 @@ export async function getInstanceDetailBesideKey(
   instanceId: number | undefined,
   key: Promise<FoundKey>,
 ): Promise<InstanceReading> {
-  const found = instanceBesideKey(deps, instanceId, key);
-  const { deps: request, apiKey } = await key;
-  return getInstanceDetail(request, apiKey.account_id, instanceId, found);
+  // One await for both: a refused key must leave no promise of this request unhandled.
+  const [item, { deps: request, apiKey }] = await Promise.all([instanceBesideKey(deps, instanceId, key), key]);
+  return getInstanceDetail(request, apiKey.account_id, instanceId, Promise.resolve(item));
 }
 
 /** GET detail; `found` is the instance when it was read already (as the caller's own, or undefined). */

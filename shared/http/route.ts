@@ -99,6 +99,8 @@ function startEarly(deps: Deps, early: NonNullable<RouteOptions<unknown>['early'
       apiKey,
       deps: guarded(invocation, { keyHash: apiKey.key_hash, accountId: apiKey.account_id }),
     }));
+    // A refused key is answered by authentication: early work that does not wait for it leaves nothing unhandled.
+    key.catch(() => undefined);
     return early(invocation, event, key);
   };
 }
