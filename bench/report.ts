@@ -130,7 +130,7 @@ function coldStartSection(results: BenchResults, before: ColdStart[] | undefined
         ].join(' ');
   const maps = results.coldStarts.find((c) => c.name === SOURCE_MAPS)?.paired;
   const mapsNote = maps
-    ? ` Source maps: GetInstance started with \`--enable-source-maps\` takes ${fixed(maps.ratio, 2)}× itself without (${fixed(maps.floorServedAtMs * (maps.ratio - 1), 0)} ms more per cold start, Node parsing the map at import); the functions are deployed without it, the maps written next to each bundle for reading a stack trace.`
+    ? ` Source maps: GetInstance started with \`--enable-source-maps\` takes ${fixed(maps.ratio, 2)}× itself without (${maps.ratio > 1 ? `${fixed(maps.floorServedAtMs * (maps.ratio - 1), 0)} ms more per cold start, Node parsing the map at import` : 'no cost this run could tell from the noise'}); the functions are deployed without it, the maps written next to each bundle for reading a stack trace.`
     : '';
   return `Each API function is cold-started in turns with the SDK floor (the AWS SDK's DynamoDB client and one GetItem, nothing of ours; bench/sdk-floor-handler.ts), so that both meet the machine in the same state; "÷ SDK floor" is the fastest of the function's samples over the fastest of the floor's (other work on the machine only ever adds time), and the median of the per-pair ratios is shown beside it. A function the bench has no request for is measured importing only, against the floor importing only. ${why}${mapsNote}
 
