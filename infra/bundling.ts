@@ -39,6 +39,7 @@ export function bundleFlagsFor(access: FunctionAccess): Record<string, string> {
     __BUNDLES_EVENTS__: Boolean(access.publishesEvents),
     __BUNDLES_QUEUES__: Boolean(access.webhookQueue || access.authMailQueue),
     __BUNDLES_SEALING__: Boolean(access.secrets?.length),
+    __BUNDLES_PAYMENTS__: Boolean(access.payments),
     __BUNDLES_SECRETS_MANAGER__: Boolean(access.upstream || access.payments),
   };
   return Object.fromEntries(Object.entries(flags).map(([name, on]) => [name, String(on)]));

@@ -14,5 +14,7 @@ declare const __BUNDLES_EVENTS__: boolean | undefined;
 declare const __BUNDLES_QUEUES__: boolean | undefined;
 /** The AWS Encryption SDK (and KMS): sealing or opening customers' secrets. */
 declare const __BUNDLES_SEALING__: boolean | undefined;
+/** The payment provider's adapter (Stripe): taking payments or reading them. */
+declare const __BUNDLES_PAYMENTS__: boolean | undefined;
 /** Secrets Manager: reading the upstream token or the payment provider's keys. */
 declare const __BUNDLES_SECRETS_MANAGER__: boolean | undefined;

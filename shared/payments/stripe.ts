@@ -2,6 +2,7 @@ import { runtimeSlot, type Platform } from '../platform';
 import { loadSecretsManager } from '../aws';
 import type StripeClient from 'stripe';
 import * as z from 'zod';
+import { onFirstUse } from '../first-use';
 import type { PaymentEvent, PaymentTags } from '../model/payments';
 import { DependencyTransientError } from '../transient-errors';
 import { logger } from '../observability';
@@ -18,8 +19,6 @@ interface StripeSecrets {
   readonly webhookSecret: string;
 }
 
-const secretSchema = z.object({ secret_key: z.string().min(1), webhook_secret: z.string().min(1) });
-
 async function readSecrets(deps: Platform): Promise<StripeSecrets> {
   const { secretKey, webhookSecret, secretArn } = deps.config.payments;
   if (secretKey && webhookSecret) return { secretKey, webhookSecret };
@@ -28,7 +27,7 @@ async function readSecrets(deps: Platform): Promise<StripeSecrets> {
   const { SecretString } = await new SecretsManagerClient({ region: deps.config.region }).send(
     new GetSecretValueCommand({ SecretId: secretArn }),
   );
-  const parsed = secretSchema.parse(JSON.parse(SecretString ?? '{}'));
+  const parsed = z.object({ secret_key: z.string().min(1), webhook_secret: z.string().min(1) }).parse(JSON.parse(SecretString ?? '{}'));
   return { secretKey: parsed.secret_key, webhookSecret: parsed.webhook_secret };
 }
 
@@ -38,7 +37,7 @@ interface Loaded {
 }
 
 /** The runtime's Stripe client, made once (a failed start is tried again). */
-const client = runtimeSlot((): { loaded?: Promise<Loaded> } => ({}));
+const client = /* @__PURE__ */ runtimeSlot((): { loaded?: Promise<Loaded> } => ({}));
 
 function stripeOf(deps: Platform): Promise<Loaded> {
   const state = client.of(deps);
@@ -80,35 +79,44 @@ function transientOr(error: unknown): unknown {
   return transient ? new DependencyTransientError(`payment provider: ${failure.message ?? 'unavailable'}`) : error;
 }
 
-const tagsSchema = z
-  .record(z.string(), z.string())
-  .nullish()
-  .transform((metadata): PaymentTags => ({ accountId: metadata?.account_id, topUpId: metadata?.top_up_id }));
-const idOf = z.union([z.string(), z.object({ id: z.string() }).transform((object) => object.id)]);
+/** The provider's objects as the service reads them, built on the first event or payment read. */
+const schemas = /* @__PURE__ */ onFirstUse(() => {
+  const tagsSchema = z
+    .record(z.string(), z.string())
+    .nullish()
+    .transform((metadata): PaymentTags => ({ accountId: metadata?.account_id, topUpId: metadata?.top_up_id }));
+  const idOf = z.union([z.string(), z.object({ id: z.string() }).transform((object) => object.id)]);
 
-const sessionSchema = z.object({
-  id: z.string().startsWith('cs_'),
-  status: z.string().nullish(),
-  amount_total: z.number().int().nonnegative(),
-  payment_status: z.string(),
-  payment_intent: idOf.nullish(),
-  metadata: tagsSchema,
-});
-const intentSchema = z.object({
-  id: z.string().startsWith('pi_'),
-  status: z.string().optional(),
-  amount_received: z.number().int().nonnegative().optional(),
-  amount: z.number().int().nonnegative(),
-  metadata: tagsSchema,
-  last_payment_error: z.object({ message: z.string().optional() }).nullish(),
-});
-const chargeSchema = z.object({ id: z.string().startsWith('ch_'), payment_intent: idOf, amount_refunded: z.number().int().nonnegative() });
-const disputeSchema = z.object({
-  id: z.string().startsWith('dp_'),
-  payment_intent: idOf,
-  amount: z.number().int().nonnegative(),
-  status: z.string(),
-  balance_transactions: z.array(z.object({ fee: z.number().int().nonnegative() })).default([]),
+  const sessionSchema = z.object({
+    id: z.string().startsWith('cs_'),
+    status: z.string().nullish(),
+    amount_total: z.number().int().nonnegative(),
+    payment_status: z.string(),
+    payment_intent: idOf.nullish(),
+    metadata: tagsSchema,
+  });
+  const intentSchema = z.object({
+    id: z.string().startsWith('pi_'),
+    status: z.string().optional(),
+    amount_received: z.number().int().nonnegative().optional(),
+    amount: z.number().int().nonnegative(),
+    metadata: tagsSchema,
+    last_payment_error: z.object({ message: z.string().optional() }).nullish(),
+  });
+  const chargeSchema = z.object({
+    id: z.string().startsWith('ch_'),
+    payment_intent: idOf,
+    amount_refunded: z.number().int().nonnegative(),
+  });
+  const disputeSchema = z.object({
+    id: z.string().startsWith('dp_'),
+    payment_intent: idOf,
+    amount: z.number().int().nonnegative(),
+    status: z.string(),
+    balance_transactions: z.array(z.object({ fee: z.number().int().nonnegative() })).default([]),
+  });
+  const envelopeSchema = z.object({ id: z.string().startsWith('evt_'), type: z.string(), data: z.object({ object: z.unknown() }) });
+  return { tagsSchema, sessionSchema, intentSchema, chargeSchema, disputeSchema, envelopeSchema };
 });
 
 /** The event as the service understands it; anything it does not act on is `ignored`. */
@@ -118,7 +126,7 @@ export function understoodEvent(event: { id: string; type: string; data: { objec
   switch (event.type) {
     case 'checkout.session.completed':
     case 'checkout.session.async_payment_succeeded': {
-      const session = sessionSchema.parse(object);
+      const session = schemas().sessionSchema.parse(object);
       // A completed checkout whose payment is still on its way (a bank debit) is credited by the later event.
       if (session.payment_status !== 'paid') return { kind: 'ignored', eventId, type: `${event.type} (${session.payment_status})` };
       return {
@@ -132,12 +140,12 @@ export function understoodEvent(event: { id: string; type: string; data: { objec
     }
     case 'checkout.session.expired':
     case 'checkout.session.async_payment_failed': {
-      const session = sessionSchema.parse(object);
+      const session = schemas().sessionSchema.parse(object);
       const outcome = event.type === 'checkout.session.expired' ? 'expired' : 'failed';
       return { kind: 'checkout_closed', eventId, sessionId: session.id, outcome, tags: session.metadata };
     }
     case 'payment_intent.succeeded': {
-      const intent = intentSchema.parse(object);
+      const intent = schemas().intentSchema.parse(object);
       return {
         kind: 'payment_succeeded',
         eventId,
@@ -147,12 +155,12 @@ export function understoodEvent(event: { id: string; type: string; data: { objec
       };
     }
     case 'payment_intent.payment_failed': {
-      const intent = intentSchema.parse(object);
+      const intent = schemas().intentSchema.parse(object);
       const reason = intent.last_payment_error?.message ?? 'The payment failed.';
       return { kind: 'payment_failed', eventId, paymentIntentId: intent.id, reason, tags: intent.metadata };
     }
     case 'charge.refunded': {
-      const charge = chargeSchema.parse(object);
+      const charge = schemas().chargeSchema.parse(object);
       return {
         kind: 'refunded',
         eventId,
@@ -163,7 +171,7 @@ export function understoodEvent(event: { id: string; type: string; data: { objec
     }
     case 'charge.dispute.created':
     case 'charge.dispute.closed': {
-      const dispute = disputeSchema.parse(object);
+      const dispute = schemas().disputeSchema.parse(object);
       return {
         kind: event.type === 'charge.dispute.created' ? 'dispute_opened' : 'dispute_closed',
         eventId,
@@ -178,8 +186,6 @@ export function understoodEvent(event: { id: string; type: string; data: { objec
       return { kind: 'ignored', eventId, type: event.type };
   }
 }
-
-const envelopeSchema = z.object({ id: z.string().startsWith('evt_'), type: z.string(), data: z.object({ object: z.unknown() }) });
 
 export function stripeProvider(deps: Platform): PaymentProvider {
   const tolerance = deps.config.payments.signatureToleranceSeconds;
@@ -247,7 +253,7 @@ export function stripeProvider(deps: Platform): PaymentProvider {
         const customer = intent.customer;
         const method = intent.payment_method;
         return {
-          tags: tagsSchema.parse(intent.metadata),
+          tags: schemas().tagsSchema.parse(intent.metadata),
           customerId: typeof customer === 'string' ? customer : (customer?.id ?? null),
           paymentMethodId: typeof method === 'string' ? method : (method?.id ?? null),
         };
@@ -262,7 +268,7 @@ export function stripeProvider(deps: Platform): PaymentProvider {
       try {
         // The provider's object as it sent it, for understoodEvent to read as it reads an event's.
         const object = plain(await stripe.checkout.sessions.retrieve(sessionId));
-        const { status } = sessionSchema.parse(object);
+        const { status } = schemas().sessionSchema.parse(object);
         const type = status === 'expired' ? 'checkout.session.expired' : status === 'complete' ? 'checkout.session.completed' : 'open';
         return understoodEvent({ id: `reconciled:${sessionId}`, type, data: { object } });
       } catch (error) {
@@ -274,7 +280,7 @@ export function stripeProvider(deps: Platform): PaymentProvider {
       const { stripe } = await stripeOf(deps);
       try {
         const object = plain(await stripe.paymentIntents.retrieve(paymentIntentId));
-        const { status } = intentSchema.parse(object);
+        const { status } = schemas().intentSchema.parse(object);
         const failed = status === 'canceled' || status === 'requires_payment_method';
         const type = status === 'succeeded' ? 'payment_intent.succeeded' : failed ? 'payment_intent.payment_failed' : 'open';
         return understoodEvent({ id: `reconciled:${paymentIntentId}`, type, data: { object } });
@@ -297,7 +303,7 @@ export function stripeProvider(deps: Platform): PaymentProvider {
         logger.warn('a payment webhook failed its signature check', { reason: (error as Error).message });
         throw new PaymentSignatureError('the signature does not match');
       }
-      return understoodEvent(envelopeSchema.parse(event));
+      return understoodEvent(schemas().envelopeSchema.parse(event));
     },
   };
 }

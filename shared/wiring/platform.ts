@@ -5,7 +5,7 @@ import type { EventTransports } from '../events/ports';
 import { randomIds, RuntimeState, systemClock, type Platform } from '../platform';
 import { stepFunctionsEngine } from '../workflows/step-functions';
 import { configuredMailer } from '../mail';
-import { stripeProvider } from '../payments/stripe';
+import { paymentProvider } from '../payments';
 import { tcpSshProbe } from '../upstream/ssh-probe';
 
 /** A runtime's dependencies from its configuration and where its events go: its own clients, state and engine. */
@@ -22,7 +22,7 @@ export function depsOf(config: Config, transports: (platform: Platform) => Event
     workflows: stepFunctionsEngine(platform),
     transports: transports(platform),
     mail: configuredMailer(platform),
-    payments: stripeProvider(platform),
+    payments: paymentProvider(platform),
     ssh: tcpSshProbe(config.ssh.probeTimeoutMs),
   };
 }

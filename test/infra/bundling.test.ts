@@ -108,9 +108,16 @@ describe('function bundles', () => {
     expect(functions.filter((fn) => /\/\*![\s\S]*?\*\/|@license/.test(bundles.get(fn.name)!.code)).map((fn) => fn.name)).toEqual([]);
   });
 
-  it('holds the payment provider’s package only where payments are declared', () => {
-    expect(bundles.get('GetInstance')!.code).not.toContain('api.stripe.com');
-    expect(bundles.get('GetInstance')!.code).toContain('import("stripe")');
+  it('holds the payment provider’s adapter and package only where payments are declared', () => {
+    const holding = functions.filter((fn) => bundles.get(fn.name)!.packages.has('shared/payments/stripe.ts')).map((fn) => fn.name);
+
+    expect(holding.sort()).toEqual(
+      functions
+        .filter((fn) => fn.access.payments)
+        .map((fn) => fn.name)
+        .sort(),
+    );
+    expect(bundles.get('GetInstance')!.code).not.toContain('stripe');
     expect(bundles.get('CreateTopUp')!.code).toContain('api.stripe.com');
   });
 });
