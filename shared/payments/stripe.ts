@@ -2,7 +2,7 @@ import { runtimeSlot, type Platform } from '../platform';
 import { loadSecretsManager } from '../aws';
 import type StripeClient from 'stripe';
 import * as z from 'zod';
-import { onFirstUse } from '../first-use';
+import { onFirstUse } from '../model/first-use';
 import type { PaymentEvent, PaymentTags } from '../model/payments';
 import { DependencyTransientError } from '../transient-errors';
 import { logger } from '../observability';
