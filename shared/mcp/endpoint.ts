@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { createMcpHandler, originValidationResponse } from '@modelcontextprotocol/server';
 import type { Deps } from '../domain/deps';
-import { MCP_PATH, MCP_RESOURCE_METADATA_PATH } from '../contracts/mcp';
+import { MCP_RESOURCE_METADATA_PATH } from '../contracts/mcp';
 import { Failure } from '../model/errors';
 import { logger, tracer } from '../observability';
 import { traceHandler } from '../tracing';
@@ -16,22 +16,7 @@ import type { RouteHandler } from '../http/route';
 import { entryHandler, type EntryHandler } from '../wiring/entry';
 import type { RouteHandlers } from './route-calls';
 import { mcpServer } from './server';
-
-/** The service's public origin: the configured console's (the edge serves the API beside it), else the request's host. */
-function publicOrigin(deps: Deps, event: Event): string {
-  return deps.config.console.url ? new URL(deps.config.console.url).origin : `https://${event.requestContext.domainName}`;
-}
-
-/** The protected-resource metadata of the MCP server (RFC 9728). */
-export function resourceMetadata(deps: Deps, event: Event) {
-  const origin = publicOrigin(deps, event);
-  return {
-    resource: `${origin}${MCP_PATH}`,
-    bearer_methods_supported: ['header'],
-    resource_name: 'VPS Provisioning Service',
-    resource_documentation: `${origin}/api/v1/openapi.json`,
-  };
-}
+import { publicOrigin } from './resource-metadata';
 
 /**
  * The API's Bearer checks, in its order and with its texts, on every MCP request (a key revoked between two calls is
