@@ -1,12 +1,11 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { AssetHashType, Duration, RemovalPolicy, Stack, Validations, type BundlingOptions, type ILocalBundling } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
@@ -14,7 +13,8 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference';
 import { Construct } from 'constructs';
 import { mergeAccess, upstreamBudgetAccess, type FunctionAccess, type SecretsAccess, type TableAccess } from '../../shared/access';
-import { bundleAliases, bundleFlagsFor, bundleSettings, externalModulesFor } from '../bundling';
+import { buildSync } from 'esbuild';
+import { esbuildOptionsFor } from '../bundling';
 import { DEFAULT_ROUTE_TIMEOUT_SECONDS } from '../../shared/routes';
 import { tables as tableDefinitions, type TableName } from '../../shared/tables';
 import { workflowEnvVars, type WorkflowName } from '../../shared/workflow-names';
@@ -23,6 +23,29 @@ import { workflowEnvVars, type WorkflowName } from '../../shared/workflow-names'
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export const POWERTOOLS_SERVICE_NAME = 'vps-provisioning';
+
+/**
+ * A function's code: bundled here, by esbuild with the options the benchmark and the bundle budgets use
+ * (infra/bundling.ts), into an entry and the chunks it loads on first use. Its fields are what the CDK keys its cache
+ * of bundled assets by, so that no two functions share one.
+ */
+class FunctionBundling implements ILocalBundling {
+  constructor(
+    readonly entry: string,
+    readonly access: FunctionAccess,
+  ) {}
+
+  tryBundle(outputDir: string): boolean {
+    buildSync(esbuildOptionsFor(join(REPO_ROOT, this.entry), this.access, outputDir));
+    return true;
+  }
+}
+
+/** Bundled where the CDK app runs, always; the image would serve only where local bundling cannot run. */
+const functionBundling = (entry: string, access: FunctionAccess): BundlingOptions => ({
+  image: lambda.Runtime.NODEJS_24_X.bundlingImage,
+  local: new FunctionBundling(entry, access),
+});
 
 /** The alias every invoker but the state machines calls. */
 const LIVE_ALIAS = 'live';
@@ -89,7 +112,7 @@ export interface ApiFunctionProps {
 
 /** A Node.js 24 / arm64 Lambda function, bundled as ESM, granted exactly its FunctionAccess. */
 export class ApiFunction extends Construct {
-  readonly function: NodejsFunction;
+  readonly function: lambda.Function;
   /**
    * `live`, on the version this deploy published: what the API and the schedules invoke, and what a gradual
    * deployment moves from one version to the next.
@@ -109,12 +132,14 @@ export class ApiFunction extends Construct {
     this.role = new iam.Role(this, 'Role', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
     this.logGroup.grantWrite(this.role);
 
-    this.function = new NodejsFunction(this, 'Function', {
-      entry: join(REPO_ROOT, props.entry),
-      projectRoot: REPO_ROOT,
-      depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
+    this.function = new lambda.Function(this, 'Function', {
       runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
+      handler: 'index.handler',
+      code: lambda.Code.fromAsset(REPO_ROOT, {
+        assetHashType: AssetHashType.OUTPUT,
+        bundling: functionBundling(props.entry, props.access),
+      }),
       memorySize: props.memorySize ?? 512,
       timeout: props.timeout ?? Duration.seconds(DEFAULT_ROUTE_TIMEOUT_SECONDS),
       tracing: lambda.Tracing.ACTIVE,
@@ -127,21 +152,6 @@ export class ApiFunction extends Construct {
         ...service.environment,
         POWERTOOLS_SERVICE_NAME,
         STAGE: service.stage,
-      },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: bundleSettings.target,
-        mainFields: [...bundleSettings.mainFields],
-        banner: bundleSettings.banner,
-        minify: bundleSettings.minify,
-        sourceMap: bundleSettings.sourcemap,
-        define: bundleFlagsFor(props.access),
-        esbuildArgs: {
-          '--legal-comments': bundleSettings.legalComments,
-          ...Object.fromEntries(Object.entries(bundleAliases).map(([from, to]) => [`--alias:${from}`, to])),
-        },
-        // Bundle SDK v3 too: the version we test against, not whichever one the runtime ships today.
-        externalModules: externalModulesFor(props.access),
       },
     });
     acknowledge(this.role, 'Resource::*', 'X-Ray PutTraceSegments/PutTelemetryRecords take no resource ARN.');
