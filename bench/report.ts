@@ -63,6 +63,10 @@ export const roundTargets: Readonly<Record<string, number>> = { GetInstance: 2, 
 /** GetInstance cold-started with source maps loaded, paired with itself without them. */
 export const SOURCE_MAPS = 'GetInstance with --enable-source-maps';
 
+/** The SDK floor's GetItem through the libraries every function is built on (bench/stack-floor-handler.ts). */
+export const STACK_FLOOR = 'stack-floor';
+export const STACK_FLOOR_IMPORT_ONLY = 'stack-floor, importing only';
+
 /** The cold-start floor that makes GetInstance's calls (the request floor's handler, cold). */
 export const SAME_CALLS_FLOOR = 'sdk-floor, making GetInstance calls';
 
@@ -107,7 +111,10 @@ function coldStartSection(results: BenchResults, before: ColdStart[] | undefined
   const hello = results.coldStarts.find((c) => c.name === 'hello-world');
   const sdkFloor = results.coldStarts.find((c) => c.name === 'sdk-floor');
   if (!hello || !sdkFloor) return '';
-  const measured = results.coldStarts.filter((c) => c.paired?.floor === 'sdk-floor');
+  const stackFloors = [STACK_FLOOR, STACK_FLOOR_IMPORT_ONLY].flatMap((name) => results.coldStarts.filter((c) => c.name === name));
+  const measured = results.coldStarts.filter((c) => c.paired?.floor === 'sdk-floor' && !stackFloors.includes(c));
+  const stackMissed = measured.filter((c) => c.stackPaired && c.stackPaired.ratio > targets.coldStartRatio);
+  const [stackServing, stackImporting] = stackFloors;
   const sameCalls = results.coldStarts.filter((c) => c.paired?.floor === SAME_CALLS_FLOOR);
   const missed = measured.filter((c) => (c.paired?.ratio ?? 0) > targets.coldStartRatio);
   const beforeRatio = (name: string) => before?.find((c) => c.name === name && c.paired?.floor === 'sdk-floor')?.paired?.ratio;
@@ -119,10 +126,13 @@ function coldStartSection(results: BenchResults, before: ColdStart[] | undefined
       : [
           `${measured.length - missed.length} of ${measured.length} API functions are within ${targets.coldStartRatio}× the SDK floor; ${missed.length} miss it.`,
           worst
-            ? `The furthest is ${worst.name} (${fixed(worst.paired?.ratio ?? 0, 2)}×): its bundle is ${worst.bundleKb} KB against the floor's ${sdkFloor.bundleKb} KB, all of which V8 compiles at import${worst.status === null ? '' : `, and its request makes ${callsOf(results, worst.name)} against the floor's one GetItem, each the first of its kind on a cold client`}.`
+            ? `The furthest is ${worst.name} (${fixed(worst.paired?.ratio ?? 0, 2)}×): it loads ${worst.bundleKb} KB of code at start against the floor's ${sdkFloor.bundleKb} KB, all of which V8 compiles at import${worst.status === null ? '' : `, and its request makes ${callsOf(results, worst.name)} against the floor's one GetItem, each the first of its kind on a cold client`}.`
             : '',
           importOnly.length
-            ? `The ${importOnly.length} that miss it measured importing only do so by their bundles: ${Math.min(...importOnly.map((c) => c.bundleKb))}–${Math.max(...importOnly.map((c) => c.bundleKb))} KB to compile against ${sdkFloor.bundleKb} KB.`
+            ? `The ${importOnly.length} that miss it measured importing only do so by the code they load: ${Math.min(...importOnly.map((c) => c.bundleKb))}–${Math.max(...importOnly.map((c) => c.bundleKb))} KB to compile against ${sdkFloor.bundleKb} KB.`
+            : '',
+          stackServing?.paired && stackImporting?.paired
+            ? `The stack floor (bench/stack-floor-handler.ts: the SDK floor's GetItem made through the libraries every function is built on, a middy handler, a Powertools logger and metrics and one zod schema, and nothing of ours) takes ${fixed(stackServing.paired.ratio, 2)}× the SDK floor serving that request and ${fixed(stackImporting.paired.ratio, 2)}× importing only: that much of the ${targets.coldStartRatio}× is spent before any code of the service runs. Against the stack floor, measured in the same turns, ${measured.length - stackMissed.length} of ${measured.length} are within ${targets.coldStartRatio}×${stackMissed.length ? ` (${stackMissed.map((c) => `${c.name} ${fixed(c.stackPaired!.ratio, 2)}×`).join(', ')} not)` : ''}.`
             : '',
           sameCalls[0]?.paired
             ? `Against a floor that makes GetInstance's own calls, cold, GetInstance takes ${fixed(sameCalls[0].paired.ratio, 2)}× (target ${targets.coldStartRatio}×: ${verdict(sameCalls[0].paired.ratio, targets.coldStartRatio)}).`
@@ -138,17 +148,18 @@ ${table(
   [
     'function',
     'request (status)',
-    'bundle KB',
+    'KB loaded at start',
     'import ms',
     'process start → first response ms',
     'floor, same samples ms',
     '÷ SDK floor',
     'median of pairs',
     `target ≤ ${targets.coldStartRatio}×`,
+    '÷ stack floor',
     ...(before ? ['÷ SDK floor before'] : []),
     '÷ hello-world',
   ],
-  [hello, sdkFloor, ...measured].map((c) => {
+  [hello, sdkFloor, ...stackFloors, ...measured].map((c) => {
     const ratio = c === hello ? hello.servedAtMs / sdkFloor.servedAtMs : c === sdkFloor ? 1 : (c.paired?.ratio ?? 0);
     const previous = beforeRatio(c.name);
     return [
@@ -161,6 +172,7 @@ ${table(
       fixed(ratio, 2),
       c.paired?.medianPairRatio === undefined ? '–' : fixed(c.paired.medianPairRatio, 2),
       c === hello || c === sdkFloor ? '–' : verdict(ratio, targets.coldStartRatio),
+      c.stackPaired ? fixed(c.stackPaired.ratio, 2) : '–',
       ...(before ? [previous === undefined ? '–' : fixed(previous, 2)] : []),
       fixed(c.servedAtMs / hello.servedAtMs, 2),
     ];

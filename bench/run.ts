@@ -23,7 +23,16 @@ import {
   type RequestCalls,
   type TaskStats,
 } from './protocol';
-import { SAME_CALLS_FLOOR, SOURCE_MAPS, writeReport, type BenchResults, type BudgetConcurrency, type RequestFloor } from './report';
+import {
+  SAME_CALLS_FLOOR,
+  SOURCE_MAPS,
+  STACK_FLOOR,
+  STACK_FLOOR_IMPORT_ONLY,
+  writeReport,
+  type BenchResults,
+  type BudgetConcurrency,
+  type RequestFloor,
+} from './report';
 import { deployedFunctions } from '../infra/deployed-functions';
 import { currentScaleSection } from './scale-report';
 
@@ -334,16 +343,26 @@ async function coldStarts(server: BenchServer): Promise<ColdStart[]> {
     OpenApiDocument: () => apiEvent({ method: 'GET', routePath: '/api/v1/openapi.json', path: '/api/v1/openapi.json' }),
     NotFound: () => apiEvent({ method: 'GET', routePath: '$default', path: '/nowhere' }),
   };
-  const hello: ColdStartTarget = {
-    name: 'hello-world',
-    bundlePath: await bundle('hello-world', 'bench/hello-handler.ts'),
+  const hello: ColdStartTarget = { name: 'hello-world', ...(await bundle('hello-world', 'bench/hello-handler.ts')), event: () => ({}) };
+  const floorBundle = await bundle('sdk-floor', 'bench/sdk-floor-handler.ts');
+  const floor: ColdStartTarget = { name: 'sdk-floor', ...floorBundle, event: () => ({}) };
+  const importOnly = (target: ColdStartTarget): ColdStartTarget => ({ ...target, event: () => undefined });
+  const stackFloor: ColdStartTarget = {
+    name: STACK_FLOOR,
+    ...(await bundle(STACK_FLOOR, 'bench/stack-floor-handler.ts')),
     event: () => ({}),
   };
-  const floorBundle = await bundle('sdk-floor', 'bench/sdk-floor-handler.ts');
-  const floor: ColdStartTarget = { name: 'sdk-floor', bundlePath: floorBundle, event: () => ({}) };
   const results = [
     await measureColdStart(hello, {}, COLD_START_SAMPLES),
     await measureColdStart(floor, server.handlerEnv, COLD_START_SAMPLES),
+    // The libraries' own price: the stack floor against the SDK floor, serving its GetItem and importing only.
+    await measureColdStartAgainst(stackFloor, floor, server.handlerEnv, COLD_START_SAMPLES),
+    await measureColdStartAgainst(
+      { ...importOnly(stackFloor), name: STACK_FLOOR_IMPORT_ONLY },
+      importOnly(floor),
+      server.handlerEnv,
+      COLD_START_SAMPLES,
+    ),
   ];
   const deployed = deployedFunctions();
   const accessOf = (name: string) => deployed.find((fn) => fn.name === name)?.access ?? {};
@@ -351,21 +370,21 @@ async function coldStarts(server: BenchServer): Promise<ColdStart[]> {
     const event = events[route.name];
     const target = {
       name: route.name,
-      bundlePath: await bundle(route.name, route.entry, accessOf(route.name)),
+      ...(await bundle(route.name, route.entry, accessOf(route.name))),
       event: event ?? (() => undefined),
     };
-    // A function measured without a request is measured against the floor's import alone.
-    const against = event ? floor : { ...floor, event: () => undefined };
-    results.push(await measureColdStartAgainst(target, against, server.handlerEnv, COLD_START_SAMPLES));
+    // A function measured without a request is measured against the floors' imports alone.
+    const [against, stack] = event ? [floor, stackFloor] : [importOnly(floor), importOnly(stackFloor)];
+    results.push(await measureColdStartAgainst(target, against, server.handlerEnv, COLD_START_SAMPLES, stack));
     log(`cold start: ${route.name}`);
   }
   // GetInstance once more, next to a floor that makes its calls (the request floor of section 1, cold).
   const getInstance = routes.find((route) => route.name === 'GetInstance');
   if (getInstance && events.GetInstance) {
-    const sameCalls: ColdStartTarget = { name: SAME_CALLS_FLOOR, bundlePath: floorBundle, event: events.GetInstance };
+    const sameCalls: ColdStartTarget = { name: SAME_CALLS_FLOOR, ...floorBundle, event: events.GetInstance };
     const target = {
       name: 'GetInstance',
-      bundlePath: await bundle('GetInstance', getInstance.entry, accessOf('GetInstance')),
+      ...(await bundle('GetInstance', getInstance.entry, accessOf('GetInstance'))),
       event: events.GetInstance,
     };
     results.push(await measureColdStartAgainst(target, sameCalls, server.handlerEnv, COLD_START_SAMPLES));

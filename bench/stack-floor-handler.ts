@@ -1,0 +1,42 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import middy from '@middy/core';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
+
+/**
+ * The stack floor: the SDK floor's one GetItem (bench/sdk-floor-handler.ts) made through the libraries every
+ * function of the service is built on, and nothing of ours: a middy handler, a Powertools logger and metrics, and
+ * one zod schema that reads the item. What a function costs beyond it is its own code; what this costs beyond the
+ * SDK floor is the price of those libraries at a cold start.
+ */
+const logger = new Logger({ serviceName: 'stack-floor' });
+const metrics = new Metrics({ namespace: 'StackFloor', serviceName: 'stack-floor' });
+const itemSchema = z
+  .object({ account_id: z.string(), email: z.string(), balance: z.number().int(), confirmed: z.boolean() })
+  .partial()
+  .optional();
+
+const newClient = () =>
+  DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      region: process.env.AWS_REGION,
+      ...(process.env.DYNAMODB_ENDPOINT
+        ? { endpoint: process.env.DYNAMODB_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
+        : {}),
+    }),
+  );
+// Made on the first request, as the benchmark's server sets the environment only once the local runtime is up.
+const clients: { dynamo?: ReturnType<typeof newClient> } = {};
+
+export const handler = middy(async () => {
+  const { Item } = await (clients.dynamo ??= newClient()).send(
+    new GetCommand({ TableName: process.env.ACCOUNTS_TABLE, Key: { account_id: 'floor' } }),
+  );
+  const item = itemSchema.parse(Item);
+  logger.info('served', { found: item !== undefined });
+  metrics.addMetric('Served', MetricUnit.Count, 1);
+  metrics.publishStoredMetrics();
+  return { statusCode: 200, body: 'ok' };
+});
