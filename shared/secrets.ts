@@ -1,6 +1,6 @@
 import { runtimeSlot, type Platform } from './platform';
 import { readFileSync } from 'node:fs';
-import type { KeyringNode } from '@aws-crypto/client-node';
+import type { KeyringNode } from './encryption-sdk';
 import { notBundled } from './aws';
 
 /**
@@ -12,7 +12,7 @@ import { notBundled } from './aws';
  */
 export type SecretContext = Readonly<Record<string, string>>;
 
-type EncryptionSdk = typeof import('@aws-crypto/client-node');
+type EncryptionSdk = typeof import('./encryption-sdk');
 
 interface Crypto {
   readonly sdk: EncryptionSdk;
@@ -48,7 +48,7 @@ function crypto(deps: Platform): Promise<Crypto> {
 
 /** Only functions that seal or open secrets bundle the Encryption SDK (and KMS with it). */
 async function loadEncryptionSdk(): Promise<EncryptionSdk> {
-  if (typeof __BUNDLES_SEALING__ === 'undefined' || __BUNDLES_SEALING__) return import('@aws-crypto/client-node');
+  if (typeof __BUNDLES_SEALING__ === 'undefined' || __BUNDLES_SEALING__) return import('./encryption-sdk');
   throw notBundled('The AWS Encryption SDK');
 }
 

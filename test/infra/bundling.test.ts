@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Metafile } from 'esbuild';
@@ -61,7 +63,7 @@ describe('function bundles', () => {
   });
 
   it('holds the Encryption SDK and KMS only where secrets are sealed or opened', () => {
-    const holding = functions.filter((fn) => bundles.get(fn.name)!.packages.has('@aws-crypto/client-node')).map((fn) => fn.name);
+    const holding = functions.filter((fn) => bundles.get(fn.name)!.packages.has('@aws-crypto/encrypt-node')).map((fn) => fn.name);
 
     expect(holding.sort()).toEqual(
       functions
@@ -84,7 +86,7 @@ describe('function bundles', () => {
   });
 
   it.each([
-    ['the Encryption SDK', '@aws-crypto/client-node', 'GetInstance'],
+    ['the Encryption SDK', '@aws-crypto/encrypt-node', 'GetInstance'],
     ['the Secrets Manager client', '@aws-sdk/client-secrets-manager', 'GetInstance'],
     ['the payment package', 'stripe', 'CreateTopUp'],
     ['the Step Functions client', '@aws-sdk/client-sfn', 'InstanceAction'],
@@ -122,6 +124,25 @@ describe('function bundles', () => {
     const { httpExports } = (await import(pathToFileURL(join(outdir, 'index.mjs')).href)) as { httpExports: unknown };
 
     expect(httpExports).toEqual({ agent: 'function', request: 'function' });
+  });
+
+  it('loads whole, from its chunks, what a function loads on first use: a secret sealed and opened, the Secrets Manager client, Stripe', async () => {
+    const outdir = join(REPO_ROOT, 'bench/out/budget/first-use-user');
+    await build(
+      esbuildOptionsFor(
+        join(REPO_ROOT, 'test/fixtures/first-use-user.ts'),
+        { secrets: ['seal', 'open'], upstream: true, payments: true },
+        outdir,
+      ),
+    );
+    const keyFile = join(mkdtempSync(join(tmpdir(), 'first-use-')), 'key');
+    writeFileSync(keyFile, randomBytes(32));
+
+    const { firstUses } = (await import(pathToFileURL(join(outdir, 'index.mjs')).href)) as {
+      firstUses: (keyFile: string) => Promise<unknown>;
+    };
+
+    expect(await firstUses(keyFile)).toEqual({ opened: 'root password', secretsManager: 'function', stripe: 'function' });
   });
 
   it('keeps licence comments out of the code a function compiles', () => {

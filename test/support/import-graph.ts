@@ -15,6 +15,7 @@ const PLATFORM = new Set([
   'aws.ts',
   'config.ts',
   'deadline.ts',
+  'encryption-sdk.ts',
   'metric-names.ts',
   'observability.ts',
   'platform.ts',
