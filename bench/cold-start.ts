@@ -77,7 +77,10 @@ async function coldStartOnce(target: ColdStartTarget, env: Record<string, string
       timeout: 30_000,
     },
   );
-  return JSON.parse(stdout) as Sample;
+  const measured = JSON.parse(stdout) as Sample;
+  // A function that fails its request has measured nothing worth reporting (a broken chunk answers fast).
+  if (measured.status !== null && measured.status >= 500) throw new Error(`${target.name} answered ${measured.status} at a cold start`);
+  return measured;
 }
 
 function summary(target: ColdStartTarget, samples: Sample[]): ColdStart {
