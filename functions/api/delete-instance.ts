@@ -3,7 +3,7 @@ import { route } from '../../shared/http/route';
 import { deleteInstanceRoute } from '../../shared/contracts/instances';
 import { json } from '../../shared/http/responses';
 import { deleteInstance } from '../../shared/domain/lifecycle';
-import { instanceBesideKey } from '../../shared/domain/instances';
+import { instanceInPathBesideKey } from '../../shared/http/instance-early';
 import type { Instance } from '../../shared/model/instance';
 import { instanceIdFrom } from '../../shared/schemas/instances';
 
@@ -11,5 +11,5 @@ export const handler = route<typeof deleteInstanceRoute, Instance | undefined>(
   deleteInstanceRoute,
   async (deps: Deps, { principal, pathParameters, early }) =>
     json(200, await deleteInstance(deps, principal.account, instanceIdFrom(pathParameters), early)),
-  { early: (deps, { pathParameters }, key) => instanceBesideKey(deps, instanceIdFrom(pathParameters ?? {}), key) },
+  { early: instanceInPathBesideKey },
 );

@@ -3,7 +3,7 @@ import { route } from '../../shared/http/route';
 import { instanceActionRoute } from '../../shared/contracts/instances';
 import { json } from '../../shared/http/responses';
 import { performAction } from '../../shared/domain/lifecycle';
-import { instanceBesideKey } from '../../shared/domain/instances';
+import { instanceInPathBesideKey } from '../../shared/http/instance-early';
 import type { Instance } from '../../shared/model/instance';
 import { instanceIdFrom } from '../../shared/schemas/instances';
 
@@ -11,5 +11,5 @@ export const handler = route<typeof instanceActionRoute, Instance | undefined>(
   instanceActionRoute,
   async (deps: Deps, { principal, pathParameters, body, early }) =>
     json(200, await performAction(deps, principal.account, instanceIdFrom(pathParameters), body, early)),
-  { early: (deps, { pathParameters }, key) => instanceBesideKey(deps, instanceIdFrom(pathParameters ?? {}), key) },
+  { early: instanceInPathBesideKey },
 );
