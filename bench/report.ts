@@ -220,7 +220,7 @@ function requestFloorSection(results: BenchResults): string {
       ? `GetInstance's p50 is ${fixed(ratio, 2)}× the floor's: met (target ≤ ${targets.requestFloorRatio}×). ${calls}`
       : `GetInstance's p50 is ${fixed(ratio, 2)}× the floor's, ${fixed(ours.p50Ms - floor.p50Ms, 1)} ms more: missed by ${fixed(ratio / targets.requestFloorRatio, 2)}× (target ≤ ${targets.requestFloorRatio}×). ${calls} The rest is work in our process, on the one event loop the local service shares: the middleware chain, zod parsing of every item read, and opening the sealed root password and private key.`;
   return [
-    `Both served by the same gateway in one run: ${LOAD_NOTE(floor)}. The floor is bench/sdk-floor-handler.ts: the AWS SDK alone (no middy, no Powertools, no zod) making GetInstance's DynamoDB calls in GetInstance's order and rounds (section 2), one conditional write for the upstream budget and the upstream read; it opens no sealed secret. ${why}`,
+    `Both served by the same gateway in one run: ${LOAD_NOTE(floor)}. The floor is bench/sdk-floor-handler.ts: the AWS SDKs alone (no middy, no Powertools, no zod) making GetInstance's DynamoDB calls in GetInstance's order and rounds (section 2), one conditional write for the upstream budget, and the upstream read with the instance's sealed secrets opened beside it by the Encryption SDK's own packages. ${why}`,
     '',
     table(
       ['scenario', 'requests', 'p50 ms', 'p99 ms', 'p50 ÷ floor', `target ≤ ${targets.requestFloorRatio}×`, 'unexpected status'],

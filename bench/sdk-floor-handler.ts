@@ -1,18 +1,19 @@
 import { createHash, randomInt } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 
 /**
- * The floors for a function that talks to DynamoDB, written with the AWS SDK alone: no middy, no Powertools, no
+ * The floors for a function that talks to DynamoDB, written with the AWS SDKs alone: no middy, no Powertools, no
  * zod, nothing of ours. Whatever a real function costs beyond them is ours.
  *
  * - Called without an API event (the cold-start floor): one GetItem.
  * - Called with GetInstance's event (the request floor): GetInstance's calls in GetInstance's order and rounds, as
  *   the benchmark records them (section 2): the key by its hash and the instance together; then the account, the
  *   general rate window and, for a settled server of the key's account, one take from an upstream request budget (a
- *   conditional write) together; then the upstream's live state of the server, as GetInstance reads it. It answers
- *   the stored record; it opens no sealed secret.
+ *   conditional write) together; then the upstream's live state of the server and, beside it, its sealed secrets opened
+ *   with the Encryption SDK, as GetInstance reads them. It answers the stored record with both.
  */
 const newClient = () =>
   DynamoDBDocumentClient.from(
@@ -102,15 +103,38 @@ async function getInstance(event: APIGatewayProxyEventV2) {
   if (!allowed) return answer(429, { error: 'Rate limit exceeded' });
   if (!owned) return answer(404, { error: 'Instance not found' });
 
-  if (live) {
-    const server = await fetch(new URL(`/v2/droplets/${owned.upstream_id}`, process.env.UPSTREAM_BASE_URL), {
-      headers: { authorization: `Bearer ${process.env.UPSTREAM_TOKEN}`, accept: 'application/json' },
-      signal: AbortSignal.timeout(800),
-    }).then((response) => response.json() as Promise<{ droplet?: { status?: string } }>);
-    owned.live_status = server.droplet?.status;
-  }
+  // The live state and the sealed secrets together, as GetInstance reads them: the Encryption SDK's own packages
+  // loaded on first use, a raw AES keyring on the local key file (a KMS keyring on AWS).
+  const [liveStatus, secrets] = await Promise.all([
+    live
+      ? fetch(new URL(`/v2/droplets/${owned.upstream_id}`, process.env.UPSTREAM_BASE_URL), {
+          headers: { authorization: `Bearer ${process.env.UPSTREAM_TOKEN}`, accept: 'application/json' },
+          signal: AbortSignal.timeout(800),
+        })
+          .then((response) => response.json() as Promise<{ droplet?: { status?: string } }>)
+          .then((server) => server.droplet?.status)
+      : undefined,
+    typeof owned.sealed_secrets === 'string' ? openSealed(owned.sealed_secrets) : null,
+  ]);
   const { sealed_secrets: _sealed, ...shown } = owned;
-  return answer(200, shown);
+  return answer(200, { ...shown, live_status: liveStatus, ...(secrets ? (JSON.parse(secrets) as object) : {}) });
+}
+
+async function openSealed(sealed: string): Promise<string> {
+  const [{ buildDecrypt }, { CommitmentPolicy }, { RawAesKeyringNode, RawAesWrappingSuiteIdentifier }] = await Promise.all([
+    import('@aws-crypto/decrypt-node'),
+    import('@aws-crypto/material-management-node'),
+    import('@aws-crypto/raw-aes-keyring-node'),
+  ]);
+  const keyring = new RawAesKeyringNode({
+    keyNamespace: 'vps-provisioning-local',
+    keyName: 'secrets',
+    unencryptedMasterKey: new Uint8Array(readFileSync(process.env.SECRETS_KEY_FILE!)),
+    wrappingSuite: RawAesWrappingSuiteIdentifier.AES256_GCM_IV12_TAG16_NO_PADDING,
+  });
+  const { decrypt } = buildDecrypt({ commitmentPolicy: CommitmentPolicy.REQUIRE_ENCRYPT_REQUIRE_DECRYPT, maxEncryptedDataKeys: 1 });
+  const { plaintext } = await decrypt(keyring, Buffer.from(sealed, 'base64'));
+  return plaintext.toString('utf8');
 }
 
 export const handler = async (event?: APIGatewayProxyEventV2) => {
