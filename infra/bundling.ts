@@ -96,7 +96,8 @@ export function startupOutputs(metafile: Metafile): string[] {
     loaded.add(path);
     for (const imported of outputs[path]!.imports) if (imported.kind === 'import-statement' && outputs[imported.path]) load(imported.path);
   };
-  const entry = Object.keys(outputs).find((path) => outputs[path]!.entryPoint !== undefined);
+  // The function's own entry: what it imports on first use is an entry point of the metafile too, in chunks/.
+  const entry = Object.keys(outputs).find((path) => /(^|\/)index\.mjs$/.test(path) && !path.includes('/chunks/'));
   if (entry) load(entry);
   return [...loaded];
 }
