@@ -11,6 +11,8 @@ import * as z from 'zod';
  * one zod schema that reads the item. What a function costs beyond it is its own code; what this costs beyond the
  * SDK floor is the price of those libraries at a cold start.
  */
+// zod set up as the service sets it (shared/model/zod.ts), before the schema is made.
+z.config({ jitless: true });
 const logger = new Logger({ serviceName: 'stack-floor' });
 const metrics = new Metrics({ namespace: 'StackFloor', serviceName: 'stack-floor' });
 const itemSchema = z

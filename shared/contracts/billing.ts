@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { autoRechargeBodySchema, billingSchema, createTopUpBodySchema, topUpSchema, webhookReceiptSchema } from '../schemas/billing';
 import { TOP_UP_MAX_USD, TOP_UP_MIN_USD } from '../model/payments';
 import type { AccountRoute, PublicRoute } from './contract';

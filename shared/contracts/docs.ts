@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { DEFAULT_FAILED_AUTH_LIMIT, FAILED_AUTH_POLICY, FAILED_AUTH_WINDOW_SECONDS, policyOf, rateLimits } from '../model/rate-limits';
 import { errorBodySchema, rateLimitErrorSchema } from '../schemas/errors';
 import { BODY_TOO_LARGE, type HeaderDoc, type HeaderDocs, type ResponseDoc } from './contract';

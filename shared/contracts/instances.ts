@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { checkpointAccess, mergeAccess, requestGuardAccess } from '../access';
 import { rateLimits } from '../model/rate-limits';
 import {

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { ACTIVE_KEYS_PER_ACCOUNT } from '../model/api-keys';
 import { apiKeyInfoSchema, createdApiKeySchema, createKeyBodySchema, revokedKeySchema } from '../schemas/keys';
 import type { SessionRoute } from './contract';

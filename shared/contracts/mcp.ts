@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { mergeAccess } from '../access';
 import { getBillingRoute } from './billing';
 import type { BearerRoute, PublicRoute } from './contract';

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { DEFAULT_ROUTE, type PublicRoute } from './contract';
 
 export const openApiDocumentRoute = {

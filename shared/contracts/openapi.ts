@@ -1,5 +1,5 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { UNSUPPORTED_MEDIA_TYPE, type ResponseDoc, type RouteContract, type RouteDoc } from './contract';
 import { error, rateLimitHeaders, requestIdHeader } from './docs';
 import { webhookDeliveryDoc } from './webhooks';

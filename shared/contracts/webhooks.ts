@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { requestGuardAccess } from '../access';
 import { serviceEventSchema } from '../schemas/events';
 import {

@@ -1,5 +1,5 @@
 import type { Deps } from './deps';
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { logger } from '../observability';
 import { changeRecordSchema, eventsFromChange, type EventSourceTable } from './events';
 import { issuesOf } from './step-inputs';

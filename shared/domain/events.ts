@@ -2,7 +2,7 @@ import { balanceAt, burningSegmentSchema } from '../model/burn';
 import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { planSchema } from '../schemas/instances';
 import { instanceStatusSchema } from '../model/instance-status';
 import { jobStatusSchema, jobTypeSchema } from '../model/job-states';

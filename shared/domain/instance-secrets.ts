@@ -1,5 +1,5 @@
 import type { Deps } from './deps';
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { open, seal, type SecretContext } from '../secrets';
 import type { Instance } from '../model/instance';
 

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { serviceEventSchema, type ServiceEvent } from '../schemas/events';
 import type { AuthMailRequest } from '../schemas/auth';
 

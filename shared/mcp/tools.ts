@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { catalog, flavorIds } from '../model/flavors';
 import { getBillingRoute } from '../contracts/billing';
 import {

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { getInstanceRoute } from '../contracts/instances';
 import type { Instance } from '../model/instance';
 import { instanceStatusSchema, type InstanceStatus } from '../model/instance-status';

@@ -4,7 +4,7 @@
  * segment at the old rate and opens the next, in the same write as the change, which also books the closed segment's
  * last piece on the ledger and moves the account's checkpoint (shared/model/burn.ts).
  */
-import * as z from 'zod';
+import * as z from './zod';
 import { hourlyMicros } from './flavors';
 
 const HOUR_MS = 3_600_000;

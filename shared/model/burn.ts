@@ -7,7 +7,7 @@
  * rate books the closed piece and moves the checkpoint in the change's own transaction, and one statement a day
  * closes the open pieces at midnight UTC so the ledger says what each instance cost that day.
  */
-import * as z from 'zod';
+import * as z from './zod';
 import { costSince, type BillingSegment, type ChargedPiece, type RateChange } from './billing-segments';
 import type { AutoRecharge, BalanceNotice } from './payments';
 

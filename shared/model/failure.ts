@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from './zod';
 
 /**
  * Why an instance or a job failed, in a form a program can branch on (`code`) and a person can read (`message`). The

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from './zod';
 
 /** Every state an instance can be in: stored on the instance, shown by the API, carried by events. */
 export const instanceStatuses = [

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from './zod';
 import { isoInstant } from './attributes';
 import { billingSegmentSchema } from './billing-segments';
 import { instanceStatusSchema, type InstanceStatus } from './instance-status';

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from './zod';
 
 /**
  * What a job does; stored on the job, shown by the API, carried by events. `reconcile`: a repair the service made on

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from './zod';
 import { isoInstant } from './attributes';
 import { jobStatusSchema, jobTypeSchema } from './job-states';
 import { failureSchema, type FailureReason } from './failure';

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from './zod';
 
 /**
  * The kinds of money movement on an account's ledger. `deposit`: an operator's; `top_up`: a payment by the customer,

@@ -3,7 +3,7 @@
  * long the money lasts, and when the customer is warned. Money is integer micro-dollars here as everywhere; the
  * provider counts in cents.
  */
-import * as z from 'zod';
+import * as z from './zod';
 
 /** Card fees make tiny top-ups costly (at 2.9 % + $0.30 a $5 top-up loses 8.9 %): $5 is the least. */
 export const TOP_UP_MIN_USD = 5;

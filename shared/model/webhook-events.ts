@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from './zod';
 
 /** Every kind of event the service publishes; webhooks subscribe to a subset (stored with the webhook). */
 const eventTypes = [

@@ -1,7 +1,7 @@
 import { runtimeSlot, type Platform } from '../platform';
 import { loadSecretsManager } from '../aws';
 import type StripeClient from 'stripe';
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { onFirstUse } from '../model/first-use';
 import type { PaymentEvent, PaymentTags } from '../model/payments';
 import { DependencyTransientError } from '../transient-errors';

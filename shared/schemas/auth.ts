@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { ledgerKindSchema } from '../model/ledger';
 import { serviceEventSchema } from './events';
 import { timestampSchema } from './timestamps';

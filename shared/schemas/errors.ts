@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../model/zod';
 
 export const errorBodySchema = z.object({
   error: z.string().meta({ description: 'What went wrong; the texts of the interface specification where it gives one.' }),

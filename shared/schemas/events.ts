@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { instanceStatusSchema, planSchema } from './instances';
 import { jobTypes } from './jobs';
 import { timestampSchema } from './timestamps';

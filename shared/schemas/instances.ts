@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { displayName } from './validation';
 import { catalog, flavorIds, flavorRefusal } from '../model/flavors';
 import { timestampSchema } from './timestamps';

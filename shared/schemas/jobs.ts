@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { jobStatusSchema, jobTypes, jobTypeSchema } from '../model/job-states';
 import { timestampSchema } from './timestamps';
 import { failureView } from './failure';

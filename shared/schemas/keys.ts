@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { displayName } from './validation';
 import { FULL_KEY_PATTERN, KEY_PREFIX_PATTERN } from '../model/api-keys';
 import { timestampSchema } from './timestamps';

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { badRequest } from '../model/errors';
 import { hasUnsafeCharacters } from '../model/text';
 

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { eventTypeSchema } from './events';
 import { timestampSchema } from './timestamps';
 import { deliveryStatusSchema } from '../model/webhook-events';

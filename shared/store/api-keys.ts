@@ -1,7 +1,7 @@
 import { tableName, type Platform } from '../platform';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { KEY_PREFIX_PATTERN } from '../model/api-keys';
 import { isoInstant } from '../model/attributes';
 import { readAll, transactWrite, whenConditionHolds } from './dynamo-helpers';

@@ -1,7 +1,7 @@
 import { tableName, type Platform } from '../platform';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import * as z from 'zod';
+import * as z from '../model/zod';
 
 const authTokenSchema = z.object({
   token_hash: z.string(),

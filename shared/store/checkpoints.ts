@@ -1,6 +1,6 @@
 import { tableName, type Platform } from '../platform';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { accountHash, reviewAtOf, type BookedPiece, type BurningSegment } from '../model/burn';
 import type { Account } from './accounts';
 import { ledgerEntryPut, type LedgerEntry, type TransactItem } from './ledger';

@@ -3,7 +3,7 @@ import { randomInt } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { TTL_ATTRIBUTE } from '../tables';
 import { batchGetAll, transactWrite, whenConditionHolds } from './dynamo-helpers';
 import { retry, retryPolicies, TRY_AGAIN } from '../retry';

@@ -2,7 +2,7 @@ import { tableName, type Platform } from '../platform';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { whenConditionHolds } from './dynamo-helpers';
 import { TTL_ATTRIBUTE } from '../tables';
 

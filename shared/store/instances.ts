@@ -1,7 +1,7 @@
 import { tableName, type Platform } from '../platform';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, QueryCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { DependencyTransientError } from '../transient-errors';
 import { retry, retryPolicies, TRY_AGAIN } from '../retry';
 import { chargedPieces, rateChangeOf, segmentsOf, type RateChange } from '../model/billing-segments';

@@ -1,6 +1,6 @@
 import { tableName, type Platform } from '../platform';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { jobSchema, type Job, type JobFinish, type JobOutcome } from '../model/job';
 import { batchGetAll, readAll, whenConditionHolds } from './dynamo-helpers';
 

@@ -1,6 +1,6 @@
 import { tableName, type Platform } from '../platform';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import * as z from 'zod';
+import * as z from '../model/zod';
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { readAll, transactWrite } from './dynamo-helpers';
 import { ledgerKindSchema } from '../model/ledger';

@@ -1,7 +1,7 @@
 import { tableName, type Platform } from '../platform';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { accountSchema, atPasswordVersion, type Account } from './accounts';
 import { transactWrite } from './dynamo-helpers';
 

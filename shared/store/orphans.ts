@@ -1,6 +1,6 @@
 import { tableName, type Platform } from '../platform';
 import { GetCommand, PutCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { updatedWhenConditionHolds, whenConditionHolds } from './dynamo-helpers';
 
 /**

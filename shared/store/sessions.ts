@@ -1,7 +1,7 @@
 import { tableName, type Platform } from '../platform';
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { atPasswordVersion } from './accounts';
 import { readAll, transactWrite } from './dynamo-helpers';
 

@@ -1,6 +1,6 @@
 import { tableName, type Platform } from '../platform';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { whenConditionHolds } from './dynamo-helpers';
 
 /** Where the fleet sweep stands in its pass over the upstream's server listing; one item in the counters table. */

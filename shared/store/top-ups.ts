@@ -1,6 +1,6 @@
 import { tableName, type Platform } from '../platform';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { TTL_ATTRIBUTE } from '../tables';
 import { topUpKindSchema, topUpStatusSchema } from '../model/payments';
 import { batchGetAll, updatedWhenConditionHolds, whenConditionHolds } from './dynamo-helpers';

@@ -2,7 +2,7 @@ import { runtimeSlot, type Platform, tableName } from '../platform';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import * as z from 'zod';
+import * as z from '../model/zod';
 import {
   emptyBucketTat,
   takePlan,

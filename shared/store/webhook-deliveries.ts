@@ -1,6 +1,6 @@
 import { tableName, type Platform } from '../platform';
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { TTL_ATTRIBUTE } from '../tables';
 import { deliveryStatusSchema } from '../model/webhook-events';
 import { isoInstant } from '../model/attributes';

@@ -1,7 +1,7 @@
 import { tableName, type Platform } from '../platform';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { eventTypeSchema } from '../model/webhook-events';
 import { readAll, transactWrite, updatedWhenConditionHolds, whenConditionHolds } from './dynamo-helpers';
 import { giveBackCountedPlace, takeCountedPlace } from './counters';

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../model/zod';
 import { metricNames } from '../metric-names';
 import { countMetric } from '../observability';
 import { holdAfterThrottle } from '../model/upstream-budget';

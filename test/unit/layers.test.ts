@@ -48,6 +48,8 @@ describe('the layers of shared/', () => {
     ['shared/schemas/planted.ts', "import { route } from '../http/route';"],
     ['shared/domain/planted.ts', "import { route } from '../http/route';"],
     ['shared/store/planted.ts', "import { stack } from '../../infra/stack';"],
+    ['shared/store/planted.ts', "import * as z from 'zod';"],
+    ['functions/api/planted.ts', "import { object } from 'zod/mini';"],
   ])('refuses, in %s, %s', async (path, importLine) => {
     const errors = await boundaryErrors(path, `${importLine}\nexport const planted = 1;\n`);
 
@@ -64,6 +66,8 @@ describe('the layers of shared/', () => {
     ['shared/domain/planted.ts', "import { getInstanceItem } from '../store/instances';"],
     ['shared/domain/planted.ts', "import { instanceDetailSchema } from '../schemas/instances';"],
     ['shared/http/planted.ts', "import { createInstance } from '../domain/instances';"],
+    ['shared/store/planted.ts', "import * as z from '../model/zod';"],
+    ['shared/store/planted.ts', "import type * as z from 'zod';"],
   ])('allows, in %s, %s', async (path, importLine) => {
     const errors = await boundaryErrors(path, `${importLine}\nexport const planted = 1;\n`);
 
