@@ -47,7 +47,7 @@ const REQUESTS_PER_ACCOUNT = 50;
 /** GetInstance requests (and as many of the floor's) whose DynamoDB calls are recorded after the request floor's run. */
 const RECORDED_FLOOR_REQUESTS = 100;
 /** Cold starts of each function (and as many of the floor's next to them). */
-const COLD_START_SAMPLES = 7;
+const COLD_START_SAMPLES = 11;
 /** The read scenarios again at these connection counts (p99 and errors under wider load). */
 const WIDE_LOAD_CONNECTIONS = [10, 50] as const;
 /** The upstream budget's concurrency test: GetInstance requests, and how many at once. */
