@@ -204,6 +204,8 @@ const handlerEnv = {
     upstreamToken: runtime.upstreamToken,
     tablePrefix,
     secretsKeyFile: runtime.secretsKeyFile,
+    // A server created by a cold-started CreateInstance is probed where the simulator's SSH answers, not on port 22.
+    sshPort: runtime.simulator.sshPort,
   }),
   DEFAULT_TIER_CAPACITY: '100000',
   DEFAULT_IPV4_POOL_SIZE: '100000',
