@@ -399,7 +399,7 @@ export function writeReport(results: BenchResults, baseline?: BenchResults, cold
     '',
     '## 2. DynamoDB round trips per request',
     '',
-    'Counted by a middleware on the real DynamoDB client, one request at a time. A round is a set of calls that overlap; "before own work" counts rounds up to and including the account read that ends authentication.',
+    'Counted by a middleware on the real DynamoDB client, one request at a time. A round is one step of the longest chain of calls each started after the one before it ended (the waits a request goes through, however its other calls overlap); "before own work" counts rounds up to and including the account read that ends authentication.',
     '',
     roundTripSection(results),
     '',

@@ -36,17 +36,20 @@ const shapeOf = (call: DynamoCall): CallShape => ({
   items: call.items,
 });
 
-/** Sequential rounds: a call that starts after every earlier one has ended begins a new round. */
+/**
+ * Sequential rounds: the longest chain of calls in which each started after the one before it had ended, which a
+ * request waits through however its other calls overlap (a read that outlasts the next round's calls hides no round).
+ */
 function summarize(route: string, calls: DynamoCall[]): RequestCalls {
   const ordered = [...calls].sort((a, b) => a.startedAt - b.startedAt);
-  let rounds = 0;
-  let authRounds = 0;
-  let lastEnd = -Infinity;
+  const depth = new Map<DynamoCall, number>();
   for (const call of ordered) {
-    if (call.startedAt >= lastEnd) rounds += 1;
-    lastEnd = Math.max(lastEnd, call.endedAt);
-    if (authRounds === 0 && call.operation === 'GetItemCommand' && shapeOf(call).table === 'accounts') authRounds = rounds;
+    const before = ordered.filter((earlier) => earlier.endedAt <= call.startedAt).map((earlier) => depth.get(earlier) ?? 0);
+    depth.set(call, 1 + Math.max(0, ...before));
   }
+  const rounds = Math.max(0, ...depth.values());
+  const accountRead = ordered.find((call) => call.operation === 'GetItemCommand' && shapeOf(call).table === 'accounts');
+  const authRounds = accountRead ? depth.get(accountRead)! : 0;
   // The key as the document client passed it down: a plain value, or an attribute value once marshalled.
   const keyName = (call: DynamoCall) => {
     const name = (call.input.Key as { name?: unknown } | undefined)?.name;
