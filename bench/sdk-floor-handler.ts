@@ -1,7 +1,8 @@
 import { createHash, randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { floorDynamo } from './floor-dynamo';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 
 /**
@@ -15,18 +16,6 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
  *   conditional write) together; then the upstream's live state of the server and, beside it, its sealed secrets opened
  *   with the Encryption SDK, as GetInstance reads them. It answers the stored record with both.
  */
-const newClient = () =>
-  DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      region: process.env.AWS_REGION,
-      ...(process.env.DYNAMODB_ENDPOINT
-        ? { endpoint: process.env.DYNAMODB_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
-        : {}),
-    }),
-  );
-// Made on the first request, as the benchmark's server sets the environment only once the local runtime is up.
-const clients: { dynamo?: ReturnType<typeof newClient> } = {};
-const dynamo = () => (clients.dynamo ??= newClient());
 
 const GENERAL_LIMIT = 60;
 const WINDOW_MS = 60_000;
@@ -42,8 +31,8 @@ async function getInstance(event: APIGatewayProxyEventV2) {
   if (!token) return answer(401, { error: 'Unauthorized' });
   const keyHash = createHash('sha256').update(token).digest('hex');
   const [{ Item: key }, { Item: instance }] = await Promise.all([
-    dynamo().send(new GetCommand({ TableName: process.env.API_KEYS_TABLE, Key: { key_hash: keyHash }, ConsistentRead: true })),
-    dynamo().send(
+    floorDynamo().send(new GetCommand({ TableName: process.env.API_KEYS_TABLE, Key: { key_hash: keyHash }, ConsistentRead: true })),
+    floorDynamo().send(
       new GetCommand({ TableName: process.env.INSTANCES_TABLE, Key: { instance_id: Number(event.pathParameters?.instance_id) } }),
     ),
   ]);
@@ -59,8 +48,8 @@ async function getInstance(event: APIGatewayProxyEventV2) {
 
   const nowMs = Date.now();
   const [{ Item: account }, allowed] = await Promise.all([
-    dynamo().send(new GetCommand({ TableName: process.env.ACCOUNTS_TABLE, Key: { account_id: accountId }, ConsistentRead: true })),
-    dynamo()
+    floorDynamo().send(new GetCommand({ TableName: process.env.ACCOUNTS_TABLE, Key: { account_id: accountId }, ConsistentRead: true })),
+    floorDynamo()
       .send(
         new UpdateCommand({
           TableName: process.env.COUNTERS_TABLE,
@@ -88,7 +77,7 @@ async function getInstance(event: APIGatewayProxyEventV2) {
       ),
     // One take from a request budget (its own item, so as not to collide with the service's): one conditional write.
     live
-      ? dynamo().send(
+      ? floorDynamo().send(
           new UpdateCommand({
             TableName: process.env.COUNTERS_TABLE,
             Key: { name: 'bench#sdk-floor-budget' },
@@ -139,6 +128,6 @@ async function openSealed(sealed: string): Promise<string> {
 
 export const handler = async (event?: APIGatewayProxyEventV2) => {
   if (event?.requestContext) return getInstance(event);
-  await dynamo().send(new GetCommand({ TableName: process.env.ACCOUNTS_TABLE, Key: { account_id: 'floor' } }));
+  await floorDynamo().send(new GetCommand({ TableName: process.env.ACCOUNTS_TABLE, Key: { account_id: 'floor' } }));
   return { statusCode: 200, body: 'ok' };
 };

@@ -1,8 +1,8 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import middy from '@middy/core';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { floorDynamo } from './floor-dynamo';
 import * as z from 'zod';
 
 /**
@@ -20,22 +20,8 @@ const itemSchema = z
   .partial()
   .optional();
 
-const newClient = () =>
-  DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      region: process.env.AWS_REGION,
-      ...(process.env.DYNAMODB_ENDPOINT
-        ? { endpoint: process.env.DYNAMODB_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
-        : {}),
-    }),
-  );
-// Made on the first request, as the benchmark's server sets the environment only once the local runtime is up.
-const clients: { dynamo?: ReturnType<typeof newClient> } = {};
-
 export const handler = middy(async () => {
-  const { Item } = await (clients.dynamo ??= newClient()).send(
-    new GetCommand({ TableName: process.env.ACCOUNTS_TABLE, Key: { account_id: 'floor' } }),
-  );
+  const { Item } = await floorDynamo().send(new GetCommand({ TableName: process.env.ACCOUNTS_TABLE, Key: { account_id: 'floor' } }));
   const item = itemSchema.parse(Item);
   logger.info('served', { found: item !== undefined });
   metrics.addMetric('Served', MetricUnit.Count, 1);
