@@ -264,8 +264,9 @@ describe('MCP server', () => {
     onTestFinished(() => client.close());
 
     const { tools } = await client.listTools();
-    // SSH that answers late: the wait is still waiting when it starts, however long the hop through the bridge took.
-    await runtime.simulator.control.config({ ssh_delay_ms: 4_000 });
+    // SSH that answers late: the wait is still waiting when it starts, however long the hops through the bridge take
+    // (on a busy machine, a create that took longer than a 4 s delay found the server active and heard no progress).
+    await runtime.simulator.control.config({ ssh_delay_ms: 8_000 });
     onTestFinished(() => runtime.simulator.control.config({ ssh_delay_ms: 0 }));
     const created = await client.callTool({ name: 'create_instance', arguments: { project_name: 'desk', flavor: 's-1vcpu-2gb' } });
     const progress: unknown[] = [];
