@@ -19,9 +19,12 @@ export async function runMcpBridge(apiUrl: string, apiKey: string): Promise<void
     () => {
       const server = new Server(BRIDGE_INFO, { capabilities: { tools: {} }, ...(instructions ? { instructions } : {}) });
       server.setRequestHandler('tools/list', (request) => remote.listTools(request.params));
-      server.setRequestHandler('tools/call', (request, ctx) => {
+      server.setRequestHandler('tools/call', async (request, ctx) => {
         const progressToken = request.params._meta?.progressToken;
-        return remote.callTool(
+        // Each progress is passed on before the result: one written after it would reach a client that has stopped
+        // listening for that request, and be dropped.
+        const forwarded: Promise<unknown>[] = [];
+        const result = await remote.callTool(
           { name: request.params.name, arguments: request.params.arguments },
           {
             signal: ctx.mcpReq.signal,
@@ -30,13 +33,18 @@ export async function runMcpBridge(apiUrl: string, apiKey: string): Promise<void
             ...(progressToken === undefined
               ? {}
               : {
-                  onprogress: (progress) =>
-                    void ctx.mcpReq
-                      .notify({ method: 'notifications/progress', params: { ...progress, progressToken } })
-                      .catch(() => undefined),
+                  onprogress: (progress) => {
+                    forwarded.push(
+                      ctx.mcpReq
+                        .notify({ method: 'notifications/progress', params: { ...progress, progressToken } })
+                        .catch(() => undefined),
+                    );
+                  },
                 }),
           },
         );
+        await Promise.all(forwarded);
+        return result;
       });
       return server;
     },
