@@ -79,7 +79,8 @@ describe('backups', () => {
     expect(stateMachineLogs).toHaveLength(workflowNames.length);
   });
 
-  it('warns at synth when prod has no second vault to copy to', () => {
+  // A whole prod synth: about 25 s alone, three times that on a machine busy with the other suites.
+  it('warns at synth when prod has no second vault to copy to', { timeout: 180_000 }, () => {
     const { stack: uncopied } = synthesize('prod', PROD_CONTEXT);
     Annotations.fromStack(uncopied).hasWarning('*', Match.stringLikeRegexp('No backupCopyVaultArn in context'));
     expect(Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('backupCopyVaultArn'))).toEqual([]);
