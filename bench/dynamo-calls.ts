@@ -84,3 +84,21 @@ export function installDynamoCallRecorder(deps: Platform): void {
 export function recordDynamoCalls<T>(calls: DynamoCall[], work: () => T): T {
   return dynamoCallLog.run(calls, work);
 }
+
+/**
+ * Each call's place in the longest chain of calls in which each started after the one before it had ended: the
+ * sequential rounds the work waited through however its other calls overlapped (a read that outlasts the next
+ * round's calls hides no round).
+ */
+export function callDepths(calls: readonly DynamoCall[]): Map<DynamoCall, number> {
+  const ordered = [...calls].sort((a, b) => a.startedAt - b.startedAt);
+  const depth = new Map<DynamoCall, number>();
+  for (const call of ordered) {
+    const before = ordered.filter((earlier) => earlier.endedAt <= call.startedAt).map((earlier) => depth.get(earlier) ?? 0);
+    depth.set(call, 1 + Math.max(0, ...before));
+  }
+  return depth;
+}
+
+/** The sequential rounds of `calls` (see callDepths). */
+export const sequentialRounds = (calls: readonly DynamoCall[]): number => Math.max(0, ...callDepths(calls).values());

@@ -43,8 +43,13 @@ export interface RequestCalls {
   /** Rounds up to and including the account read that ends authentication. */
   readonly authRounds: number;
   readonly shapes: CallShape[];
-  /** Conditional writes to the upstream request budget's items (one per take when nothing collides). */
+  /**
+   * Conditional writes to the upstream request budget's items: one per take when its container last saw the bucket
+   * not full, two at once otherwise (one for a full bucket, one for a bucket taken from since).
+   */
   readonly budgetWrites: number;
+  /** Sequential rounds of those writes: one per take when nothing collides. */
+  readonly budgetRounds: number;
   /** Whether one of them took its token (none did: the take was refused, and a read answered from stored state). */
   readonly budgetTaken: boolean;
 }

@@ -11,7 +11,7 @@ export interface RequestFloor {
     readonly requests: number;
     readonly meanCalls: number;
     readonly meanRounds: number;
-    /** Requests whose take from the upstream request budget needed more than its one conditional write. */
+    /** Requests whose take from the upstream request budget needed more than one round of conditional writes. */
     readonly collided: number;
   };
 }
@@ -25,7 +25,7 @@ export interface BudgetConcurrency {
   readonly takes: number;
   /** Conditional writes those takes made in all. */
   readonly writes: number;
-  /** Takes that needed more than one write. */
+  /** Takes that needed more than one round of writes. */
   readonly collided: number;
   /** Takes granted; the others were refused and answered from stored state, marked so. */
   readonly granted: number;
@@ -214,7 +214,7 @@ function requestFloorSection(results: BenchResults): string {
   if (!measured) return 'Not measured in this run.';
   const { floor, ours, oursUnderLoad: load } = measured;
   const ratio = ours.p50Ms / Math.max(floor.p50Ms, 0.5);
-  const calls = `Under the same load GetInstance made on average ${fixed(load.meanCalls, 1)} DynamoDB calls in ${fixed(load.meanRounds, 1)} sequential rounds (a recorded side-by-side pass of ${load.requests} requests), against the floor's ${FLOOR_CALLS.calls} in ${FLOOR_CALLS.rounds}; in ${load.requests ? fixed((100 * load.collided) / load.requests, 0) : 0} % of requests its take from the upstream request budget needed more than its one conditional write.`;
+  const calls = `Under the same load GetInstance made on average ${fixed(load.meanCalls, 1)} DynamoDB calls in ${fixed(load.meanRounds, 1)} sequential rounds (a recorded side-by-side pass of ${load.requests} requests), against the floor's ${FLOOR_CALLS.calls} in ${FLOOR_CALLS.rounds}; in ${load.requests ? fixed((100 * load.collided) / load.requests, 0) : 0} % of requests its take from the upstream request budget needed more than one round of conditional writes.`;
   const why =
     ratio <= targets.requestFloorRatio
       ? `GetInstance's p50 is ${fixed(ratio, 2)}× the floor's: met (target ≤ ${targets.requestFloorRatio}×). ${calls}`
@@ -346,7 +346,7 @@ function budgetSection(results: BenchResults): string {
   const share = measured.takes ? measured.collided / measured.takes : 0;
   const refused = measured.takes - measured.granted;
   return [
-    `GetInstance on ${measured.requests} requests from ${measured.connections} connections at once, every DynamoDB call recorded. Every request of a settled server takes one token from the shared budget (one item) with one conditional write that adds to it, and never reads it first: concurrent takes commute, and only a take that meets the bucket just as it fills up again can need a second or third write. ${fixed(share * 100, 1)} % of takes collided (target under ${targets.budgetCollisionShare * 100} %: ${share < targets.budgetCollisionShare ? 'met' : 'missed'}). ${refused} takes were refused, the live reads' half of the budget being spent, and their requests answered from stored state with \`Warning: 110 - "Response is Stale"\`; none failed for it.`,
+    `GetInstance on ${measured.requests} requests from ${measured.connections} connections at once, every DynamoDB call recorded. Every request of a settled server takes one token from the shared budget (one item) in one round of conditional writes, and never reads it first: a write that adds to it, and beside it, when the function last saw the bucket full, one that sets it from now (at most one of the two holds); adding commutes with every concurrent take, and only a take that meets the bucket just as another sets it from now can need a second or third round. ${fixed(share * 100, 1)} % of takes collided (needed more than one round) (target under ${targets.budgetCollisionShare * 100} %: ${share < targets.budgetCollisionShare ? 'met' : 'missed'}). ${refused} takes were refused, the live reads' half of the budget being spent, and their requests answered from stored state with \`Warning: 110 - "Response is Stale"\`; none failed for it.`,
     '',
     table(
       [

@@ -204,7 +204,7 @@ async function requestOverhead(server: BenchServer): Promise<LoadResult[]> {
 
 /**
  * 1c. The upstream request budget under concurrency: GetInstance at 32 connections, every DynamoDB call recorded. Each
- * request of a settled server takes one token; a take that needed more than its one conditional write collided.
+ * request of a settled server takes one token; a take that needed more than one round of conditional writes collided.
  */
 async function budgetUnderConcurrency(server: BenchServer): Promise<BudgetConcurrency> {
   const owners = await accounts(server, Math.ceil(BUDGET_REQUESTS / REQUESTS_PER_ACCOUNT));
@@ -232,7 +232,7 @@ async function budgetUnderConcurrency(server: BenchServer): Promise<BudgetConcur
     requests: recorded.length,
     takes: takes.length,
     writes: takes.reduce((sum, c) => sum + c.budgetWrites, 0),
-    collided: takes.filter((c) => c.budgetWrites > 1).length,
+    collided: takes.filter((c) => c.budgetRounds > 1).length,
     granted: takes.filter((c) => c.budgetTaken).length,
   };
 }
@@ -275,7 +275,7 @@ async function requestFloor(server: BenchServer): Promise<RequestFloor> {
       requests: recorded.length,
       meanCalls: mean((c) => c.calls),
       meanRounds: mean((c) => c.rounds),
-      collided: recorded.filter((c) => c.budgetWrites > 1).length,
+      collided: recorded.filter((c) => c.budgetRounds > 1).length,
     },
   };
 }

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { routes } from '../shared/routes';
 import { localHandlerEnv } from '../infra/local/handler-env';
 import { startLocalRuntime } from '../infra/local/runtime';
-import { installDynamoCallRecorder, recordDynamoCalls, type DynamoCall } from './dynamo-calls';
+import { callDepths, installDynamoCallRecorder, recordDynamoCalls, sequentialRounds, type DynamoCall } from './dynamo-calls';
 import { issueApiKey, openAccount, openSession, usdToMicros } from '../shared/domain/accounts';
 import { deposit } from '../shared/domain/billing';
 import {
@@ -36,17 +36,10 @@ const shapeOf = (call: DynamoCall): CallShape => ({
   items: call.items,
 });
 
-/**
- * Sequential rounds: the longest chain of calls in which each started after the one before it had ended, which a
- * request waits through however its other calls overlap (a read that outlasts the next round's calls hides no round).
- */
+/** What a request's calls were: how many, in how many sequential rounds (see callDepths), and its budget's writes. */
 function summarize(route: string, calls: DynamoCall[]): RequestCalls {
   const ordered = [...calls].sort((a, b) => a.startedAt - b.startedAt);
-  const depth = new Map<DynamoCall, number>();
-  for (const call of ordered) {
-    const before = ordered.filter((earlier) => earlier.endedAt <= call.startedAt).map((earlier) => depth.get(earlier) ?? 0);
-    depth.set(call, 1 + Math.max(0, ...before));
-  }
+  const depth = callDepths(ordered);
   const rounds = Math.max(0, ...depth.values());
   const accountRead = ordered.find((call) => call.operation === 'GetItemCommand' && shapeOf(call).table === 'accounts');
   const authRounds = accountRead ? depth.get(accountRead)! : 0;
@@ -63,6 +56,7 @@ function summarize(route: string, calls: DynamoCall[]): RequestCalls {
     authRounds,
     shapes: ordered.map(shapeOf),
     budgetWrites: budget.length,
+    budgetRounds: sequentialRounds(budget),
     budgetTaken: budget.some((call) => !call.failed),
   };
 }

@@ -48,13 +48,18 @@ const bucketWith = (tokens: number, nowMs: number, settings: BudgetSettings, hol
 export const emptyBucketTat = (nowMs: number, settings: BudgetSettings): number => bucketWith(0, nowMs, settings).tat;
 
 /**
- * One take of `count` tokens as a conditional write: on a bucket not full (`tat` at or after now), add
- * `count` intervals to `tat` on condition that it is at most `latestTat`; on a full one (`tat` before now, or never
- * written), set it to `startTat` on condition that it is still before now. `held` says whether a 429's hold refuses
- * this priority: the write is then conditioned on the hold having passed.
+ * One round of a take of `count` tokens, its conditional writes sent at once. On a bucket not full (`tat` at or after
+ * now), `queue` adds `count` intervals to `tat` on condition that it is at most `latestTat`; on a full one (`tat`
+ * before now, or never written), `start` sets it to `startTat` on condition that it is still before now. A bucket last
+ * seen not full still is (`tat` only ever moves later): `queue` alone. One last seen full may have been taken from
+ * since, by another function: both writes, so that the take never waits for a second round to learn which it was
+ * (the store lets at most one of them hold). `held` says whether a 429's hold refuses this priority: the writes are
+ * then conditioned on the hold having passed.
  */
+export type TakeMode = 'queue' | 'start';
+
 export interface TakePlan {
-  readonly mode: 'queue' | 'start';
+  readonly modes: readonly TakeMode[];
   readonly addMs: number;
   readonly startTat: number;
   readonly latestTat: number;
@@ -71,13 +76,20 @@ export function takePlan(
 ): TakePlan {
   const interval = emissionMs(settings);
   return {
-    mode: known !== undefined && known.tat >= nowMs ? 'queue' : 'start',
+    modes: known !== undefined && known.tat >= nowMs ? ['queue'] : ['start', 'queue'],
     addMs: count * interval,
     startTat: nowMs + count * interval,
     latestTat: nowMs + (settings.capacity * (1 - RESERVED_SHARE[priority]) - count) * interval,
     nowMs,
     held: priority !== 'workflow',
   };
+}
+
+/** What several answers tell of a bucket that only ever moves later: the latest `tat` and hold among them. */
+export function latestBucket(seen: readonly (BucketState | undefined)[]): BucketState | undefined {
+  const known = seen.filter((bucket) => bucket !== undefined);
+  if (known.length === 0) return undefined;
+  return { tat: Math.max(...known.map((b) => b.tat)), holdUntil: Math.max(...known.map((b) => b.holdUntil)) };
 }
 
 /** Whether a take of `count` tokens at this priority may be sent now, and the bucket after it. */

@@ -5,10 +5,12 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from '../model/zod';
 import {
   emptyBucketTat,
+  latestBucket,
   takePlan,
   takeToken,
   type BucketState,
   type BudgetSettings,
+  type TakeMode,
   type TakePlan,
   type UpstreamPriority,
 } from '../model/upstream-budget';
@@ -28,22 +30,32 @@ const bucketOf = (item: Record<string, unknown> | undefined): BucketState | unde
 const NOT_HELD = '(attribute_not_exists(hold_until) OR hold_until <= :now)';
 
 /**
- * The plan's one conditional write. It answers the bucket as it is now either way: the new `tat` when it was taken,
- * the item that refused it otherwise (ReturnValuesOnConditionCheckFailure), so that no take ever reads first.
+ * One of the plan's conditional writes. It answers the bucket as it is now either way: the new `tat` when it was
+ * taken, the item that refused it otherwise (ReturnValuesOnConditionCheckFailure), so that no take ever reads first.
+ * When a round sends both writes, the `start` one marks the bucket with the round's nonce and the `queue` one holds
+ * only on a bucket without that mark: the `queue` write that lands after its own `start` write cannot take again.
  */
-async function tryTake(deps: Platform, slot: number, plan: TakePlan): Promise<{ taken: boolean; bucket: BucketState | undefined }> {
-  const queue = plan.mode === 'queue';
+async function tryTake(
+  deps: Platform,
+  slot: number,
+  plan: TakePlan,
+  mode: TakeMode,
+  nonce: string | undefined,
+): Promise<{ taken: boolean; bucket: BucketState | undefined }> {
+  const queue = mode === 'queue';
   const bounds = queue ? 'tat BETWEEN :now AND :latest' : '(attribute_not_exists(tat) OR tat < :now)';
+  const notOwnStart = queue && nonce ? ' AND (attribute_not_exists(started_by) OR started_by <> :nonce)' : '';
   try {
     const { Attributes } = await deps.dynamo.send(
       new UpdateCommand({
         TableName: tableName(deps, 'counters'),
         Key: bucketKey(slot),
-        UpdateExpression: queue ? 'SET tat = tat + :add' : 'SET tat = :start',
-        ConditionExpression: plan.held ? `${bounds} AND ${NOT_HELD}` : bounds,
+        UpdateExpression: queue ? 'SET tat = tat + :add' : nonce ? 'SET tat = :start, started_by = :nonce' : 'SET tat = :start',
+        ConditionExpression: `${bounds}${notOwnStart}${plan.held ? ` AND ${NOT_HELD}` : ''}`,
         ExpressionAttributeValues: {
           ':now': plan.nowMs,
           ...(queue ? { ':latest': plan.latestTat, ':add': plan.addMs } : { ':start': plan.startTat }),
+          ...(nonce ? { ':nonce': nonce } : {}),
         },
         ReturnValues: 'ALL_NEW',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -56,19 +68,33 @@ async function tryTake(deps: Platform, slot: number, plan: TakePlan): Promise<{ 
   }
 }
 
-/** Each bucket as this container last saw it: it picks the write most likely to hold (the bucket full or not). */
+/**
+ * One round of the plan: its writes at once. Taken when one held (the nonce lets no more than one); the bucket as the
+ * latest answer tells it. A write that failed otherwise fails the round only when none took: a token taken is spent.
+ */
+async function takeRound(deps: Platform, slot: number, plan: TakePlan): Promise<{ taken: boolean; bucket: BucketState | undefined }> {
+  const nonce = plan.modes.length > 1 ? deps.ids.uuid() : undefined;
+  const settled = await Promise.allSettled(plan.modes.map((mode) => tryTake(deps, slot, plan, mode, nonce)));
+  const answers = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const taken = answers.some((answer) => answer.taken);
+  const failure = settled.find((result) => result.status === 'rejected');
+  if (!taken && failure) throw failure.reason;
+  return { taken, bucket: latestBucket(answers.map((answer) => answer.bucket)) };
+}
+
+/** Each bucket as this container last saw it: whether it was full decides the writes of a round (see takePlan). */
 const lastSeen = runtimeSlot(() => new Map<number, BucketState | undefined>());
 
 /**
- * A refused write told the bucket as it is, and the bucket only ever moves one way (`tat` later), so a take is decided
- * in at most three writes: the guess, the other mode, and that mode once more after another take changed it.
+ * A refused round told the bucket as it is, and the bucket only ever moves one way (`tat` later), so a take is decided
+ * in at most three rounds: the first, once more after another take changed the bucket, and a last one.
  */
-const MAX_WRITES_PER_TAKE = 3;
+const MAX_ROUNDS_PER_TAKE = 3;
 
 /**
  * Takes `count` tokens of upstream token `slot`'s budget, one for each call about to be sent; false when this priority
- * may not send on it now (the bucket is spent for it, or a 429's hold stands). Never reads first: each attempt is one
- * conditional write, and a refused one answers what refused it.
+ * may not send on it now (the bucket is spent for it, or a 429's hold stands). Never reads first: each round is one
+ * or two conditional writes at once, and a refused one answers what refused it.
  */
 export async function takeUpstreamTokens(
   deps: Platform,
@@ -80,8 +106,8 @@ export async function takeUpstreamTokens(
 ): Promise<boolean> {
   const seen = lastSeen.of(deps);
   let known = seen.get(slot);
-  for (let write = 0; write < MAX_WRITES_PER_TAKE; write++) {
-    const { taken, bucket } = await tryTake(deps, slot, takePlan(known, nowMs, priority, settings, count));
+  for (let round = 0; round < MAX_ROUNDS_PER_TAKE; round++) {
+    const { taken, bucket } = await takeRound(deps, slot, takePlan(known, nowMs, priority, settings, count));
     seen.set(slot, bucket);
     if (taken) return true;
     if (!takeToken(bucket, nowMs, priority, settings, count).granted) return false;

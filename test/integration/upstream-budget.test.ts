@@ -1,8 +1,10 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { sweepFleet } from '../../shared/domain/fleet-sweep';
 import { getSweepCursor } from '../../shared/store/sweeps';
 import { takeUpstreamTokens } from '../../shared/store/upstream-budget';
-import { installDynamoCallRecorder, recordDynamoCalls, type DynamoCall } from '../../bench/dynamo-calls';
+import { installDynamoCallRecorder, recordDynamoCalls, sequentialRounds, type DynamoCall } from '../../bench/dynamo-calls';
+import { tokensAt } from '../../shared/model/upstream-budget';
+import { RuntimeState } from '../../shared/platform';
 import { useTestRuntime } from '../support/runtime';
 import { setBudgetBucket } from '../support/upstream-budget';
 
@@ -15,6 +17,7 @@ const setBucket = (tokens: number) => setBudgetBucket(runtime, 0, tokens);
 const take = () => takeUpstreamTokens(runtime.deps, 0, 'workflow', SETTINGS);
 const bucket = async () =>
   (await runtime.deps.dynamo.send(new GetCommand({ TableName: runtime.tableNames.counters, Key: BUCKET, ConsistentRead: true }))).Item;
+const bucketState = (item: Record<string, unknown> | undefined) => ({ tat: Number(item?.tat), holdUntil: Number(item?.hold_until ?? 0) });
 const liveReads = () => runtime.simulator.state().calls['GET /v2/droplets/{id}'] ?? 0;
 const detail = async (apiKey: string, id: number) => (await runtime.call('GET', `/api/v1/instances/${id}`, { apiKey })).body;
 
@@ -39,8 +42,9 @@ describe('upstream request budget', () => {
     expect(liveReads() - readsBefore).toBe(1);
   });
 
-  it('takes 32 concurrent tokens from a bucket holding 19 with one conditional write each and no read: 19 granted, 13 refused', async () => {
-    await setBucket(19);
+  it('takes 32 concurrent tokens from a bucket it last saw not full with one conditional write each and no read: 19 granted, 13 refused', async () => {
+    await setBucket(20);
+    await take();
     const calls: DynamoCall[] = [];
     installDynamoCallRecorder(runtime.deps);
 
@@ -50,19 +54,63 @@ describe('upstream request budget', () => {
     expect(calls.map((call) => call.operation)).toEqual(Array.from({ length: 32 }, () => 'UpdateItemCommand'));
   });
 
-  it('never gives a token twice when 32 takes race for a full bucket: 20 granted, each in at most three writes, no read', async () => {
+  it('never gives a token twice when 32 takes race for a full bucket: 20 granted, each in at most three rounds of at most two writes, no read', async () => {
     await take();
     await setBucket(20);
+    const callsOfEach = Array.from({ length: 32 }, (): DynamoCall[] => []);
+    installDynamoCallRecorder(runtime.deps);
+
+    const granted = await Promise.all(callsOfEach.map((calls) => recordDynamoCalls(calls, () => take())));
+
+    expect(granted.filter(Boolean)).toHaveLength(20);
+    expect(callsOfEach.flat().every((call) => call.operation === 'UpdateItemCommand')).toBe(true);
+    expect(Math.max(...callsOfEach.map(sequentialRounds))).toBeLessThanOrEqual(3);
+    expect(Math.max(...callsOfEach.map((calls) => calls.length))).toBeLessThanOrEqual(6);
+    expect(callsOfEach.some((calls) => sequentialRounds(calls) > 1)).toBe(true);
+    expect(Number((await bucket())?.tat) - Date.now()).toBeGreaterThan(18_000);
+  });
+
+  it('takes from a bucket another function took from since this one saw it full in one round of two writes, once', async () => {
+    const container = { ...runtime.deps, state: new RuntimeState() };
+    await runtime.deps.dynamo.send(
+      new PutCommand({ TableName: runtime.tableNames.counters, Item: { ...BUCKET, tat: Date.now() - 10_000 } }),
+    );
+    await takeUpstreamTokens(container, 0, 'workflow', SETTINGS, 1, Date.now() - 5_000);
+    await setBucket(15);
     const calls: DynamoCall[] = [];
     installDynamoCallRecorder(runtime.deps);
 
-    const granted = await recordDynamoCalls(calls, () => Promise.all(Array.from({ length: 32 }, () => take())));
+    const granted = await recordDynamoCalls(calls, () => takeUpstreamTokens(container, 0, 'workflow', SETTINGS));
 
-    expect(granted.filter(Boolean)).toHaveLength(20);
-    expect(calls.every((call) => call.operation === 'UpdateItemCommand')).toBe(true);
-    expect(calls.length).toBeGreaterThan(32);
-    expect(calls.length).toBeLessThanOrEqual(32 * 3);
-    expect(Number((await bucket())?.tat) - Date.now()).toBeGreaterThan(18_000);
+    expect(granted).toBe(true);
+    expect([calls.length, sequentialRounds(calls), calls.filter((call) => call.failed).length]).toEqual([2, 1, 1]);
+    expect(tokensAt(bucketState(await bucket()), Date.now(), SETTINGS)).toBeCloseTo(14, 0);
+  });
+
+  it('takes once from a full bucket it has not seen, in one round of two writes, even when the write that sets it lands first', async () => {
+    const container = { ...runtime.deps, state: new RuntimeState() };
+    await setBucket(20);
+    const calls: DynamoCall[] = [];
+    installDynamoCallRecorder(runtime.deps);
+    const addingLast = 'delay the write that adds';
+    runtime.deps.dynamo.middlewareStack.add(
+      (next) => async (args) => {
+        const { UpdateExpression } = args.input as { UpdateExpression?: string };
+        if (UpdateExpression?.includes('tat + :add')) await new Promise((resolve) => setTimeout(resolve, 200));
+        return next(args);
+      },
+      { step: 'initialize', name: addingLast },
+    );
+
+    const granted = await recordDynamoCalls(calls, () => takeUpstreamTokens(container, 0, 'workflow', SETTINGS)).finally(() =>
+      runtime.deps.dynamo.middlewareStack.remove(addingLast),
+    );
+
+    const [first, last] = [...calls].sort((a, b) => a.endedAt - b.endedAt);
+    expect(granted).toBe(true);
+    expect([first?.failed, last?.failed, String(last?.input.UpdateExpression)]).toEqual([false, true, 'SET tat = tat + :add']);
+    expect(sequentialRounds(calls)).toBe(1);
+    expect(tokensAt(bucketState(await bucket()), Date.now(), SETTINGS)).toBeCloseTo(19, 0);
   });
 
   it('lets a lifecycle take the tokens that live reads may not', async () => {

@@ -1,4 +1,4 @@
-import { holdAfterThrottle, takePlan, takeToken, tokensAt, type UpstreamPriority } from '../../shared/model/upstream-budget';
+import { holdAfterThrottle, latestBucket, takePlan, takeToken, tokensAt, type UpstreamPriority } from '../../shared/model/upstream-budget';
 
 const settings = { capacity: 20, refillPerSecond: 1 };
 const headers = (values: Record<string, string>) => new Headers(values);
@@ -35,18 +35,26 @@ describe('upstream request budget', () => {
 
   it.each<[string, number | undefined, object]>([
     [
-      'a bucket never counted is taken as full: set, on condition that it is still not counted or full',
+      'a bucket never counted may be full or taken from since: set it from now, and add to it, at once',
       undefined,
-      { mode: 'start', startTat: NOW + 1_000 },
+      { modes: ['start', 'queue'], startTat: NOW + 1_000, addMs: 1_000, latestTat: NOW + 9_000 },
     ],
-    ['a full bucket the same way', NOW - 1, { mode: 'start', startTat: NOW + 1_000 }],
+    ['a bucket last seen full the same way', NOW - 1, { modes: ['start', 'queue'], startTat: NOW + 1_000 }],
     [
-      'a bucket not full: one interval added, on condition that it leaves the reserved half',
+      'a bucket last seen not full still is: one interval added, on condition that it leaves the reserved half',
       NOW,
-      { mode: 'queue', addMs: 1_000, latestTat: NOW + 9_000 },
+      { modes: ['queue'], addMs: 1_000, latestTat: NOW + 9_000 },
     ],
   ])('plans the write of a live take: %s', (_, tat, plan) => {
     expect(takePlan(tat === undefined ? undefined : { tat, holdUntil: 0 }, NOW, 'live', settings)).toMatchObject({ ...plan, held: true });
+  });
+
+  it('tells the bucket from a round’s answers by the latest of each, as it only ever moves later', () => {
+    expect(latestBucket([undefined, undefined])).toBeUndefined();
+    expect(latestBucket([{ tat: NOW + 3_000, holdUntil: 0 }, undefined, { tat: NOW + 1_000, holdUntil: NOW + 5_000 }])).toEqual({
+      tat: NOW + 3_000,
+      holdUntil: NOW + 5_000,
+    });
   });
 
   it('holds the sweep and live reads until a 429 says to try again, but not workflow steps', () => {
