@@ -44,8 +44,8 @@ export interface RequestCalls {
   readonly authRounds: number;
   readonly shapes: CallShape[];
   /**
-   * Conditional writes to the upstream request budget's items: one per take when its container last saw the bucket
-   * not full, two at once otherwise (one for a full bucket, one for a bucket taken from since).
+   * Conditional writes to the upstream request budget's items: one per take when nothing collides (two at once for a
+   * take beside an action's write when its container last saw the bucket full).
    */
   readonly budgetWrites: number;
   /** Sequential rounds of those writes: one per take when nothing collides. */

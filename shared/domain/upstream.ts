@@ -125,7 +125,7 @@ async function driverFor(deps: Deps, timeoutMs: number, priority: UpstreamPriori
   const tokens = tokensOf(await secret.of(deps).current());
   if (prepaidCalls === 0 || tokens.length === 0) return tokenPool(deps, tokens, timeoutMs, priority);
   const slot = turns.of(deps).taken++ % tokens.length;
-  const taken = await takeUpstreamTokens(deps, slot, priority, budgetOf(deps), prepaidCalls);
+  const taken = await takeUpstreamTokens(deps, slot, priority, budgetOf(deps), { count: prepaidCalls, inOneRound: true });
   return tokenPool(deps, tokens, timeoutMs, priority, { slot, left: taken ? prepaidCalls : 0 });
 }
 
@@ -134,7 +134,7 @@ export const upstream = (deps: Deps) => driverFor(deps, deps.config.upstream.tim
 
 /**
  * The driver for calls made while a client waits (starting an action): bounded well within the API's timeout. With
- * `prepaidCalls`, that many calls' budget is taken at once, in one write, so that a request can take it beside its
+ * `prepaidCalls`, that many calls' budget is taken at once, in one round, so that a request can take it beside its
  * own write instead of in a round of its own (a refused take leaves each call to take its own, and be refused).
  */
 export const upstreamForRequests = (deps: Deps, prepaidCalls = 0) =>

@@ -51,10 +51,11 @@ export const emptyBucketTat = (nowMs: number, settings: BudgetSettings): number 
  * One round of a take of `count` tokens, its conditional writes sent at once. On a bucket not full (`tat` at or after
  * now), `queue` adds `count` intervals to `tat` on condition that it is at most `latestTat`; on a full one (`tat`
  * before now, or never written), `start` sets it to `startTat` on condition that it is still before now. A bucket last
- * seen not full still is (`tat` only ever moves later): `queue` alone. One last seen full may have been taken from
- * since, by another function: both writes, so that the take never waits for a second round to learn which it was
- * (the store lets at most one of them hold). `held` says whether a 429's hold refuses this priority: the writes are
- * then conditioned on the hold having passed.
+ * seen not full still is (`tat` only ever moves later): `queue`. One last seen full most likely still is: `start`,
+ * and a second round when another function took from it since. A take that must not cost a round of its own (one
+ * sent beside a request's write, `inOneRound`) sends both writes at once instead, paying a refused write on a full
+ * bucket (the store lets at most one of them hold). `held` says whether a 429's hold refuses this priority: the writes
+ * are then conditioned on the hold having passed.
  */
 export type TakeMode = 'queue' | 'start';
 
@@ -73,10 +74,12 @@ export function takePlan(
   priority: UpstreamPriority,
   settings: BudgetSettings,
   count = 1,
+  inOneRound = false,
 ): TakePlan {
   const interval = emissionMs(settings);
+  const full = known === undefined || known.tat < nowMs;
   return {
-    modes: known !== undefined && known.tat >= nowMs ? ['queue'] : ['start', 'queue'],
+    modes: !full ? ['queue'] : inOneRound ? ['start', 'queue'] : ['start'],
     addMs: count * interval,
     startTat: nowMs + count * interval,
     latestTat: nowMs + (settings.capacity * (1 - RESERVED_SHARE[priority]) - count) * interval,

@@ -87,27 +87,33 @@ const lastSeen = runtimeSlot(() => new Map<number, BucketState | undefined>());
 
 /**
  * A refused round told the bucket as it is, and the bucket only ever moves one way (`tat` later), so a take is decided
- * in at most three rounds: the first, once more after another take changed the bucket, and a last one.
+ * in at most three rounds: the guess, the other mode, and that mode once more after another take changed the bucket.
  */
 const MAX_ROUNDS_PER_TAKE = 3;
+
+/** How a take is made: `count` tokens at `nowMs`; `inOneRound` when it runs beside a request's write (see takePlan). */
+interface TakeOptions {
+  readonly count?: number;
+  readonly nowMs?: number;
+  readonly inOneRound?: boolean;
+}
 
 /**
  * Takes `count` tokens of upstream token `slot`'s budget, one for each call about to be sent; false when this priority
  * may not send on it now (the bucket is spent for it, or a 429's hold stands). Never reads first: each round is one
- * or two conditional writes at once, and a refused one answers what refused it.
+ * conditional write (two at once `inOneRound`), and a refused one answers what refused it.
  */
 export async function takeUpstreamTokens(
   deps: Platform,
   slot: number,
   priority: UpstreamPriority,
   settings: BudgetSettings,
-  count = 1,
-  nowMs = deps.clock.now().getTime(),
+  { count = 1, nowMs = deps.clock.now().getTime(), inOneRound = false }: TakeOptions = {},
 ): Promise<boolean> {
   const seen = lastSeen.of(deps);
   let known = seen.get(slot);
   for (let round = 0; round < MAX_ROUNDS_PER_TAKE; round++) {
-    const { taken, bucket } = await takeRound(deps, slot, takePlan(known, nowMs, priority, settings, count));
+    const { taken, bucket } = await takeRound(deps, slot, takePlan(known, nowMs, priority, settings, count, inOneRound));
     seen.set(slot, bucket);
     if (taken) return true;
     if (!takeToken(bucket, nowMs, priority, settings, count).granted) return false;

@@ -15,6 +15,7 @@ const SETTINGS = { capacity: 20, refillPerSecond: 1 };
 const BUCKET = { name: 'upstream-budget#0' };
 const setBucket = (tokens: number) => setBudgetBucket(runtime, 0, tokens);
 const take = () => takeUpstreamTokens(runtime.deps, 0, 'workflow', SETTINGS);
+const takeInOneRound = (deps: typeof runtime.deps) => takeUpstreamTokens(deps, 0, 'workflow', SETTINGS, { inOneRound: true });
 const bucket = async () =>
   (await runtime.deps.dynamo.send(new GetCommand({ TableName: runtime.tableNames.counters, Key: BUCKET, ConsistentRead: true }))).Item;
 const bucketState = (item: Record<string, unknown> | undefined) => ({ tat: Number(item?.tat), holdUntil: Number(item?.hold_until ?? 0) });
@@ -54,40 +55,54 @@ describe('upstream request budget', () => {
     expect(calls.map((call) => call.operation)).toEqual(Array.from({ length: 32 }, () => 'UpdateItemCommand'));
   });
 
-  it('never gives a token twice when 32 takes race for a full bucket: 20 granted, each in at most three rounds of at most two writes, no read', async () => {
+  it('never gives a token twice when 32 takes race for a full bucket: 20 granted, each in at most three writes, no read', async () => {
+    await take();
+    await setBucket(20);
+    const calls: DynamoCall[] = [];
+    installDynamoCallRecorder(runtime.deps);
+
+    const granted = await recordDynamoCalls(calls, () => Promise.all(Array.from({ length: 32 }, () => take())));
+
+    expect(granted.filter(Boolean)).toHaveLength(20);
+    expect(calls.every((call) => call.operation === 'UpdateItemCommand')).toBe(true);
+    expect(calls.length).toBeGreaterThan(32);
+    expect(calls.length).toBeLessThanOrEqual(32 * 3);
+    expect(Number((await bucket())?.tat) - Date.now()).toBeGreaterThan(18_000);
+  });
+
+  it('never gives a token twice when 32 takes in one round race for a full bucket: 20 granted, each in at most three rounds of at most two writes', async () => {
     await take();
     await setBucket(20);
     const callsOfEach = Array.from({ length: 32 }, (): DynamoCall[] => []);
     installDynamoCallRecorder(runtime.deps);
 
-    const granted = await Promise.all(callsOfEach.map((calls) => recordDynamoCalls(calls, () => take())));
+    const granted = await Promise.all(callsOfEach.map((calls) => recordDynamoCalls(calls, () => takeInOneRound(runtime.deps))));
 
     expect(granted.filter(Boolean)).toHaveLength(20);
     expect(callsOfEach.flat().every((call) => call.operation === 'UpdateItemCommand')).toBe(true);
     expect(Math.max(...callsOfEach.map(sequentialRounds))).toBeLessThanOrEqual(3);
     expect(Math.max(...callsOfEach.map((calls) => calls.length))).toBeLessThanOrEqual(6);
-    expect(callsOfEach.some((calls) => sequentialRounds(calls) > 1)).toBe(true);
     expect(Number((await bucket())?.tat) - Date.now()).toBeGreaterThan(18_000);
   });
 
-  it('takes from a bucket another function took from since this one saw it full in one round of two writes, once', async () => {
+  it('takes in one round from a bucket another function took from since this one saw it full: two writes at once, one holds', async () => {
     const container = { ...runtime.deps, state: new RuntimeState() };
     await runtime.deps.dynamo.send(
       new PutCommand({ TableName: runtime.tableNames.counters, Item: { ...BUCKET, tat: Date.now() - 10_000 } }),
     );
-    await takeUpstreamTokens(container, 0, 'workflow', SETTINGS, 1, Date.now() - 5_000);
+    await takeUpstreamTokens(container, 0, 'workflow', SETTINGS, { nowMs: Date.now() - 5_000 });
     await setBucket(15);
     const calls: DynamoCall[] = [];
     installDynamoCallRecorder(runtime.deps);
 
-    const granted = await recordDynamoCalls(calls, () => takeUpstreamTokens(container, 0, 'workflow', SETTINGS));
+    const granted = await recordDynamoCalls(calls, () => takeInOneRound(container));
 
     expect(granted).toBe(true);
     expect([calls.length, sequentialRounds(calls), calls.filter((call) => call.failed).length]).toEqual([2, 1, 1]);
     expect(tokensAt(bucketState(await bucket()), Date.now(), SETTINGS)).toBeCloseTo(14, 0);
   });
 
-  it('takes once from a full bucket it has not seen, in one round of two writes, even when the write that sets it lands first', async () => {
+  it('takes once in one round from a full bucket it has not seen, even when the write that sets it lands before the one that adds', async () => {
     const container = { ...runtime.deps, state: new RuntimeState() };
     await setBucket(20);
     const calls: DynamoCall[] = [];
@@ -102,7 +117,7 @@ describe('upstream request budget', () => {
       { step: 'initialize', name: addingLast },
     );
 
-    const granted = await recordDynamoCalls(calls, () => takeUpstreamTokens(container, 0, 'workflow', SETTINGS)).finally(() =>
+    const granted = await recordDynamoCalls(calls, () => takeInOneRound(container)).finally(() =>
       runtime.deps.dynamo.middlewareStack.remove(addingLast),
     );
 

@@ -33,20 +33,32 @@ describe('upstream request budget', () => {
     expect(tokensAt({ tat: NOW - 60_000, holdUntil: 0 }, NOW, settings)).toBe(20);
   });
 
-  it.each<[string, number | undefined, object]>([
+  it.each<[string, number | undefined, boolean, object]>([
     [
-      'a bucket never counted may be full or taken from since: set it from now, and add to it, at once',
+      'a bucket never counted is taken as full: set, on condition that it is still not counted or full',
       undefined,
-      { modes: ['start', 'queue'], startTat: NOW + 1_000, addMs: 1_000, latestTat: NOW + 9_000 },
+      false,
+      { modes: ['start'], startTat: NOW + 1_000 },
     ],
-    ['a bucket last seen full the same way', NOW - 1, { modes: ['start', 'queue'], startTat: NOW + 1_000 }],
+    ['a bucket last seen full the same way', NOW - 1, false, { modes: ['start'], startTat: NOW + 1_000 }],
     [
       'a bucket last seen not full still is: one interval added, on condition that it leaves the reserved half',
       NOW,
+      false,
       { modes: ['queue'], addMs: 1_000, latestTat: NOW + 9_000 },
     ],
-  ])('plans the write of a live take: %s', (_, tat, plan) => {
-    expect(takePlan(tat === undefined ? undefined : { tat, holdUntil: 0 }, NOW, 'live', settings)).toMatchObject({ ...plan, held: true });
+    [
+      'in one round, a bucket last seen full may have been taken from since: set it from now, and add to it, at once',
+      NOW - 1,
+      true,
+      { modes: ['start', 'queue'], startTat: NOW + 1_000, addMs: 1_000, latestTat: NOW + 9_000 },
+    ],
+    ['in one round, a bucket last seen not full the same as ever', NOW, true, { modes: ['queue'] }],
+  ])('plans the writes of a live take: %s', (_, tat, inOneRound, plan) => {
+    expect(takePlan(tat === undefined ? undefined : { tat, holdUntil: 0 }, NOW, 'live', settings, 1, inOneRound)).toMatchObject({
+      ...plan,
+      held: true,
+    });
   });
 
   it('tells the bucket from a round’s answers by the latest of each, as it only ever moves later', () => {
