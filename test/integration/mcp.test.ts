@@ -268,11 +268,12 @@ describe('MCP server', () => {
     const instanceId = structured(created).instance_id;
     const waited = await client.callTool({ name: 'wait_for_instance', arguments: { instance_id: instanceId } });
     const refused = await client.callTool({ name: 'power_on', arguments: { instance_id: instanceId } });
-    // A wait for a state that is not coming reports how far it is before it gives up, however fast the machine: the
-    // progress passes through the bridge (a wait for the provision could find it done at its first read, and say nothing).
+    // A wait for a state that is not coming reports how far it is before it gives up, however fast or busy the machine
+    // (its first read has seconds to spare before the first pause): the progress passes through the bridge (a wait for
+    // the provision could find it done at its first read, and say nothing).
     const progress: unknown[] = [];
     const pending = await client.callTool(
-      { name: 'wait_for_instance', arguments: { instance_id: instanceId, until: 'stopped', timeout_s: 2 } },
+      { name: 'wait_for_instance', arguments: { instance_id: instanceId, until: 'stopped', timeout_s: 6 } },
       { onprogress: (update) => progress.push(update) },
     );
 
@@ -281,7 +282,7 @@ describe('MCP server', () => {
     expect(text(refused)).toBe('409 lifecycle conflict: Cannot power on while the instance is active');
     expect(structured(pending)).toMatchObject({ status: 'active', reached: false });
     expect(progress.length).toBeGreaterThan(0);
-    expect(progress[0]).toMatchObject({ total: 2, message: `${instanceId} is active` });
+    expect(progress[0]).toMatchObject({ total: 6, message: `${instanceId} is active` });
   });
 
   it('answers GET and DELETE on /mcp with 405: no sessions are kept', async () => {

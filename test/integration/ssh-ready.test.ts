@@ -3,8 +3,9 @@ import { upstreamTagOf } from '../../shared/domain/instances';
 import type { ServiceEvent } from '../../shared/schemas/events';
 import { useTestRuntime } from '../support/runtime';
 
-// A server's SSH may take up to 3 s to answer once the upstream runs it.
-const runtime = useTestRuntime({ env: { SSH_WAIT_SECONDS: '3' } });
+// A server's SSH may take up to 8 s to answer once the upstream runs it: time enough for a test to see it silent on
+// a busy machine, and to let it answer.
+const runtime = useTestRuntime({ env: { SSH_WAIT_SECONDS: '8' } });
 const probe = tcpSshProbe(1_000);
 
 const events: ServiceEvent[] = [];
@@ -17,7 +18,7 @@ const droplets = (instanceId: number) =>
 describe('SSH-ready provisioning', () => {
   it('stays provisioning while the server runs but its SSH is silent, and is active once SSH answers', async () => {
     const { apiKey } = await runtime.newAccount();
-    await runtime.simulator.control.config({ ssh_delay_ms: 1_500 });
+    await runtime.simulator.control.faults({ ssh_silent: true });
 
     const created = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'ssh', flavor: 's-1vcpu-2gb' } });
     expect(created.body.ssh_port).toBe(runtime.simulator.sshPort);
@@ -28,6 +29,7 @@ describe('SSH-ready provisioning', () => {
       return body.ipv4 !== null && droplets(instanceId)[0]?.status === 'active' ? body : undefined;
     });
     const sshAtBoot = await probe.answers(booted.ipv4, booted.ssh_port);
+    await runtime.simulator.control.faults({ ssh_silent: false });
     const active = await runtime.waitForStatus(apiKey, instanceId, ['active', 'failed']);
 
     expect(sshAtBoot).toBe(false);
@@ -72,7 +74,7 @@ describe('SSH-ready provisioning', () => {
     const path = `/api/v1/instances/${instance.instance_id}`;
     const off = await runtime.call('POST', `${path}/actions`, { apiKey, body: { type: 'power_off' } });
     await runtime.waitForJob(apiKey, off.body.job_id);
-    await runtime.simulator.control.config({ ssh_delay_ms: 1_500 });
+    await runtime.simulator.control.faults({ ssh_silent: true });
 
     const on = await runtime.call('POST', `${path}/actions`, { apiKey, body: { type: 'power_on' } });
     // The upstream runs the server again while its SSH is still silent: the job waits.
@@ -82,6 +84,7 @@ describe('SSH-ready provisioning', () => {
     const meanwhile = await runtime.call('GET', `/api/v1/jobs/${on.body.job_id}`, { apiKey });
     const detail = await runtime.call('GET', path, { apiKey });
     const sshMeanwhile = await probe.answers(String(running.ipv4), Number(instance.ssh_port));
+    await runtime.simulator.control.faults({ ssh_silent: false });
     const job = await runtime.waitForJob(apiKey, on.body.job_id);
     const after = await runtime.call('GET', path, { apiKey });
 
