@@ -47,6 +47,9 @@ const bucketWith = (tokens: number, nowMs: number, settings: BudgetSettings, hol
 /** An empty bucket: what a 429 says of a bucket this service had not counted yet. */
 export const emptyBucketTat = (nowMs: number, settings: BudgetSettings): number => bucketWith(0, nowMs, settings).tat;
 
+/** The two forms of a take's write: add to a bucket not full, or set a full one from now (see TakePlan). */
+export type TakeMode = 'queue' | 'start';
+
 /**
  * One round of a take of `count` tokens, its conditional writes sent at once. On a bucket not full (`tat` at or after
  * now), `queue` adds `count` intervals to `tat` on condition that it is at most `latestTat`; on a full one (`tat`
@@ -57,8 +60,6 @@ export const emptyBucketTat = (nowMs: number, settings: BudgetSettings): number 
  * bucket (the store lets at most one of them hold). `held` says whether a 429's hold refuses this priority: the writes
  * are then conditioned on the hold having passed.
  */
-export type TakeMode = 'queue' | 'start';
-
 export interface TakePlan {
   readonly modes: readonly TakeMode[];
   readonly addMs: number;
