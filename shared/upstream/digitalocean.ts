@@ -55,7 +55,8 @@ const dropletSchema = z.object({
   disk: z.int(),
   size_slug: z.string(),
   tags: z.array(z.string()),
-  networks: z.object({ v4: z.array(z.object({ ip_address: z.string(), type: z.string() })).default([]) }),
+  // Parsed as addresses: a server's address is probed from here and handed to customers' ssh, never a host name or text.
+  networks: z.object({ v4: z.array(z.object({ ip_address: z.ipv4(), type: z.string() })).default([]) }),
 });
 const singleDropletSchema = z.object({ droplet: dropletSchema });
 const dropletPageSchema = z.object({
