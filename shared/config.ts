@@ -147,6 +147,8 @@ interface ConsoleConfig {
     readonly failedSignInsPerEmailAndSource: number;
     readonly mailsPerEmailAndSource: number;
     readonly mailsPerEmailPerDay: number;
+    /** Sources the address has signed in from take from this allowance once the one above is used up. */
+    readonly mailsPerEmailPerDayToKnownSources: number;
   };
 }
 
@@ -245,6 +247,7 @@ export function loadConfig(env: Environment): Config {
         failedSignInsPerEmailAndSource: integer('AUTH_LIMIT_FAILED_SIGN_INS_PER_EMAIL_AND_SOURCE', 5),
         mailsPerEmailAndSource: integer('AUTH_LIMIT_MAILS_PER_EMAIL_AND_SOURCE', 3),
         mailsPerEmailPerDay: integer('AUTH_LIMIT_MAILS_PER_EMAIL_PER_DAY', 20),
+        mailsPerEmailPerDayToKnownSources: integer('AUTH_LIMIT_MAILS_PER_EMAIL_PER_DAY_TO_KNOWN_SOURCES', 10),
       },
     },
     payments: {

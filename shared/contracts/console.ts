@@ -19,8 +19,11 @@ import { accountErrors, error, header, ok, publicFormErrors, requestIdHeader, se
  * its pages. Same pipeline as every other route; the public ones carry their own brute-force limits.
  */
 
-/** The brute-force windows; sign-in also reads one to give a correct password's attempt back. */
-const limits = { counters: ['UpdateItem'] } as const satisfies FunctionAccess['tables'];
+/**
+ * The brute-force windows, and the marks of the sources an address has signed in from: read to let a known source
+ * past a window that strangers filled, and to give an attempt back.
+ */
+const limits = { counters: ['GetItem', 'UpdateItem'] } as const satisfies FunctionAccess['tables'];
 
 /** The gateway's own ceiling on each public sign-in route, below the stage default: guessing stays slow for everyone. */
 const AUTH_ROUTE_THROTTLE = { rateLimit: 10, burstLimit: 20 } as const;

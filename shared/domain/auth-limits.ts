@@ -1,5 +1,5 @@
 import type { Deps } from './deps';
-import { giveBackSlidingWindow, hitSlidingWindow } from '../store/counters';
+import { giveBackSlidingWindow, hitSlidingWindow, markHolds, setMark, type SlidingWindowHit } from '../store/counters';
 import { rateLimitExceeded } from '../model/errors';
 import { sha256Hex } from '../model/crypto';
 import { entryTimeMs } from '../model/rate-limits';
@@ -8,22 +8,42 @@ import { entryTimeMs } from '../model/rate-limits';
  * Brute-force limits on the console's sign-in routes, in sliding windows on the counters table: every request per
  * source address; failed sign-ins per e-mail address and source address together; e-mails per address and source
  * together, within a larger daily allowance per address. Limits that an address's owner shares with everyone else
- * are kept generous, so that nobody else can use them up to lock the owner out. Counting happens whether or not the
- * address is registered, so a refusal tells nothing about it.
+ * are kept generous, so that nobody else can use them up to lock the owner out, and the owner's known sources
+ * (those the address has signed in from) keep an allowance of their own past them. Counting happens whether or not
+ * the address is registered, so a refusal tells nothing about it.
  */
 const WINDOW_MS = 15 * 60_000;
 const DAY_MS = 24 * 3_600_000;
+/** A source stays known this long after the address last signed in from it. */
+const KNOWN_SOURCE_DAYS = 90;
+
+async function hit(deps: Deps, counter: string, limit: number, windowMs: number, now: Date): Promise<SlidingWindowHit> {
+  return hitSlidingWindow(deps, `auth#${counter}`, limit, windowMs, now.getTime());
+}
+
+/** The refusal of a full window: free again when its limit-th newest entry leaves it. */
+function refusal(hit: SlidingWindowHit, limit: number, windowMs: number, now: Date) {
+  const freedAtMs = entryTimeMs(hit.newestFirst[limit - 1] ?? hit.entry) + windowMs;
+  return rateLimitExceeded(Math.max(1, Math.ceil((freedAtMs - now.getTime()) / 1000)));
+}
+
+const giveBack = (deps: Deps, counter: string, hit: SlidingWindowHit) => () => giveBackSlidingWindow(deps, `auth#${counter}`, hit.entry);
 
 async function take(deps: Deps, counter: string, limit: number, windowMs: number, now: Date): Promise<() => Promise<void>> {
-  const name = `auth#${counter}`;
-  const hit = await hitSlidingWindow(deps, name, limit, windowMs, now.getTime());
-  if (!hit.allowed) {
-    // Free again when the limit-th newest entry leaves the window.
-    const freedAtMs = entryTimeMs(hit.newestFirst[limit - 1] ?? hit.entry) + windowMs;
-    throw rateLimitExceeded(Math.max(1, Math.ceil((freedAtMs - now.getTime()) / 1000)));
-  }
-  return () => giveBackSlidingWindow(deps, name, hit.entry);
+  const taken = await hit(deps, counter, limit, windowMs, now);
+  if (!taken.allowed) throw refusal(taken, limit, windowMs, now);
+  return giveBack(deps, counter, taken);
 }
+
+const knownSourceMark = (email: string, sourceAddress: string) => `auth#known#${sha256Hex(email)}#${sourceAddress}`;
+
+/** The address has signed in from this source: for a while, its limits treat the source as its owner's. */
+export async function rememberSourceOf(deps: Deps, email: string, sourceAddress: string, now = deps.clock.now()): Promise<void> {
+  await setMark(deps, knownSourceMark(email, sourceAddress), Math.ceil(now.getTime() / 1000) + KNOWN_SOURCE_DAYS * 86_400);
+}
+
+const isKnownSource = (deps: Deps, email: string, sourceAddress: string, now: Date) =>
+  markHolds(deps, knownSourceMark(email, sourceAddress), now.getTime());
 
 /** One request of any console auth route from this source address. */
 export async function limitSourceAddress(deps: Deps, address: string, now = deps.clock.now()): Promise<void> {
@@ -32,12 +52,17 @@ export async function limitSourceAddress(deps: Deps, address: string, now = deps
 
 /**
  * One message to this address (sign-up, reset) asked for from this source address, and one of the address's
- * allowance for the day: someone else can use up their own share, not the owner's.
+ * allowance for the day. Once strangers have used that up, the owner's known sources take from an allowance only
+ * they share: someone else can use up their own share, never the owner's. The source is looked up only then.
  */
 export async function limitMailsTo(deps: Deps, email: string, sourceAddress: string, now = deps.clock.now()): Promise<void> {
-  const { mailsPerEmailAndSource, mailsPerEmailPerDay } = deps.config.console.limits;
-  await take(deps, `mail#${sha256Hex(email)}#${sourceAddress}`, mailsPerEmailAndSource, WINDOW_MS, now);
-  await take(deps, `mail-day#${sha256Hex(email)}`, mailsPerEmailPerDay, DAY_MS, now);
+  const { mailsPerEmailAndSource, mailsPerEmailPerDay, mailsPerEmailPerDayToKnownSources } = deps.config.console.limits;
+  const address = sha256Hex(email);
+  await take(deps, `mail#${address}#${sourceAddress}`, mailsPerEmailAndSource, WINDOW_MS, now);
+  const day = await hit(deps, `mail-day#${address}`, mailsPerEmailPerDay, DAY_MS, now);
+  if (day.allowed) return;
+  if (!(await isKnownSource(deps, email, sourceAddress, now))) throw refusal(day, mailsPerEmailPerDay, DAY_MS, now);
+  await take(deps, `mail-day-known#${address}`, mailsPerEmailPerDayToKnownSources, DAY_MS, now);
 }
 
 /**

@@ -15,7 +15,7 @@ import type {
 import { newAccountRecord, openSessionUnder, type IssuedSession } from './accounts';
 import { standingOf } from '../model/account';
 import { isAccountEvent, mailAccountNotice } from './account-notices';
-import { limitMailsTo, limitSourceAddress, reserveFailedSignIn } from './auth-limits';
+import { limitMailsTo, limitSourceAddress, rememberSourceOf, reserveFailedSignIn } from './auth-limits';
 import { randomBase62, sha256Hex } from '../model/crypto';
 import { Failure, forbidden, unauthorized } from '../model/errors';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../model/passwords';
@@ -183,7 +183,7 @@ export interface SignedIn extends IssuedSession {
 
 /**
  * Checks the password (an unknown address costs the same scrypt work), within the limits per source address and
- * per e-mail and source address. Standing (suspended, unconfirmed) is told only once the password has been proven.
+ * per e-mail and source address. A sign-in makes its source one of the address's known sources. Standing (suspended, unconfirmed) is told only once the password has been proven.
  * The session is opened under the credential generation the checked hash belongs to, so a password reset that
  * lands meanwhile leaves no session behind.
  */
@@ -210,6 +210,7 @@ export async function signIn(
   // The password changed while it was being checked: it is no longer the password.
   if (!session) throw invalidCredentials();
   await attempt.release();
+  await rememberSourceOf(deps, email, sourceAddress, now);
   return { ...session, account };
 }
 

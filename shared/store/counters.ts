@@ -96,6 +96,26 @@ export async function hitSlidingWindow(
   }
 }
 
+/** Sets a mark that holds until `untilSeconds` (epoch seconds), or moves its end there. */
+export async function setMark(deps: Platform, name: string, untilSeconds: number): Promise<void> {
+  await deps.dynamo.send(
+    new UpdateCommand({
+      TableName: tableName(deps, 'counters'),
+      Key: { name },
+      UpdateExpression: 'SET #ttl = :until',
+      ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+      ExpressionAttributeValues: { ':until': untilSeconds },
+    }),
+  );
+}
+
+/** Whether a mark holds at `nowMs`: DynamoDB deletes expired items only some time after they expire. */
+export async function markHolds(deps: Platform, name: string, nowMs: number): Promise<boolean> {
+  const { Item } = await deps.dynamo.send(new GetCommand({ TableName: tableName(deps, 'counters'), Key: { name }, ConsistentRead: true }));
+  const until = z.object({ [TTL_ATTRIBUTE]: z.number().optional() }).parse(Item ?? {})[TTL_ATTRIBUTE];
+  return until !== undefined && until * 1000 > nowMs;
+}
+
 /**
  * Drops the entries past the `limit`-th. Newer entries only ever go in front, so whatever sits at those positions
  * now is past the `limit`-th whatever else happened meanwhile: no condition is needed.

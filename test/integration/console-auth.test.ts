@@ -709,6 +709,28 @@ describe('POST /api/v1/auth/forgot-password and reset-password', () => {
     expect([answers[20]?.status, answers[20]?.body.error]).toEqual([429, 'Rate limit exceeded']);
     expect(answers[20]?.body.retry_after).toBeGreaterThan(900);
   });
+
+  it("keeps the owner's reset e-mail when seven other sources have used up the address's day", async () => {
+    const owner = newAddress();
+    const { email } = await confirmedAccount(owner);
+    const strangers = [];
+    for (let source = 0; source < 7; source++) {
+      const from = newAddress();
+      for (let attempt = 0; attempt < 3; attempt++)
+        strangers.push(await send('POST', '/api/v1/auth/forgot-password', { from, body: { email } }));
+    }
+    const before = (await mailsTo(mailDir, email)).length;
+
+    const theOwner = await send('POST', '/api/v1/auth/forgot-password', { from: owner, body: { email } });
+    const anotherStranger = await send('POST', '/api/v1/auth/forgot-password', { from: newAddress(), body: { email } });
+
+    // The day's 20 messages: the sign-up's confirmation and 19 resets asked for by strangers.
+    expect(strangers.filter((answer) => answer.status === 202)).toHaveLength(19);
+    expect(strangers.slice(19).map((answer) => answer.status)).toEqual([429, 429]);
+    expect(theOwner.status).toBe(202);
+    expect((await mailsTo(mailDir, email)).map((mail) => mail.subject).slice(before)).toEqual(['Reset your password']);
+    expect(anotherStranger.status).toBe(429);
+  });
 });
 
 describe('GET /api/v1/account and /api/v1/account/activity', () => {
