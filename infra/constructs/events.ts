@@ -12,6 +12,7 @@ import { Construct } from 'constructs';
 import { EVENT_SOURCE } from '../../shared/events/source';
 import { METRICS_NAMESPACE, metricNames } from '../../shared/metric-names';
 import { eventFunctions, type EventFunctionName } from '../event-functions';
+import { streamMapping } from '../stream-mapping';
 import { tables as tableDefinitions, type TableName } from '../../shared/tables';
 import { serviceAlarm } from './alarm-topic';
 import { ApiFunction, POWERTOOLS_SERVICE_NAME, type ServiceContext } from './api-function';
@@ -116,9 +117,7 @@ export class ServiceEvents extends Construct {
       this.functions.publishChanges.function.addEventSource(
         new DynamoEventSource(table, {
           startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-          batchSize: 100,
-          bisectBatchOnError: true,
-          retryAttempts: 10,
+          ...streamMapping,
           onFailure: new SqsDlq(this.eventDeadLetters),
         }),
       );

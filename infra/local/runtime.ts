@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { appendFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { TableName } from '../../shared/tables';
@@ -231,6 +232,11 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     endpoint: options.dynamodbEndpoint,
     tables: [...byPhysicalName.keys()],
     onRecords: async (physical, records) => void (await publishChanges(await deps(), byPhysicalName.get(physical)!, records)),
+    // The event dead-letter queue on AWS: kept beside the checkpoint, one line per batch given up on.
+    onFailure: async (failure) => {
+      if (options.dataDir)
+        await appendFile(resolve(options.dataDir, 'stream-dead-letters.jsonl'), `${JSON.stringify(failure)}\n`, { mode: 0o600 });
+    },
     checkpointFile: options.dataDir && resolve(options.dataDir, 'stream-checkpoint.json'),
   });
   const startServiceGateway = (port: number) =>

@@ -10,7 +10,7 @@ import {
   type _Record,
 } from '@aws-sdk/client-dynamodb-streams';
 import { LOCAL_CREDENTIALS } from '../../shared/aws';
-import type { ChangeRecord } from '../../shared/domain/events';
+import { streamMapping } from '../stream-mapping';
 import { writeFileAtomically } from './atomic-file';
 
 export interface StreamPollerOptions {
@@ -19,8 +19,16 @@ export interface StreamPollerOptions {
   readonly region?: string;
   /** Physical table names to follow. */
   readonly tables: readonly string[];
-  /** Called with each batch of records in stream order; a throw makes the poller read the same batch again. */
-  readonly onRecords: (table: string, records: ChangeRecord[]) => Promise<void>;
+  /**
+   * Called with each batch of records in stream order, as the stream gave them (to be parsed). A throw makes the
+   * poller hand them on again as the event source mapping does (streamMapping): split down to one record, which is
+   * retried a few times, then given up on.
+   */
+  readonly onRecords: (table: string, records: readonly unknown[]) => Promise<void>;
+  /** Where a batch given up on is described (the mapping's on-failure destination on AWS); unset, it is only logged. */
+  readonly onFailure?: (failure: StreamBatchFailure) => Promise<void>;
+  /** The pause before the first retry of a failed record; it doubles with each retry, up to 8 times as long. */
+  readonly retryBaseMs?: number;
   /** The pause between reads right after a change; it doubles while nothing changes, up to 8 times as long. */
   readonly intervalMs?: number;
   /** Where a table's stream is read from at start: only changes made from now on (default), or everything kept. */
@@ -36,10 +44,29 @@ export interface StreamPoller {
   stop(): Promise<void>;
 }
 
+/** A batch given up on: where it lies in its stream, as Lambda describes one to the mapping's on-failure destination. */
+export interface StreamBatchFailure {
+  readonly table: string;
+  readonly shardId: string;
+  readonly startSequenceNumber: string | undefined;
+  readonly endSequenceNumber: string | undefined;
+  readonly batchSize: number;
+  /** How many times it was handed on. */
+  readonly attempts: number;
+  /** What the last attempt failed with. */
+  readonly error: string;
+}
+
 interface ShardCursor {
   iterator: string | undefined;
-  /** The last record handed on, so that a re-opened iterator resumes right after it. */
+  /** The last record taken (or given up on), so that a re-opened iterator resumes right after it. */
   lastSequenceNumber: string | undefined;
+  /** Records read and not yet taken, in stream order, in the batches that failed batches were split into. */
+  pending: _Record[][];
+  /** Failed attempts of the first pending batch. */
+  failures: number;
+  /** When the first pending batch is handed on again (epoch ms). */
+  retryAt: number;
 }
 
 /** Per table followed: its stream, and the sequence number of the last record handed on from each of its shards. */
@@ -67,6 +94,8 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
   const dynamodb = new DynamoDBClient(client);
   const streams = new DynamoDBStreamsClient(client);
   const intervalMs = options.intervalMs ?? 50;
+  // As the local delivery queue waits (1, 2, 4, 8 s): the retries outlast a dependency's outage of several seconds.
+  const retryBaseMs = options.retryBaseMs ?? 1_000;
   const cursors = new Map<string, Map<string, ShardCursor>>();
   const streamArns = new Map<string, string>();
   for (const table of options.tables) {
@@ -115,7 +144,13 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
     const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
     for (const shard of StreamDescription?.Shards ?? []) {
       if (!shard.ShardId || known.has(shard.ShardId)) continue;
-      const cursor: ShardCursor = { iterator: undefined, lastSequenceNumber: savedShards(table)[shard.ShardId] };
+      const cursor: ShardCursor = {
+        iterator: undefined,
+        lastSequenceNumber: savedShards(table)[shard.ShardId],
+        pending: [],
+        failures: 0,
+        retryAt: 0,
+      };
       // Shards that appear later hold only changes made after start, and an earlier run followed every shard of a
       // table it knew: read those from their beginning.
       await openIterator(streamArn, shard.ShardId, cursor, atStart && !(table in saved));
@@ -123,27 +158,73 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
     }
   }
 
-  /** Reads one batch; true when it held records. */
+  /** Reads one batch when none is pending, and hands pending ones on; true when records were read or taken. */
   async function pollShard(table: string, shardId: string, cursor: ShardCursor): Promise<boolean> {
-    if (!cursor.iterator) return false;
-    let output;
-    try {
-      output = await streams.send(new GetRecordsCommand({ ShardIterator: cursor.iterator }));
-    } catch (error) {
-      // DynamoDB Local lets iterators lapse (or trims under them); resume right after the last record taken.
-      if (!(error instanceof ExpiredIteratorException || error instanceof TrimmedDataAccessException)) throw error;
-      await openIterator(streamArns.get(table)!, shardId, cursor, false);
-      return false;
+    if (cursor.pending.length === 0) {
+      if (!cursor.iterator) return false;
+      let output;
+      try {
+        output = await streams.send(new GetRecordsCommand({ ShardIterator: cursor.iterator, Limit: streamMapping.batchSize }));
+      } catch (error) {
+        // DynamoDB Local lets iterators lapse (or trims under them); resume right after the last record taken.
+        if (!(error instanceof ExpiredIteratorException || error instanceof TrimmedDataAccessException)) throw error;
+        await openIterator(streamArns.get(table)!, shardId, cursor, false);
+        return false;
+      }
+      cursor.iterator = output.NextShardIterator;
+      if (!output.Records?.length) return false;
+      cursor.pending = [output.Records];
     }
-    const records: _Record[] = output.Records ?? [];
-    if (records.length > 0) {
-      await options.onRecords(table, records as ChangeRecord[]);
-      cursor.lastSequenceNumber = records.at(-1)?.dynamodb?.SequenceNumber;
+    return handOnPending(table, shardId, cursor);
+  }
+
+  /**
+   * Hands the pending batches on in order while they are taken. A failed batch is split in two, down to one record,
+   * which is retried after a pause, and given up on after the mapping's retries: no record holds its shard for good.
+   */
+  async function handOnPending(table: string, shardId: string, cursor: ShardCursor): Promise<boolean> {
+    let taken = false;
+    while (cursor.pending.length > 0 && Date.now() >= cursor.retryAt && !stopped) {
+      const batch = cursor.pending[0]!;
+      try {
+        await options.onRecords(table, batch);
+      } catch (error) {
+        if (batch.length > 1) {
+          const half = Math.ceil(batch.length / 2);
+          cursor.pending.splice(0, 1, batch.slice(0, half), batch.slice(half));
+          continue;
+        }
+        cursor.failures++;
+        if (cursor.failures <= streamMapping.retryAttempts) {
+          console.error(`a record of the change stream of ${table} failed (attempt ${cursor.failures}); retrying:`, messageOf(error));
+          cursor.retryAt = Date.now() + retryBaseMs * 2 ** Math.min(cursor.failures - 1, 3);
+          return taken;
+        }
+        await giveUp(table, shardId, batch, cursor.failures, error);
+      }
+      cursor.pending.shift();
+      cursor.failures = 0;
+      cursor.retryAt = 0;
+      cursor.lastSequenceNumber = batch.at(-1)?.dynamodb?.SequenceNumber;
       // Only once the batch is taken: a stop before this hands it on again (at least once, as Lambda does on AWS).
       if (options.checkpointFile) await saveCheckpoint(options.checkpointFile);
+      taken = true;
     }
-    cursor.iterator = output.NextShardIterator;
-    return records.length > 0;
+    return taken;
+  }
+
+  async function giveUp(table: string, shardId: string, batch: _Record[], attempts: number, error: unknown): Promise<void> {
+    const failure: StreamBatchFailure = {
+      table,
+      shardId,
+      startSequenceNumber: batch[0]?.dynamodb?.SequenceNumber,
+      endSequenceNumber: batch.at(-1)?.dynamodb?.SequenceNumber,
+      batchSize: batch.length,
+      attempts,
+      error: messageOf(error),
+    };
+    console.error(`change stream records given up on after ${attempts} attempts:`, failure);
+    await options.onFailure?.(failure);
   }
 
   for (const table of options.tables) await discoverShards(table, true);
@@ -182,3 +263,5 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
     },
   };
 }
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));

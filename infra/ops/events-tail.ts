@@ -1,5 +1,6 @@
 import type { Platform } from '../../shared/platform';
-import { eventsFromChange, type EventSourceTable } from '../../shared/domain/events';
+import type { EventSourceTable } from '../../shared/domain/events';
+import { eventsOfChanges } from '../../shared/domain/event-publishing';
 import type { ServiceEvent } from '../../shared/schemas/events';
 import { startStreamPoller } from '../local/stream-poller';
 
@@ -40,7 +41,7 @@ export async function tailEvents(
     region: deps.config.region,
     tables: [...names.keys()],
     onRecords: async (table, records) => {
-      for (const event of records.flatMap((record) => eventsFromChange(names.get(table)!, record))) {
+      for (const event of eventsOfChanges(names.get(table)!, records)) {
         if (options.accountId !== undefined && event.account_id !== options.accountId) continue;
         if (options.limit !== undefined && printed >= options.limit) break;
         options.print(event);

@@ -3,6 +3,7 @@ import * as z from '../model/zod';
 import { logger } from '../observability';
 import { changeRecordSchema, eventsFromChange, type EventSourceTable } from './events';
 import { issuesOf } from './step-inputs';
+import type { ServiceEvent } from '../schemas/events';
 
 const SOURCE_TABLES: readonly EventSourceTable[] = ['instances', 'jobs', 'webhooks', 'accounts'];
 
@@ -21,12 +22,11 @@ export async function publishStreamBatch(deps: Deps, streamArn: string | undefin
 }
 
 /**
- * Publishes the events of committed changes, in the order the stream gave them. A failure throws, so the caller
- * reads the same records again: events are published at least once, each with its stable id. A record that does not
- * parse (nor its images) never will: it is logged and passed over, for held back it would stop every later event.
+ * The events of committed changes, in the order the stream gave them. A record that does not parse (nor its images)
+ * never will: it is logged and passed over, for held back it would stop every later event.
  */
-export async function publishChanges(deps: Deps, table: EventSourceTable, records: readonly unknown[]): Promise<number> {
-  const events = records.flatMap((record, position) => {
+export function eventsOfChanges(table: EventSourceTable, records: readonly unknown[]): ServiceEvent[] {
+  return records.flatMap((record, position) => {
     try {
       return eventsFromChange(table, changeRecordSchema.parse(record));
     } catch (error) {
@@ -35,6 +35,14 @@ export async function publishChanges(deps: Deps, table: EventSourceTable, record
       return [];
     }
   });
+}
+
+/**
+ * Publishes the events of committed changes. A failure throws, so the caller reads the same records again: events
+ * are published at least once, each with its stable id.
+ */
+export async function publishChanges(deps: Deps, table: EventSourceTable, records: readonly unknown[]): Promise<number> {
+  const events = eventsOfChanges(table, records);
   if (events.length > 0) await deps.transports.events.publish(events);
   return events.length;
 }

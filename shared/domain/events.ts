@@ -83,8 +83,28 @@ export function eventId(...parts: (string | number)[]): string {
   return `evt_${createHash('sha256').update(parts.join(':')).digest('hex').slice(0, 32)}`;
 }
 
+/** DynamoDB Local's stream gives an empty map as `{}`, with no type (DynamoDB's gives `{ M: {} }`). */
+function withTypedEmptyMaps(value: AttributeValue): AttributeValue {
+  if (Object.keys(value).length === 0) return { M: {} };
+  if (value.M) return { M: typedMembers(value.M) };
+  if (value.L) return { L: value.L.map(withTypedEmptyMaps) };
+  return value;
+}
+const typedMembers = (map: Record<string, AttributeValue>) =>
+  Object.fromEntries(Object.entries(map).map(([name, value]) => [name, withTypedEmptyMaps(value)]));
+
+/** An image's attributes as plain values: an attribute that is no DynamoDB value fails the parse, never throws. */
+const plainImage = attributeMap.transform((image, context) => {
+  try {
+    return unmarshall(typedMembers(image));
+  } catch {
+    context.addIssue({ code: 'custom', message: 'not a DynamoDB item' });
+    return z.NEVER;
+  }
+});
+
 function images<T extends z.ZodType>(record: ChangeRecord, schema: T): { before?: z.output<T>; after?: z.output<T> } {
-  const read = (image: Record<string, AttributeValue> | undefined) => (image ? schema.parse(unmarshall(image)) : undefined);
+  const read = (image: Record<string, AttributeValue> | undefined) => (image ? schema.parse(plainImage.parse(image)) : undefined);
   return { before: read(record.dynamodb?.OldImage), after: read(record.dynamodb?.NewImage) };
 }
 

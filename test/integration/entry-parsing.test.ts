@@ -64,8 +64,9 @@ describe('non-HTTP entry points', () => {
     };
     const garbled = { eventName: 'MODIFY', dynamodb: { NewImage: 'not an image' } };
     const badImage = { eventName: 'MODIFY', dynamodb: { NewImage: marshall({ ...job, status: 'exploded' }) } };
+    const noDynamoDbValue = { eventName: 'MODIFY', dynamodb: { NewImage: { ...marshall(job), error: { X: 'Upstream error' } } } };
 
-    const published = await publishChanges(runtime.deps, 'jobs', [garbled, valid, badImage]);
+    const published = await publishChanges(runtime.deps, 'jobs', [garbled, valid, badImage, noDynamoDbValue]);
 
     expect(published).toBe(1);
   });

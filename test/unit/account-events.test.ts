@@ -1,3 +1,4 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { eventsFromChange } from '../../shared/domain/events';
 import { noticeMail } from '../../shared/domain/account-notices';
@@ -38,6 +39,22 @@ describe('account events from the accounts stream', () => {
     });
     expect(resume).toMatchObject({ type: 'account.billing_resumed', data: { balance_usd: '9.00' } });
     expect(pause?.id).toMatch(/^evt_[0-9a-f]{32}$/);
+  });
+
+  it('reads an empty map that carries no type, as DynamoDB Local streams one', () => {
+    const paused = { ...account, balance: -1_000_000, billing_paused: true, billing_paused_at: AT };
+    const streamedLocally = (image: Record<string, unknown>) => ({
+      ...marshall(image, { removeUndefinedValues: true }),
+      burning: {} as AttributeValue,
+      notes: { L: [{ M: { empty: {} as AttributeValue } }] },
+    });
+
+    const events = eventsFromChange('accounts', {
+      eventName: 'MODIFY',
+      dynamodb: { OldImage: streamedLocally(account), NewImage: streamedLocally(paused) },
+    });
+
+    expect(events.map((event) => [event.type, event.data])).toEqual([['account.billing_paused', { balance_usd: '-1.00' }]]);
   });
 
   it('warns when the runway level deepens, and not when it stays or recovers', () => {
