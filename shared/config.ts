@@ -72,6 +72,14 @@ export interface Config {
    * When a server the upstream answers 404 for is concluded gone: after this many reads by id, the first and the
    * last this many seconds apart, and a listing by the instance's tag that does not show it either.
    */
+  /**
+   * When a deleted instance's server is confirmed destroyed: after this many reads by id since the delete began that
+   * did not find it, the first and the last this many seconds apart.
+   */
+  readonly destruction: {
+    readonly reads: number;
+    readonly windowSeconds: number;
+  };
   readonly absence: {
     readonly reads: number;
     readonly windowSeconds: number;
@@ -212,6 +220,10 @@ export function loadConfig(env: Environment): Config {
     },
     actionTimeoutSeconds: integer('ACTION_TIMEOUT_SECONDS', 900),
     unknownOutcomeWindowSeconds: integer('UNKNOWN_OUTCOME_WINDOW_SECONDS', 60),
+    destruction: {
+      reads: integer('DESTRUCTION_CONFIRM_READS', 3),
+      windowSeconds: integer('DESTRUCTION_CONFIRM_WINDOW_SECONDS', 30),
+    },
     absence: {
       reads: integer('ABSENCE_READS', 3),
       windowSeconds: integer('ABSENCE_WINDOW_SECONDS', 600),

@@ -22,6 +22,9 @@
  *                           whose "METHOD /path" starts with latency_match) waits N ms, then is carried out and
  *                           answered: a client that gave up meanwhile finds it done later, as on DigitalOcean
  *                         {"ssh_silent": true|false}  while on, no server's SSH answers
+ *                         {"unlisted": [ID, …] | "all"}  listings (GET /v2/droplets) leave these droplets (or
+ *                           every one) out, as an inconsistent listing does; they exist, and reads and deletes by id
+ *                           find them
  *   POST /_sim/config   {"boot_ms": N, "action_ms": N, "ssh_delay_ms": N}  timings for droplets and actions started
  *                         from then on (ssh_delay_ms: how long after a server comes up its SSH answers)
  *   POST /_sim/droplets/{id}/power_off               the server shuts down from inside (status off)
@@ -244,6 +247,7 @@ const faultsSchema = z.strictObject({
   latency_ms: z.int().min(0).max(60_000).optional(),
   latency_match: z.string().max(200).optional(),
   ssh_silent: z.boolean().optional(),
+  unlisted: z.union([z.array(z.int()).max(1_000), z.literal('all')]).optional(),
 });
 
 const configSchema = z.strictObject({
@@ -257,6 +261,7 @@ interface Faults {
   failCreates: boolean;
   latency: { ms: number; match: string };
   sshSilent: boolean;
+  unlisted: ReadonlySet<number> | 'all';
 }
 
 const noFaults = (): Faults => ({
@@ -264,6 +269,7 @@ const noFaults = (): Faults => ({
   failCreates: false,
   latency: { ms: 0, match: '' },
   sshSilent: false,
+  unlisted: new Set(),
 });
 
 /** The simulated account: droplets and actions, advanced lazily by `settle`. */
@@ -608,7 +614,9 @@ function paginate<T>(items: readonly T[], url: URL, selfUrl: string) {
 function apiRoutes(cloud: Cloud, faults: Faults, selfUrl: string): Route[] {
   return [
     route('GET', '/v2/droplets', ({ url }) => {
-      const { items, links, meta } = paginate(cloud.list(url.searchParams.get('tag_name')), url, selfUrl);
+      const unlisted = faults.unlisted;
+      const listed = cloud.list(url.searchParams.get('tag_name')).filter((d) => unlisted !== 'all' && !unlisted.has(d.id));
+      const { items, links, meta } = paginate(listed, url, selfUrl);
       return { status: 200, body: { droplets: items.map((d) => dropletJson(d, cloud.ipv4Base)), links, meta } };
     }),
     route('POST', '/v2/droplets', ({ body, now }) => {
@@ -661,6 +669,7 @@ function controlRoutes(cloud: Cloud, faults: Faults, state: () => SimulatorState
       if (settings.fail_creates !== undefined) faults.failCreates = settings.fail_creates;
       if (settings.latency_ms !== undefined) faults.latency = { ms: settings.latency_ms, match: settings.latency_match ?? '' };
       if (settings.ssh_silent !== undefined) faults.sshSilent = settings.ssh_silent;
+      if (settings.unlisted !== undefined) faults.unlisted = settings.unlisted === 'all' ? 'all' : new Set(settings.unlisted);
       return { status: 204 };
     }),
     route('POST', '/_sim/config', ({ body }) => {

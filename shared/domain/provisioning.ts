@@ -10,6 +10,7 @@ import { failedWith } from '../model/job';
 import { failure, sshTimeoutFailure, type FailureReason } from '../model/failure';
 import { sshReadiness } from './ssh-readiness';
 import { upstream } from './upstream';
+import type { UpstreamDriver } from '../upstream/driver';
 import type { InstanceStatus } from '../schemas/instances';
 import { serviceTag, upstreamTagOf } from './instances';
 import { labelTags } from '../model/labels';
@@ -174,7 +175,7 @@ const provisionFailure = (errorName: string | undefined) =>
   provisionFailures[errorName ?? ''] ?? failure('upstream_error', 'Provisioning failed');
 
 /**
- * Undoes a failed provision: destroys every upstream server carrying the instance's tag, gives back the IPv4
+ * Undoes a failed provision: destroys the instance's servers (the recorded one by id, any other by its tag), gives back the IPv4
  * address and tier capacity exactly once, and marks the instance and its job failed. Safe to retry.
  */
 export async function compensateStep(deps: Deps, { instance_id, job_id, error }: CompensateInput): Promise<{ compensated: boolean }> {
@@ -182,8 +183,8 @@ export async function compensateStep(deps: Deps, { instance_id, job_id, error }:
 }
 
 /**
- * Undoes a provision that cannot finish: destroys every upstream server carrying the instance's tag, gives back
- * its capacity exactly once, and marks the instance and its job failed. False when there was nothing to undo.
+ * Undoes a provision that cannot finish: destroys its recorded server by id and every other upstream server carrying
+ * the instance's tag, gives back its capacity exactly once, and marks the instance and its job failed. False when there was nothing to undo.
  */
 export async function failProvision(
   deps: Deps,
@@ -200,7 +201,12 @@ export async function failProvision(
   logger.warn('provisioning failed; compensating', { cause: errorName });
   countMetric(metricNames.provisionFailed);
   if (errorName?.startsWith('Upstream')) countMetric(metricNames.upstreamErrors);
-  await destroyTaggedServers(deps, instanceId);
+  const driver = await upstream(deps);
+  await Promise.all([
+    destroyUnrecordedServers(deps, driver, { instance_id: instanceId, upstream_id: instance?.upstream_id ?? null }),
+    // By id: a listing that leaves the server out proves nothing.
+    instance?.upstream_id != null ? driver.deleteServer(instance.upstream_id) : undefined,
+  ]);
   const reason = provisionFailure(errorName);
   const finish = jobId ? { job_id: jobId, outcome: failedWith(reason), at: deps.clock.now().toISOString() } : undefined;
   if (live) {
@@ -214,10 +220,18 @@ export async function failProvision(
   return true;
 }
 
-/** Destroys every upstream server carrying the instance's tag; returns how many it found. */
-export async function destroyTaggedServers(deps: Deps, instanceId: number): Promise<number> {
-  const driver = await upstream(deps);
-  const servers = await driver.listServersByTag(upstreamTagOf(deps, instanceId));
+/**
+ * Destroys every server a listing by the instance's tag shows other than its recorded one (a create whose answer was
+ * lost, a second server); returns how many it found. The recorded server is destroyed by id by the caller.
+ */
+export async function destroyUnrecordedServers(
+  deps: Deps,
+  driver: UpstreamDriver,
+  instance: Pick<Instance, 'instance_id' | 'upstream_id'>,
+): Promise<number> {
+  const servers = (await driver.listServersByTag(upstreamTagOf(deps, instance.instance_id))).filter(
+    (server) => server.id !== instance.upstream_id,
+  );
   await Promise.all(servers.map((server) => driver.deleteServer(server.id)));
   return servers.length;
 }

@@ -39,6 +39,20 @@ export function absenceConcluded(
 }
 
 /**
+ * Whether a deleted instance's server is confirmed destroyed: reads by id since the delete began that did not find it,
+ * enough of them and spread over the window, by the same rule as any absence. Evidence from before the delete counts
+ * for nothing (it may predate the destroy call), and a listing that leaves the server out proves nothing.
+ */
+export function destructionConfirmed(
+  evidence: Pick<Instance, 'absent_since' | 'absent_last_at' | 'absent_reads'>,
+  deleteStartedAt: string,
+  rule: { readonly reads: number; readonly windowSeconds: number },
+): boolean {
+  if (evidence.absent_since === undefined || Date.parse(evidence.absent_since) < Date.parse(deleteStartedAt)) return false;
+  return absenceConcluded(evidence, rule);
+}
+
+/**
  * What a server carrying our tags is to the service, from the instance its tag names:
  * - `owned`: a live instance's recorded server, or one being created or deleted by its own workflow;
  * - `readopt`: the recorded server of an instance that was lost by inference (it had been running, then failed

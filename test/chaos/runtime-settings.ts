@@ -17,6 +17,7 @@ export const CHAOS_RUNTIME = {
     ACTION_TIMEOUT_SECONDS: '30',
     ORPHAN_GRACE_SECONDS: '5',
     ABSENCE_WINDOW_SECONDS: '3',
+    DESTRUCTION_CONFIRM_WINDOW_SECONDS: '1',
     // A silence of the servers' SSH longer than this fails the provision (ssh_timeout) or the power-on's job.
     SSH_WAIT_SECONDS: '8',
   },

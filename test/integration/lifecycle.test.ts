@@ -1,5 +1,5 @@
 import { upstreamTagOf } from '../../shared/domain/instances';
-import { transitionInstance } from '../../shared/store/instances';
+import { getInstanceItem, transitionInstance } from '../../shared/store/instances';
 import { setCapacityLimit } from '../../shared/store/counters';
 import { setBillingState } from '../support/accounts';
 import { capacityUsed } from '../support/capacity';
@@ -251,6 +251,41 @@ describe('DELETE /api/v1/instances/{instance_id}', () => {
       runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(runtime.deps, created.body.instance_id))),
     ).toEqual([]);
     expect(await capacityUsed(runtime.deps, 'capacity#ipv4')).toBe(ipv4Before);
+  });
+
+  describe('while the upstream listing leaves the server out', () => {
+    afterEach(() => runtime.simulator.control.faults({ unlisted: [], fail_next: 0 }));
+
+    it('destroys the server by its id at the upstream before the instance ends destroyed', async () => {
+      const { apiKey } = await runtime.newAccount();
+      const instance = await runtime.activeInstance(apiKey);
+      const serverId = Number(instance.vps_id);
+      await runtime.simulator.control.faults({ unlisted: [serverId] });
+
+      const deleted = await runtime.call('DELETE', `/api/v1/instances/${instance.instance_id}`, { apiKey });
+      const job = await runtime.waitForJob(apiKey, deleted.body.job_id);
+
+      expect(deleted.status).toBe(200);
+      expect(job).toMatchObject({ type: 'delete', status: 'succeeded' });
+      expect(runtime.simulator.state().destroyed.filter((d) => d.id === serverId)).toEqual([expect.objectContaining({ via: 'api' })]);
+      expect(runtime.simulator.state().droplets.map((d) => d.id)).not.toContain(serverId);
+      expect((await getInstanceItem(runtime.deps, instance.instance_id))?.status).toBe('destroyed');
+    });
+
+    it('destroys the server again when its destroy answered 404 but a read by id still finds it', async () => {
+      const { apiKey } = await runtime.newAccount();
+      const instance = await runtime.activeInstance(apiKey);
+      const serverId = Number(instance.vps_id);
+      await runtime.simulator.control.faults({ unlisted: [serverId], fail_next: 1, status: 404, match: `DELETE /v2/droplets/${serverId}` });
+
+      const deleted = await runtime.call('DELETE', `/api/v1/instances/${instance.instance_id}`, { apiKey });
+      const job = await runtime.waitForJob(apiKey, deleted.body.job_id);
+
+      expect(job).toMatchObject({ type: 'delete', status: 'succeeded' });
+      expect(runtime.simulator.state().calls['DELETE /v2/droplets/{id}']).toBeGreaterThanOrEqual(2);
+      expect(runtime.simulator.state().destroyed.filter((d) => d.id === serverId)).toEqual([expect.objectContaining({ via: 'api' })]);
+      expect((await getInstanceItem(runtime.deps, instance.instance_id))?.status).toBe('destroyed');
+    });
   });
 
   it('returns 404 when the instance belongs to another account', async () => {

@@ -1,3 +1,4 @@
+import { upstreamTagOf } from '../../shared/domain/instances';
 import { capacityUsed } from '../support/capacity';
 import { useTestRuntime } from '../support/runtime';
 
@@ -19,5 +20,20 @@ describe('provision workflow', () => {
     const execution = [...runtime.stepFunctions.executions.values()][0];
     expect(execution?.status).toBe('FAILED');
     expect(execution?.error).toBe('ProvisionFailed');
+  });
+
+  it('destroys the failed provision’s server by its id while the upstream listing leaves every server out', async () => {
+    const { apiKey } = await runtime.newAccount();
+    await runtime.simulator.control.faults({ unlisted: 'all' });
+
+    const created = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'unlisted', flavor: 's-1vcpu-2gb' } });
+    const settled = await runtime.waitForStatus(apiKey, created.body.instance_id, ['failed', 'active']);
+    await runtime.stepFunctions.idle();
+    await runtime.simulator.control.faults({ unlisted: [] });
+
+    expect(settled.status).toBe('failed');
+    expect(
+      runtime.simulator.state().droplets.filter((d) => d.tags.includes(upstreamTagOf(runtime.deps, created.body.instance_id))),
+    ).toEqual([]);
   });
 });

@@ -59,7 +59,8 @@ export async function startTestRuntime(options: Partial<LocalRuntimeOptions> = {
     // A lost answer is looked for again only briefly: the simulator acts at once, or after its injected latency.
     // Every test request comes from one loopback address, standing for many clients, and many send bad credentials
     // on purpose: failed authentications are still counted per address, but only the flood tests use the real limit.
-    env: { UNKNOWN_OUTCOME_WINDOW_SECONDS: '2', FAILED_AUTH_LIMIT: '1000000', ...options.env },
+    // A destroyed server is confirmed gone by reads over a second, not half a minute.
+    env: { UNKNOWN_OUTCOME_WINDOW_SECONDS: '2', FAILED_AUTH_LIMIT: '1000000', DESTRUCTION_CONFIRM_WINDOW_SECONDS: '1', ...options.env },
   });
 
   async function call(method: string, path: string, { apiKey, body, rawBody, headers = {} }: CallOptions = {}): Promise<CallResult> {

@@ -1,6 +1,7 @@
 import {
   absenceConcluded,
   claimOf,
+  destructionConfirmed,
   driftOf,
   readoptionOf,
   lookForStartedAction,
@@ -322,6 +323,34 @@ describe('absenceConcluded', () => {
     },
   ])('is $concluded for $case', ({ evidence: kept, concluded }) => {
     expect(absenceConcluded(kept, rule)).toBe(concluded);
+  });
+});
+
+describe('destructionConfirmed', () => {
+  const rule = { reads: 3, windowSeconds: 30 };
+  const deleteStartedAt = '2026-11-23T04:00:00.000Z';
+  const evidence = (reads: number, since: string, last: string) => ({ absent_reads: reads, absent_since: since, absent_last_at: last });
+
+  it.each([
+    { case: 'no read by id has missed it', evidence: {}, confirmed: false },
+    { case: 'one read that missed it', evidence: evidence(1, '2026-11-23T04:00:05.000Z', '2026-11-23T04:00:05.000Z'), confirmed: false },
+    {
+      case: 'three reads within ten seconds',
+      evidence: evidence(3, '2026-11-23T04:00:05.000Z', '2026-11-23T04:00:15.000Z'),
+      confirmed: false,
+    },
+    {
+      case: 'three reads over the window, begun before the delete',
+      evidence: evidence(3, '2026-11-23T03:59:00.000Z', '2026-11-23T04:00:10.000Z'),
+      confirmed: false,
+    },
+    {
+      case: 'three reads over the window since the delete began',
+      evidence: evidence(3, '2026-11-23T04:00:05.000Z', '2026-11-23T04:00:35.000Z'),
+      confirmed: true,
+    },
+  ])('is $confirmed for $case', ({ evidence: kept, confirmed }) => {
+    expect(destructionConfirmed(kept, deleteStartedAt, rule)).toBe(confirmed);
   });
 });
 
