@@ -90,7 +90,7 @@ describe('reconciler', () => {
     expect(await getJob(runtime.deps, job.job_id)).toMatchObject({ status: 'failed' });
   });
 
-  it('fails a provision whose workflow never started, releasing its capacity', async () => {
+  it('fails a provision whose workflow ended without settling it, releasing its capacity', async () => {
     const { apiKey } = await runtime.newAccount();
     const template = (await getInstanceItem(runtime.deps, (await runtime.activeInstance(apiKey)).instance_id))!;
     const instanceId = await nextSequenceValue(runtime.deps, 'instance_id');
@@ -110,6 +110,9 @@ describe('reconciler', () => {
       },
       job,
     );
+    // An execution under the job's name that ends at once, its input naming no instance.
+    runtime.stepFunctions.start('provision', { instance_id: 999_999_999, job_id: job.job_id }, job.job_id);
+    await runtime.stepFunctions.idle();
 
     const report = await reconcile(runtime.deps, later());
 
