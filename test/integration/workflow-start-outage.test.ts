@@ -41,6 +41,30 @@ describe('a create while Step Functions refuses to start executions', () => {
   );
 });
 
+describe('an action while Step Functions refuses to start executions', () => {
+  it('is accepted (200), and the reconciler settles it to the upstream: powered off, its job succeeded', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const instance = await runtime.activeInstance(apiKey);
+    runtime.stepFunctions.fault('StartExecution', { status: 503 });
+
+    const accepted = await runtime.call('POST', `/api/v1/instances/${instance.instance_id}/actions`, {
+      apiKey,
+      body: { type: 'power_off' },
+    });
+    runtime.stepFunctions.fault('StartExecution', undefined);
+    await runtime.waitFor('the server to be off', async () => (serversOf(instance.instance_id)[0]?.status === 'off' ? true : undefined));
+    const report = await reconcileNow();
+    const job = await runtime.call('GET', `/api/v1/jobs/${accepted.body.job_id}`, { apiKey });
+    const after = await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey });
+
+    expect([accepted.status, accepted.body.ok]).toEqual([200, true]);
+    expect(report.actionsSettled).toBe(1);
+    expect(job.body).toMatchObject({ status: 'succeeded', error: null });
+    expect(job.body).not.toHaveProperty('failure');
+    expect(after.body.status).toBe('stopped');
+  });
+});
+
 describe('a delete while Step Functions refuses to start executions', () => {
   it('is accepted (200), and the instance ends destroyed once the reconciler has started its delete', async () => {
     const { apiKey } = await runtime.newAccount();
