@@ -13,6 +13,11 @@ import { localArn, localStateMachineArn } from './handler-env';
  * A local Step Functions endpoint speaking the service's JSON 1.0 protocol (StartExecution, DescribeExecution,
  * StopExecution: what the service calls). It runs the same `statemachines/*.asl.json` with
  * aws-local-stepfunctions, binding each `${Key}` Task resource to the handler module the CDK stack deploys for it.
+ *
+ * Fault switch: `fault(operation, fault)` makes every later request for that operation meet the fault instead of
+ * being carried out — an error answer with the given HTTP status (`{ status: 503 }` answers `ServiceUnavailable`
+ * unless `type` names another error), or the connection reset (`{ reset: true }`) — until `fault(operation,
+ * undefined)` switches it off. Executions already running are untouched; a restart of the endpoint starts with none.
  */
 const localFunctionArn = (key: string) => localArn('lambda', `function:${key}`);
 
@@ -67,8 +72,13 @@ export interface LocalStepFunctionsOptions {
   readonly deps: () => Promise<Deps>;
 }
 
+/** What a request meets instead of its operation (see the fault switch above). */
+export type EndpointFault = { readonly status: number; readonly type?: string } | { readonly reset: true };
+
 export interface LocalStepFunctions {
   readonly endpoint: string;
+  /** Sets the fault every later request for `operation` meets, or switches it off (undefined). */
+  fault(operation: string, fault: EndpointFault | undefined): void;
   /** Starts an execution, as StartExecution does (what EventBridge Scheduler calls on AWS); its ARN. */
   start(workflow: WorkflowName, input?: Record<string, unknown>, name?: string): string;
   readonly executions: ReadonlyMap<string, Execution>;
@@ -137,6 +147,7 @@ class ServiceError extends Error {
   constructor(
     readonly type: string,
     message: string,
+    readonly status = 400,
   ) {
     super(message);
   }
@@ -250,13 +261,21 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsOptions
     },
   };
 
+  const faults = new Map<string, EndpointFault>();
+
   const server: Server = createServer((request, response) => {
     const operation =
       String(request.headers['x-amz-target'] ?? '')
         .split('.')
         .pop() ?? '';
+    const fault = faults.get(operation);
+    if (fault && 'reset' in fault) {
+      request.socket.resetAndDestroy();
+      return;
+    }
     readJson(request)
       .then((body) => {
+        if (fault) throw new ServiceError(fault.type ?? 'ServiceUnavailable', `${operation} refused by the fault switch`, fault.status);
         const handler = operations[operation];
         if (!handler) throw new ServiceError('UnknownOperationException', `Unknown operation ${operation}`);
         const result = JSON.stringify(handler(body));
@@ -265,7 +284,7 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsOptions
       })
       .catch((error: unknown) => {
         const type = error instanceof ServiceError ? error.type : 'InternalFailure';
-        response.writeHead(error instanceof ServiceError ? 400 : 500, {
+        response.writeHead(error instanceof ServiceError ? error.status : 500, {
           'Content-Type': 'application/x-amz-json-1.0',
           'x-amzn-ErrorType': type,
         });
@@ -278,6 +297,10 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsOptions
 
   return {
     endpoint: `http://127.0.0.1:${port}`,
+    fault(operation, fault) {
+      if (fault) faults.set(operation, fault);
+      else faults.delete(operation);
+    },
     start: (workflow, input = {}, name) =>
       start({ stateMachineArn: localStateMachineArn(workflow), input: JSON.stringify(input), ...(name ? { name } : {}) }).executionArn,
     executions,

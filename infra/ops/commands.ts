@@ -536,6 +536,7 @@ export const commands = new Map<string, Command>([
           const { drift, ...repairs } = report;
           const json = {
             deletes_restarted: repairs.deletesRestarted,
+            provisions_started: repairs.provisionsStarted,
             provisions_failed: repairs.provisionsFailed,
             actions_settled: repairs.actionsSettled,
             jobs_ended: repairs.jobsEnded,

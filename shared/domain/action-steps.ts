@@ -10,9 +10,9 @@ import { failedWith, type Job, type JobFinish } from '../model/job';
 import type { ActionType } from '../model/actions';
 import { upstream } from './upstream';
 import { holdBillingPause } from './billing';
-import { lookForStartedAction, settleFromUpstream, startedAction } from '../model/convergence';
+import { lookForStartedAction, settledActionOutcome, settleFromUpstream, startedAction } from '../model/convergence';
 import { ownServer, readInstanceServer } from './server-guard';
-import { failure, lostFailures, sshTimeoutFailure, type FailureReason } from '../model/failure';
+import { failure, sshTimeoutFailure, type FailureReason } from '../model/failure';
 import { sshReadiness, type SshReadiness } from './ssh-readiness';
 import type * as z from 'zod';
 import type {
@@ -206,6 +206,7 @@ export async function finishResizeStep(
 /** What a client may read about an action's failure: never upstream or internal details. */
 const actionFailures: Record<string, FailureReason> = {
   UpstreamActionFailedError: failure('upstream_error', 'The upstream action failed'),
+  ActionAbandoned: failure('interrupted', 'The action was interrupted before it took effect; the instance shows what the upstream reports'),
   ActionNotTakenError: failure('action_not_taken', 'The upstream did not carry out the action'),
   UpstreamPermanentError: failure('upstream_error', 'The upstream refused the action'),
   UpstreamCapacityError: failure('capacity', 'The upstream has no room for this flavor now'),
@@ -216,12 +217,14 @@ const actionFailure = (errorName: string | undefined) => actionFailures[errorNam
 /**
  * Settles an action that failed or was abandoned, from finished upstream facts only: while an upstream action of
  * the job is still in progress nothing is written (false; the reconciler comes back). Otherwise the instance takes
- * the state the upstream reports, its slot is freed, capacity follows the plan it really has, and the job fails
- * with a text safe to show, all in one transaction. A server concluded gone (never one that a single read did not find) makes the instance failed.
+ * the state the upstream reports, its slot is freed, capacity follows the plan it really has, and the job ends as
+ * the upstream shows (succeeded when the action took effect, failed with a text safe to show otherwise), all in one
+ * transaction. A server concluded gone (never one that a single read did not find) makes the instance failed.
  */
 export async function settleAction(deps: Deps, instanceId: number, jobId: string, errorName: string | undefined): Promise<boolean> {
   const [instance, job] = await Promise.all([getInstanceItem(deps, instanceId), getJob(deps, jobId)]);
   const at = deps.clock.now().toISOString();
+  let outcome = failedWith(actionFailure(errorName));
   if (instance && job && instance.active_job_id === jobId && instance.deleted_at === null && instance.upstream_id !== null) {
     const driver = await upstream(deps);
     const reading = await readInstanceServer(deps, driver, instance);
@@ -236,13 +239,17 @@ export async function settleAction(deps: Deps, instanceId: number, jobId: string
       if (current.active_job_id !== jobId || current.deleted_at !== null) return undefined;
       const settlement = settleFromUpstream(current, job.started_at, server, actions);
       if (settlement.kind === 'wait') return undefined;
-      const reason = settlement.kind === 'lost' ? lostFailures.gone : actionFailure(errorName);
-      return { ...settlement, finish: { job_id: jobId, outcome: failedWith(reason), at } };
+      outcome = settledActionOutcome(job.type, current, job.started_at, server, actions, actionFailure(errorName));
+      return { ...settlement, finish: { job_id: jobId, outcome, at } };
     });
-    logger.warn('action failed; settled to the upstream state', { cause: errorName, upstream_status: server?.status ?? 'gone' });
+    logger.warn('action settled to the upstream state', {
+      cause: errorName,
+      outcome: outcome.status,
+      upstream_status: server?.status ?? 'gone',
+    });
     if (errorName?.startsWith('Upstream')) countMetric(metricNames.upstreamErrors);
   }
-  await finishJob(deps, jobId, failedWith(actionFailure(errorName)), at);
+  await finishJob(deps, jobId, outcome, at);
   return true;
 }
 

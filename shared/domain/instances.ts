@@ -14,12 +14,10 @@ import {
   ownedBy,
   updateInstanceAtVersion,
 } from '../store/instances';
-import { CapacityExhaustedError, heldPools } from '../model/capacity';
+import { CapacityExhaustedError } from '../model/capacity';
 import { newInstance, type Instance } from '../model/instance';
+import type { Job } from '../model/job';
 import { committedInstanceOf } from '../store/idempotency';
-import { finishJob } from '../store/jobs';
-import { failedWith, type Job } from '../model/job';
-import { failure } from '../model/failure';
 import {
   LIST_PAGE_MAX,
   type CreateInstanceBody,
@@ -147,24 +145,16 @@ const withSecrets = (detail: InstanceDetail, secrets: InstanceSecrets | null): I
   ssh_key: { ...detail.ssh_key, private_key: secrets?.private_key ?? null },
 });
 
-/** Starts the provision workflow; if it cannot start, the instance fails at once and gives its capacity back. */
+/**
+ * Starts the provision workflow. A start that fails (Step Functions refusing, unreachable, or its answer lost) leaves
+ * the instance committed and pending: the create is accepted all the same, and the reconciler starts the workflow
+ * under the job's name, so a start that happened after all is not doubled.
+ */
 async function startProvisioning(deps: Deps, instance: Instance, job: Job): Promise<void> {
   try {
     await deps.workflows.start('provision', job, {});
   } catch (error) {
-    logger.error('could not start provisioning', { error, instance_id: instance.instance_id });
-    const finish = {
-      job_id: job.job_id,
-      outcome: failedWith(failure('upstream_error', 'Provisioning could not be started')),
-      at: deps.clock.now().toISOString(),
-    };
-    await updateInstanceAtVersion(deps, instance, {
-      changes: { status: 'failed', failure: failure('upstream_error', 'Provisioning could not be started'), capacity_held: false },
-      release: heldPools(instance),
-      finish,
-    });
-    await finishJob(deps, job.job_id, finish.outcome, finish.at);
-    throw error;
+    logger.error('could not start provisioning; the reconciler starts it', { error, instance_id: instance.instance_id });
   }
 }
 

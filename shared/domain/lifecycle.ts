@@ -215,14 +215,20 @@ async function launchAction(
     actionId = null;
   }
 
-  await deps.workflows.start(workflowOfJob[type], job, {
-    type,
-    action_id: actionId,
-    action_type: request.type,
-    phase,
-    previous_status: instance.status,
-    paused_by: pausedBy,
-  });
+  try {
+    await deps.workflows.start(workflowOfJob[type], job, {
+      type,
+      action_id: actionId,
+      action_type: request.type,
+      phase,
+      previous_status: instance.status,
+      paused_by: pausedBy,
+    });
+  } catch (error) {
+    // The action went upstream and is recorded: it is accepted all the same, and the reconciler settles its job to
+    // what the upstream shows once no action of it is in progress.
+    logger.error('could not start the action workflow; the reconciler settles the action', { error, type });
+  }
   return job;
 }
 

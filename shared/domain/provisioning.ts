@@ -170,6 +170,7 @@ const provisionFailures: Record<string, FailureReason> = {
   UpstreamTransientError: failure('upstream_error', 'The upstream kept failing'),
   ProvisionTimeoutError: failure('provision_timeout', 'The server did not become active in time'),
   SshTimeoutError: sshTimeoutFailure,
+  ProvisionAbandoned: failure('interrupted', 'Provisioning was interrupted before the server was ready; its server, if any, was destroyed'),
 };
 const provisionFailure = (errorName: string | undefined) =>
   provisionFailures[errorName ?? ''] ?? failure('upstream_error', 'Provisioning failed');

@@ -20,7 +20,9 @@ import { isLeaked, sweepFleet, withInstances, type DriftReport } from './fleet-s
 export interface ReconcileReport {
   /** Deletes whose workflow had died, started again. */
   readonly deletesRestarted: number;
-  /** Provisions whose workflow had died, failed with compensation. */
+  /** Provisions whose workflow had never started (the create could not start it), started. */
+  readonly provisionsStarted: number;
+  /** Provisions whose workflow had ended without settling them, failed with compensation. */
   readonly provisionsFailed: number;
   /** Actions whose workflow had died or handed over, settled to the upstream's state once it had ended. */
   readonly actionsSettled: number;
@@ -43,15 +45,16 @@ export interface ReconcileReport {
 /** Left alone for this long after their last change, so that work just started is never taken for stuck. */
 const GRACE_MS = 120_000;
 
-type Repair = 'deletesRestarted' | 'provisionsFailed' | 'actionsSettled';
+type Repair = 'deletesRestarted' | 'provisionsStarted' | 'provisionsFailed' | 'actionsSettled';
 
 /** Repairs one instance whose lifecycle has no running workflow behind it; undefined when nothing was wrong. */
 async function repair(deps: Deps, instance: Instance): Promise<Repair | undefined> {
   const running = await listRunningJobs(deps, instance.instance_id);
   const owning = (types: Job['type'][]) => running.find((job) => types.includes(job.type));
+  const isRunning = async (job: Job | undefined) => job !== undefined && (await deps.workflows.execution(job)) === 'running';
   if (instance.status === 'deleting') {
     const job = owning(['delete']);
-    if (job && (await deps.workflows.isRunning(job))) return undefined;
+    if (await isRunning(job)) return undefined;
     if (job)
       await finishJob(
         deps,
@@ -66,13 +69,20 @@ async function repair(deps: Deps, instance: Instance): Promise<Repair | undefine
   }
   if (instance.status === 'pending' || instance.status === 'provisioning') {
     const job = owning(['provision']);
-    if (job && (await deps.workflows.isRunning(job))) return undefined;
+    const execution = job && (await deps.workflows.execution(job));
+    if (execution === 'running') return undefined;
+    if (job && execution === 'absent') {
+      // Committed, but its create could not start the workflow: it starts now, under the job's name, so a start that
+      // did happen after all is not doubled.
+      await deps.workflows.start('provision', job, {});
+      return 'provisionsStarted';
+    }
     await failProvision(deps, instance.instance_id, job?.job_id, 'ProvisionAbandoned');
     return 'provisionsFailed';
   }
   if (instance.active_job_id !== null) {
     const job = running.find((candidate) => candidate.job_id === instance.active_job_id);
-    if (job && (await deps.workflows.isRunning(job))) return undefined;
+    if (await isRunning(job)) return undefined;
     // Settled only once the upstream's actions have ended; until then the instance keeps its transitional status.
     return (await settleAction(deps, instance.instance_id, instance.active_job_id, 'ActionAbandoned')) ? 'actionsSettled' : undefined;
   }
@@ -94,7 +104,7 @@ async function endOrphanJobs(deps: Deps, now: number, graceMs: number): Promise<
     if (now - Date.parse(job.started_at) < graceMs) continue;
     try {
       const instance = await getInstanceItem(deps, job.instance_id);
-      if (ownedByInstance(job, instance) || (await deps.workflows.isRunning(job))) continue;
+      if (ownedByInstance(job, instance) || (await deps.workflows.execution(job)) === 'running') continue;
       await finishJob(deps, job.job_id, orphanJobOutcome(job, instance), deps.clock.now().toISOString());
       ended += 1;
     } catch (error) {
@@ -125,6 +135,7 @@ export async function findLeakedServers(deps: Deps): Promise<{ server: UpstreamS
 export async function reconcile(deps: Deps, now = deps.clock.now().getTime(), graceMs = GRACE_MS): Promise<ReconcileReport> {
   const report = {
     deletesRestarted: 0,
+    provisionsStarted: 0,
     provisionsFailed: 0,
     actionsSettled: 0,
     jobsEnded: 0,
@@ -153,6 +164,9 @@ export async function reconcile(deps: Deps, now = deps.clock.now().getTime(), gr
   report.absencesSuspected = sweep.absencesSuspected;
   report.sweepGuardHalted = sweep.guardHalted;
   logger.info('reconciled', { ...report, sweep_pages: sweep.pages, sweep_pass_completed: sweep.passCompleted });
-  countMetric(metricNames.reconcilerRepairs, report.deletesRestarted + report.provisionsFailed + report.actionsSettled + report.jobsEnded);
+  countMetric(
+    metricNames.reconcilerRepairs,
+    report.deletesRestarted + report.provisionsStarted + report.provisionsFailed + report.actionsSettled + report.jobsEnded,
+  );
   return report;
 }

@@ -253,6 +253,35 @@ export function settleFromUpstream(
   return { kind: 'settle', changes, reserve: [], release: [{ kind: 'tier', flavor: pending.flavor }] };
 }
 
+/**
+ * How the job of an interrupted action ends, from the finished facts it is settled from: succeeded when the server
+ * shows the action took effect (a power-off's server is off, a power-on's runs, a reboot's runs after a reboot
+ * completed since the job began, a resize's has the reserved size and runs again if the job had shut it down);
+ * otherwise failed, with the upstream's error if one of the job's actions errored, or `reason`. A server concluded
+ * gone (null) is the loss.
+ */
+export function settledActionOutcome(
+  type: Job['type'],
+  instance: Pick<Instance, 'pending_plan'>,
+  jobStartedAt: string,
+  server: UpstreamServer | null,
+  actions: readonly UpstreamActionRecord[],
+  reason: FailureReason,
+): JobOutcome {
+  if (server === null) return failedWith(lostFailures.gone);
+  const own = actionsSince(actions, jobStartedAt);
+  const completed = (upstreamType: string) => own.some((action) => action.type === upstreamType && action.status === 'completed');
+  const running = server.status === 'active';
+  const tookEffect =
+    (type === 'power_off' && server.status === 'off') ||
+    (type === 'power_on' && running) ||
+    (type === 'reboot' && running && completed('reboot')) ||
+    (type === 'resize' && server.sizeSlug === instance.pending_plan?.flavor && (running || !completed('shutdown')));
+  if (tookEffect) return { status: 'succeeded' };
+  if (own.some((action) => action.status === 'errored')) return failedWith(failure('upstream_error', 'The upstream action failed'));
+  return failedWith(reason);
+}
+
 /** What a running job with no live execution becomes, when its instance no longer points at it. */
 export function orphanJobOutcome(job: Pick<Job, 'type'>, instance: Pick<Instance, 'status' | 'deleted_at'> | undefined): JobOutcome {
   if (

@@ -38,13 +38,13 @@ export const stepFunctionsEngine = (deps: Platform): WorkflowEngine => ({
       }),
     );
   },
-  async isRunning(job) {
+  async execution(job) {
     const { sdk, client } = await stepFunctions.of(deps);
     try {
       const { status } = await client.send(new sdk.DescribeExecutionCommand({ executionArn: executionArnOf(deps, job) }));
-      return status === 'RUNNING';
+      return status === 'RUNNING' ? 'running' : 'ended';
     } catch (error) {
-      if (error instanceof sdk.ExecutionDoesNotExist) return false;
+      if (error instanceof sdk.ExecutionDoesNotExist) return 'absent';
       throw error;
     }
   },

@@ -460,6 +460,7 @@ async function settle(target: ChaosTarget, log: (line: string) => void): Promise
     }
     const repairs =
       report.deletesRestarted +
+      report.provisionsStarted +
       report.provisionsFailed +
       report.actionsSettled +
       report.jobsEnded +

@@ -196,8 +196,8 @@ async function checkJobs(deps: Deps): Promise<string[]> {
       violations.push(`reconcile job ${job.job_id} is still running`);
       continue;
     }
-    const running = await deps.workflows.isRunning(job).catch(() => false);
-    if (!running) violations.push(`${job.type} job ${job.job_id} is running without a running execution`);
+    const execution = await deps.workflows.execution(job).catch(() => 'absent');
+    if (execution !== 'running') violations.push(`${job.type} job ${job.job_id} is running without a running execution`);
   }
   return violations;
 }

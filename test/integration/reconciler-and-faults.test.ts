@@ -71,7 +71,7 @@ describe('reconciler', () => {
     expect((await getJob(runtime.deps, job.job_id))?.status).toBe('failed');
   });
 
-  it('settles an action whose workflow died to what the upstream reports', async () => {
+  it('settles an action whose workflow died to what the upstream reports, its job succeeded when the upstream shows it done', async () => {
     const { apiKey } = await runtime.newAccount();
     const detail = await runtime.activeInstance(apiKey);
     const instance = (await getInstanceItem(runtime.deps, detail.instance_id))!;
@@ -87,10 +87,30 @@ describe('reconciler', () => {
       active_job_id: null,
       paused_by: 'user',
     });
-    expect(await getJob(runtime.deps, job.job_id)).toMatchObject({ status: 'failed' });
+    expect(await getJob(runtime.deps, job.job_id)).toMatchObject({ status: 'succeeded', failure: null });
   });
 
-  it('fails a provision whose workflow never started, releasing its capacity', async () => {
+  it('fails an action whose workflow died before the upstream took it, saying it was interrupted', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const detail = await runtime.activeInstance(apiKey);
+    const instance = (await getInstanceItem(runtime.deps, detail.instance_id))!;
+    const job = orphanJob('reboot', instance);
+    await updateInstanceAtVersion(runtime.deps, instance, { changes: { active_job_id: job.job_id }, job });
+
+    const report = await reconcile(runtime.deps, later());
+
+    expect(report.actionsSettled).toBe(1);
+    expect(await getInstanceItem(runtime.deps, detail.instance_id)).toMatchObject({ status: 'active', active_job_id: null });
+    expect(await getJob(runtime.deps, job.job_id)).toMatchObject({
+      status: 'failed',
+      failure: {
+        code: 'interrupted',
+        message: 'The action was interrupted before it took effect; the instance shows what the upstream reports',
+      },
+    });
+  });
+
+  it('fails a provision whose workflow ended without settling it, releasing its capacity', async () => {
     const { apiKey } = await runtime.newAccount();
     const template = (await getInstanceItem(runtime.deps, (await runtime.activeInstance(apiKey)).instance_id))!;
     const instanceId = await nextSequenceValue(runtime.deps, 'instance_id');
@@ -110,12 +130,19 @@ describe('reconciler', () => {
       },
       job,
     );
+    // An execution under the job's name that ends at once, its input naming no instance.
+    runtime.stepFunctions.start('provision', { instance_id: 999_999_999, job_id: job.job_id }, job.job_id);
+    await runtime.stepFunctions.idle();
 
     const report = await reconcile(runtime.deps, later());
 
     expect(report.provisionsFailed).toBe(1);
-    expect(await getInstanceItem(runtime.deps, instanceId)).toMatchObject({ status: 'failed', capacity_held: false });
-    expect(await getJob(runtime.deps, job.job_id)).toMatchObject({ status: 'failed' });
+    const interrupted = {
+      code: 'interrupted',
+      message: 'Provisioning was interrupted before the server was ready; its server, if any, was destroyed',
+    };
+    expect(await getInstanceItem(runtime.deps, instanceId)).toMatchObject({ status: 'failed', capacity_held: false, failure: interrupted });
+    expect(await getJob(runtime.deps, job.job_id)).toMatchObject({ status: 'failed', failure: interrupted });
     expect(await capacityCounters(runtime.deps)).toEqual(await capacityHeldByInstances(runtime.deps));
   });
 

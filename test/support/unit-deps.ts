@@ -74,7 +74,10 @@ export function memoryDeps(env: Environment = {}, runtime: Partial<Pick<Deps, 'c
         record.started.push({ workflow, job, input });
         running.add(job.job_id);
       },
-      isRunning: async (job) => running.has(job.job_id),
+      async execution(job) {
+        if (running.has(job.job_id)) return 'running';
+        return record.started.some((started) => started.job.job_id === job.job_id) ? 'ended' : 'absent';
+      },
       async stop(job) {
         record.stopped.push(job);
         running.delete(job.job_id);

@@ -8,6 +8,7 @@ import {
   ownershipOf,
   orphanJobOutcome,
   settleFromUpstream,
+  settledActionOutcome,
   startKnownNotTaken,
   startedAction,
 } from '../../shared/model/convergence';
@@ -190,6 +191,82 @@ describe('settleFromUpstream', () => {
     },
   ])('$why', ({ instance: stored, server: reported, actions, expected }) => {
     expect(settleFromUpstream(stored, JOB_START, reported, actions)).toEqual(expected);
+  });
+});
+
+describe('settledActionOutcome', () => {
+  const AFTER = '2026-11-23T04:00:01.000Z';
+  const BEFORE = '2026-11-23T03:59:00.000Z';
+  const interrupted = { code: 'interrupted' as const, message: 'The action was interrupted' };
+  const succeeded = { status: 'succeeded' };
+  const failedInterrupted = { status: 'failed', failure: interrupted };
+  it.each([
+    {
+      why: 'a power-off whose server is off succeeded',
+      type: 'power_off' as const,
+      server: server({ status: 'off' }),
+      actions: [],
+      outcome: succeeded,
+    },
+    {
+      why: 'a power-off whose server still runs failed',
+      type: 'power_off' as const,
+      server: server(),
+      actions: [],
+      outcome: failedInterrupted,
+    },
+    { why: 'a power-on whose server runs succeeded', type: 'power_on' as const, server: server(), actions: [], outcome: succeeded },
+    {
+      why: 'a reboot with a reboot completed since the job began succeeded',
+      type: 'reboot' as const,
+      server: server(),
+      actions: [act(5, 'reboot', 'completed', AFTER)],
+      outcome: succeeded,
+    },
+    {
+      why: 'a reboot whose only reboot is older than the job failed',
+      type: 'reboot' as const,
+      server: server(),
+      actions: [act(5, 'reboot', 'completed', BEFORE)],
+      outcome: failedInterrupted,
+    },
+    {
+      why: 'a resize of a running server resized and running again succeeded',
+      type: 'resize' as const,
+      server: server({ sizeSlug: 's-2vcpu-4gb' }),
+      actions: [act(5, 'shutdown', 'completed', AFTER), act(6, 'resize', 'completed', AFTER), act(7, 'power_on', 'completed', AFTER)],
+      outcome: succeeded,
+    },
+    {
+      why: 'a resize of a running server resized but left off failed',
+      type: 'resize' as const,
+      server: server({ status: 'off', sizeSlug: 's-2vcpu-4gb' }),
+      actions: [act(5, 'shutdown', 'completed', AFTER), act(6, 'resize', 'completed', AFTER)],
+      outcome: failedInterrupted,
+    },
+    {
+      why: 'a resize of a stopped server resized succeeded',
+      type: 'resize' as const,
+      server: server({ status: 'off', sizeSlug: 's-2vcpu-4gb' }),
+      actions: [act(6, 'resize', 'completed', AFTER)],
+      outcome: succeeded,
+    },
+    {
+      why: 'a resize whose upstream resize errored failed with the upstream error',
+      type: 'resize' as const,
+      server: server({ status: 'off' }),
+      actions: [act(6, 'resize', 'errored', AFTER)],
+      outcome: { status: 'failed', failure: { code: 'upstream_error', message: 'The upstream action failed' } },
+    },
+    {
+      why: 'an action whose server is concluded gone lost it',
+      type: 'power_off' as const,
+      server: null,
+      actions: [],
+      outcome: { status: 'failed', failure: { code: 'server_lost', message: 'The server no longer exists upstream' } },
+    },
+  ])('$why', ({ type, server: reported, actions, outcome }) => {
+    expect(settledActionOutcome(type, { pending_plan: large }, JOB_START, reported, actions, interrupted)).toEqual(outcome);
   });
 });
 
