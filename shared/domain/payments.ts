@@ -33,6 +33,7 @@ import { KEY_DEPOSIT_MIN_MICROS } from './key-management';
 import { applyBalanceRules, reviewCheckpoint } from './billing';
 import { recordRechargeFailure, runwayOfAccount } from './funding';
 import { retry, retryPolicies, TRY_AGAIN } from '../retry';
+import { DependencyTransientError } from '../transient-errors';
 
 /**
  * Customers fund their own accounts: a top-up opens the provider's hosted checkout, and the balance is credited only
@@ -210,11 +211,32 @@ async function topUpOfPayment(deps: Deps, paymentIntentId: string): Promise<TopU
   return topUp;
 }
 
+/**
+ * A debit's payment credited before the debit: providers deliver out of order, and a refund or a dispute booked first
+ * would pause the account (and power its servers off) for money it has in fact been paid. The credit is applied from
+ * the provider's own facts, exactly as the reconciler applies them (the same keyed entry), so that the payment's own
+ * event, arriving later, is a duplicate. When the provider cannot say the payment succeeded, the debit waits: the
+ * error answers 5xx and the provider delivers the event again.
+ */
+async function creditBeforeDebit(deps: Deps, topUp: TopUp, paymentIntentId: string): Promise<void> {
+  if (topUp.status === 'paid') return;
+  const paid = topUp.provider_session_id
+    ? await deps.payments.checkoutNow(topUp.provider_session_id)
+    : topUp.kind === 'auto_recharge'
+      ? await deps.payments.paymentNow(paymentIntentId)
+      : undefined;
+  if (paid?.kind !== 'checkout_paid' && paid?.kind !== 'payment_succeeded')
+    throw new DependencyTransientError(`the payment of top-up ${topUp.top_up_id} is not credited yet: its debit waits`);
+  if ((await creditPayment(deps, paid)) === 'refused')
+    throw new DependencyTransientError(`the payment of top-up ${topUp.top_up_id} could not be credited: its debit waits`);
+}
+
 /** Debits what was refunded since the refunds last booked: the largest refunded total seen is the truth. */
 async function debitRefund(deps: Deps, event: Extract<PaymentEvent, { kind: 'refunded' }>): Promise<Outcome> {
   let topUp = await topUpOfPayment(deps, event.paymentIntentId);
   if (!topUp) return refused(event, 'unknown_top_up');
   const accountId = topUp.account_id;
+  await creditBeforeDebit(deps, topUp, event.paymentIntentId);
   const outcome = await retry(retryPolicies.versionConflict, async (attempt) => {
     if (attempt > 1) topUp = await getTopUp(deps, topUp!.top_up_id);
     if (!topUp || event.refundedCents <= topUp.refunded_cents) return 'duplicate' as const;
@@ -241,6 +263,7 @@ async function settleDispute(deps: Deps, event: Extract<PaymentEvent, { kind: 'd
   if (event.kind === 'dispute_closed' && !event.won) return 'ignored';
   const topUp = await topUpOfPayment(deps, event.paymentIntentId);
   if (!topUp) return refused(event, 'unknown_top_up');
+  await creditBeforeDebit(deps, topUp, event.paymentIntentId);
   const taken = centsToMicros(event.amountCents + event.feeCents);
   const opened = event.kind === 'dispute_opened';
   const booked = await recordLedgerEntry(deps, {

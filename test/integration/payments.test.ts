@@ -343,6 +343,46 @@ describe('refunds and disputes', () => {
   });
 });
 
+describe('debits that arrive before their payment', () => {
+  it.each([
+    {
+      case: 'a refund',
+      debit: (paymentIntentId: string) => sim(`/_sim/payment_intents/${paymentIntentId}/refund`),
+      kind: 'refund',
+      amount: -20_000_000,
+    },
+    {
+      case: 'a dispute',
+      debit: (paymentIntentId: string) => sim(`/_sim/payment_intents/${paymentIntentId}/dispute`),
+      kind: 'dispute',
+      amount: -35_000_000,
+    },
+  ])('credits the payment first when $case arrives before it: no pause, the server stays active', async ({ debit, kind, amount }) => {
+    const { apiKey, accountId } = await runtime.newAccount({ depositUsd: '20' });
+    const instance = await runtime.activeInstance(apiKey);
+    const { top_up_id, provider_session_id } = await topUp(apiKey, 20);
+    await sim('/_sim/hold', { type: 'checkout.session.completed' });
+    const payment = await sim(`/_sim/sessions/${provider_session_id}/pay`);
+
+    await debit(payment.body.payment_intent);
+    await runtime.payments.settled();
+    const released = await sim('/_sim/release', { type: 'checkout.session.completed' });
+    await runtime.payments.settled();
+    const billing = await runtime.call('GET', '/api/v1/billing', { apiKey });
+    const server = await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey });
+    const completed = runtime.payments.events.find((event) => event.id === released.body.released[0]);
+
+    expect(billing.body.billing_paused).toBe(false);
+    expect(billing.body.top_ups[0]).toMatchObject({ top_up_id, status: 'paid' });
+    expect(server.body.status).toBe('active');
+    expect(completed?.answers).toEqual([200]);
+    expect((await entriesOf(accountId, 'top_up')).map((entry) => [entry.entry_id, entry.amount])).toEqual([
+      [`top-up#${provider_session_id}`, 20_000_000],
+    ]);
+    expect((await entriesOf(accountId, kind)).map((entry) => entry.amount)).toEqual([amount]);
+  });
+});
+
 describe('auto-recharge', () => {
   it('charges the saved card at the threshold, and turns itself off after 3 declines in a row', async () => {
     const account = await runtime.newAccount({ depositUsd: '0' });
