@@ -255,6 +255,28 @@ describe('POST /api/v1/billing/top-ups', () => {
     expect(answer.body.error).toBe(error);
   });
 
+  it.each([
+    { provider: 401, times: 1, status: 503, error: 'Payments are unavailable' },
+    { provider: 503, times: 3, status: 503, error: 'Payments are unavailable' },
+    { provider: 400, times: 1, status: 502, error: 'The payment provider refused the checkout' },
+  ])('answers $status "$error" when the provider refuses the checkout with $provider, and closes the top-up as failed', async (fault) => {
+    const { apiKey } = await runtime.newAccount({ depositUsd: '0' });
+    await sim('/_sim/faults', { status: fault.provider, times: fault.times });
+    onTestFinished(() => sim('/_sim/faults', { times: 0 }).then(() => undefined));
+
+    const answer = await runtime.call('POST', '/api/v1/billing/top-ups', { apiKey, body: { amount_usd: 20 } });
+    const billing = await runtime.call('GET', '/api/v1/billing', { apiKey });
+
+    expect([answer.status, answer.body.error]).toEqual([fault.status, fault.error]);
+    expect(billing.body.top_ups).toEqual([
+      expect.objectContaining({
+        status: 'failed',
+        checkout_url: null,
+        failure_reason: 'The payment provider could not open the checkout.',
+      }),
+    ]);
+  });
+
   it('takes the console session with its CSRF token, and refuses it without', async () => {
     const { accountId } = await runtime.newAccount({ depositUsd: '0' });
     const { session, csrfToken } = await openSession(runtime.deps, accountId);
@@ -312,6 +334,20 @@ describe('refunds and disputes', () => {
     const refunds = await entriesOf(accountId, 'refund');
     expect(refunds.reduce((sum, entry) => sum + entry.amount, 0)).toBe(-7_000_000);
     expect(refunds.map((entry) => entry.entry_id).at(-1)).toMatch(/^refund#ch_[0-9a-f]+#700$/);
+  });
+
+  it.each([
+    { type: 'charge.refunded', object: { id: 'ch_0a1b2c', object: 'charge', payment_intent: null, amount_refunded: 500 } },
+    {
+      type: 'charge.dispute.created',
+      object: { id: 'dp_0a1b2c', object: 'dispute', payment_intent: null, amount: 500, status: 'needs_response', balance_transactions: [] },
+    },
+  ])('answers 200 refused to $type for a charge without a payment intent', async ({ type, object }) => {
+    const body = JSON.stringify({ id: `evt_${Math.random().toString(16).slice(2)}`, object: 'event', type, data: { object } });
+
+    const answer = await runtime.call('POST', WEBHOOK, { rawBody: body, headers: { 'stripe-signature': signed(body) } });
+
+    expect([answer.status, answer.body.outcome]).toEqual([200, 'refused']);
   });
 
   it('debits a dispute and its fee at once, pauses billing at zero, and credits both back when the dispute is won', async () => {
