@@ -13,7 +13,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  *
  * Control routes under `/_sim/` (tests and the walk-through) pay or expire a session without the page, refund,
  * open and close disputes, make a customer's saved card decline, resend an event (many times, concurrently) and list
- * what was sent.
+ * what was sent. Two switches make the provider misbehave as a real one does:
+ * - `POST /_sim/faults {"status": 401|400|503…, "times": N, "delay_ms": D}`: the next N API calls answer that status
+ *   with Stripe's error body for it, doing nothing; with `delay_ms` instead of `status` they are carried out and
+ *   answered D ms late (past a client's timeout: an outcome the client cannot know). `{"times": 0}` clears it.
+ * - `POST /_sim/hold {"type": "checkout.session.completed"}` holds back every event of that type (recorded in the
+ *   event list, not delivered) until `POST /_sim/release {"type": …}` delivers those held, in order: events then
+ *   arrive out of order, as the provider's do.
  */
 export interface PaymentsSimulatorOptions {
   readonly port?: number;
@@ -119,6 +125,10 @@ export async function startPaymentsSimulator(options: PaymentsSimulatorOptions =
   const deliveries = new Set<Promise<void>>();
   let webhookUrl: string | undefined;
   let selfUrl = '';
+  /** The next API calls to misbehave: each answers `status` (doing nothing) or is answered `delayMs` late. */
+  let faults: { times: number; status?: number; delayMs?: number } = { times: 0 };
+  const heldTypes = new Set<string>();
+  const held: { event: SentEvent; body: string }[] = [];
 
   function sign(body: string): string {
     const t = unix();
@@ -171,7 +181,8 @@ export async function startPaymentsSimulator(options: PaymentsSimulatorOptions =
     });
     sent.push(event);
     sentBodies.set(event.id, body);
-    void deliver(event, body);
+    if (heldTypes.has(type)) held.push({ event, body });
+    else void deliver(event, body);
     return event;
   }
 
@@ -349,6 +360,24 @@ export async function startPaymentsSimulator(options: PaymentsSimulatorOptions =
     return { status: 200, body: { delivered: answers.filter(Boolean).length } };
   }
 
+  function release(type: string): Reply {
+    heldTypes.delete(type);
+    const released = held.filter((entry) => entry.event.type === type);
+    for (const entry of released) {
+      held.splice(held.indexOf(entry), 1);
+      void deliver(entry.event, entry.body);
+    }
+    return { status: 200, body: { released: released.map((entry) => entry.event.id) } };
+  }
+
+  /** Stripe's error body for a status: what its client turns into its typed errors. */
+  function faultReply(status: number): Reply {
+    if (status === 401) return stripeError(401, 'invalid_request_error', 'Invalid API Key provided');
+    if (status === 429) return stripeError(429, 'invalid_request_error', 'Too many requests');
+    if (status < 500) return stripeError(status, 'invalid_request_error', 'The request was refused');
+    return stripeError(status, 'api_error', 'The provider is unavailable');
+  }
+
   const authorized = (request: IncomingMessage) => {
     const given = Buffer.from(request.headers.authorization ?? '');
     const expected = Buffer.from(`Bearer ${secretKey}`);
@@ -408,6 +437,17 @@ export async function startPaymentsSimulator(options: PaymentsSimulatorOptions =
       saved.declines = params.on !== false && params.on !== 'false';
       return { status: 200, body: { customer: id, declines: saved.declines } };
     }
+    if (resource === 'faults' && !id) {
+      const status = params.status === undefined ? undefined : Number(params.status);
+      const delayMs = params.delay_ms === undefined ? undefined : Number(params.delay_ms);
+      faults = { times: Math.max(0, Number(params.times ?? 1)), status, delayMs };
+      return { status: 200, body: faults };
+    }
+    if (resource === 'hold' && !id && typeof params.type === 'string') {
+      heldTypes.add(params.type);
+      return { status: 200, body: { held: [...heldTypes] } };
+    }
+    if (resource === 'release' && !id && typeof params.type === 'string') return release(params.type);
     if (resource === 'events' && verb === 'resend') return resend(id ?? '', Math.min(50, Math.max(1, Number(params.times ?? 1))));
     return { status: 404, body: { error: 'no such control route' } };
   }
@@ -445,12 +485,16 @@ export async function startPaymentsSimulator(options: PaymentsSimulatorOptions =
     const json = (request.headers['content-type'] ?? '').includes('application/json');
     const params = raw === '' ? {} : json ? (JSON.parse(raw) as Params) : parseStripeForm(raw);
     if (url.pathname.startsWith('/v1/')) {
+      const fault = faults.times > 0 ? faults : undefined;
+      if (fault) faults = { ...fault, times: fault.times - 1 };
+      if (fault?.status !== undefined) return faultReply(fault.status);
       const key = request.headers['idempotency-key'];
       const scoped = typeof key === 'string' && method === 'POST' ? `${url.pathname}:${key}` : undefined;
       const kept = scoped && idempotent.get(scoped);
-      if (kept) return kept;
-      const reply = await api(request, url.pathname, params);
+      const reply = kept || (await api(request, url.pathname, params));
       if (scoped && reply.status < 500) idempotent.set(scoped, reply);
+      // Carried out, answered late: the caller may have given up on it.
+      if (fault?.delayMs !== undefined) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
       return reply;
     }
     if (url.pathname.startsWith('/_sim/')) return control(method, url.pathname, params);

@@ -56,6 +56,8 @@ export const createTopUpRoute = {
       ...accountErrors([400, 401, 403], {
         400: `Invalid request: amount_usd must be at least ${TOP_UP_MIN_USD}, at most ${TOP_UP_MAX_USD}, with at most two decimals.`,
         413: tooLarge,
+        502: 'The payment provider refused the checkout: the top-up is closed as failed.',
+        503: 'Payments are unavailable: the payment provider refused to open the checkout now; the top-up is closed as failed, try again later.',
       }),
     },
   },

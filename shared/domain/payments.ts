@@ -19,7 +19,7 @@ import {
   rememberPaymentEvent,
   type TopUp,
 } from '../store/top-ups';
-import { PaymentSignatureError } from '../payments/provider';
+import { PaymentRefusedError, PaymentSignatureError } from '../payments/provider';
 import {
   TOP_UP_LIMITS,
   type AutoRechargeBody,
@@ -33,6 +33,7 @@ import { KEY_DEPOSIT_MIN_MICROS } from './key-management';
 import { applyBalanceRules, reviewCheckpoint } from './billing';
 import { recordRechargeFailure, runwayOfAccount } from './funding';
 import { retry, retryPolicies, TRY_AGAIN } from '../retry';
+import { DependencyTransientError } from '../transient-errors';
 
 /**
  * Customers fund their own accounts: a top-up opens the provider's hosted checkout, and the balance is credited only
@@ -92,19 +93,37 @@ export async function startTopUp(deps: Deps, account: Account, body: CreateTopUp
     failure_reason: null,
   };
   await insertTopUp(deps, topUp);
-  const checkout = await deps.payments.startCheckout({
-    topUpId: topUp.top_up_id,
-    accountId: account.account_id,
-    email: account.email,
-    amountCents,
-    customerId: account.payment_customer_id,
-    saveCard: topUp.save_card,
-    returnUrl: returnUrlOf(deps, topUp.top_up_id),
-  });
+  const checkout = await deps.payments
+    .startCheckout({
+      topUpId: topUp.top_up_id,
+      accountId: account.account_id,
+      email: account.email,
+      amountCents,
+      customerId: account.payment_customer_id,
+      saveCard: topUp.save_card,
+      returnUrl: returnUrlOf(deps, topUp.top_up_id),
+    })
+    .catch((error: unknown) => refusedCheckout(deps, topUp, error));
   const attached = await attachCheckout(deps, topUp.top_up_id, checkout);
   return topUpView(
     attached ?? { ...topUp, provider_session_id: checkout.sessionId, checkout_url: checkout.url, expires_at: checkout.expiresAt },
   );
+}
+
+/** How long a customer is asked to wait when the provider will not serve us: longer than a brief outage of ours. */
+const PAYMENTS_RETRY_AFTER_SECONDS = 60;
+
+/**
+ * A checkout the provider refused for sure closes its top-up as failed at once, and the customer is told whether
+ * trying later may help; any other failure leaves the top-up open, for the reconciler to ask the provider about.
+ */
+async function refusedCheckout(deps: Deps, topUp: TopUp, error: unknown): Promise<never> {
+  if (!(error instanceof PaymentRefusedError)) throw error;
+  logger.error('the payment provider refused to open a checkout', { top_up_id: topUp.top_up_id, reason: error.reason, error });
+  await closeTopUp(deps, topUp.top_up_id, 'failed', 'The payment provider could not open the checkout.');
+  throw error.reason === 'unavailable'
+    ? new Failure('unavailable', 'Payments are unavailable', {}, { 'Retry-After': String(PAYMENTS_RETRY_AFTER_SECONDS) })
+    : new Failure('upstream_error', 'The payment provider refused the checkout');
 }
 
 export async function findTopUp(deps: Deps, accountId: string, topUpId: string): Promise<TopUpView> {
@@ -210,11 +229,35 @@ async function topUpOfPayment(deps: Deps, paymentIntentId: string): Promise<TopU
   return topUp;
 }
 
+/**
+ * A debit's payment credited before the debit: providers deliver out of order, and a refund or a dispute booked first
+ * would pause the account (and power its servers off) for money it has in fact been paid. The credit is applied from
+ * the provider's own facts, exactly as the reconciler applies them (the same keyed entry), so that the payment's own
+ * event, arriving later, is a duplicate. When the provider cannot say the payment succeeded, the debit waits: the
+ * error answers 5xx and the provider delivers the event again.
+ */
+async function creditBeforeDebit(deps: Deps, topUp: TopUp, paymentIntentId: string): Promise<void> {
+  if (topUp.status === 'paid') return;
+  const paid = topUp.provider_session_id
+    ? await deps.payments.checkoutNow(topUp.provider_session_id)
+    : topUp.kind === 'auto_recharge'
+      ? await deps.payments.paymentNow(paymentIntentId)
+      : undefined;
+  if (paid?.kind !== 'checkout_paid' && paid?.kind !== 'payment_succeeded')
+    throw new DependencyTransientError(`the payment of top-up ${topUp.top_up_id} is not credited yet: its debit waits`);
+  if ((await creditPayment(deps, paid)) === 'refused')
+    throw new DependencyTransientError(`the payment of top-up ${topUp.top_up_id} could not be credited: its debit waits`);
+}
+
 /** Debits what was refunded since the refunds last booked: the largest refunded total seen is the truth. */
 async function debitRefund(deps: Deps, event: Extract<PaymentEvent, { kind: 'refunded' }>): Promise<Outcome> {
-  let topUp = await topUpOfPayment(deps, event.paymentIntentId);
+  const { paymentIntentId } = event;
+  // A charge without a PaymentIntent was not made by a checkout or a recharge of ours.
+  if (paymentIntentId === null) return refused(event, 'unknown_top_up');
+  let topUp = await topUpOfPayment(deps, paymentIntentId);
   if (!topUp) return refused(event, 'unknown_top_up');
   const accountId = topUp.account_id;
+  await creditBeforeDebit(deps, topUp, paymentIntentId);
   const outcome = await retry(retryPolicies.versionConflict, async (attempt) => {
     if (attempt > 1) topUp = await getTopUp(deps, topUp!.top_up_id);
     if (!topUp || event.refundedCents <= topUp.refunded_cents) return 'duplicate' as const;
@@ -239,8 +282,11 @@ async function debitRefund(deps: Deps, event: Extract<PaymentEvent, { kind: 'ref
 /** A dispute takes the disputed amount and the provider's fee at once; a won dispute gives both back. */
 async function settleDispute(deps: Deps, event: Extract<PaymentEvent, { kind: 'dispute_opened' | 'dispute_closed' }>): Promise<Outcome> {
   if (event.kind === 'dispute_closed' && !event.won) return 'ignored';
-  const topUp = await topUpOfPayment(deps, event.paymentIntentId);
+  const { paymentIntentId } = event;
+  if (paymentIntentId === null) return refused(event, 'unknown_top_up');
+  const topUp = await topUpOfPayment(deps, paymentIntentId);
   if (!topUp) return refused(event, 'unknown_top_up');
+  await creditBeforeDebit(deps, topUp, paymentIntentId);
   const taken = centsToMicros(event.amountCents + event.feeCents);
   const opened = event.kind === 'dispute_opened';
   const booked = await recordLedgerEntry(deps, {

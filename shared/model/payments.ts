@@ -81,7 +81,8 @@ export type PaymentEvent =
       readonly kind: 'refunded';
       readonly eventId: string;
       readonly chargeId: string;
-      readonly paymentIntentId: string;
+      /** Null for a charge made without a PaymentIntent: not a payment of ours. */
+      readonly paymentIntentId: string | null;
       /** Everything refunded on the charge so far: events may come in any order, the largest is the truth. */
       readonly refundedCents: number;
     }
@@ -89,7 +90,7 @@ export type PaymentEvent =
       readonly kind: 'dispute_opened' | 'dispute_closed';
       readonly eventId: string;
       readonly disputeId: string;
-      readonly paymentIntentId: string;
+      readonly paymentIntentId: string | null;
       readonly amountCents: number;
       readonly feeCents: number;
       /** For a closed dispute: whether it was won (the money comes back). */

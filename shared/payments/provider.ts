@@ -44,6 +44,20 @@ interface PaymentFacts {
 export class PaymentSignatureError extends Error {}
 
 /**
+ * The provider answered that it did not do what it was asked, for sure (a 4xx, or a 503 that says it is unavailable):
+ * `unavailable` when it will not serve us now (our key refused, rate limits, its outage), `invalid` when it refused
+ * the request itself. A timeout or another 5xx is not one of these: what it was asked may have been done.
+ */
+export class PaymentRefusedError extends Error {
+  constructor(
+    readonly reason: 'unavailable' | 'invalid',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
  * The payment provider, as the service uses it: hosted checkouts for top-ups, charges of a saved card, a payment's
  * facts read again, and its signed events verified and understood. Stripe is the one adapter (shared/payments/stripe.ts).
  * Every call that creates something carries an idempotency key derived from our own ids, so a retry after a lost

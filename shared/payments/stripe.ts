@@ -6,7 +6,7 @@ import { onFirstUse } from '../model/first-use';
 import type { PaymentEvent, PaymentTags } from '../model/payments';
 import { DependencyTransientError } from '../transient-errors';
 import { logger } from '../observability';
-import { PaymentSignatureError, type PaymentProvider, type SavedCardOutcome } from './provider';
+import { PaymentRefusedError, PaymentSignatureError, type PaymentProvider, type SavedCardOutcome } from './provider';
 
 /**
  * The payment provider on Stripe, through the official `stripe` package. Its API base comes from the configuration
@@ -79,6 +79,22 @@ function transientOr(error: unknown): unknown {
   return transient ? new DependencyTransientError(`payment provider: ${failure.message ?? 'unavailable'}`) : error;
 }
 
+/** Statuses with which the provider says it did nothing and will not serve us now (our key, its limits, its outage). */
+const UNAVAILABLE_STATUSES = new Set([401, 403, 429, 503]);
+
+/**
+ * A failure to open a checkout: refused for sure when the provider answered so (nothing was opened), else transient
+ * with an unknown outcome (a timeout or another 5xx: the checkout may exist, and the same key finds it again).
+ */
+function checkoutFailure(error: unknown): unknown {
+  const { statusCode, message } = error as { statusCode?: number; message?: string };
+  if (typeof statusCode === 'number' && UNAVAILABLE_STATUSES.has(statusCode))
+    return new PaymentRefusedError('unavailable', `payment provider: ${statusCode} ${message ?? ''}`);
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500)
+    return new PaymentRefusedError('invalid', `payment provider: ${statusCode} ${message ?? ''}`);
+  return transientOr(error);
+}
+
 /** The provider's objects as the service reads them, built on the first event or payment read. */
 const schemas = /* @__PURE__ */ onFirstUse(() => {
   const tagsSchema = z
@@ -105,12 +121,13 @@ const schemas = /* @__PURE__ */ onFirstUse(() => {
   });
   const chargeSchema = z.object({
     id: z.string().startsWith('ch_'),
-    payment_intent: idOf,
+    // A charge made without a PaymentIntent (not one of ours) has none.
+    payment_intent: idOf.nullish(),
     amount_refunded: z.number().int().nonnegative(),
   });
   const disputeSchema = z.object({
     id: z.string().startsWith('dp_'),
-    payment_intent: idOf,
+    payment_intent: idOf.nullish(),
     amount: z.number().int().nonnegative(),
     status: z.string(),
     balance_transactions: z.array(z.object({ fee: z.number().int().nonnegative() })).default([]),
@@ -165,7 +182,7 @@ export function understoodEvent(event: { id: string; type: string; data: { objec
         kind: 'refunded',
         eventId,
         chargeId: charge.id,
-        paymentIntentId: charge.payment_intent,
+        paymentIntentId: charge.payment_intent ?? null,
         refundedCents: charge.amount_refunded,
       };
     }
@@ -176,7 +193,7 @@ export function understoodEvent(event: { id: string; type: string; data: { objec
         kind: event.type === 'charge.dispute.created' ? 'dispute_opened' : 'dispute_closed',
         eventId,
         disputeId: dispute.id,
-        paymentIntentId: dispute.payment_intent,
+        paymentIntentId: dispute.payment_intent ?? null,
         amountCents: dispute.amount,
         feeCents: dispute.balance_transactions.reduce((sum, transaction) => sum + transaction.fee, 0),
         won: dispute.status === 'won',
@@ -217,7 +234,7 @@ export function stripeProvider(deps: Platform): PaymentProvider {
         if (!session.url) throw new Error('the provider returned a checkout without a page');
         return { sessionId: session.id, url: session.url, expiresAt: new Date(session.expires_at * 1000).toISOString() };
       } catch (error) {
-        throw transientOr(error);
+        throw checkoutFailure(error);
       }
     },
 

@@ -255,6 +255,28 @@ describe('POST /api/v1/billing/top-ups', () => {
     expect(answer.body.error).toBe(error);
   });
 
+  it.each([
+    { provider: 401, times: 1, status: 503, error: 'Payments are unavailable' },
+    { provider: 503, times: 3, status: 503, error: 'Payments are unavailable' },
+    { provider: 400, times: 1, status: 502, error: 'The payment provider refused the checkout' },
+  ])('answers $status "$error" when the provider refuses the checkout with $provider, and closes the top-up as failed', async (fault) => {
+    const { apiKey } = await runtime.newAccount({ depositUsd: '0' });
+    await sim('/_sim/faults', { status: fault.provider, times: fault.times });
+    onTestFinished(() => sim('/_sim/faults', { times: 0 }).then(() => undefined));
+
+    const answer = await runtime.call('POST', '/api/v1/billing/top-ups', { apiKey, body: { amount_usd: 20 } });
+    const billing = await runtime.call('GET', '/api/v1/billing', { apiKey });
+
+    expect([answer.status, answer.body.error]).toEqual([fault.status, fault.error]);
+    expect(billing.body.top_ups).toEqual([
+      expect.objectContaining({
+        status: 'failed',
+        checkout_url: null,
+        failure_reason: 'The payment provider could not open the checkout.',
+      }),
+    ]);
+  });
+
   it('takes the console session with its CSRF token, and refuses it without', async () => {
     const { accountId } = await runtime.newAccount({ depositUsd: '0' });
     const { session, csrfToken } = await openSession(runtime.deps, accountId);
@@ -314,6 +336,20 @@ describe('refunds and disputes', () => {
     expect(refunds.map((entry) => entry.entry_id).at(-1)).toMatch(/^refund#ch_[0-9a-f]+#700$/);
   });
 
+  it.each([
+    { type: 'charge.refunded', object: { id: 'ch_0a1b2c', object: 'charge', payment_intent: null, amount_refunded: 500 } },
+    {
+      type: 'charge.dispute.created',
+      object: { id: 'dp_0a1b2c', object: 'dispute', payment_intent: null, amount: 500, status: 'needs_response', balance_transactions: [] },
+    },
+  ])('answers 200 refused to $type for a charge without a payment intent', async ({ type, object }) => {
+    const body = JSON.stringify({ id: `evt_${Math.random().toString(16).slice(2)}`, object: 'event', type, data: { object } });
+
+    const answer = await runtime.call('POST', WEBHOOK, { rawBody: body, headers: { 'stripe-signature': signed(body) } });
+
+    expect([answer.status, answer.body.outcome]).toEqual([200, 'refused']);
+  });
+
   it('debits a dispute and its fee at once, pauses billing at zero, and credits both back when the dispute is won', async () => {
     const { accountId, apiKey, paymentIntentId } = await fundedByCard(10);
 
@@ -340,6 +376,46 @@ describe('refunds and disputes', () => {
     await runtime.payments.settled();
 
     expect(await balanceOf(accountId)).toBe(-15_000_000);
+  });
+});
+
+describe('debits that arrive before their payment', () => {
+  it.each([
+    {
+      case: 'a refund',
+      debit: (paymentIntentId: string) => sim(`/_sim/payment_intents/${paymentIntentId}/refund`),
+      kind: 'refund',
+      amount: -20_000_000,
+    },
+    {
+      case: 'a dispute',
+      debit: (paymentIntentId: string) => sim(`/_sim/payment_intents/${paymentIntentId}/dispute`),
+      kind: 'dispute',
+      amount: -35_000_000,
+    },
+  ])('credits the payment first when $case arrives before it: no pause, the server stays active', async ({ debit, kind, amount }) => {
+    const { apiKey, accountId } = await runtime.newAccount({ depositUsd: '20' });
+    const instance = await runtime.activeInstance(apiKey);
+    const { top_up_id, provider_session_id } = await topUp(apiKey, 20);
+    await sim('/_sim/hold', { type: 'checkout.session.completed' });
+    const payment = await sim(`/_sim/sessions/${provider_session_id}/pay`);
+
+    await debit(payment.body.payment_intent);
+    await runtime.payments.settled();
+    const released = await sim('/_sim/release', { type: 'checkout.session.completed' });
+    await runtime.payments.settled();
+    const billing = await runtime.call('GET', '/api/v1/billing', { apiKey });
+    const server = await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey });
+    const completed = runtime.payments.events.find((event) => event.id === released.body.released[0]);
+
+    expect(billing.body.billing_paused).toBe(false);
+    expect(billing.body.top_ups[0]).toMatchObject({ top_up_id, status: 'paid' });
+    expect(server.body.status).toBe('active');
+    expect(completed?.answers).toEqual([200]);
+    expect((await entriesOf(accountId, 'top_up')).map((entry) => [entry.entry_id, entry.amount])).toEqual([
+      [`top-up#${provider_session_id}`, 20_000_000],
+    ]);
+    expect((await entriesOf(accountId, kind)).map((entry) => entry.amount)).toEqual([amount]);
   });
 });
 
