@@ -317,7 +317,7 @@ export interface paths {
         put?: never;
         /**
          * Turn auto-recharge on or off: charge the saved card when the balance falls to a threshold
-         * @description When on, the saved card is charged `amount_usd` whenever the balance is at or below `threshold_usd` (checked as the balance reaches it, and at once when turned on); the credit arrives like any top-up’s. After 3 failed charges in a row it turns itself off, says why in `auto_recharge.disabled_reason`, and the account gets an `account.auto_recharge_disabled` event and e-mail. Needs a card saved by a top-up made with `save_card`. Off by default.
+         * @description When on, the saved card is charged `amount_usd` once each time the balance falls to `threshold_usd` or below (checked as the balance reaches it, and at once when turned on; the next charge only after the balance has been above the threshold again, or the charge failed); the credit arrives like any top-up’s. When on, `amount_usd` must be at least `threshold_usd`. After 3 failed charges in a row it turns itself off, says why in `auto_recharge.disabled_reason`, and the account gets an `account.auto_recharge_disabled` event and e-mail. Needs a card saved by a top-up made with `save_card`. Off by default.
          */
         post: operations["setAutoRecharge"];
         delete?: never;
@@ -3799,7 +3799,7 @@ export interface operations {
                     enabled: boolean;
                     /** @description Charge the saved card when the balance falls to this many dollars or below. */
                     threshold_usd: number;
-                    /** @description Dollars to add each time. */
+                    /** @description Dollars to add each time the balance falls to the threshold: at least 5, at most 1000, and, when `enabled`, at least `threshold_usd`, so that one charge lifts the balance above the threshold. */
                     amount_usd: number;
                 };
             };
@@ -3820,7 +3820,7 @@ export interface operations {
                     "application/json": components["schemas"]["Billing"];
                 };
             };
-            /** @description Invalid request (the text says which field and why). */
+            /** @description Invalid request: amount_usd must be at least threshold_usd (when enabled), and each within its limits. */
             400: {
                 headers: {
                     /** @description Identifies the request in our logs. */

@@ -102,11 +102,15 @@ export const setAutoRechargeRoute = {
     operationId: 'setAutoRecharge',
     summary: 'Turn auto-recharge on or off: charge the saved card when the balance falls to a threshold',
     description:
-      'When on, the saved card is charged `amount_usd` whenever the balance is at or below `threshold_usd` (checked as the balance reaches it, and at once when turned on); the credit arrives like any top-up’s. After 3 failed charges in a row it turns itself off, says why in `auto_recharge.disabled_reason`, and the account gets an `account.auto_recharge_disabled` event and e-mail. Needs a card saved by a top-up made with `save_card`. Off by default.',
+      'When on, the saved card is charged `amount_usd` once each time the balance falls to `threshold_usd` or below (checked as the balance reaches it, and at once when turned on; the next charge only after the balance has been above the threshold again, or the charge failed); the credit arrives like any top-up’s. When on, `amount_usd` must be at least `threshold_usd`. After 3 failed charges in a row it turns itself off, says why in `auto_recharge.disabled_reason`, and the account gets an `account.auto_recharge_disabled` event and e-mail. Needs a card saved by a top-up made with `save_card`. Off by default.',
     tags,
     responses: {
       200: ok('The account’s billing, as it is now.', Billing, headers),
-      ...accountErrors([400, 401, 403, 409], { 409: 'No saved card: add funds once with `save_card` first.', 413: tooLarge }),
+      ...accountErrors([400, 401, 403, 409], {
+        400: 'Invalid request: amount_usd must be at least threshold_usd (when enabled), and each within its limits.',
+        409: 'No saved card: add funds once with `save_card` first.',
+        413: tooLarge,
+      }),
     },
   },
 } as const satisfies AccountRoute;

@@ -38,6 +38,7 @@ export function newAccountRecord({ accountId, email, confirmed, suspended }: New
     payment_customer_id: null,
     payment_method_id: null,
     auto_recharge: null,
+    recharge_crossing: 0,
     balance_notice: 'none',
     burning: {},
     billing_version: 0,

@@ -1,9 +1,16 @@
 import type { Deps } from './deps';
 import { logger } from '../observability';
-import { countRechargeOutcome, getAccount, moveBalanceNotice, type Account } from '../store/accounts';
-import { attachPayment, closeTopUp, insertTopUp, listLatestTopUps } from '../store/top-ups';
+import {
+  claimRechargeCrossing,
+  countRechargeOutcome,
+  endRechargeCrossing,
+  getAccount,
+  moveBalanceNotice,
+  type Account,
+} from '../store/accounts';
+import { attachPayment, closeTopUp, getTopUp, insertTopUp } from '../store/top-ups';
 import { balanceAt, burnRateOf } from '../model/burn';
-import { nextNotice, noticeLevelOf, rechargeDue, runwayOf, type Runway } from '../model/payments';
+import { nextNotice, noticeLevelOf, rechargePlan, rechargeTopUpId, runwayOf, type Runway } from '../model/payments';
 
 /**
  * How long an account's money lasts, and what the service does about it as it runs short: warn the customer (each
@@ -28,23 +35,51 @@ async function reviewRunway(deps: Deps, account: Account): Promise<void> {
     logger.info(warn ? 'balance low: the customer is warned' : 'runway warning cleared', { account_id: account.account_id, level: record });
 }
 
-/** An open auto-recharge younger than this is still under way: no second charge is started beside it. */
-const RECHARGE_IN_FLIGHT_MS = 15 * 60_000;
-
 /**
- * Charges the saved card when auto-recharge is on and the balance is at or under its threshold, unless a charge is
- * already under way. The credit comes from the provider's event, like any top-up's; a decline counts as a failure
- * (the third in a row turns auto-recharge off, and the customer is told).
+ * Charges the saved card once per crossing of the auto-recharge threshold (shared/model/payments.ts, rechargePlan):
+ * the review that claims the crossing charges it; a crossing whose charge may not have reached the provider is
+ * charged again under the same key, which the provider answers with the charge it made. The credit comes from the
+ * provider's event, like any top-up's; a decline counts as a failure (the third in a row turns auto-recharge off, and
+ * the customer is told) and ends the crossing.
  */
 async function rechargeIfDue(deps: Deps, account: Account): Promise<void> {
+  const now = deps.clock.now();
   const settings = account.auto_recharge ?? undefined;
-  if (!rechargeDue(settings, account.payment_method_id !== null, runwayOfAccount(deps, account).balanceMicros)) return;
-  const nowMs = deps.clock.now().getTime();
-  const latest = await listLatestTopUps(deps, account.account_id, 5);
-  if (latest.some((t) => t.kind === 'auto_recharge' && t.status === 'open' && nowMs - Date.parse(t.created_at) < RECHARGE_IN_FLIGHT_MS))
-    return;
-  const topUpId = `tu_${deps.ids.uuid().replaceAll('-', '')}`;
-  const amountCents = Math.round(settings!.amount_micros / 10_000);
+  const plan = rechargePlan(
+    {
+      settings,
+      hasSavedCard: account.payment_method_id !== null,
+      balanceMicros: runwayOfAccount(deps, account).balanceMicros,
+      crossing: account.recharge_crossing,
+      openSince: account.recharge_open_since,
+    },
+    now.getTime(),
+  );
+  const accountId = account.account_id;
+  switch (plan.kind) {
+    case 'none':
+      return;
+    case 'end':
+      if (await endRechargeCrossing(deps, accountId, plan.crossing)) logger.info('auto-recharge crossing ended', { account_id: accountId });
+      return;
+    case 'claim':
+      if (await claimRechargeCrossing(deps, accountId, plan.crossing, now.toISOString()))
+        await chargeCrossing(deps, account, plan.crossing, Math.round(settings!.amount_micros / 10_000));
+      return;
+    case 'resume': {
+      const topUp = await getTopUp(deps, rechargeTopUpId(accountId, plan.crossing));
+      if (topUp?.status === 'failed') await endRechargeCrossing(deps, accountId, plan.crossing);
+      // Charged already (its outcome comes as the provider's event), or not yet recorded: charge it, with its own amount.
+      else if (!topUp || (topUp.status === 'open' && topUp.payment_intent_id === null))
+        await chargeCrossing(deps, account, plan.crossing, topUp?.amount_cents ?? Math.round(settings!.amount_micros / 10_000));
+      return;
+    }
+  }
+}
+
+/** Records the crossing's top-up (once) and charges the saved card for it, keyed by the top-up's id. */
+async function chargeCrossing(deps: Deps, account: Account, crossing: number, amountCents: number): Promise<void> {
+  const topUpId = rechargeTopUpId(account.account_id, crossing);
   await insertTopUp(deps, {
     top_up_id: topUpId,
     account_id: account.account_id,
@@ -55,7 +90,7 @@ async function rechargeIfDue(deps: Deps, account: Account): Promise<void> {
     checkout_url: null,
     payment_intent_id: null,
     save_card: false,
-    created_at: new Date(nowMs).toISOString(),
+    created_at: deps.clock.now().toISOString(),
     expires_at: null,
     paid_at: null,
     refunded_cents: 0,
@@ -73,11 +108,16 @@ async function rechargeIfDue(deps: Deps, account: Account): Promise<void> {
   else logger.info('auto-recharge charged the saved card', { account_id: account.account_id, top_up_id: topUpId });
 }
 
-/** An auto-recharge that failed: the top-up closes as failed and, the first time only, counts against auto-recharge. */
+/**
+ * An auto-recharge that failed: the top-up closes as failed and, the first time only, counts against auto-recharge;
+ * then its crossing ends (however often the failure is reported), so the next review may try again.
+ */
 export async function recordRechargeFailure(deps: Deps, accountId: string, topUpId: string, reason: string): Promise<void> {
-  if (!(await closeTopUp(deps, topUpId, 'failed', reason))) return;
-  if (await countRechargeOutcome(deps, accountId, false, reason))
+  if ((await closeTopUp(deps, topUpId, 'failed', reason)) && (await countRechargeOutcome(deps, accountId, false, reason)))
     logger.warn('auto-recharge turned off after repeated failures', { account_id: accountId });
+  const account = await getAccount(deps, accountId);
+  if (account?.recharge_open_since !== undefined && rechargeTopUpId(accountId, account.recharge_crossing) === topUpId)
+    await endRechargeCrossing(deps, accountId, account.recharge_crossing);
 }
 
 /** On a review of the balance: the runway's warning, then auto-recharge. Never fails its caller (both are retried later). */

@@ -4,6 +4,7 @@
  * provider counts in cents.
  */
 import * as z from './zod';
+import { sha256Hex } from './crypto';
 
 /** Card fees make tiny top-ups costly (at 2.9 % + $0.30 a $5 top-up loses 8.9 %): $5 is the least. */
 export const TOP_UP_MIN_USD = 5;
@@ -184,3 +185,54 @@ export type AutoRecharge = z.infer<typeof autoRechargeSchema>;
 export function rechargeDue(settings: AutoRecharge | undefined, hasSavedCard: boolean, balanceMicros: number): boolean {
   return settings !== undefined && settings.enabled && hasSavedCard && balanceMicros <= settings.threshold_micros;
 }
+
+/**
+ * Auto-recharge charges once per crossing of its threshold. The account counts the crossings it has claimed
+ * (`recharge_crossing`, moved by a conditional write that only one claimant wins) and keeps, while the last one is
+ * open, when it was claimed (`recharge_open_since`). A crossing ends when a review finds the balance above the
+ * threshold again (credited), or when its charge failed; only then may the next one be claimed.
+ */
+export interface RechargeFacts {
+  readonly settings: AutoRecharge | undefined;
+  readonly hasSavedCard: boolean;
+  readonly balanceMicros: number;
+  /** Crossings claimed so far: the open one, if any, is the last. */
+  readonly crossing: number;
+  /** When the open crossing was claimed; undefined when none is open. */
+  readonly openSince: string | undefined;
+}
+
+export type RechargePlan =
+  | { readonly kind: 'none' }
+  /** Claim crossing `crossing` (on condition the count is still `crossing - 1` and none is open), then charge it. */
+  | { readonly kind: 'claim'; readonly crossing: number }
+  /** Charge the open crossing again, with its own key: the provider answers with the charge it made, if it made one. */
+  | { readonly kind: 'resume'; readonly crossing: number }
+  /** The balance is above the threshold again: the open crossing is over. */
+  | { readonly kind: 'end'; readonly crossing: number };
+
+/**
+ * A claimed crossing whose charge may not have reached the provider (its claimant died or timed out) is charged again
+ * after this, which is longer than any one attempt takes (a route's budget is 15 s)...
+ */
+const RECHARGE_RESUME_AFTER_MS = 2 * 60_000;
+/** ...and only while the provider still knows the key: Stripe keeps an idempotency key for 24 hours. */
+const RECHARGE_RESUME_UNTIL_MS = 23 * 3_600_000;
+
+/** What a review does about auto-recharge. */
+export function rechargePlan(facts: RechargeFacts, nowMs: number): RechargePlan {
+  const { settings, openSince, crossing } = facts;
+  if (openSince !== undefined && (settings === undefined || facts.balanceMicros > settings.threshold_micros))
+    return { kind: 'end', crossing };
+  if (!rechargeDue(settings, facts.hasSavedCard, facts.balanceMicros)) return { kind: 'none' };
+  if (openSince === undefined) return { kind: 'claim', crossing: crossing + 1 };
+  const age = nowMs - Date.parse(openSince);
+  return age >= RECHARGE_RESUME_AFTER_MS && age < RECHARGE_RESUME_UNTIL_MS ? { kind: 'resume', crossing } : { kind: 'none' };
+}
+
+/**
+ * The top-up of an account's crossing, the same for every claimant and retry: the provider's idempotency key is made
+ * from it, so however often the crossing is charged the provider makes one charge.
+ */
+export const rechargeTopUpId = (accountId: string, crossing: number) =>
+  `tu_${sha256Hex(`auto-recharge#${accountId}#${crossing}`).slice(0, 32)}`;

@@ -38,15 +38,26 @@ export const topUpSchema = z.strictObject({
 });
 export type TopUpView = z.infer<typeof topUpSchema>;
 
-export const autoRechargeBodySchema = z.strictObject({
-  enabled: z.boolean(),
-  threshold_usd: z
-    .number({ error: (issue) => (issue.input === undefined ? 'threshold_usd is required' : 'threshold_usd must be a number of dollars') })
-    .min(0, { error: 'threshold_usd must be at least 0' })
-    .max(TOP_UP_MAX_USD, { error: `threshold_usd must be at most ${TOP_UP_MAX_USD}` })
-    .meta({ description: 'Charge the saved card when the balance falls to this many dollars or below.' }),
-  amount_usd: topUpAmountSchema('amount_usd').meta({ description: 'Dollars to add each time.' }),
-});
+/**
+ * A charge must lift a balance at the threshold above it, or the customer's money would run out with auto-recharge on
+ * (each crossing is charged once): so, when on, the amount is at least the threshold.
+ */
+export const autoRechargeBodySchema = z
+  .strictObject({
+    enabled: z.boolean(),
+    threshold_usd: z
+      .number({ error: (issue) => (issue.input === undefined ? 'threshold_usd is required' : 'threshold_usd must be a number of dollars') })
+      .min(0, { error: 'threshold_usd must be at least 0' })
+      .max(TOP_UP_MAX_USD, { error: `threshold_usd must be at most ${TOP_UP_MAX_USD}` })
+      .meta({ description: 'Charge the saved card when the balance falls to this many dollars or below.' }),
+    amount_usd: topUpAmountSchema('amount_usd').meta({
+      description: `Dollars to add each time the balance falls to the threshold: at least ${TOP_UP_MIN_USD}, at most ${TOP_UP_MAX_USD}, and, when \`enabled\`, at least \`threshold_usd\`, so that one charge lifts the balance above the threshold.`,
+    }),
+  })
+  .refine((body) => !body.enabled || body.amount_usd >= body.threshold_usd, {
+    error: 'amount_usd must be at least threshold_usd',
+    path: ['amount_usd'],
+  });
 export type AutoRechargeBody = z.infer<typeof autoRechargeBodySchema>;
 
 const autoRechargeViewSchema = z.strictObject({

@@ -33,6 +33,10 @@ export const accountSchema = z.object({
   payment_method_id: z.string().nullable().default(null),
   /** Off until the customer turns it on. */
   auto_recharge: autoRechargeSchema.nullable().default(null),
+  /** Auto-recharge's crossings of its threshold claimed so far (shared/model/payments.ts, rechargePlan). */
+  recharge_crossing: z.number().int().nonnegative().default(0),
+  /** When the open crossing was claimed; absent when none is open. */
+  recharge_open_since: z.string().optional(),
   /** The last runway warning given (each level once per crossing). */
   balance_notice: balanceNoticeSchema.default('none'),
   /** The billing checkpoint (shared/model/burn.ts): the open segments of the instances billed now, by instance id. */
@@ -218,6 +222,37 @@ export async function countRechargeOutcome(deps: Platform, accountId: string, su
         ':reason': `Turned off after ${AUTO_RECHARGE_MAX_FAILURES} failed attempts in a row (last: ${reason})`,
         ':at': deps.clock.now().toISOString(),
       },
+    },
+    accountId,
+  );
+}
+
+/**
+ * Claims a crossing of the auto-recharge threshold: on condition that auto-recharge is on, the crossings claimed are
+ * still one fewer and none is open, so of every review that saw the crossing one claims it. True for that one.
+ */
+export function claimRechargeCrossing(deps: Platform, accountId: string, crossing: number, at: string): Promise<boolean> {
+  const stillClaimed =
+    crossing === 1 ? '(attribute_not_exists(recharge_crossing) OR recharge_crossing = :before)' : 'recharge_crossing = :before';
+  return updateAccount(
+    deps,
+    {
+      UpdateExpression: 'SET recharge_crossing = :crossing, recharge_open_since = :at',
+      ConditionExpression: `auto_recharge.enabled = :on AND ${stillClaimed} AND attribute_not_exists(recharge_open_since)`,
+      ExpressionAttributeValues: { ':on': true, ':crossing': crossing, ':before': crossing - 1, ':at': at },
+    },
+    accountId,
+  );
+}
+
+/** Ends a crossing, on condition that it is still the one open: the next crossing may be claimed. */
+export function endRechargeCrossing(deps: Platform, accountId: string, crossing: number): Promise<boolean> {
+  return updateAccount(
+    deps,
+    {
+      UpdateExpression: 'REMOVE recharge_open_since',
+      ConditionExpression: 'recharge_crossing = :crossing AND attribute_exists(recharge_open_since)',
+      ExpressionAttributeValues: { ':crossing': crossing },
     },
     accountId,
   );

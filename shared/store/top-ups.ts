@@ -31,13 +31,16 @@ export type TopUp = z.infer<typeof topUpSchema>;
 /** The one partition of the sparse index of open top-ups: there are few at any time. */
 const OPEN = 'open';
 
-export async function insertTopUp(deps: Platform, topUp: TopUp): Promise<void> {
-  await deps.dynamo.send(
-    new PutCommand({
-      TableName: tableName(deps, 'topUps'),
-      Item: { ...topUpSchema.parse(topUp), open_shard: OPEN },
-      ConditionExpression: 'attribute_not_exists(top_up_id)',
-    }),
+/** Records a new top-up; false when one with its id is recorded already. */
+export function insertTopUp(deps: Platform, topUp: TopUp): Promise<boolean> {
+  return whenConditionHolds(
+    deps.dynamo.send(
+      new PutCommand({
+        TableName: tableName(deps, 'topUps'),
+        Item: { ...topUpSchema.parse(topUp), open_shard: OPEN },
+        ConditionExpression: 'attribute_not_exists(top_up_id)',
+      }),
+    ),
   );
 }
 

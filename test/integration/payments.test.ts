@@ -6,6 +6,7 @@ import { mailsTo } from '../support/mailbox';
 import { startReceiver, type Receiver } from '../support/receiver';
 import { charge } from '../../shared/domain/billing';
 import { useTestRuntime } from '../support/runtime';
+import { setBillingState } from '../support/accounts';
 import { openSession } from '../../shared/domain/accounts';
 import { reviewFunding } from '../../shared/domain/funding';
 import { reconcileTopUps } from '../../shared/domain/payments';
@@ -420,6 +421,100 @@ describe('debits that arrive before their payment', () => {
 });
 
 describe('auto-recharge', () => {
+  /** A new account whose card a paid top-up of `amount` dollars saved, and its console session. */
+  async function withSavedCard(amount: number) {
+    const account = await runtime.newAccount({ depositUsd: '0' });
+    const { top_up_id, provider_session_id } = await topUp(account.apiKey, amount, { save_card: true });
+    await sim(`/_sim/sessions/${provider_session_id}/pay`);
+    await paid(account.apiKey, top_up_id);
+    await eventually(
+      'the card to be saved',
+      async () => (await getAccount(runtime.deps, account.accountId))?.payment_method_id ?? undefined,
+    );
+    const { session, csrfToken } = await openSession(runtime.deps, account.accountId);
+    return { ...account, headers: { cookie: `session=${session}`, 'x-csrftoken': csrfToken } };
+  }
+  const chargesMade = () => runtime.payments.events.filter((e) => e.type === 'payment_intent.succeeded').length;
+  const rechargesOf = async (apiKey: string) =>
+    ((await runtime.call('GET', '/api/v1/billing', { apiKey })).body.top_ups as { kind: string; status: string; amount_usd: string }[])
+      .filter((t) => t.kind === 'auto_recharge')
+      .map((t) => [t.status, t.amount_usd]);
+
+  it('charges the card once when it is turned on by six requests at once below the threshold', async () => {
+    const account = await withSavedCard(10);
+    const before = chargesMade();
+
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        runtime.call('POST', '/api/v1/billing/auto-recharge', {
+          headers: account.headers,
+          body: { enabled: true, threshold_usd: 15, amount_usd: 20 },
+        }),
+      ),
+    );
+    await runtime.payments.settled();
+
+    expect(answers.map((a) => a.status)).toEqual(Array(6).fill(200));
+    expect(chargesMade() - before).toBe(1);
+    expect(await rechargesOf(account.apiKey)).toEqual([['paid', '20.00']]);
+    expect(await balanceOf(account.accountId)).toBe(30_000_000);
+  });
+
+  it('charges the card once when two reviews find the balance at the threshold together', async () => {
+    const account = await withSavedCard(10);
+    const turnedOn = await runtime.call('POST', '/api/v1/billing/auto-recharge', {
+      headers: account.headers,
+      body: { enabled: true, threshold_usd: 5, amount_usd: 20 },
+    });
+    await setBillingState(runtime.deps, account.accountId, { balance: 5_000_000 });
+    const before = chargesMade();
+
+    await Promise.all([reviewFunding(runtime.deps, account.accountId), reviewFunding(runtime.deps, account.accountId)]);
+    await runtime.payments.settled();
+
+    expect(turnedOn.status).toBe(200);
+    expect(chargesMade() - before).toBe(1);
+    expect(await rechargesOf(account.apiKey)).toEqual([['paid', '20.00']]);
+  });
+
+  it('charges again only once the balance has been above the threshold since the last charge', async () => {
+    const account = await withSavedCard(10);
+    await runtime.call('POST', '/api/v1/billing/auto-recharge', {
+      headers: account.headers,
+      body: { enabled: true, threshold_usd: 5, amount_usd: 20 },
+    });
+    const before = chargesMade();
+
+    // The charge is credited (the crossing ends), and the balance falls to the threshold again: a second crossing.
+    await setBillingState(runtime.deps, account.accountId, { balance: 5_000_000 });
+    await reviewFunding(runtime.deps, account.accountId);
+    await runtime.payments.settled();
+    await setBillingState(runtime.deps, account.accountId, { balance: 5_000_000 });
+    await reviewFunding(runtime.deps, account.accountId);
+    await runtime.payments.settled();
+
+    expect(chargesMade() - before).toBe(2);
+    expect(await rechargesOf(account.apiKey)).toEqual([
+      ['paid', '20.00'],
+      ['paid', '20.00'],
+    ]);
+  });
+
+  it('answers 400 and charges nothing for an amount below the threshold', async () => {
+    const account = await withSavedCard(10);
+    const before = chargesMade();
+
+    const answer = await runtime.call('POST', '/api/v1/billing/auto-recharge', {
+      headers: account.headers,
+      body: { enabled: true, threshold_usd: 1000, amount_usd: 5 },
+    });
+    await runtime.payments.settled();
+
+    expect([answer.status, answer.body.error]).toEqual([400, 'amount_usd must be at least threshold_usd']);
+    expect(chargesMade() - before).toBe(0);
+    expect(await rechargesOf(account.apiKey)).toEqual([]);
+  });
+
   it('charges the saved card at the threshold, and turns itself off after 3 declines in a row', async () => {
     const account = await runtime.newAccount({ depositUsd: '0' });
     const { top_up_id, provider_session_id } = await topUp(account.apiKey, 10, { save_card: true });
@@ -441,7 +536,7 @@ describe('auto-recharge', () => {
     await sim(`/_sim/customers/${card.payment_customer_id}/decline`, { on: true });
     await runtime.call('POST', '/api/v1/billing/auto-recharge', {
       apiKey: account.apiKey,
-      body: { enabled: true, threshold_usd: 50, amount_usd: 20 },
+      body: { enabled: true, threshold_usd: 50, amount_usd: 50 },
     });
     for (let i = 0; i < 3; i++) await reviewFunding(runtime.deps, account.accountId);
     await runtime.payments.settled();

@@ -4,10 +4,13 @@ import {
   nextNotice,
   noticeLevelOf,
   rechargeDue,
+  rechargePlan,
+  rechargeTopUpId,
   runwayOf,
   topUpAmountSchema,
 } from '../../shared/model/payments';
 import { understoodEvent } from '../../shared/payments/stripe';
+import { autoRechargeBodySchema } from '../../shared/schemas/billing';
 import { parseOrBadRequest } from '../../shared/schemas/validation';
 
 const NOW = new Date('2026-11-25T12:00:00.000Z');
@@ -87,6 +90,67 @@ describe('rechargeDue', () => {
     { case: 'never set', settings: undefined, card: true, balance: 0, due: false },
   ])('$case: $due', ({ settings, card, balance, due }) => {
     expect(rechargeDue(settings, card, balance)).toBe(due);
+  });
+});
+
+describe('rechargePlan', () => {
+  const on = { enabled: true, threshold_micros: 5_000_000, amount_micros: 20_000_000, failures: 0, disabled_reason: null };
+  const armed = { settings: on, hasSavedCard: true, balanceMicros: 5_000_000, crossing: 3, openSince: undefined };
+  const claimedAgo = (ms: number) => new Date(NOW.getTime() - ms).toISOString();
+
+  it.each([
+    { case: 'at the threshold with no crossing open', facts: armed, plan: { kind: 'claim', crossing: 4 } },
+    { case: 'above the threshold with no crossing open', facts: { ...armed, balanceMicros: 5_000_001 }, plan: { kind: 'none' } },
+    {
+      case: 'at the threshold while the crossing claimed 10 s ago is open',
+      facts: { ...armed, openSince: claimedAgo(10_000) },
+      plan: { kind: 'none' },
+    },
+    {
+      case: 'at the threshold while the crossing claimed 3 minutes ago is open',
+      facts: { ...armed, openSince: claimedAgo(180_000) },
+      plan: { kind: 'resume', crossing: 3 },
+    },
+    {
+      case: 'at the threshold while the crossing claimed 2 days ago is open',
+      facts: { ...armed, openSince: claimedAgo(2 * 86_400_000) },
+      plan: { kind: 'none' },
+    },
+    {
+      case: 'above the threshold again while a crossing is open',
+      facts: { ...armed, balanceMicros: 25_000_000, openSince: claimedAgo(10_000) },
+      plan: { kind: 'end', crossing: 3 },
+    },
+    {
+      case: 'turned off, at the threshold with no crossing open',
+      facts: { ...armed, settings: { ...on, enabled: false } },
+      plan: { kind: 'none' },
+    },
+    { case: 'at the threshold with no saved card', facts: { ...armed, hasSavedCard: false }, plan: { kind: 'none' } },
+  ])('plans $plan.kind $case', ({ facts, plan }) => {
+    expect(rechargePlan(facts, NOW.getTime())).toEqual(plan);
+  });
+
+  it('names one top-up per crossing of an account, the same each time it is asked', () => {
+    expect(rechargeTopUpId('acct_a', 1)).toMatch(/^tu_[0-9a-f]{32}$/);
+    expect(rechargeTopUpId('acct_a', 1)).toBe(rechargeTopUpId('acct_a', 1));
+    expect(new Set([rechargeTopUpId('acct_a', 1), rechargeTopUpId('acct_a', 2), rechargeTopUpId('acct_b', 1)]).size).toBe(3);
+  });
+});
+
+describe('autoRechargeBodySchema', () => {
+  const parse = (body: unknown) => parseOrBadRequest(autoRechargeBodySchema, body);
+
+  it.each([
+    { enabled: true, threshold_usd: 20, amount_usd: 20 },
+    { enabled: true, threshold_usd: 0, amount_usd: 5 },
+    { enabled: false, threshold_usd: 1000, amount_usd: 5 },
+  ])('accepts $amount_usd at a threshold of $threshold_usd (enabled: $enabled)', (body) => {
+    expect(parse(body)).toEqual(body);
+  });
+
+  it('refuses, when on, an amount that would leave a balance at the threshold at or below it', () => {
+    expect(() => parse({ enabled: true, threshold_usd: 1000, amount_usd: 5 })).toThrow('amount_usd must be at least threshold_usd');
   });
 });
 
