@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  * A payment provider on this machine that speaks the part of Stripe's API the service uses, so that the service's
  * Stripe adapter (the official `stripe` package, pointed here by its host, port and protocol settings) runs its real
  * code path: Checkout Sessions (create, retrieve, expire), off-session PaymentIntents on a saved card, PaymentIntent
- * retrieval and refunds. Its hosted checkout page has a Pay and a Decline button. Events are sent to the service's
+ * retrieval, listing (by customer) and refunds. Its hosted checkout page has a Pay and a Decline button. Events are sent to the service's
  * webhook signed with Stripe's scheme (`Stripe-Signature: t=…,v1=HMAC-SHA256(secret, "t.body")`), and retried like
  * Stripe's (a few times here, quickly). Ids have Stripe's shapes (`cs_test_…`, `pi_…`, `ch_…`, `evt_…`, `re_…`,
  * `dp_…`, `cus_…`, `pm_…`). The signature is computed here by hand, not by the `stripe` package, so that the
@@ -402,6 +402,12 @@ export async function startPaymentsSimulator(options: PaymentsSimulatorOptions =
       }
     }
     if (method === 'POST' && path === '/v1/payment_intents') return offSessionPayment(params);
+    if (method === 'GET' && path === '/v1/payment_intents') {
+      // Stripe's list, newest first, filtered by customer: how a run counts the charges made on a saved card.
+      const customer = new URL(request.url ?? '', 'http://simulator').searchParams.get('customer');
+      const data = [...intents.values()].filter((intent) => customer === null || intent.customer === customer).reverse();
+      return { status: 200, body: { object: 'list', data, has_more: false } };
+    }
     if (method === 'GET' && resource === 'payment_intents' && id && !verb) {
       const intent = intents.get(id);
       return intent ? { status: 200, body: intent } : stripeError(404, 'invalid_request_error', `No such payment_intent: '${id}'`);

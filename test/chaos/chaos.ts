@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import type { LocalRuntime } from '../../infra/local/runtime';
 import type { Simulator } from '../../infra/local/simulator';
 import type { PaymentsSimulator } from '../../infra/local/payments-simulator';
-import { reconcileTopUps } from '../../shared/domain/payments';
+import type { EndpointFault } from '../../infra/local/step-functions';
+import { configureAutoRecharge, reconcileTopUps } from '../../shared/domain/payments';
 import { issueApiKey, openAccount } from '../../shared/domain/accounts';
 import { charge, deposit, reviewDueAccounts } from '../../shared/domain/billing';
 import { reconcile } from '../../shared/domain/reconciler';
@@ -11,7 +12,7 @@ import { getAccount } from '../../shared/store/accounts';
 import { setOrphanGuard } from '../../shared/store/orphans';
 import type { ServiceEvent } from '../../shared/schemas/events';
 import { startReceiver } from '../support/receiver';
-import { allInstances, checkInvariants, checkTopUps, type CreateRecord, type TopUpRecord } from './invariants';
+import { allInstances, checkAutoRecharges, checkInvariants, checkTopUps, type CreateRecord, type TopUpRecord } from './invariants';
 import { CHAOS_RUNTIME } from './runtime-settings';
 
 /**
@@ -42,6 +43,8 @@ export interface ChaosTarget {
   readonly deps: Deps;
   /** Resolves once no workflow execution is running. */
   idle(): Promise<void>;
+  /** The workflow engine's endpoint refuses `operation` (an error status or a reset connection), or no longer does. */
+  workflowFault(operation: string, fault: EndpointFault | undefined): Promise<void>;
   /** The service's process dies and comes back on the same data. */
   crash(): Promise<void>;
   /** DynamoDB Local, when it runs as a process of its own: stalled (SIGSTOP, then SIGCONT after `ms`) or restarted. */
@@ -56,6 +59,7 @@ export function inProcessTarget(runtime: LocalRuntime): ChaosTarget {
     payments: runtime.payments,
     deps: runtime.deps,
     idle: () => runtime.stepFunctions.idle(),
+    workflowFault: async (operation, fault) => runtime.stepFunctions.fault(operation, fault),
     crash: () => runtime.crashAndRestart(),
   };
 }
@@ -111,6 +115,10 @@ const OPERATIONS = [
   ['not-found', 5],
   ['dynamodb-stall', 3],
   ['dynamodb-restart', 1],
+  ['workflow-fault', 3],
+  ['provider-fault', 2],
+  ['payment-order', 3],
+  ['auto-recharge', 3],
 ] as const;
 type Operation = (typeof OPERATIONS)[number][0] | 'crash';
 
@@ -118,7 +126,14 @@ interface Account {
   readonly accountId: string;
   readonly apiKey: string;
   readonly instances: number[];
+  /** Moves that may take the balance under an auto-recharge threshold: each may be charged once. */
+  crossings: number;
 }
+
+/** How the workflow engine refuses to start an execution: an error status, or the connection reset. */
+const ENGINE_FAULTS: readonly EndpointFault[] = [{ status: 503 }, { status: 500, type: 'InternalFailure' }, { reset: true }];
+/** What the payment provider answers instead of carrying out a call (our key refused, a bad request, an outage). */
+const PROVIDER_FAULTS = [401, 400, 503, 500] as const;
 
 /** How often a create is sent with its Idempotency-Key while it answers an unknown outcome. */
 const CREATE_ATTEMPTS = 6;
@@ -167,6 +182,20 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       return { status: response?.status ?? 0, body: parsed, retryAfter: Number(response?.headers.get('retry-after') ?? 0) };
     };
 
+    /** A paid top-up that saves the card, and the card seen saved on the account. */
+    const saveCard = async (account: Account) => {
+      const answer = await call(account, 'POST', '/api/v1/billing/top-ups', { amount_usd: 10, save_card: true });
+      const sessionId = answer.body.provider_session_id;
+      if (answer.status !== 201 || typeof sessionId !== 'string') throw new Error(`a top-up saving the card answered ${answer.status}`);
+      topUps.push({ accountId: account.accountId, topUpId: String(answer.body.top_up_id), sessionId });
+      await provider(`sessions/${sessionId}/pay`);
+      const deadline = Date.now() + 30_000;
+      while ((await getAccount(target.deps, account.accountId))?.payment_method_id == null) {
+        if (Date.now() > deadline) throw new Error('the card was not saved');
+        await sleep(200);
+      }
+    };
+
     const accounts: Account[] = [];
     // Deploys are limited to 5 an hour per account: more accounts, more instances.
     for (let i = 0; i < (options.accounts ?? 6); i++) {
@@ -177,13 +206,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       });
       await deposit(target.deps, account.account_id, 200_000_000);
       const { fullKey } = await issueApiKey(target.deps, account.account_id, 'chaos');
-      const opened = { accountId: account.account_id, apiKey: fullKey, instances: [] };
+      const opened: Account = { accountId: account.account_id, apiKey: fullKey, instances: [], crossings: 0 };
       const hook = await call(opened, 'POST', '/api/v1/webhooks', {
         url: receiver.url,
         events: ['instance.created', 'instance.status_changed'],
       });
       if (hook.status !== 201) throw new Error(`registering a webhook answered ${hook.status}`);
       accounts.push(opened);
+      // Half the accounts pay once with their card saved, so that auto-recharge can be turned on for them.
+      if (i % 2 === 0) await saveCard(opened);
     }
     const crashes = options.crashes ?? Math.max(1, Math.floor(options.ops / 100));
     const crashAt = new Set(Array.from({ length: crashes }, () => 1 + rng.int(Math.max(1, options.ops - 1))));
@@ -303,6 +334,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
             break;
           }
           if (!payBack) paused.add(account);
+          account.crossings += 1;
           track(
             charge(target.deps, account.accountId, 200_000_000, 'chaos').then(async () => {
               if (!payBack) return;
@@ -319,6 +351,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           const fate = rng.next();
           const replays = rng.int(6);
           const refund = rng.next() < 0.2 ? 1 + rng.int(amountUsd * 100) : 0;
+          if (refund > 0) account.crossings += 1;
           track(
             call(account, 'POST', '/api/v1/billing/top-ups', { amount_usd: amountUsd }).then(async (answer) => {
               const sessionId = answer.body.provider_session_id;
@@ -347,6 +380,64 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           await target.dynamodb!.restart();
           break;
         }
+        case 'workflow-fault': {
+          // Step Functions refuses to start executions for a while: what was accepted must still happen.
+          const fault = rng.pick(ENGINE_FAULTS)!;
+          const ms = 500 + rng.int(4_000);
+          log(`  op ${op}: StartExecution meets ${JSON.stringify(fault)} for ${ms} ms`);
+          await target.workflowFault('StartExecution', fault);
+          track(sleep(ms).then(() => target.workflowFault('StartExecution', undefined)));
+          break;
+        }
+        case 'provider-fault':
+          // The provider refuses the next calls, or carries one out and answers it past every timeout.
+          await provider(
+            'faults',
+            rng.next() < 0.25
+              ? { delay_ms: 3_000 + rng.int(4_000), times: 1 }
+              : { status: rng.pick(PROVIDER_FAULTS)!, times: 1 + rng.int(3) },
+          );
+          break;
+        case 'payment-order': {
+          // A payment's own event held back while a refund or a dispute of it arrives first, as providers do deliver.
+          const amountUsd = 5 + rng.int(46);
+          const dispute = rng.next() < 0.4;
+          const closeAs = rng.pick([undefined, 'won', 'lost'] as const);
+          account.crossings += 1;
+          track(
+            call(account, 'POST', '/api/v1/billing/top-ups', { amount_usd: amountUsd }).then(async (answer) => {
+              const sessionId = answer.body.provider_session_id;
+              if (answer.status !== 201 || typeof sessionId !== 'string') return;
+              const record: TopUpRecord = { accountId: account.accountId, topUpId: String(answer.body.top_up_id), sessionId };
+              topUps.push(record);
+              await provider('hold', { type: 'checkout.session.completed' });
+              const intent = (await provider(`sessions/${sessionId}/pay`))?.payment_intent;
+              if (typeof intent === 'string') {
+                if (dispute) {
+                  const opened = await provider(`payment_intents/${intent}/dispute`);
+                  const taken = (opened?.balance_transactions as { amount: number; fee: number }[] | undefined)?.[0];
+                  if (typeof opened?.id !== 'string' || !taken) return;
+                  record.dispute = { id: opened.id, takenCents: -taken.amount + taken.fee };
+                  if (closeAs !== undefined && (await provider(`disputes/${opened.id}/close`, { status: closeAs })))
+                    record.dispute.closed = closeAs;
+                } else await provider(`payment_intents/${intent}/refund`, { amount: 1 + rng.int(amountUsd * 100) });
+                await sleep(rng.int(1_500));
+              }
+              await provider('release', { type: 'checkout.session.completed' });
+            }),
+          );
+          break;
+        }
+        case 'auto-recharge': {
+          // Turned on from several requests at once (a double click, two consoles): still one charge per crossing.
+          const stored = await getAccount(target.deps, account.accountId).catch(() => undefined);
+          if (!stored?.payment_method_id) break;
+          const thresholdUsd = 20 + rng.int(200);
+          const body = { enabled: true, threshold_usd: thresholdUsd, amount_usd: thresholdUsd + rng.int(50) };
+          account.crossings += 1;
+          for (let copy = 0; copy <= rng.int(4); copy++) track(configureAutoRecharge(target.deps, stored, body));
+          break;
+        }
         case 'crash':
           log(`  op ${op}: the service's process dies and comes back`);
           await target.crash();
@@ -359,6 +450,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     log('  faults off; letting every workflow end');
     await Promise.allSettled([...inFlight]);
     await target.simulator.control.faults({ fail_next: 0, latency_ms: 0, ssh_silent: false });
+    await target.workflowFault('StartExecution', undefined);
+    await provider('faults', { times: 0 });
+    await provider('release', { type: 'checkout.session.completed' });
     await settle(target, log);
     // Webhooks lost to a crash or a stall are the top-up reconciler's to settle: told a time past their grace.
     await target.payments.settled();
@@ -383,6 +477,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         creates,
       })),
       ...(await checkTopUps(target.deps, target.payments, topUps)),
+      ...(await checkAutoRecharges(target.deps, target.payments, accounts)),
     );
     const unique = new Set(receiver.received.map((delivery) => delivery.event.id as string)).size;
     return {

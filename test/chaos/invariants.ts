@@ -330,6 +330,8 @@ export interface TopUpRecord {
   readonly accountId: string;
   readonly topUpId: string;
   readonly sessionId: string;
+  /** A dispute of its payment, as the provider opened it (amount and fee in cents), and how it closed. */
+  dispute?: { readonly id: string; readonly takenCents: number; closed?: 'won' | 'lost' };
 }
 
 /**
@@ -364,6 +366,63 @@ export async function checkTopUps(deps: Deps, payments: PaymentsSimulator, recor
     const debited = -refunds.reduce((sum, entry) => sum + entry.amount, 0);
     if (debited !== charge.amount_refunded * 10_000)
       violations.push(`top-up ${record.topUpId}: ${charge.amount_refunded} cents refunded, ${debited} micro-dollars debited`);
+    if (record.dispute) violations.push(...checkDispute(record, await listLedgerEntries(deps, record.accountId)));
+  }
+  return violations;
+}
+
+/** A dispute takes its amount and the provider's fee once; a won one gives both back once; a lost one gives nothing. */
+function checkDispute(record: TopUpRecord, ledger: readonly LedgerEntry[]): string[] {
+  const { id, takenCents, closed } = record.dispute!;
+  const amounts = (entryId: string) => ledger.filter((entry) => entry.entry_id === entryId).map((entry) => entry.amount);
+  const expect = (entryId: string, amounts: number[], expected: number[]) =>
+    JSON.stringify(amounts) === JSON.stringify(expected)
+      ? []
+      : [`dispute ${id}: ${entryId} booked ${JSON.stringify(amounts)}, expected ${JSON.stringify(expected)}`];
+  return [
+    ...expect(`dispute#${id}`, amounts(`dispute#${id}`), [-takenCents * 10_000]),
+    ...expect(`dispute-won#${id}`, amounts(`dispute-won#${id}`), closed === 'won' ? [takenCents * 10_000] : []),
+  ];
+}
+
+/** An account's run, as far as auto-recharge goes: how many moves could have crossed its threshold. */
+export interface RechargeRecord {
+  readonly accountId: string;
+  readonly crossings: number;
+}
+
+/**
+ * Auto-recharge charges the saved card at most once per crossing of its threshold: the card's successful charges
+ * outside a checkout are no more than the moves that could have taken the balance under it (turning it on, spending,
+ * refunds and disputes), each is credited by exactly one ledger entry of its amount, and no top-up was paid twice.
+ */
+export async function checkAutoRecharges(deps: Deps, payments: PaymentsSimulator, records: readonly RechargeRecord[]): Promise<string[]> {
+  const violations: string[] = [];
+  for (const record of records) {
+    const account = await getAccount(deps, record.accountId);
+    if (!account?.payment_customer_id) continue;
+    const response = await fetch(`${payments.url}/v1/payment_intents?customer=${account.payment_customer_id}`, {
+      headers: { authorization: `Bearer ${payments.secretKey}` },
+    });
+    const intents = ((await response.json()) as { data: Record<string, any>[] }).data;
+    const charged = [];
+    for (const intent of intents.filter((i) => i.status === 'succeeded')) {
+      const topUp = await getTopUp(deps, String(intent.metadata?.top_up_id));
+      if (topUp?.kind === 'auto_recharge') charged.push(intent);
+    }
+    if (charged.length > record.crossings)
+      violations.push(
+        `account ${record.accountId}: auto-recharge charged the card ${charged.length} times for ${record.crossings} possible crossings`,
+      );
+    const topUpIds = charged.map((intent) => String(intent.metadata.top_up_id));
+    if (new Set(topUpIds).size !== topUpIds.length)
+      violations.push(`account ${record.accountId}: an auto-recharge top-up was charged twice`);
+    const ledger = await listLedgerEntries(deps, record.accountId);
+    for (const intent of charged) {
+      const credits = ledger.filter((entry) => entry.entry_id === `top-up#${intent.id}`).map((entry) => entry.amount);
+      if (JSON.stringify(credits) !== JSON.stringify([intent.amount * 10_000]))
+        violations.push(`auto-recharge ${intent.id}: charged ${intent.amount} cents, credited ${JSON.stringify(credits)}`);
+    }
   }
   return violations;
 }

@@ -106,6 +106,13 @@ export async function startChaosProcesses(options: {
         await new Promise((wait) => setTimeout(wait, 200));
       }
     },
+    async workflowFault(operation, fault) {
+      // A service process that is down or restarting starts with no fault: nothing to set.
+      await fetch(`http://127.0.0.1:${spec.controlPort}/step-functions-fault`, {
+        method: 'POST',
+        body: JSON.stringify({ operation, fault: fault ?? null }),
+      }).catch(() => undefined);
+    },
     async crash() {
       await killService();
       await startService();
