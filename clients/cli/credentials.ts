@@ -2,6 +2,7 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import envPaths from 'env-paths';
+import ipaddr from 'ipaddr.js';
 import { UsageError } from './errors';
 
 /** What the CLI needs to reach the service: a base URL and a Bearer key, and for key management a session. */
@@ -144,14 +145,22 @@ export function savedContext(config: Config, name: string): Context {
   return context;
 }
 
-/** Whether a URL is this machine's: the only place the local service's demo key may be sent. */
-function isLoopback(url: string): boolean {
-  try {
-    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-    return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
-  } catch {
-    return false;
-  }
+/** Whether a URL is this machine's: the only place the local service's demo key, or anything over plain http, may be sent. */
+function isLoopback(url: URL): boolean {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || (ipaddr.isValid(host) && ipaddr.process(host).range() === 'loopback');
+}
+
+/**
+ * An API URL a key, a session or a password may be sent to: https, or plain http to this machine alone (the local
+ * service), since over plain http anyone on the way reads them.
+ */
+export function checkedApiUrl(url: string): string {
+  const parsed = URL.parse(url);
+  if (parsed?.protocol === 'https:' || (parsed?.protocol === 'http:' && isLoopback(parsed))) return url;
+  throw new UsageError(
+    `${url}: an API URL is https://… (plain http:// only to this machine: localhost, 127.0.0.0/8 or ::1), so that keys and passwords are not sent in the clear`,
+  );
 }
 
 /**
@@ -163,10 +172,15 @@ export async function resolveCredentials(flags: Credentials & { context?: string
   const config = await readConfig();
   const chosen = chosenContext(config, flags.context);
   const runtime = await readJson(runtimeFile());
-  const runtimeUrl = text(runtime.base_url);
+  const runtimeUrl = URL.parse(text(runtime.base_url) ?? '');
   const demo: Credentials =
-    Object.keys(config.contexts).length === 0 && runtimeUrl !== undefined && isLoopback(runtimeUrl)
-      ? { apiUrl: runtimeUrl, apiKey: text(runtime.api_key), session: text(runtime.session), csrfToken: text(runtime.csrf_token) }
+    Object.keys(config.contexts).length === 0 && runtimeUrl !== null && isLoopback(runtimeUrl)
+      ? {
+          apiUrl: text(runtime.base_url),
+          apiKey: text(runtime.api_key),
+          session: text(runtime.session),
+          csrfToken: text(runtime.csrf_token),
+        }
       : {};
   const sources: Credentials[] = [
     flags,
@@ -186,7 +200,8 @@ export async function resolveCredentials(flags: Credentials & { context?: string
       : {},
   ];
   const first = (field: keyof Credentials) => sources.map((source) => text(source[field])).find((value) => value !== undefined);
-  const apiUrl = first('apiUrl') ?? demo.apiUrl;
+  const urlGiven = first('apiUrl');
+  const apiUrl = urlGiven === undefined ? demo.apiUrl : checkedApiUrl(urlGiven);
   // The demo account's key and session go only to the demo's own URL.
   const fromDemo = (field: keyof Credentials) => (apiUrl !== undefined && apiUrl === demo.apiUrl ? text(demo[field]) : undefined);
   const fields = ['apiKey', 'session', 'csrfToken'] as const;
@@ -200,7 +215,7 @@ export async function resolveCredentials(flags: Credentials & { context?: string
     localDemo:
       apiUrl !== undefined &&
       apiUrl === demo.apiUrl &&
-      (first('apiUrl') === undefined || fields.some((field) => first(field) === undefined && fromDemo(field) !== undefined)),
+      (urlGiven === undefined || fields.some((field) => first(field) === undefined && fromDemo(field) !== undefined)),
   };
 }
 
