@@ -25,6 +25,7 @@ import {
   requireSession,
   resolveCredentials,
   saveContext,
+  sameService,
   savedContext,
   savedKeyFile,
   writeConfig,
@@ -731,13 +732,17 @@ function buildProgram(): Command {
       const password = await secretInput(undefined, 'Password: ');
       if (!password) throw new UsageError('no password: type it when asked or pipe it on standard input');
       const signedIn = await createVpsClient({ baseUrl: apiUrl, onRateLimited }).signIn(options.email, password);
+      // The context keeps its key only if it is for this URL: a key is only ever sent to the URL it was saved for.
       const file = await saveContext(name, {
-        ...previous,
         api_url: apiUrl,
         session: signedIn.session,
         csrf_token: signedIn.csrf_token,
         session_expires_at: signedIn.expires_at,
       });
+      if (previous?.api_key !== undefined && !sameService(previous.api_url, apiUrl))
+        process.stderr.write(
+          `The key context ${name} held was for ${previous.api_url} and is not kept: vps auth init --context ${name} saves one for ${apiUrl}.\n`,
+        );
       print(
         outputMode(global),
         { context: name, email: signedIn.email, expires_at: signedIn.expires_at, config_file: file },
