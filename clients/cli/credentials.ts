@@ -2,6 +2,7 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import envPaths from 'env-paths';
+import ipaddr from 'ipaddr.js';
 import { UsageError } from './errors';
 
 /** What the CLI needs to reach the service: a base URL and a Bearer key, and for key management a session. */
@@ -16,6 +17,8 @@ export interface Credentials {
 export interface ResolvedCredentials extends Credentials {
   /** The context whose values were used, if any. */
   readonly context?: string;
+  /** The chosen context, when the run goes to another URL than the one its key and session are saved for. */
+  readonly savedElsewhere?: { readonly context: string; readonly apiUrl: string; readonly key: boolean; readonly session: boolean };
   /** The local service's runtime file gave the URL or the key (its demo account). */
   readonly localDemo: boolean;
 }
@@ -109,7 +112,7 @@ export async function saveContext(name: string, changes: Context, { use = false 
   const config = await readConfig();
   const previous = config.contexts[name];
   // A new URL is another service: what was saved for the old one does not go with it.
-  const kept = previous && previous.api_url === changes.api_url ? previous : undefined;
+  const kept = previous && sameService(previous.api_url, changes.api_url) ? previous : undefined;
   return writeConfig({
     ...config,
     current: use || config.current === null ? name : config.current,
@@ -144,39 +147,60 @@ export function savedContext(config: Config, name: string): Context {
   return context;
 }
 
-/** Whether a URL is this machine's: the only place the local service's demo key may be sent. */
-function isLoopback(url: string): boolean {
-  try {
-    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-    return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
-  } catch {
-    return false;
-  }
+/** Whether a URL is this machine's: the only place the local service's demo key, or anything over plain http, may be sent. */
+function isLoopback(url: URL): boolean {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || (ipaddr.isValid(host) && ipaddr.process(host).range() === 'loopback');
+}
+
+/** Whether two API URLs name the same service (`https://api.example.com` and `https://api.example.com/` do). */
+export function sameService(a: string, b: string): boolean {
+  const service = (url: string) => URL.parse(url)?.href.replace(/\/+$/, '') ?? url;
+  return service(a) === service(b);
+}
+
+/**
+ * An API URL a key, a session or a password may be sent to: https, or plain http to this machine alone (the local
+ * service), since over plain http anyone on the way reads them.
+ */
+export function checkedApiUrl(url: string): string {
+  const parsed = URL.parse(url);
+  if (parsed?.protocol === 'https:' || (parsed?.protocol === 'http:' && isLoopback(parsed))) return url;
+  throw new UsageError(
+    `${url}: an API URL is https://… (plain http:// only to this machine: localhost, 127.0.0.0/8 or ::1), so that keys and passwords are not sent in the clear`,
+  );
 }
 
 /**
  * Each value comes from the first source that has it: the flags, then VPS_* environment variables, then the chosen
- * context. Only when no context is saved at all does the local service's runtime file (written by `npm start`) fill
- * in, and only with a loopback URL, so its demo key never goes anywhere else.
+ * context, whose key and session are bound to its URL: they are used only when the run goes to that URL. Only when no
+ * context is saved at all does the local service's runtime file (written by `npm start`) fill in, and only with a
+ * loopback URL, so its demo key never goes anywhere else.
  */
 export async function resolveCredentials(flags: Credentials & { context?: string }): Promise<ResolvedCredentials> {
   const config = await readConfig();
   const chosen = chosenContext(config, flags.context);
   const runtime = await readJson(runtimeFile());
-  const runtimeUrl = text(runtime.base_url);
+  const runtimeUrl = URL.parse(text(runtime.base_url) ?? '');
   const demo: Credentials =
-    Object.keys(config.contexts).length === 0 && runtimeUrl !== undefined && isLoopback(runtimeUrl)
-      ? { apiUrl: runtimeUrl, apiKey: text(runtime.api_key), session: text(runtime.session), csrfToken: text(runtime.csrf_token) }
+    Object.keys(config.contexts).length === 0 && runtimeUrl !== null && isLoopback(runtimeUrl)
+      ? {
+          apiUrl: text(runtime.base_url),
+          apiKey: text(runtime.api_key),
+          session: text(runtime.session),
+          csrfToken: text(runtime.csrf_token),
+        }
       : {};
+  const typedUrl = text(flags.apiUrl) ?? text(process.env.VPS_API_URL);
+  const contextApplies = chosen !== undefined && (typedUrl === undefined || sameService(typedUrl, chosen.context.api_url));
   const sources: Credentials[] = [
     flags,
     {
-      apiUrl: process.env.VPS_API_URL,
       apiKey: process.env.VPS_API_KEY,
       session: process.env.VPS_SESSION,
       csrfToken: process.env.VPS_CSRF_TOKEN,
     },
-    chosen
+    contextApplies
       ? {
           apiUrl: chosen.context.api_url,
           apiKey: chosen.context.api_key,
@@ -186,7 +210,8 @@ export async function resolveCredentials(flags: Credentials & { context?: string
       : {},
   ];
   const first = (field: keyof Credentials) => sources.map((source) => text(source[field])).find((value) => value !== undefined);
-  const apiUrl = first('apiUrl') ?? demo.apiUrl;
+  const urlGiven = typedUrl ?? first('apiUrl');
+  const apiUrl = urlGiven === undefined ? demo.apiUrl : checkedApiUrl(urlGiven);
   // The demo account's key and session go only to the demo's own URL.
   const fromDemo = (field: keyof Credentials) => (apiUrl !== undefined && apiUrl === demo.apiUrl ? text(demo[field]) : undefined);
   const fields = ['apiKey', 'session', 'csrfToken'] as const;
@@ -196,29 +221,47 @@ export async function resolveCredentials(flags: Credentials & { context?: string
     apiKey,
     session,
     csrfToken,
-    ...(chosen ? { context: chosen.name } : {}),
+    ...(chosen && contextApplies ? { context: chosen.name } : {}),
+    ...(chosen && !contextApplies
+      ? {
+          savedElsewhere: {
+            context: chosen.name,
+            apiUrl: chosen.context.api_url,
+            key: chosen.context.api_key !== undefined,
+            session: chosen.context.session !== undefined,
+          },
+        }
+      : {}),
     localDemo:
       apiUrl !== undefined &&
       apiUrl === demo.apiUrl &&
-      (first('apiUrl') === undefined || fields.some((field) => first(field) === undefined && fromDemo(field) !== undefined)),
+      (urlGiven === undefined || fields.some((field) => first(field) === undefined && fromDemo(field) !== undefined)),
   };
 }
 
-export function requireApi(credentials: Credentials): { apiUrl: string; apiKey: string } {
+/** Says that the chosen context's key (or session) is not sent to `apiUrl`, when it has one saved for another URL. */
+function savedElsewhere({ savedElsewhere: saved }: ResolvedCredentials, what: 'key' | 'session', apiUrl: string): string {
+  return saved?.[what]
+    ? `the ${what} of context ${saved.context} is saved for ${saved.apiUrl} and is sent nowhere else, not to ${apiUrl}; `
+    : '';
+}
+
+export function requireApi(credentials: ResolvedCredentials): { apiUrl: string; apiKey: string } {
   const { apiUrl, apiKey } = credentials;
   const hint =
     'pass --api-url and --api-key, set VPS_API_URL and VPS_API_KEY, run `vps auth init`, or start the local service with `npm start`';
   if (!apiUrl) throw new UsageError(`no API URL: ${hint}`);
-  if (!apiKey) throw new UsageError(`no API key: ${hint}`);
+  const elsewhere = savedElsewhere(credentials, 'key', apiUrl);
+  if (!apiKey) throw new UsageError(`no API key: ${elsewhere ? `${elsewhere}pass --api-key or set VPS_API_KEY` : hint}`);
   return { apiUrl, apiKey };
 }
 
-export function requireSession(credentials: Credentials): { apiUrl: string; session: string; csrfToken: string } {
+export function requireSession(credentials: ResolvedCredentials): { apiUrl: string; session: string; csrfToken: string } {
   const { apiUrl, session, csrfToken } = credentials;
   if (!apiUrl) throw new UsageError('no API URL: pass --api-url or set VPS_API_URL');
   if (!session || !csrfToken)
     throw new UsageError(
-      'key management needs a signed-in session: run `vps login`, pass --session and --csrf-token, or set VPS_SESSION and VPS_CSRF_TOKEN',
+      `key management needs a signed-in session: ${savedElsewhere(credentials, 'session', apiUrl)}run \`vps login\`, pass --session and --csrf-token, or set VPS_SESSION and VPS_CSRF_TOKEN`,
     );
   return { apiUrl, session, csrfToken };
 }

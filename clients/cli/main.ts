@@ -17,6 +17,7 @@ import {
   type VpsClient,
 } from '../sdk/index';
 import {
+  checkedApiUrl,
   checkedContextName,
   readConfig,
   rememberSavedKey,
@@ -24,12 +25,14 @@ import {
   requireSession,
   resolveCredentials,
   saveContext,
+  sameService,
   savedContext,
   savedKeyFile,
   writeConfig,
   type ResolvedCredentials,
 } from './credentials';
 import { runMcpBridge } from './mcp-bridge';
+import { sshArguments } from './ssh';
 import { completionScript, completionShells, type CompletionShell } from './completion';
 import { promptHidden, promptLine } from './prompt';
 import { ChildExit, InstanceLookupError, UsageError } from './errors';
@@ -176,8 +179,9 @@ async function secretInput(given: string | undefined, prompt: string): Promise<s
  */
 async function verifyAndSaveKey(command: Command, name: string, use: boolean): Promise<void> {
   const options = optionsOf(command);
-  const apiUrl = options.apiUrl ?? process.env.VPS_API_URL;
-  if (!apiUrl) throw new UsageError('no API URL: pass --api-url or set VPS_API_URL');
+  const typedUrl = options.apiUrl ?? process.env.VPS_API_URL;
+  if (!typedUrl) throw new UsageError('no API URL: pass --api-url or set VPS_API_URL');
+  const apiUrl = checkedApiUrl(typedUrl);
   const apiKey = await secretInput(options.apiKey ?? process.env.VPS_API_KEY, 'API key: ');
   if (!apiKey) throw new UsageError('no API key: type it when asked, pipe it on standard input, or pass --api-key');
   const account = await createVpsClient({ baseUrl: apiUrl, apiKey, onRateLimited }).getAccount();
@@ -484,13 +488,7 @@ function buildProgram(): Command {
       const saved = await savedKeyFile(vps.baseUrl, id);
       const savedExists = saved !== undefined && (await fileExists(saved));
       const identity = options.identity ?? (savedExists ? saved : undefined);
-      await runSsh([
-        ...(identity === undefined ? [] : ['-i', identity, '-o', 'IdentitiesOnly=yes']),
-        '-p',
-        String(instance.ssh_port),
-        `${instance.root_user}@${instance.ipv4}`,
-        ...sshArgs,
-      ]);
+      await runSsh(sshArguments({ user: instance.root_user, address: instance.ipv4, port: instance.ssh_port }, identity, sshArgs));
     });
 
   const jobs = program
@@ -727,18 +725,24 @@ function buildProgram(): Command {
       const global = optionsOf(command);
       const config = await readConfig();
       const name = global.context === undefined ? (config.current ?? 'default') : checkedContextName(global.context);
-      const apiUrl = global.apiUrl ?? process.env.VPS_API_URL ?? config.contexts[name]?.api_url;
-      if (!apiUrl) throw new UsageError('no API URL: pass --api-url or set VPS_API_URL');
+      const previous = config.contexts[name];
+      const givenUrl = global.apiUrl ?? process.env.VPS_API_URL ?? previous?.api_url;
+      if (!givenUrl) throw new UsageError('no API URL: pass --api-url or set VPS_API_URL');
+      const apiUrl = checkedApiUrl(givenUrl);
       const password = await secretInput(undefined, 'Password: ');
       if (!password) throw new UsageError('no password: type it when asked or pipe it on standard input');
       const signedIn = await createVpsClient({ baseUrl: apiUrl, onRateLimited }).signIn(options.email, password);
+      // The context keeps its key only if it is for this URL: a key is only ever sent to the URL it was saved for.
       const file = await saveContext(name, {
-        ...config.contexts[name],
         api_url: apiUrl,
         session: signedIn.session,
         csrf_token: signedIn.csrf_token,
         session_expires_at: signedIn.expires_at,
       });
+      if (previous?.api_key !== undefined && !sameService(previous.api_url, apiUrl))
+        process.stderr.write(
+          `The key context ${name} held was for ${previous.api_url} and is not kept: vps auth init --context ${name} saves one for ${apiUrl}.\n`,
+        );
       print(
         outputMode(global),
         { context: name, email: signedIn.email, expires_at: signedIn.expires_at, config_file: file },

@@ -1,12 +1,10 @@
-import { createServer } from 'node:http';
-import { once } from 'node:events';
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { openSession } from '../../shared/domain/accounts';
-import { cliHome, runVps, runVpsJson, type CliHome } from '../support/cli';
+import { cliHome, fakeService, fakeSsh, runVps, runVpsJson, type CliHome } from '../support/cli';
 import { eventually } from '../support/receiver';
 import { listLatestTopUps } from '../../shared/store/top-ups';
 import { useTestRuntime } from '../support/runtime';
@@ -71,8 +69,8 @@ describe('vps instances', () => {
   });
 
   it('refuses a private key given as --ssh-key before sending anything', async () => {
-    const { url, heard, listener } = await listening();
-    onTestFinished(() => void listener.close());
+    const { url, heard, close } = await fakeService();
+    onTestFinished(close);
     const keyFile = `${home.dir}/id_ed25519`;
     await writeFile(keyFile, '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n');
 
@@ -280,15 +278,6 @@ describe('vps jobs list', () => {
 });
 
 describe('vps ssh', () => {
-  /** An `ssh` first on the PATH that prints the arguments it was given, one a line, and exits 7. */
-  async function fakeSsh(): Promise<Record<string, string>> {
-    const bin = join(home.dir, 'bin');
-    await mkdir(bin, { recursive: true });
-    await writeFile(join(bin, 'ssh'), '#!/bin/sh\nprintf "%s\\n" "$@"\nexit 7\n');
-    await chmod(join(bin, 'ssh'), 0o755);
-    return { PATH: `${bin}:${process.env.PATH ?? ''}` };
-  }
-
   it('runs ssh as root on the instance’s address and port with the key --save-key wrote, and ends with ssh’s exit code', async () => {
     const { env } = await account();
     const keyFile = join(home.dir, 'ssh-web-key');
@@ -298,7 +287,7 @@ describe('vps ssh', () => {
       env,
     );
 
-    const run = await runVps(home, ['ssh', 'ssh-web', '--', 'uptime'], { env: { ...env, ...(await fakeSsh()) } });
+    const run = await runVps(home, ['ssh', 'ssh-web', '--', 'uptime'], { env: { ...env, ...(await fakeSsh(home)) } });
 
     expect([run.code, run.stderr]).toEqual([7, '']);
     expect(run.stdout.trim().split('\n')).toEqual([
@@ -308,6 +297,7 @@ describe('vps ssh', () => {
       'IdentitiesOnly=yes',
       '-p',
       String(created.ssh_port),
+      '--',
       `root@${created.ipv4}`,
       'uptime',
     ]);
@@ -316,14 +306,14 @@ describe('vps ssh', () => {
   it('leaves the key to the SSH agent when none was saved, and refuses an instance that is not active', async () => {
     const { env, apiKey } = await account();
     const created = await runVpsJson(home, ['instances', 'create', '--name', 'ssh-agent', '--flavor', 's-1vcpu-2gb', '--wait'], env);
-    const path = await fakeSsh();
+    const path = await fakeSsh(home);
 
     const viaAgent = await runVps(home, ['ssh', String(created.instance_id)], { env: { ...env, ...path } });
     const off = await runtime.call('POST', `/api/v1/instances/${created.instance_id}/actions`, { apiKey, body: { type: 'power_off' } });
     await runtime.waitForStatus(apiKey, created.instance_id, ['stopped']);
     const stopped = await runVps(home, ['ssh', String(created.instance_id)], { env: { ...env, ...path } });
 
-    expect([viaAgent.code, viaAgent.stdout]).toEqual([7, `-p\n${created.ssh_port}\nroot@${created.ipv4}\n`]);
+    expect([viaAgent.code, viaAgent.stdout]).toEqual([7, `-p\n${created.ssh_port}\n--\nroot@${created.ipv4}\n`]);
     expect(off.status).toBe(200);
     expect([stopped.code, stopped.stdout, stopped.stderr]).toEqual([
       1,
@@ -556,19 +546,6 @@ describe('vps help', () => {
   });
 });
 
-/** A loopback listener that records every request it hears and answers `{}`. */
-async function listening() {
-  const heard: string[] = [];
-  const listener = createServer((request, response) => {
-    heard.push(`${request.method} ${request.url}`);
-    response.end('{}');
-  });
-  listener.listen(0, '127.0.0.1');
-  await once(listener, 'listening');
-  const address = listener.address();
-  return { url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, heard, listener };
-}
-
 describe('vps credentials', () => {
   it('uses the running local service from its runtime file when nothing else is given', async () => {
     const { apiKey } = await runtime.newAccount();
@@ -620,7 +597,7 @@ describe('vps credentials', () => {
   ])('auth init with $why exits $code and sends nothing, whatever key the runtime file holds', async ({ args, code, text }) => {
     const { apiKey } = await runtime.newAccount();
     const local = await cliHome();
-    const { url, heard, listener } = await listening();
+    const { url, heard, close } = await fakeService();
     try {
       await local.useRuntimeFile({ base_url: url, api_key: apiKey });
 
@@ -631,7 +608,7 @@ describe('vps credentials', () => {
       expect(heard).toEqual([]);
       await expect(stat(join(local.env.XDG_CONFIG_HOME!, 'vps', 'config.json'))).rejects.toThrow(/ENOENT/);
     } finally {
-      listener.close();
+      await close();
       await local.remove();
     }
   });
