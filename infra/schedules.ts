@@ -71,8 +71,8 @@ export const schedules = {
         instances: ['Query', 'BatchGetItem', 'GetItem', 'UpdateItem'],
         jobs: ['GetItem', 'PutItem', 'UpdateItem'],
         counters: ['GetItem', 'UpdateItem'],
-        // Auto-recharge: the latest top-ups, a new one.
-        topUps: ['Query', 'BatchGetItem', 'PutItem', 'UpdateItem'],
+        // Auto-recharge: the top-up of its crossing, read again or made.
+        topUps: ['GetItem', 'PutItem', 'UpdateItem'],
       },
       startsWorkflows: ['power'],
       upstream: true,

@@ -317,7 +317,7 @@ export interface paths {
         put?: never;
         /**
          * Turn auto-recharge on or off: charge the saved card when the balance falls to a threshold
-         * @description When on, the saved card is charged `amount_usd` once each time the balance falls to `threshold_usd` or below (checked as the balance reaches it, and at once when turned on; the next charge only after the balance has been above the threshold again, or the charge failed); the credit arrives like any top-up’s. When on, `amount_usd` must be at least `threshold_usd`. After 3 failed charges in a row it turns itself off, says why in `auto_recharge.disabled_reason`, and the account gets an `account.auto_recharge_disabled` event and e-mail. Needs a card saved by a top-up made with `save_card`. Off by default.
+         * @description When on, the saved card is charged `amount_usd` once each time the balance falls to `threshold_usd` or below (checked as the balance reaches it, and at once when turned on; the next charge only after the balance has been above the threshold again, or the charge failed); the credit arrives like any top-up’s. When on, `amount_usd` must be at least `threshold_usd`. After 3 failed charges in a row it turns itself off, says why in `auto_recharge.disabled_reason`, and the account gets an `account.auto_recharge_disabled` event and e-mail. Needs a card saved by a top-up made with `save_card`. Off by default. Only with the console’s session and its CSRF token (an API key is refused, as on key management), and every change is e-mailed to the account’s address.
          */
         post: operations["setAutoRecharge"];
         delete?: never;
@@ -3810,10 +3810,6 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
-                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
-                    RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
-                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3825,17 +3821,13 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
-                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
-                    RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
-                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or malformed Authorization header; Invalid API key prefix; Invalid or revoked API key; No valid session. */
+            /** @description No valid session (a Bearer key is never accepted here). */
             401: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -3846,7 +3838,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description CSRF validation failed (with the session); Account suspended; Account not confirmed. */
+            /** @description CSRF validation failed; Account suspended; Account not confirmed. */
             403: {
                 headers: {
                     /** @description Identifies the request in our logs. */
@@ -3862,10 +3854,6 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
-                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
-                    RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
-                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3877,10 +3865,6 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
-                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
-                    RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
-                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3898,14 +3882,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
+            /** @description Rate limit exceeded: the session is over its limit (60 requests in any 60 seconds), or the source address failed authentication too often. */
             429: {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
-                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
+                    /** @description `"session";r=0;t=<seconds to reset>`, or the same for `"failed-auth"`. */
                     RateLimit: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
+                    /** @description `"session";q=60;w=60`, or `"failed-auth";q=20;w=60`. */
                     "RateLimit-Policy": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
@@ -3931,10 +3915,6 @@ export interface operations {
                 headers: {
                     /** @description Identifies the request in our logs. */
                     "X-Request-Id": string;
-                    /** @description What remains of each limit window: `"general";r=<remaining>;t=<seconds to reset>`. */
-                    RateLimit?: string;
-                    /** @description The limits that apply: `"general";q=60;w=60`, plus `"deploy";q=5;w=3600` on create; on a 429 for too many failed authentications from one address, `"failed-auth";q=20;w=60`. */
-                    "RateLimit-Policy"?: string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": number;
                     [name: string]: unknown;

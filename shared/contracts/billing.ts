@@ -1,12 +1,13 @@
 import * as z from '../model/zod';
 import { autoRechargeBodySchema, billingSchema, createTopUpBodySchema, topUpSchema, webhookReceiptSchema } from '../schemas/billing';
 import { TOP_UP_MAX_USD, TOP_UP_MIN_USD } from '../model/payments';
-import type { AccountRoute, PublicRoute } from './contract';
-import { accountErrors, error, failedAuthenticationLimited, ok, rateLimitHeaders, tooLarge } from './docs';
+import type { AccountRoute, PublicRoute, SessionRoute } from './contract';
+import { accountErrors, error, failedAuthenticationLimited, ok, rateLimitHeaders, sessionErrors, tooLarge } from './docs';
 
 /**
  * The account's money: its balance and runway, card top-ups through the payment provider's hosted checkout, and the
- * provider's webhook that credits them. The account routes take an API key or the console's session.
+ * provider's webhook that credits them. The account routes take an API key or the console's session; auto-recharge,
+ * which has the service charge the saved card later, only the session (a person's decision, as key management is).
  */
 
 const tags = ['billing'];
@@ -89,31 +90,36 @@ export const setAutoRechargeRoute = {
   method: 'POST',
   path: `${billingPath}/auto-recharge`,
   entry: 'functions/api/set-auto-recharge.ts',
-  auth: 'account',
+  auth: 'session',
   csrf: true,
   body: autoRechargeBodySchema,
   timeoutSeconds: 15,
   access: {
-    // The review of the account's checkpoint (warnings, the statement, the next review), and an auto-recharge top-up.
-    tables: { accounts: ['GetItem', 'UpdateItem'], ledger: ['PutItem'], topUps: ['Query', 'BatchGetItem', 'PutItem', 'UpdateItem'] },
+    // The review of the account's checkpoint (warnings, the statement, the next review), an auto-recharge top-up, and
+    // the billing answered (the latest top-ups); the e-mail that tells the account of the change.
+    tables: {
+      accounts: ['GetItem', 'UpdateItem'],
+      ledger: ['PutItem'],
+      topUps: ['Query', 'BatchGetItem', 'GetItem', 'PutItem', 'UpdateItem'],
+    },
     payments: true,
+    sendsMail: true,
   },
   doc: {
     operationId: 'setAutoRecharge',
     summary: 'Turn auto-recharge on or off: charge the saved card when the balance falls to a threshold',
     description:
-      'When on, the saved card is charged `amount_usd` once each time the balance falls to `threshold_usd` or below (checked as the balance reaches it, and at once when turned on; the next charge only after the balance has been above the threshold again, or the charge failed); the credit arrives like any top-up’s. When on, `amount_usd` must be at least `threshold_usd`. After 3 failed charges in a row it turns itself off, says why in `auto_recharge.disabled_reason`, and the account gets an `account.auto_recharge_disabled` event and e-mail. Needs a card saved by a top-up made with `save_card`. Off by default.',
+      'When on, the saved card is charged `amount_usd` once each time the balance falls to `threshold_usd` or below (checked as the balance reaches it, and at once when turned on; the next charge only after the balance has been above the threshold again, or the charge failed); the credit arrives like any top-up’s. When on, `amount_usd` must be at least `threshold_usd`. After 3 failed charges in a row it turns itself off, says why in `auto_recharge.disabled_reason`, and the account gets an `account.auto_recharge_disabled` event and e-mail. Needs a card saved by a top-up made with `save_card`. Off by default. Only with the console’s session and its CSRF token (an API key is refused, as on key management), and every change is e-mailed to the account’s address.',
     tags,
     responses: {
-      200: ok('The account’s billing, as it is now.', Billing, headers),
-      ...accountErrors([400, 401, 403, 409], {
-        400: 'Invalid request: amount_usd must be at least threshold_usd (when enabled), and each within its limits.',
-        409: 'No saved card: add funds once with `save_card` first.',
-        413: tooLarge,
-      }),
+      200: ok('The account’s billing, as it is now.', Billing),
+      400: error('Invalid request: amount_usd must be at least threshold_usd (when enabled), and each within its limits.'),
+      ...sessionErrors,
+      409: error('No saved card: add funds once with `save_card` first.'),
+      413: error(tooLarge),
     },
   },
-} as const satisfies AccountRoute;
+} as const satisfies SessionRoute;
 
 /** The provider's own retries make up for a refusal here; its source addresses are few and known. */
 const PAYMENT_WEBHOOK_THROTTLE = { rateLimit: 50, burstLimit: 100 } as const;

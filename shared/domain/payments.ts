@@ -3,7 +3,16 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { metricNames } from '../metric-names';
 import { countMetric, durationMetric, logger } from '../observability';
 import { badRequest, Failure, notFound } from '../model/errors';
-import { centsToMicros, creditEntryId, creditRefusal, usdToCents, type PaymentEvent, type PaymentRefusal } from '../model/payments';
+import {
+  centsToMicros,
+  creditEntryId,
+  creditRefusal,
+  usdToCents,
+  type AutoRecharge,
+  type PaymentEvent,
+  type PaymentRefusal,
+} from '../model/payments';
+import type { MailMessage } from '../mail';
 import { countRechargeOutcome, getAccount, saveCard, setAutoRecharge, type Account } from '../store/accounts';
 import { recordLedgerEntry } from '../store/ledger';
 import {
@@ -165,17 +174,38 @@ export async function billingOverview(deps: Deps, account: Account): Promise<Bil
   };
 }
 
-/** Turns auto-recharge on (a saved card is needed) or off; the account's billing as it is then. */
+/** The e-mail that tells an account its auto-recharge was set: whoever set it, the card's owner hears of it. */
+function autoRechargeSetMail(account: Account, settings: AutoRecharge, consoleUrl: string): MailMessage {
+  const billing = `${consoleUrl}#/billing`;
+  if (!settings.enabled)
+    return {
+      to: account.email,
+      subject: 'Auto-recharge was turned off',
+      text: `Auto-recharge was turned off for your account: your saved card will not be charged when your balance runs low.\n\nBilling: ${billing}`,
+    };
+  return {
+    to: account.email,
+    subject: 'Auto-recharge was turned on',
+    text: `Auto-recharge was set for your account: each time your balance falls to $${microsToUsd(settings.threshold_micros)} or below, your saved card is charged $${microsToUsd(settings.amount_micros)}.\n\nIf you did not do this, turn it off and change your password: ${billing}`,
+  };
+}
+
+/**
+ * Turns auto-recharge on (a saved card is needed) or off, and tells the account by e-mail; the account's billing as
+ * it is then.
+ */
 export async function configureAutoRecharge(deps: Deps, account: Account, body: AutoRechargeBody): Promise<BillingView> {
   if (body.enabled && account.payment_method_id === null)
     throw new Failure('conflict', 'No saved card', { message: 'Add funds once with "save_card": true to save a card for auto-recharge' });
-  await setAutoRecharge(deps, account.account_id, {
+  const settings: AutoRecharge = {
     enabled: body.enabled,
     threshold_micros: usdToCents(body.threshold_usd) * 10_000,
     amount_micros: usdToCents(body.amount_usd) * 10_000,
     failures: 0,
     disabled_reason: null,
-  });
+  };
+  await setAutoRecharge(deps, account.account_id, settings);
+  await deps.mail.send(autoRechargeSetMail(account, settings, deps.config.console.url));
   const updated = (await getAccount(deps, account.account_id)) ?? account;
   if (body.enabled) await reviewCheckpoint(deps, account.account_id);
   return billingOverview(deps, (await getAccount(deps, account.account_id)) ?? updated);

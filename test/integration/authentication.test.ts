@@ -2,6 +2,7 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { generateApiKey } from '../../shared/model/api-keys';
 import { getAccountApiKey, revokeApiKey } from '../../shared/store/api-keys';
 import { updateAccountFlags } from '../../shared/store/accounts';
+import { routes } from '../../shared/routes';
 import { useTestRuntime } from '../support/runtime';
 
 const runtime = useTestRuntime();
@@ -84,5 +85,31 @@ describe('Bearer authentication', () => {
 
     expect(response.headers.get('ratelimit')).toBeNull();
     expect(response.body.request_id).toBe(response.headers.get('x-request-id'));
+  });
+});
+
+describe('what only a signed-in person may do', () => {
+  // Key management, the console's own routes, and auto-recharge (the service charging the saved card later): a key,
+  // stolen or handed to a script, does none of it.
+  const sessionOnly = routes
+    .filter((route) => route.auth === 'session')
+    .map((route) => [route.method, route.path.replaceAll(/\{[^}]+\}/g, '1')] as const);
+
+  it('covers auto-recharge and key management', () => {
+    expect(sessionOnly).toEqual(
+      expect.arrayContaining([
+        ['POST', '/api/v1/keys'],
+        ['DELETE', '/api/v1/keys/1'],
+        ['POST', '/api/v1/billing/auto-recharge'],
+      ]),
+    );
+  });
+
+  it.each(sessionOnly)('refuses a valid API key on %s %s', async (method, path) => {
+    const { apiKey } = await runtime.newAccount();
+
+    const response = await runtime.call(method, path, { apiKey, body: method === 'GET' || method === 'DELETE' ? undefined : {} });
+
+    expect([response.status, response.body.error]).toEqual([401, 'API keys are not accepted here: key management needs a session cookie']);
   });
 });

@@ -96,13 +96,10 @@ describe('log redaction at DEBUG', () => {
         headers: { 'stripe-signature': `t=${t},v1=${signature}` },
       });
       await call('GetBilling', 200, 'GET', '/api/v1/billing', bearer());
-      await call(
-        'SetAutoRecharge',
-        200,
-        'POST',
-        '/api/v1/billing/auto-recharge',
-        bearer({ enabled: false, threshold_usd: 5, amount_usd: 10 }),
-      );
+      await call('SetAutoRecharge', 200, 'POST', '/api/v1/billing/auto-recharge', {
+        headers: browser(),
+        body: { enabled: false, threshold_usd: 5, amount_usd: 10 },
+      });
 
       const userDataToken = `udtok${randomBytes(12).toString('hex')}`;
       const created = await call(

@@ -516,17 +516,11 @@ describe('auto-recharge', () => {
   });
 
   it('charges the saved card at the threshold, and turns itself off after 3 declines in a row', async () => {
-    const account = await runtime.newAccount({ depositUsd: '0' });
-    const { top_up_id, provider_session_id } = await topUp(account.apiKey, 10, { save_card: true });
-    await sim(`/_sim/sessions/${provider_session_id}/pay`);
-    await paid(account.apiKey, top_up_id);
-    const card = await eventually('the card to be saved', async () => {
-      const found = await getAccount(runtime.deps, account.accountId);
-      return found?.payment_method_id ? found : undefined;
-    });
+    const account = await withSavedCard(10);
+    const card = (await getAccount(runtime.deps, account.accountId))!;
 
     const turnedOn = await runtime.call('POST', '/api/v1/billing/auto-recharge', {
-      apiKey: account.apiKey,
+      headers: account.headers,
       body: { enabled: true, threshold_usd: 15, amount_usd: 20 },
     });
     await runtime.payments.settled();
@@ -535,7 +529,7 @@ describe('auto-recharge', () => {
     );
     await sim(`/_sim/customers/${card.payment_customer_id}/decline`, { on: true });
     await runtime.call('POST', '/api/v1/billing/auto-recharge', {
-      apiKey: account.apiKey,
+      headers: account.headers,
       body: { enabled: true, threshold_usd: 50, amount_usd: 50 },
     });
     for (let i = 0; i < 3; i++) await reviewFunding(runtime.deps, account.accountId);
@@ -562,14 +556,56 @@ describe('auto-recharge', () => {
   });
 
   it('answers 409 when no card is saved', async () => {
-    const { apiKey } = await runtime.newAccount({ depositUsd: '0' });
+    const { accountId } = await runtime.newAccount({ depositUsd: '0' });
+    const { session, csrfToken } = await openSession(runtime.deps, accountId);
 
     const answer = await runtime.call('POST', '/api/v1/billing/auto-recharge', {
-      apiKey,
+      headers: { cookie: `session=${session}`, 'x-csrftoken': csrfToken },
       body: { enabled: true, threshold_usd: 5, amount_usd: 10 },
     });
 
     expect([answer.status, answer.body.error]).toEqual([409, 'No saved card']);
+  });
+
+  it('refuses an API key as key management does, and the session without its CSRF token, charging nothing', async () => {
+    const account = await withSavedCard(10);
+    const before = chargesMade();
+    const body = { enabled: true, threshold_usd: 15, amount_usd: 20 };
+
+    const withKey = await runtime.call('POST', '/api/v1/billing/auto-recharge', { apiKey: account.apiKey, body });
+    const withoutToken = await runtime.call('POST', '/api/v1/billing/auto-recharge', {
+      headers: { cookie: account.headers.cookie },
+      body,
+    });
+    await runtime.payments.settled();
+    const billing = await runtime.call('GET', '/api/v1/billing', { apiKey: account.apiKey });
+
+    expect([withKey.status, withKey.body.error]).toEqual([401, 'API keys are not accepted here: key management needs a session cookie']);
+    expect([withoutToken.status, withoutToken.body.error]).toEqual([403, 'CSRF validation failed']);
+    expect(billing.body.auto_recharge).toBeNull();
+    expect(chargesMade() - before).toBe(0);
+  });
+
+  it('e-mails the account each time auto-recharge is set, on or off', async () => {
+    const account = await withSavedCard(50);
+    const { email } = (await getAccount(runtime.deps, account.accountId))!;
+
+    const on = await runtime.call('POST', '/api/v1/billing/auto-recharge', {
+      headers: account.headers,
+      body: { enabled: true, threshold_usd: 10, amount_usd: 25 },
+    });
+    const off = await runtime.call('POST', '/api/v1/billing/auto-recharge', {
+      headers: account.headers,
+      body: { enabled: false, threshold_usd: 10, amount_usd: 25 },
+    });
+    const mails = (await mailsTo(mailDir, email)).filter((mail) => mail.subject.startsWith('Auto-recharge'));
+
+    expect([on.status, off.status]).toEqual([200, 200]);
+    // Written in the same millisecond, two files could list in either order.
+    expect(mails.map((mail) => mail.subject).sort()).toEqual(['Auto-recharge was turned off', 'Auto-recharge was turned on']);
+    expect(mails.find((mail) => mail.subject === 'Auto-recharge was turned on')?.text).toContain(
+      'each time your balance falls to $10.00 or below, your saved card is charged $25.00',
+    );
   });
 });
 
