@@ -20,7 +20,6 @@ import {
   UpstreamPermanentError,
   UpstreamTransientError,
   type UpstreamActionRequest,
-  type UpstreamDriver,
 } from '../upstream/driver';
 import { refusedUnprocessed, withTransientRetry } from '../upstream/retry';
 import { Failure, badRequest, namedError, instanceNotFound, lifecycleConflict, serviceUnavailable } from '../model/errors';
@@ -143,10 +142,23 @@ async function launchAction(
   pausedBy: 'user' | 'billing',
 ): Promise<Job> {
   const job = newJob(type, instance);
-  // The budget of the two calls that start it (the server's read, the action) is taken beside the write that accepts
-  // it, in the same round; an action refused meanwhile leaves two tokens unused.
-  const driving = upstreamForRequests(deps, 2);
-  driving.catch(() => undefined);
+  const { request, phase } = firstUpstreamAction(type, instance, target);
+  const serverId = instance.upstream_id;
+  if (serverId === null) throw new Error(`instance ${instance.instance_id} is ${instance.status} without an upstream server`);
+  // The budget of the two calls that start it (the server's read, the action); an action refused after it was taken
+  // leaves two tokens unused.
+  const driver = await upstreamForRequests(deps, 2);
+  try {
+    // One read, not retried: the client's time is kept for the start itself.
+    await ownServer(deps, driver, instance);
+  } catch (error) {
+    if (error instanceof ServerNotOursError) throw upstreamError();
+    if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
+    // Nothing was recorded or sent to the server: the action did not happen.
+    throw upstreamError(error);
+  }
+  // Accepted after the server's read, which can take long: the write holds only while the request's key does, so a
+  // key revoked during the read gets its 401 and nothing goes upstream.
   let accepted: boolean;
   try {
     accepted = await updateInstanceAtVersion(deps, instance, {
@@ -167,27 +179,7 @@ async function launchAction(
     throw await conflictWith(deps, current, type);
   }
 
-  const { request, phase } = firstUpstreamAction(type, instance, target);
-  const serverId = instance.upstream_id;
-  if (serverId === null) throw new Error(`instance ${instance.instance_id} is ${instance.status} without an upstream server`);
   let actionId: number | null;
-  let driver: UpstreamDriver;
-  try {
-    driver = await driving;
-  } catch (error) {
-    await withdrawAction(deps, instance, job, failure('upstream_error', 'Upstream error'));
-    throw error;
-  }
-  try {
-    // One read, not retried: the client's time is kept for the start itself.
-    await ownServer(deps, driver, instance);
-  } catch (error) {
-    if (error instanceof ServerNotOursError) throw upstreamError();
-    if (!(error instanceof UpstreamPermanentError || error instanceof UpstreamTransientError)) throw error;
-    // Nothing was sent to the server yet: the action did not happen.
-    await withdrawAction(deps, instance, job, failure('upstream_error', 'Upstream error'));
-    throw upstreamError(error);
-  }
   try {
     // Only refusals are sent again: a timed-out action may have been taken, and a second one would be refused.
     // Before each attempt after the first the request's key is checked again: once it is revoked, nothing more goes

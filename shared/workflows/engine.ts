@@ -2,7 +2,7 @@ import type { WorkflowName } from '../workflow-names';
 import type { Job } from '../model/job';
 
 /** Where a job's execution stands: running, ended (whatever its end), or never started under the job's name. */
-export type ExecutionState = 'running' | 'ended' | 'absent';
+type ExecutionState = 'running' | 'ended' | 'absent';
 
 /**
  * The workflow engine, as the domain sees it: start a job's workflow, ask where it stands, stop it. Step Functions

@@ -134,6 +134,31 @@ describe('revocation in flight', () => {
     expect(JSON.stringify(listed.body)).not.toContain(String(instance.root_password));
   });
 
+  it('refuses an action whose key is revoked while the server is read upstream (401): nothing is recorded or sent', async () => {
+    const { account, doomed, doomedId } = await accountWithDoomedKey();
+    const instance = await runtime.activeInstance(account.apiKey);
+    const reads = () => runtime.simulator.state().calls['GET /v2/droplets/{id}'] ?? 0;
+    const actions = () => runtime.simulator.state().calls['POST /v2/droplets/{id}/actions'] ?? 0;
+    const [readsBefore, actionsBefore] = [reads(), actions()];
+    await runtime.simulator.control.faults({ latency_ms: 2_000, latency_match: 'GET /v2/droplets/' });
+
+    const answered = runtime.call('POST', `/api/v1/instances/${instance.instance_id}/actions`, {
+      apiKey: doomed,
+      body: { type: 'power_off' },
+    });
+    await runtime.waitFor('the server read to reach the upstream', async () => (reads() > readsBefore ? true : undefined));
+    await revokeKey(runtime.deps, account.accountId, doomedId);
+    const response = await answered;
+    await runtime.simulator.control.faults({ latency_ms: 0 });
+    const after = await runtime.call('GET', `/api/v1/instances/${instance.instance_id}`, { apiKey: account.apiKey });
+    const jobs = await runtime.call('GET', `/api/v1/instances/${instance.instance_id}/jobs`, { apiKey: account.apiKey });
+
+    expect([response.status, response.body]).toEqual([401, REVOKED]);
+    expect(actions()).toBe(actionsBefore);
+    expect(runtime.simulator.state().droplets.find((droplet) => droplet.id === Number(instance.vps_id))?.status).toBe('active');
+    expect([after.body.status, jobs.body.map((job: { type: string }) => job.type)]).toEqual(['active', ['provision']]);
+  });
+
   it('checks again before each upstream attempt: revoked during a slow, refused first attempt, nothing more is sent', async () => {
     const { account, doomed, doomedId } = await accountWithDoomedKey();
     const instance = await runtime.activeInstance(account.apiKey);
