@@ -4077,6 +4077,25 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The body is over 256 KiB: a JSON-RPC error, code -32000, `Payload Too Large: Request body must not exceed 262144 bytes`. */
+            413: {
+                headers: {
+                    /** @description Identifies the request in our logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        jsonrpc: "2.0";
+                        error: {
+                            code: number;
+                            message: string;
+                        };
+                        id: null;
+                    };
+                };
+            };
             /** @description Rate limit exceeded: the account is over one of its limits, or the source address failed authentication too often. */
             429: {
                 headers: {
@@ -5194,6 +5213,7 @@ export const pathsApiV1WebhooksPostRequestBodyContentApplicationJsonEventsValues
 export const pathsApiV1WebhooksPostResponses201ContentApplicationJsonEventsValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks"]["post"]["responses"]["201"]["content"]["application/json"]["events"]> = ["instance.created", "instance.status_changed", "instance.updated", "instance.deleted", "job.succeeded", "job.failed", "webhook.disabled", "account.balance_low", "account.billing_paused", "account.billing_resumed", "account.auto_recharge_disabled"];
 export const pathsApiV1WebhooksWebhook_idDeliveriesGetResponses200ContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks/{webhook_id}/deliveries"]["get"]["responses"]["200"]["content"]["application/json"]["status"]> = ["succeeded", "failed"];
 export const pathsApiV1BillingStripeWebhookPostResponses200ContentApplicationJsonOutcomeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/billing/stripe/webhook"]["post"]["responses"]["200"]["content"]["application/json"]["outcome"]> = ["applied", "duplicate", "ignored", "refused"];
+export const pathsMcpPostResponses413ContentApplicationJsonJsonrpcValues: ReadonlyArray<FlattenedDeepRequired<paths>["/mcp"]["post"]["responses"]["413"]["content"]["application/json"]["jsonrpc"]> = ["2.0"];
 export const pathsApiV1AccountActivityGetResponses200ContentApplicationJsonEntriesKindValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/account/activity"]["get"]["responses"]["200"]["content"]["application/json"]["entries"]["kind"]> = ["deposit", "top_up", "refund", "dispute", "charge", "meter"];
 export const serviceEventOneOf0TypeValues: ReadonlyArray<Extract<FlattenedDeepRequired<components>["schemas"]["ServiceEvent"], {
     type: unknown;

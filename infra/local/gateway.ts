@@ -17,6 +17,14 @@ type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIG
 
 /** API Gateway's own payload limit; the handlers enforce the service's much smaller one. */
 const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
+/**
+ * How long an idle keep-alive connection stays open. Node's 5 s default closed connections that clients were about to
+ * reuse (`other side closed`); an HTTP API holds a client's connection at least as long as its 30 s integration
+ * timeout, so this does too. The headers of a request on it may take a little longer, so that the connection is
+ * always closed as idle, between requests, never while one is being read.
+ */
+const IDLE_CONNECTION_MS = 30_000;
+const HEADERS_TIMEOUT_MS = IDLE_CONNECTION_MS + 1_000;
 
 export interface GatewayOptions {
   readonly root: string;
@@ -153,7 +161,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const defaultRoute = served.find((route) => route.path === DEFAULT_ROUTE);
   if (!defaultRoute) throw new Error('the route table has no $default route');
 
-  const server: Server = createServer((request, response) => {
+  const server: Server = createServer({ keepAliveTimeout: IDLE_CONNECTION_MS, headersTimeout: HEADERS_TIMEOUT_MS }, (request, response) => {
     const started = performance.now();
     const url = new URL(request.url ?? '/', 'http://localhost');
     const method = request.method ?? 'GET';

@@ -2,7 +2,7 @@ import * as z from '../model/zod';
 import { mergeAccess } from '../access';
 import { getBillingRoute } from './billing';
 import type { BearerRoute, PublicRoute } from './contract';
-import { bearerErrors, ok } from './docs';
+import { bearerErrors, ok, requestIdHeader } from './docs';
 import {
   createInstanceRoute,
   deleteInstanceRoute,
@@ -28,6 +28,14 @@ export const MCP_PATH = '/mcp';
 export const MCP_RESOURCE_METADATA_PATH = `/.well-known/oauth-protected-resource${MCP_PATH}`;
 
 const tags = ['agents'];
+const MAX_BODY_KIB = 256;
+
+/** The MCP SDK's refusal of a request it does not read: a JSON-RPC error answering no request id. */
+const jsonRpcRefusal = z.object({
+  jsonrpc: z.literal('2.0'),
+  error: z.object({ code: z.number().int(), message: z.string() }),
+  id: z.null(),
+});
 
 export const mcpRoute = {
   name: 'Mcp',
@@ -39,7 +47,7 @@ export const mcpRoute = {
   limits: [],
   // wait_for_instance waits up to 20 s, within API Gateway's 30 s.
   timeoutSeconds: 28,
-  maxBodyKiB: 256,
+  maxBodyKiB: MAX_BODY_KIB,
   access: mcpToolRoutes.reduce((access, route) => mergeAccess(access, route.access), {}),
   doc: {
     operationId: 'mcp',
@@ -51,6 +59,11 @@ export const mcpRoute = {
       200: ok('The JSON-RPC answer (application/json), or a stream of it (text/event-stream) when progress was asked for.', z.unknown()),
       202: { description: 'A notification or response from the client, accepted (no body).' },
       ...bearerErrors([400, 401, 403]),
+      413: {
+        description: `The body is over ${MAX_BODY_KIB} KiB: a JSON-RPC error, code -32000, \`Payload Too Large: Request body must not exceed ${MAX_BODY_KIB * 1024} bytes\`.`,
+        headers: requestIdHeader,
+        schema: jsonRpcRefusal,
+      },
     },
   },
 } as const satisfies BearerRoute;

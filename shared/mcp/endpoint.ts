@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { createMcpHandler, originValidationResponse } from '@modelcontextprotocol/server';
 import type { Deps } from '../domain/deps';
-import { MCP_RESOURCE_METADATA_PATH } from '../contracts/mcp';
+import { MCP_RESOURCE_METADATA_PATH, mcpRoute } from '../contracts/mcp';
 import { Failure } from '../model/errors';
 import { logger, tracer } from '../observability';
 import { traceHandler } from '../tracing';
@@ -89,6 +89,8 @@ export function mcpEndpoint(handlers: RouteHandlers): EntryHandler<RouteHandler>
         logger.appendKeys({ account_id: principal.account.account_id });
         const mcp = createMcpHandler(() => mcpServer(deps, handlers, { event, context }, principal), {
           legacy: 'stateless',
+          // The route's own limit, not the SDK's 4 MiB: a larger body is answered 413 with the SDK's JSON-RPC error.
+          maxRequestBodySize: mcpRoute.maxBodyKiB * 1024,
           onerror: (error) => logger.warn('MCP request refused or failed', { error }),
         });
         const request = webRequest(event);

@@ -295,4 +295,26 @@ describe('MCP server', () => {
     expect(answers.map((answer) => answer.status)).toEqual([405, 405]);
     expect(answers.map((answer) => answer.headers.get('allow'))).toEqual(['POST', 'POST']);
   });
+
+  it('takes a body of 256 KiB and answers a larger one with 413 and the JSON-RPC error the document gives', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const headers = { accept: 'application/json, text/event-stream' };
+    // Whitespace after the message is valid JSON: the body is the size asked for.
+    const bodyOf = (bytes: number) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }).padEnd(bytes, ' ');
+
+    const atLimit = await fetch(`${runtime.baseUrl}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: bodyOf(256 * 1024),
+    });
+    // Checked against the OpenAPI document, as every answer of runtime.call is.
+    const overLimit = await runtime.call('POST', '/mcp', { apiKey, headers, rawBody: bodyOf(256 * 1024 + 1) });
+
+    expect([atLimit.status, overLimit.status]).toEqual([200, 413]);
+    expect(overLimit.body).toEqual({
+      jsonrpc: '2.0',
+      error: { code: -32000, message: 'Payload Too Large: Request body must not exceed 262144 bytes' },
+      id: null,
+    });
+  });
 });
