@@ -5,12 +5,12 @@ import { countMetric, logger } from '../observability';
 import { getInstanceItems, listUnseenSince, recordServerSeen, updateInstanceAtVersion } from '../store/instances';
 import { CapacityExhaustedError } from '../model/capacity';
 import { type Instance } from '../model/instance';
-import { markOrphanSeen, readOrphanBook, recordOrphan, removeOrphan, type Orphan } from '../store/orphans';
+import { endOrphanGuardResume, markOrphanSeen, readOrphanBook, recordOrphan, removeOrphan, type Orphan } from '../store/orphans';
 import { getSweepCursor, moveSweepCursor } from '../store/sweeps';
 import { upstreamForSweeps } from './upstream';
 import { UpstreamBudgetSpentError, type UpstreamDriver } from '../upstream/driver';
 import { type UpstreamServer } from '../model/server';
-import { claimOf, driftOf, isSwept, readoptionOf, type DriftKind } from '../model/convergence';
+import { claimOf, driftOf, isSwept, planOrphans, readoptionOf, type DriftKind } from '../model/convergence';
 import { catalog } from '../model/flavors';
 import { serviceTag, upstreamTagOf } from './instances';
 import { newJob } from './jobs';
@@ -109,6 +109,14 @@ async function inGroups<T>(items: readonly T[], work: (item: T) => Promise<void>
   for (let i = 0; i < items.length; i += CHECKS_AT_ONCE) await Promise.all(items.slice(i, i + CHECKS_AT_ONCE).map(work));
 }
 
+/** An orphan a run met, before the run decides what to do with it. */
+interface MetOrphan {
+  readonly server: UpstreamServer;
+  readonly instanceId: number | null;
+  /** Its entry in the orphan book, when it was found before. */
+  readonly orphan?: Orphan;
+}
+
 /** What one reconciler run's sweep has done so far, and whether its guard stops it from doing more. */
 interface SweepRun {
   readonly at: string;
@@ -118,6 +126,13 @@ interface SweepRun {
   readonly orphans: ReadonlyMap<number, Orphan>;
   /** Server ids the run listed. */
   readonly listed: Set<number>;
+  /**
+   * Orphans met, newly found or due for destruction, by server id (a listing that shifted may show one twice): acted
+   * on only once the run has counted them all.
+   */
+  readonly met: { found: Map<number, MetOrphan>; due: Map<number, MetOrphan> };
+  /** When an operator resumed the guard, if this run is the first since: it acts beyond the limits. */
+  readonly resumedAt: string | null;
   destroyed: number;
   found: number;
   readopted: number;
@@ -141,51 +156,55 @@ async function powerOffOrphan(driver: UpstreamDriver, server: UpstreamServer): P
 
 /**
  * A server no instance owns takes a slow, reversible path: found, it is recorded and powered off; it is destroyed
- * only once the grace period has passed since, unless an operator spared it, and never beyond the guard's limits.
+ * only once the grace period has passed since, unless an operator spared it. Newly found and due ones are only
+ * counted here: what is done to them is decided once the run has met them all (`actOnOrphans`).
  */
-async function handleOrphan(
-  deps: Deps,
-  driver: UpstreamDriver,
-  server: UpstreamServer,
-  instanceId: number | null,
-  run: SweepRun,
-): Promise<void> {
-  const limits = deps.config.orphans;
-  const orphan = run.orphans.get(server.id);
+async function meetOrphan(deps: Deps, driver: UpstreamDriver, met: MetOrphan, run: SweepRun): Promise<void> {
+  const { orphan, server } = met;
   if (!orphan) {
-    if (run.halted) return;
-    if (run.found >= limits.maxFoundPerRun)
-      return tripGuard(deps, run, `more than ${limits.maxFoundPerRun} servers found orphaned in one run`);
-    // Counted before the write: the servers of a page are handled side by side.
-    run.found += 1;
-    if (!(await recordOrphan(deps, { server_id: server.id, instance_id: instanceId, found_at: run.at, seen_at: run.at }))) {
-      run.found -= 1;
-      return;
-    }
-    countMetric(metricNames.orphanServersFound);
-    logger.warn('a server of ours that no instance owns: powered off, destroyed after the grace period', {
-      server_id: server.id,
-      instance_id: instanceId,
-    });
-    return powerOffOrphan(driver, server);
+    if (!run.halted) run.met.found.set(server.id, met);
+    return;
   }
   await markOrphanSeen(deps, server.id, run.at);
   if (orphan.spared || run.halted) return;
-  if (run.nowMs - Date.parse(orphan.found_at) < limits.graceSeconds * 1000) return powerOffOrphan(driver, server);
-  if (run.destroyed >= limits.maxDestroyedPerRun)
-    return tripGuard(deps, run, `more than ${limits.maxDestroyedPerRun} orphaned servers due for destruction in one run`);
-  run.destroyed += 1;
+  if (run.nowMs - Date.parse(orphan.found_at) < deps.config.orphans.graceSeconds * 1000) return powerOffOrphan(driver, server);
+  run.met.due.set(server.id, met);
+}
+
+/** Once the run has met every orphan it will: within the guard's limits, each is acted on; past them, none is. */
+async function actOnOrphans(deps: Deps, driver: UpstreamDriver, run: SweepRun): Promise<void> {
+  if (run.halted) return;
+  const met = { found: [...run.met.found.values()], due: [...run.met.due.values()] };
+  const plan = planOrphans(met, deps.config.orphans, run.resumedAt !== null);
+  if (plan.trip) return tripGuard(deps, run, plan.trip);
+  await inGroups(plan.found, (met) => recordFoundOrphan(deps, driver, met, run));
+  await inGroups(plan.destroyed, (met) => destroyOrphan(deps, driver, met, run));
+  if (run.resumedAt !== null) await endOrphanGuardResume(deps, run.resumedAt);
+}
+
+async function recordFoundOrphan(deps: Deps, driver: UpstreamDriver, { server, instanceId }: MetOrphan, run: SweepRun): Promise<void> {
+  if (!(await recordOrphan(deps, { server_id: server.id, instance_id: instanceId, found_at: run.at, seen_at: run.at }))) return;
+  run.found += 1;
+  countMetric(metricNames.orphanServersFound);
+  logger.warn('a server of ours that no instance owns: powered off, destroyed after the grace period', {
+    server_id: server.id,
+    instance_id: instanceId,
+  });
+  await powerOffOrphan(driver, server);
+}
+
+async function destroyOrphan(deps: Deps, driver: UpstreamDriver, { server, instanceId, orphan }: MetOrphan, run: SweepRun): Promise<void> {
   logger.warn('destroying an orphaned upstream server after its grace period', {
     server_id: server.id,
     instance_id: instanceId,
-    found_at: orphan.found_at,
+    found_at: orphan?.found_at,
   });
   try {
     await driver.deleteServer(server.id);
     await removeOrphan(deps, server.id, true);
+    run.destroyed += 1;
     countMetric(metricNames.leakedServersDestroyed);
   } catch (error) {
-    run.destroyed -= 1;
     logger.error('could not destroy an orphaned server', { server_id: server.id, error });
   }
 }
@@ -221,7 +240,7 @@ async function sweepPage(deps: Deps, driver: UpstreamDriver, servers: readonly U
   await inGroups(claims, async ({ server, instanceId, instance }) => {
     run.listed.add(server.id);
     const claim = claimOf(server, instance);
-    if (claim === 'orphan') await handleOrphan(deps, driver, server, instanceId, run);
+    if (claim === 'orphan') await meetOrphan(deps, driver, { server, instanceId, orphan: run.orphans.get(server.id) }, run);
     else if (claim === 'readopt' && instance) await readopt(deps, instance, server, run);
     else if (instance && instance.upstream_id === server.id && isSwept(instance)) {
       if (settled(instance)) await followServer(deps, instance, server, run.at, run.drift);
@@ -287,6 +306,8 @@ export async function sweepFleet(
     drift: { vanished: 0, foreign: 0, power: 0, size: 0 },
     orphans,
     listed: new Set(),
+    met: { found: new Map(), due: new Map() },
+    resumedAt: guard.halted_at === null ? guard.resumed_at : null,
     destroyed: 0,
     found: 0,
     readopted: 0,
@@ -300,6 +321,7 @@ export async function sweepFleet(
       // The budget left is the lifecycles' own: this run's slice ends here, and the next run resumes at this page.
       if (error instanceof UpstreamBudgetSpentError) return undefined;
       // Any other failure fails the run, but the pages already swept stay swept.
+      await actOnOrphans(deps, driver, run);
       await moveSweepCursor(deps, cursor, { next_page: page, pass_started_at: passStartedAt });
       throw error;
     });
@@ -309,6 +331,7 @@ export async function sweepFleet(
     page += 1;
     passCompleted = !listing.more;
   }
+  await actOnOrphans(deps, driver, run);
   if (passCompleted) {
     const unseen = (await listUnseenSince(deps, passStartedAt)).filter(settled);
     const runningUnseen: Instance[] = [];

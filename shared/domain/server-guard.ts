@@ -85,15 +85,18 @@ const HOUR_MS = 3_600_000;
  * once is more likely a fault of ours (a wrong token, a table restored from an old backup) than of the fleet.
  */
 export async function tripSweepGuard(deps: Deps, at: string, reason: string): Promise<void> {
-  await setOrphanGuard(deps, { halted_at: at, reason });
+  await setOrphanGuard(deps, { halted_at: at, reason, resumed_at: null });
   countMetric(metricNames.sweepGuardTripped);
   logger.error('the sweep stopped powering off, destroying and losing servers: its blast-radius guard tripped', { reason });
 }
 
-/** Lets the sweep act again after its guard tripped: the losses it counted no longer count. */
+/**
+ * Lets the sweep act again after its guard tripped: the losses it counted no longer count, and its next run acts on
+ * the orphans it meets however many they are (the operator has looked); the runs after keep to the limits again.
+ */
 export async function resumeSweepGuard(deps: Deps): Promise<void> {
   await clearSlidingWindow(deps, LOSSES_WINDOW);
-  await setOrphanGuard(deps, { halted_at: null, reason: null });
+  await setOrphanGuard(deps, { halted_at: null, reason: null, resumed_at: deps.clock.now().toISOString() });
 }
 
 /**

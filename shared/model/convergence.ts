@@ -74,6 +74,35 @@ export function claimOf(
   return 'orphan';
 }
 
+/** What one sweep run does with the orphans it met, decided once it has met them all: count first, act after. */
+export interface OrphanPlan<T> {
+  /** Servers newly found orphaned: recorded, then powered off. */
+  readonly found: readonly T[];
+  /** Orphans past their grace period: destroyed. */
+  readonly destroyed: readonly T[];
+  /** Why the guard trips, when more were met than it allows: then nothing is done to any of them. */
+  readonly trip: string | null;
+}
+
+/**
+ * The blast-radius guard over one run: more servers newly orphaned than `maxFoundPerRun`, or more orphans due for
+ * destruction than `maxDestroyedPerRun`, are more likely a fault of ours (a wrong token, a table restored from an old
+ * backup) than a leak: none of them is acted on, and the guard trips. Once an operator has looked and resumed, the run
+ * that follows acts on all it met.
+ */
+export function planOrphans<T>(
+  met: { readonly found: readonly T[]; readonly due: readonly T[] },
+  limits: { readonly maxFoundPerRun: number; readonly maxDestroyedPerRun: number },
+  resumedByOperator: boolean,
+): OrphanPlan<T> {
+  const refuse = (trip: string): OrphanPlan<T> => ({ found: [], destroyed: [], trip });
+  if (!resumedByOperator && met.found.length > limits.maxFoundPerRun)
+    return refuse(`more than ${limits.maxFoundPerRun} servers found orphaned in one run`);
+  if (!resumedByOperator && met.due.length > limits.maxDestroyedPerRun)
+    return refuse(`more than ${limits.maxDestroyedPerRun} orphaned servers due for destruction in one run`);
+  return { found: met.found, destroyed: met.due, trip: null };
+}
+
 /**
  * An instance lost by inference whose server is found again: it takes the server's power state and size (a size we
  * do not sell keeps the plan), holds capacity again and is billed again from now.

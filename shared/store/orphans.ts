@@ -24,6 +24,8 @@ export type Orphan = z.infer<typeof orphanSchema>;
 export interface OrphanGuard {
   readonly halted_at: string | null;
   readonly reason: string | null;
+  /** When an operator resumed the sweep, until the next run has acted on what it met, beyond its limits. */
+  readonly resumed_at: string | null;
 }
 
 /**
@@ -34,6 +36,7 @@ const bookSchema = z.object({
   orphans: z.record(z.string(), orphanSchema).default({}),
   halted_at: z.string().nullable().default(null),
   reason: z.string().nullable().default(null),
+  resumed_at: z.string().nullable().default(null),
 });
 
 const BOOK_KEY = { name: 'sweep#orphans' };
@@ -42,7 +45,7 @@ export async function readOrphanBook(deps: Platform): Promise<{ guard: OrphanGua
   const { Item } = await deps.dynamo.send(new GetCommand({ TableName: tableName(deps, 'counters'), Key: BOOK_KEY, ConsistentRead: true }));
   const book = bookSchema.parse(Item ?? {});
   return {
-    guard: { halted_at: book.halted_at, reason: book.reason },
+    guard: { halted_at: book.halted_at, reason: book.reason, resumed_at: book.resumed_at },
     orphans: new Map(Object.values(book.orphans).map((orphan) => [orphan.server_id, orphan])),
   };
 }
@@ -53,7 +56,7 @@ async function ensureBook(deps: Platform): Promise<void> {
     deps.dynamo.send(
       new PutCommand({
         TableName: tableName(deps, 'counters'),
-        Item: { ...BOOK_KEY, orphans: {}, halted_at: null, reason: null },
+        Item: { ...BOOK_KEY, orphans: {}, halted_at: null, reason: null, resumed_at: null },
         ConditionExpression: 'attribute_not_exists(#name)',
         ExpressionAttributeNames: { '#name': 'name' },
       }),
@@ -119,9 +122,25 @@ export async function setOrphanGuard(deps: Platform, guard: OrphanGuard): Promis
     new UpdateCommand({
       TableName: tableName(deps, 'counters'),
       Key: BOOK_KEY,
-      UpdateExpression: 'SET #halted_at = :halted_at, #reason = :reason',
-      ExpressionAttributeNames: { '#halted_at': 'halted_at', '#reason': 'reason' },
-      ExpressionAttributeValues: { ':halted_at': guard.halted_at, ':reason': guard.reason },
+      UpdateExpression: 'SET #halted_at = :halted_at, #reason = :reason, #resumed_at = :resumed_at',
+      ExpressionAttributeNames: { '#halted_at': 'halted_at', '#reason': 'reason', '#resumed_at': 'resumed_at' },
+      ExpressionAttributeValues: { ':halted_at': guard.halted_at, ':reason': guard.reason, ':resumed_at': guard.resumed_at },
     }),
+  );
+}
+
+/** The run that met what the operator's resume let through has acted: the next ones keep to the limits again. */
+export async function endOrphanGuardResume(deps: Platform, resumedAt: string): Promise<void> {
+  await whenConditionHolds(
+    deps.dynamo.send(
+      new UpdateCommand({
+        TableName: tableName(deps, 'counters'),
+        Key: BOOK_KEY,
+        UpdateExpression: 'SET #resumed_at = :null',
+        ConditionExpression: '#resumed_at = :resumed_at',
+        ExpressionAttributeNames: { '#resumed_at': 'resumed_at' },
+        ExpressionAttributeValues: { ':resumed_at': resumedAt, ':null': null },
+      }),
+    ),
   );
 }

@@ -9,7 +9,7 @@ import { issueApiKey, openAccount } from '../../shared/domain/accounts';
 import { charge, deposit, reviewDueAccounts } from '../../shared/domain/billing';
 import { reconcile } from '../../shared/domain/reconciler';
 import { getAccount } from '../../shared/store/accounts';
-import { setOrphanGuard } from '../../shared/store/orphans';
+import { resumeSweepGuard } from '../../shared/domain/server-guard';
 import type { ServiceEvent } from '../../shared/schemas/events';
 import { startReceiver } from '../support/receiver';
 import { allInstances, checkAutoRecharges, checkInvariants, checkTopUps, type CreateRecord, type TopUpRecord } from './invariants';
@@ -550,7 +550,7 @@ async function settle(target: ChaosTarget, log: (line: string) => void): Promise
     now += Math.max(ORPHAN_GRACE_MS, ABSENCE_WINDOW_MS) + 1_000;
     log(`  reconcile round ${round}: ${JSON.stringify(report)}`);
     if (report.sweepGuardHalted) {
-      await setOrphanGuard(target.deps, { halted_at: null, reason: null });
+      await resumeSweepGuard(target.deps);
       continue;
     }
     const repairs =

@@ -226,7 +226,7 @@ describe('servers found again, and servers no instance owns', () => {
     expect((await ops('orphans', 'list')).json.orphans).toEqual([]);
   });
 
-  it('stops and alarms instead of acting on more orphans in one run than the guard allows, until an operator resumes', async () => {
+  it('acts on none of more orphans in one run than the guard allows and alarms, until an operator resumes: that run acts on all', async () => {
     const orphans = await Promise.all([0, 1, 2, 3].map((n) => orphanServer(`vps-bulk-${n}`)));
     await vi.waitUntil(() => orphans.every((o) => droplet(o.id)?.status === 'active'), { timeout: 10_000 });
     const start = later();
@@ -234,14 +234,17 @@ describe('servers found again, and servers no instance owns', () => {
     const tripped = await reconcile(runtime.deps, start);
     const held = await reconcile(runtime.deps, start + HOURS_7);
     const { guard } = (await ops('orphans', 'list')).json as { guard: { reason: string } };
-    const keptWhileHeld = orphans.filter((o) => droplet(o.id) !== undefined).length;
+    const whileHeld = orphans.map((o) => droplet(o.id)?.status);
     await ops('orphans', 'resume');
     const resumed = await reconcile(runtime.deps, start + HOURS_7 + 60_000);
+    await vi.waitUntil(() => orphans.every((o) => droplet(o.id)?.status === 'off'), { timeout: 10_000 });
+    const next = await reconcile(runtime.deps, start + HOURS_7 + 120_000);
 
-    expect([tripped.orphansFound, tripped.sweepGuardHalted]).toEqual([3, true]);
+    expect([tripped.orphansFound, tripped.sweepGuardHalted]).toEqual([0, true]);
     expect([held.leakedServersDestroyed, held.orphansFound, held.sweepGuardHalted]).toEqual([0, 0, true]);
     expect(guard.reason).toBe('more than 3 servers found orphaned in one run');
-    expect(keptWhileHeld).toBe(4);
-    expect([resumed.sweepGuardHalted, resumed.leakedServersDestroyed, resumed.orphansFound]).toEqual([false, 3, 1]);
+    expect(whileHeld).toEqual(['active', 'active', 'active', 'active']);
+    expect([resumed.sweepGuardHalted, resumed.leakedServersDestroyed, resumed.orphansFound]).toEqual([false, 0, 4]);
+    expect([next.sweepGuardHalted, next.leakedServersDestroyed, next.orphansFound]).toEqual([false, 0, 0]);
   });
 });

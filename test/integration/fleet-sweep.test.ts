@@ -5,6 +5,9 @@ import { reconcile } from '../../shared/domain/reconciler';
 import { newJob } from '../../shared/domain/jobs';
 import { getInstanceItem, updateInstanceAtVersion } from '../../shared/store/instances';
 import { getSweepCursor } from '../../shared/store/sweeps';
+import { readOrphanBook } from '../../shared/store/orphans';
+import { serviceTag } from '../../shared/domain/instances';
+import { upstream } from '../../shared/domain/upstream';
 import { UpstreamTransientError } from '../../shared/upstream/driver';
 import { useTestRuntime } from '../support/runtime';
 
@@ -14,6 +17,16 @@ const runtime = useTestRuntime({ env: { UPSTREAM_PAGE_SIZE: '2' } });
 const later = () => Date.now() + 10 * 60_000;
 const listCalls = () => runtime.simulator.state().calls['GET /v2/droplets'] ?? 0;
 const readByIdCalls = () => runtime.simulator.state().calls['GET /v2/droplets/{id}'] ?? 0;
+const actionCalls = () => runtime.simulator.state().calls['POST /v2/droplets/{id}/actions'] ?? 0;
+const droplet = (id: number) => runtime.simulator.state().droplets.find((d) => d.id === id);
+const orphanServer = async (name: string) =>
+  (await upstream(runtime.deps)).createServer({
+    name,
+    tags: [serviceTag(runtime.deps)],
+    size: 's-1vcpu-2gb',
+    image: 'ubuntu-24-04-x64',
+    userData: '',
+  });
 const indexKeysOf = async (instanceId: number) => {
   const { Item = {} } = await runtime.deps.dynamo.send(
     new GetCommand({ TableName: runtime.tableNames.instances, Key: { instance_id: instanceId }, ConsistentRead: true }),
@@ -135,5 +148,23 @@ describe('sparse index keys', () => {
     expect(inFlight.inflight).toBe(`inflight#${detail.instance_id % 8}`);
     expect(report.actionsSettled).toBe(1);
     expect(await indexKeysOf(detail.instance_id)).toMatchObject({ inflight: undefined });
+  });
+});
+
+// Last in the file: the guard it trips stays tripped.
+describe('the blast-radius guard', () => {
+  it('powers off none of twelve servers newly found orphaned in one run, and trips', async () => {
+    const orphans = await Promise.all(Array.from({ length: 12 }, (_, n) => orphanServer(`vps-stray-${n}`)));
+    await vi.waitUntil(() => orphans.every((orphan) => droplet(orphan.id)?.status === 'active'), { timeout: 10_000 });
+    const actionsBefore = actionCalls();
+
+    const report = await sweepFleet(runtime.deps, later());
+    const book = await readOrphanBook(runtime.deps);
+
+    expect([report.orphansFound, report.guardHalted]).toEqual([0, true]);
+    expect(orphans.map((orphan) => droplet(orphan.id)?.status)).toEqual(orphans.map(() => 'active'));
+    expect(actionCalls() - actionsBefore).toBe(0);
+    expect(book.guard.reason).toBe('more than 10 servers found orphaned in one run');
+    expect(book.orphans.size).toBe(0);
   });
 });

@@ -7,6 +7,7 @@ import {
   lookForStartedAction,
   ownershipOf,
   orphanJobOutcome,
+  planOrphans,
   settleFromUpstream,
   settledActionOutcome,
   startKnownNotTaken,
@@ -428,6 +429,43 @@ describe('destructionConfirmed', () => {
     },
   ])('is $confirmed for $case', ({ evidence: kept, confirmed }) => {
     expect(destructionConfirmed(kept, deleteStartedAt, rule)).toBe(confirmed);
+  });
+});
+
+describe('planOrphans', () => {
+  const limits = { maxFoundPerRun: 10, maxDestroyedPerRun: 5 };
+  const servers = (count: number, first: number) => Array.from({ length: count }, (_, n) => first + n);
+
+  it('acts on every orphan met when the run met no more than the guard allows', () => {
+    expect(planOrphans({ found: servers(10, 1), due: servers(5, 101) }, limits, false)).toEqual({
+      found: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+      destroyed: [101, 102, 103, 104, 105],
+      trip: null,
+    });
+  });
+
+  it('acts on none of them and trips when the run found more servers orphaned than the guard allows', () => {
+    expect(planOrphans({ found: servers(12, 1), due: servers(1, 101) }, limits, false)).toEqual({
+      found: [],
+      destroyed: [],
+      trip: 'more than 10 servers found orphaned in one run',
+    });
+  });
+
+  it('acts on none of them and trips when more orphans are due for destruction than the guard allows', () => {
+    expect(planOrphans({ found: servers(1, 1), due: servers(6, 101) }, limits, false)).toEqual({
+      found: [],
+      destroyed: [],
+      trip: 'more than 5 orphaned servers due for destruction in one run',
+    });
+  });
+
+  it('acts on every orphan met in the run after an operator resumed, however many', () => {
+    expect(planOrphans({ found: servers(12, 1), due: servers(6, 101) }, limits, true)).toEqual({
+      found: servers(12, 1),
+      destroyed: [101, 102, 103, 104, 105, 106],
+      trip: null,
+    });
   });
 });
 
