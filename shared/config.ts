@@ -153,6 +153,8 @@ interface ConsoleConfig {
   readonly limits: {
     readonly perAddress: number;
     readonly failedSignInsPerEmailAndSource: number;
+    /** From all sources together, but the address's known sources, which only their own share above binds. */
+    readonly failedSignInsPerEmail: number;
     readonly mailsPerEmailAndSource: number;
     readonly mailsPerEmailPerDay: number;
     /** Sources the address has signed in from take from this allowance once the one above is used up. */
@@ -257,6 +259,7 @@ export function loadConfig(env: Environment): Config {
       limits: {
         perAddress: integer('AUTH_LIMIT_PER_ADDRESS', 30),
         failedSignInsPerEmailAndSource: integer('AUTH_LIMIT_FAILED_SIGN_INS_PER_EMAIL_AND_SOURCE', 5),
+        failedSignInsPerEmail: integer('AUTH_LIMIT_FAILED_SIGN_INS_PER_EMAIL', 10),
         mailsPerEmailAndSource: integer('AUTH_LIMIT_MAILS_PER_EMAIL_AND_SOURCE', 3),
         mailsPerEmailPerDay: integer('AUTH_LIMIT_MAILS_PER_EMAIL_PER_DAY', 20),
         mailsPerEmailPerDayToKnownSources: integer('AUTH_LIMIT_MAILS_PER_EMAIL_PER_DAY_TO_KNOWN_SOURCES', 10),

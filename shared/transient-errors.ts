@@ -11,6 +11,17 @@ export class DependencyTransientError extends Error {
   override readonly name = 'DependencyTransientError';
 }
 
+/**
+ * A write that failed before any attempt of it was sent: nothing was written, so what its request took for it (a
+ * create's deploy unit) goes back.
+ */
+export class NothingWrittenError extends Error {
+  override readonly name = 'NothingWrittenError';
+}
+
+/** The SDK leaves `$metadata` on the error of every request it sent; one without it never left the process. */
+export const neverSent = (error: unknown): boolean => !(typeof error === 'object' && error !== null && '$metadata' in error);
+
 /** DynamoDB errors that only say another request got in the way; the SDK leaves them to the caller. */
 const CONTENTION_NAMES = new Set(['TransactionConflictException']);
 

@@ -69,7 +69,9 @@ export async function limitMailsTo(deps: Deps, email: string, sourceAddress: str
  * Reserves a failed sign-in for this address, from this source address, under the password's current generation,
  * before the password is checked, so parallel guesses cannot slip past the limit; a correct password gives the
  * reservation back. Guesses from elsewhere never lock the owner out, and a password reset starts a new generation,
- * so it lifts every lock on the address.
+ * so it lifts every lock on the address. Past the source's own share, the address's failures from all sources
+ * together have a ceiling too, which slows a guesser with many source addresses; the owner's known sources are let
+ * past it (they keep only their own share), and a source is looked up only then.
  */
 export async function reserveFailedSignIn(
   deps: Deps,
@@ -78,6 +80,16 @@ export async function reserveFailedSignIn(
   sourceAddress: string,
   now = deps.clock.now(),
 ): Promise<{ release(): Promise<void> }> {
-  const counter = `sign-in#${sha256Hex(email)}#${passwordVersion}#${sourceAddress}`;
-  return { release: await take(deps, counter, deps.config.console.limits.failedSignInsPerEmailAndSource, WINDOW_MS, now) };
+  const { failedSignInsPerEmailAndSource, failedSignInsPerEmail } = deps.config.console.limits;
+  const address = `sign-in#${sha256Hex(email)}#${passwordVersion}`;
+  const releaseSource = await take(deps, `${address}#${sourceAddress}`, failedSignInsPerEmailAndSource, WINDOW_MS, now);
+  const all = await hit(deps, address, failedSignInsPerEmail, WINDOW_MS, now);
+  if (all.allowed) {
+    const releaseAll = giveBack(deps, address, all);
+    return { release: () => Promise.all([releaseSource(), releaseAll()]).then(() => undefined) };
+  }
+  if (await isKnownSource(deps, email, sourceAddress, now)) return { release: releaseSource };
+  // Refused before the password is checked: not a failure of this source.
+  await releaseSource();
+  throw refusal(all, failedSignInsPerEmail, WINDOW_MS, now);
 }

@@ -91,14 +91,17 @@ export function labelsMatch(labels: Labels, requirements: readonly LabelRequirem
   });
 }
 
-/** Labels after a merge patch: a string sets the key, null removes it (RFC 7396). */
+/**
+ * Labels after a merge patch: a string sets the key, null removes it (RFC 7396). Merged in a Map and returned as own
+ * properties, so that no key (`__proto__`, `constructor`) reaches an object's prototype.
+ */
 export function patchLabels(labels: Labels, patch: Readonly<Record<string, string | null>>): Record<string, string> {
-  const next: Record<string, string> = { ...labels };
+  const next = new Map(Object.entries(labels));
   for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete next[key];
-    else next[key] = value;
+    if (value === null) next.delete(key);
+    else next.set(key, value);
   }
-  return next;
+  return Object.fromEntries(next);
 }
 
 /**

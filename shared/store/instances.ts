@@ -2,7 +2,7 @@ import { tableName, type Platform } from '../platform';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, QueryCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import * as z from '../model/zod';
-import { DependencyTransientError } from '../transient-errors';
+import { DependencyTransientError, neverSent, NothingWrittenError } from '../transient-errors';
 import { retry, retryPolicies, TRY_AGAIN } from '../retry';
 import { chargedPieces, rateChangeOf, segmentsOf, type RateChange } from '../model/billing-segments';
 import { settle } from '../model/burn';
@@ -71,6 +71,8 @@ export async function insertInstanceReservingCapacity(deps: Platform, instance: 
       await transactWrite(deps, { TransactItems: [...items, ...requestGuardItems(deps)] });
       return;
     } catch (error) {
+      // Earlier rounds were refused for full shards: when this one was never sent, nothing was written.
+      if (neverSent(error)) throw new NothingWrittenError('the instance could not be written', { cause: error });
       throwIfGuardFailed(error, items.length);
       const { anyFull, exhausted } = picker.noteFull(fullReservations(error, picked.length), picked);
       if (exhausted) throw new CapacityExhaustedError(exhausted.kind);
@@ -465,13 +467,24 @@ const NO_INDEX_KEYS: IndexKeys = { set: {}, setIfAbsent: {}, remove: [] };
 const hasNoLabels = (key: string, value: unknown) =>
   key === 'labels' && typeof value === 'object' && value !== null && Object.keys(value).length === 0;
 
+/**
+ * Labels go to the document client as a Map: it writes a plain object as a map only when the object's `constructor`
+ * is Object's, and a label named `constructor` would make the whole write fail.
+ */
+const asStored = ([key, value]: [string, unknown]): [string, unknown] =>
+  key === 'labels' && typeof value === 'object' && value !== null ? [key, new Map(Object.entries(value))] : [key, value];
+
 /** An item to Put, without the attributes that are stored as absent. */
 const storedForm = (item: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(item).filter(([key, value]) => !hasNoLabels(key, value)));
+  Object.fromEntries(
+    Object.entries(item)
+      .filter(([key, value]) => !hasNoLabels(key, value))
+      .map(asStored),
+  );
 
 function setExpression(changes: InstanceChanges, now = new Date().toISOString(), keys = NO_INDEX_KEYS) {
   const all = Object.entries({ ...withSecretsLifetime(changes), ...keys.set, updated_at: now });
-  const entries = all.filter(([key, value]) => !hasNoLabels(key, value));
+  const entries = all.filter(([key, value]) => !hasNoLabels(key, value)).map(asStored);
   const absent = Object.entries(keys.setIfAbsent);
   const assignments = [
     ...entries.map((_, i) => `#f${i} = :v${i}`),

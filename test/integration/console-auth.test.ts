@@ -428,6 +428,28 @@ describe('POST /api/v1/auth/sign-in', () => {
     expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 200, 200]);
   });
 
+  it('checks at most ten of forty guesses from eight sources, and still lets the owner in from a known source', async () => {
+    const owner = newAddress();
+    const { email } = await confirmedAccount(owner);
+    const guesses = [];
+    for (let source = 0; source < 8; source++) {
+      const from = newAddress();
+      for (let attempt = 0; attempt < 5; attempt++)
+        guesses.push(await send('POST', '/api/v1/auth/sign-in', { from, body: { email, password: `guess ${source}.${attempt}` } }));
+    }
+
+    const rightFromElsewhere = await send('POST', '/api/v1/auth/sign-in', { from: newAddress(), body: { email, password: PASSWORD } });
+    const theOwner = await send('POST', '/api/v1/auth/sign-in', { from: owner, body: { email, password: PASSWORD } });
+
+    // A 401 is a password checked and found wrong; a 429 was refused before the check.
+    expect(guesses.filter((answer) => answer.status === 401)).toHaveLength(10);
+    expect(guesses.slice(10).map((answer) => answer.status)).toEqual(Array.from({ length: 30 }, () => 429));
+    expect(guesses[10]?.body).toEqual({ error: 'Rate limit exceeded', retry_after: expect.any(Number), request_id: expect.any(String) });
+    expect(Number(guesses[10]?.headers.get('retry-after'))).toBe(guesses[10]?.body.retry_after);
+    expect(rightFromElsewhere.status).toBe(429);
+    expect(theOwner.status).toBe(200);
+  });
+
   it('lets at most five of twenty racing wrong guesses from one source through to a password check', async () => {
     const { email } = await confirmedAccount(newAddress());
     const guesser = newAddress();

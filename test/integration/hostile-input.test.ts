@@ -1,3 +1,4 @@
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { openSession } from '../../shared/domain/accounts';
 import { ED25519_PUBLIC_KEY } from '../fixtures/ssh-keys';
 import { useTestRuntime } from '../support/runtime';
@@ -151,5 +152,66 @@ describe('409 lifecycle conflict', () => {
       message: 'Cannot power on while the instance is active',
       request_id: expect.any(String),
     });
+  });
+});
+
+describe('label keys named like what every object inherits', () => {
+  it.each(['constructor', 'toString', 'hasOwnProperty'])('stores a label %s on create (202) and PATCH (200)', async (key) => {
+    const { apiKey } = await runtime.newAccount();
+
+    const created = await runtime.call('POST', '/api/v1/instances', {
+      apiKey,
+      body: { project_name: 'p', flavor: 's-1vcpu-2gb', labels: { [key]: 'created' } },
+    });
+    const patched = await runtime.call('PATCH', `/api/v1/instances/${created.body.instance_id}`, {
+      apiKey,
+      body: { labels: { [key]: 'patched', env: 'prod' } },
+    });
+    const read = await runtime.call('GET', `/api/v1/instances/${created.body.instance_id}`, { apiKey });
+    const selected = await runtime.call('GET', `/api/v1/instances?label_selector=${key}%3Dpatched`, { apiKey });
+
+    expect([created.status, created.body.labels]).toEqual([202, { [key]: 'created' }]);
+    expect([patched.status, patched.body.labels]).toEqual([200, { [key]: 'patched', env: 'prod' }]);
+    expect(read.body.labels).toEqual({ [key]: 'patched', env: 'prod' });
+    expect(selected.body.map((instance: { instance_id: number }) => instance.instance_id)).toEqual([created.body.instance_id]);
+  });
+
+  it('refuses a label __proto__ (400) on create and PATCH, changing nothing', async () => {
+    const { apiKey } = await runtime.newAccount();
+    const existing = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'p', flavor: 's-1vcpu-2gb' } });
+    const labels = JSON.parse('{"__proto__":"x"}');
+
+    const created = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'q', flavor: 's-1vcpu-2gb', labels } });
+    const patched = await runtime.call('PATCH', `/api/v1/instances/${existing.body.instance_id}`, { apiKey, body: { labels } });
+    const listed = await runtime.call('GET', '/api/v1/instances', { apiKey });
+
+    // The body's parser refuses a prototype key before any schema sees it.
+    expect([created.status, created.body.error]).toEqual([400, 'Invalid JSON body']);
+    expect([patched.status, patched.body.error]).toEqual([400, 'Invalid JSON body']);
+    expect(listed.body.map((instance: { project_name: string; labels: object }) => [instance.project_name, instance.labels])).toEqual([
+      ['p', {}],
+    ]);
+  });
+
+  it('gives the deploy unit back when the create failed before its write was sent', async () => {
+    const { apiKey } = await runtime.newAccount();
+    // The one write of the create fails inside the process, as the document client's own marshalling can.
+    const dynamo = runtime.deps.dynamo as { send(command: unknown, options?: unknown): Promise<unknown> };
+    const send = dynamo.send.bind(dynamo);
+    const writesInstance = (command: unknown) =>
+      command instanceof TransactWriteCommand &&
+      (command.input.TransactItems ?? []).some((item) => item.Put?.TableName === runtime.tableNames.instances);
+    const failing = vi.spyOn(dynamo, 'send').mockImplementation(async (command, options) => {
+      if (!writesInstance(command)) return send(command, options);
+      failing.mockRestore();
+      throw new Error('Unsupported type passed');
+    });
+
+    const failed = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'p', flavor: 's-1vcpu-2gb' } });
+    const next = await runtime.call('POST', '/api/v1/instances', { apiKey, body: { project_name: 'q', flavor: 's-1vcpu-2gb' } });
+
+    expect(failed.status).toBe(500);
+    expect(next.status).toBe(202);
+    expect(next.headers.get('ratelimit')?.split(', ')[1]).toMatch(/^"deploy";r=4;t=\d+$/);
   });
 });

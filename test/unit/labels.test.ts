@@ -7,6 +7,8 @@ import {
   parseLabelSelector,
   patchLabels,
 } from '../../shared/model/labels';
+import { createInstanceBodySchema, updateInstanceBodySchema } from '../../shared/schemas/instances';
+import { parseOrBadRequest } from '../../shared/schemas/validation';
 
 describe('isLabelKey', () => {
   it.each([
@@ -98,6 +100,37 @@ describe('patchLabels', () => {
       keep: 'x',
       tier: 'web',
     });
+  });
+});
+
+describe('labels named like what every object inherits', () => {
+  it('merges __proto__, constructor, toString and hasOwnProperty as labels of their own', () => {
+    const patch = JSON.parse('{"__proto__":"p","constructor":"c","toString":null,"hasOwnProperty":"h"}');
+
+    const merged = patchLabels({ toString: 't', env: 'prod' }, patch);
+
+    expect(Object.getPrototypeOf(merged)).toBe(Object.prototype);
+    expect(Object.entries(merged)).toEqual([
+      ['env', 'prod'],
+      ['__proto__', 'p'],
+      ['constructor', 'c'],
+      ['hasOwnProperty', 'h'],
+    ]);
+  });
+
+  it.each([
+    ['a create', createInstanceBodySchema, { project_name: 'p', flavor: 's-1vcpu-2gb' }],
+    ['a PATCH', updateInstanceBodySchema, {}],
+  ])('keeps constructor, toString and hasOwnProperty in %s', (_, schema, body) => {
+    const labels = JSON.parse('{"constructor":"c","toString":"t","hasOwnProperty":"h"}');
+
+    const parsed = parseOrBadRequest(schema, { ...body, labels });
+
+    expect(Object.entries(parsed.labels ?? {})).toEqual([
+      ['constructor', 'c'],
+      ['toString', 't'],
+      ['hasOwnProperty', 'h'],
+    ]);
   });
 });
 

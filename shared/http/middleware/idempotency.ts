@@ -12,12 +12,16 @@ import {
 } from '../idempotency';
 import type { ApiResponse } from '../responses';
 import { releaseIdempotencyKey } from '../../store/idempotency';
-import { DependencyTransientError } from '../../transient-errors';
+import { DependencyTransientError, NothingWrittenError } from '../../transient-errors';
 import { giveBackDeploy } from './rate-limit';
 import type { Middleware, RequestState } from './state';
 
-/** Work stopped by its spent budget before it could commit did nothing: the key and the deploy unit go back. */
-const stoppedBeforeCommit = (error: unknown) => error instanceof Error && error.name === 'AbortError';
+/**
+ * Work stopped by its spent budget before it could commit, or whose write was never sent, did nothing: the key and
+ * the deploy unit go back.
+ */
+const stoppedBeforeCommit = (error: unknown) =>
+  error instanceof NothingWrittenError || (error instanceof Error && error.name === 'AbortError');
 
 async function nothingDone(deps: Deps, key: string, state: RequestState): Promise<void> {
   await releaseIdempotencyKey(deps, key);

@@ -5,11 +5,13 @@ import type { RateLimitName, WindowState } from '../../model/rate-limits';
 import { statusOf } from '../failure-status';
 import { countRequest, giveBack } from '../rate-limit-windows';
 import { IDEMPOTENCY_HEADER } from '../idempotency';
+import { NothingWrittenError } from '../../transient-errors';
 import type { Middleware, RequestState } from './state';
 
 /**
  * Answers that deployed nothing: a create refused with one of them gives its deploy unit back, so that typos,
- * missing funds or busy capacity never use up the deploy quota. A 500 is not among them: its outcome is unknown.
+ * missing funds or busy capacity never use up the deploy quota. A 500 is not among them: its outcome is unknown,
+ * unless its create was never sent.
  */
 const REFUSALS = new Set([400, 401, 402, 403, 404, 409, 413, 422, 429, 503]);
 
@@ -53,8 +55,10 @@ export const rateLimit = (deps: Deps, limits: readonly RateLimitName[], idempote
   },
   onError: async ({ context, error }) => {
     // The request's own error stays the answer even when the store cannot take the unit back now.
-    await giveBackDeployOnRefusal(deps, context.request, statusOf(error)).catch((givingBack: unknown) =>
-      logger.warn('could not give back a deploy unit after a refusal', { error: givingBack }),
-    );
+    const refused =
+      error instanceof NothingWrittenError
+        ? giveBackDeploy(deps, context.request)
+        : giveBackDeployOnRefusal(deps, context.request, statusOf(error));
+    await refused.catch((givingBack: unknown) => logger.warn('could not give back a deploy unit after a refusal', { error: givingBack }));
   },
 });
