@@ -5,7 +5,7 @@ import { countMetric, durationMetric, logger } from '../observability';
 import { badRequest, Failure, notFound } from '../model/errors';
 import { centsToMicros, creditEntryId, creditRefusal, usdToCents, type PaymentEvent, type PaymentRefusal } from '../model/payments';
 import { countRechargeOutcome, getAccount, saveCard, setAutoRecharge, type Account } from '../store/accounts';
-import { recordLedgerEntry } from '../store/ledger';
+import { getLedgerEntry, recordLedgerEntry, type LedgerEntry } from '../store/ledger';
 import {
   attachCheckout,
   closeTopUp,
@@ -279,7 +279,11 @@ async function debitRefund(deps: Deps, event: Extract<PaymentEvent, { kind: 'ref
   return outcome;
 }
 
-/** A dispute takes the disputed amount and the provider's fee at once; a won dispute gives both back. */
+/**
+ * A dispute takes the disputed amount and the provider's fee at once; a won dispute gives back what its opening took,
+ * never more. A won dispute whose opening was never booked (its event late, lost or never sent) books that opening
+ * first, from its own amounts under the opening's key: the two net to nothing, and a late opening is a duplicate.
+ */
 async function settleDispute(deps: Deps, event: Extract<PaymentEvent, { kind: 'dispute_opened' | 'dispute_closed' }>): Promise<Outcome> {
   if (event.kind === 'dispute_closed' && !event.won) return 'ignored';
   const { paymentIntentId } = event;
@@ -287,18 +291,30 @@ async function settleDispute(deps: Deps, event: Extract<PaymentEvent, { kind: 'd
   const topUp = await topUpOfPayment(deps, paymentIntentId);
   if (!topUp) return refused(event, 'unknown_top_up');
   await creditBeforeDebit(deps, topUp, paymentIntentId);
-  const taken = centsToMicros(event.amountCents + event.feeCents);
-  const opened = event.kind === 'dispute_opened';
-  const booked = await recordLedgerEntry(deps, {
+  const opening: LedgerEntry = {
     account_id: topUp.account_id,
-    entry_id: `${opened ? 'dispute' : 'dispute-won'}#${event.disputeId}`,
+    entry_id: `dispute#${event.disputeId}`,
     kind: 'dispute',
-    amount: opened ? -taken : taken,
-    description: opened ? 'Card payment disputed (amount and fee)' : 'Dispute won: amount and fee returned',
+    amount: -centsToMicros(event.amountCents + event.feeCents),
+    description: 'Card payment disputed (amount and fee)',
     created_at: deps.clock.now().toISOString(),
-  });
+  };
+  const booked = event.kind === 'dispute_opened' ? await recordLedgerEntry(deps, opening) : await returnDisputed(deps, opening);
   await applyBalanceRules(deps, topUp.account_id);
   return booked ? 'applied' : 'duplicate';
+}
+
+/** Credits back what a dispute's opening took (booking the opening first when it is missing). */
+async function returnDisputed(deps: Deps, opening: LedgerEntry): Promise<boolean> {
+  const openingOf = () => getLedgerEntry(deps, opening.account_id, opening.entry_id);
+  const taken = (await openingOf()) ?? ((await recordLedgerEntry(deps, opening)) ? opening : await openingOf());
+  if (!taken) throw new DependencyTransientError(`the opening of ${opening.entry_id} was neither found nor booked`);
+  return recordLedgerEntry(deps, {
+    ...opening,
+    entry_id: `dispute-won#${opening.entry_id.slice('dispute#'.length)}`,
+    amount: -taken.amount,
+    description: 'Dispute won: amount and fee returned',
+  });
 }
 
 async function applyPaymentEvent(deps: Deps, event: PaymentEvent): Promise<Outcome> {

@@ -176,6 +176,13 @@ describe('POST /api/v1/billing/top-ups', () => {
     { case: 'signed with another secret', signature: (body: string) => signed(body, 'whsec_not-the-one') },
     { case: 'signed 10 minutes ago', signature: (body: string) => signed(body, undefined, 600) },
     { case: 'dated 10 minutes ahead', signature: (body: string) => signed(body, undefined, -600) },
+    {
+      case: 'signed 10 minutes ahead behind a current timestamp',
+      signature: (body: string) => {
+        const now = Math.floor(Date.now() / 1000);
+        return `t=${now},${signed(body, undefined, -600)}`;
+      },
+    },
     { case: 'unsigned', signature: () => undefined },
     { case: 'with a garbled header', signature: () => 't=abc,v1=zz' },
   ])('answers 400 and credits nothing for an event $case', async ({ signature }) => {
@@ -366,6 +373,38 @@ describe('refunds and disputes', () => {
     expect(afterReplays).toBe(-15_000_000);
     expect(after.body).toMatchObject({ balance_usd: '10.00', billing_paused: false });
     expect((await entriesOf(accountId, 'dispute')).map((e) => e.amount).sort((a, b) => a - b)).toEqual([-25_000_000, 25_000_000]);
+  });
+
+  it('returns nothing for a won dispute that was never opened, and books its late opening once', async () => {
+    const { accountId, paymentIntentId } = await fundedByCard(10);
+    const dispute = (type: string, status: string) =>
+      JSON.stringify({
+        id: `evt_${Math.random().toString(16).slice(2)}`,
+        object: 'event',
+        type,
+        data: {
+          object: {
+            id: 'dp_0d1e2f',
+            object: 'dispute',
+            payment_intent: paymentIntentId,
+            amount: 1000,
+            status,
+            balance_transactions: [{ fee: 1500 }],
+          },
+        },
+      });
+    const deliver = (body: string) => runtime.call('POST', WEBHOOK, { rawBody: body, headers: { 'stripe-signature': signed(body) } });
+
+    const won = await deliver(dispute('charge.dispute.closed', 'won'));
+    const opened = await deliver(dispute('charge.dispute.created', 'needs_response'));
+
+    expect([won.status, won.body.outcome]).toEqual([200, 'applied']);
+    expect([opened.status, opened.body.outcome]).toEqual([200, 'duplicate']);
+    expect(await balanceOf(accountId)).toBe(10_000_000);
+    expect((await entriesOf(accountId, 'dispute')).map((entry) => [entry.entry_id, entry.amount])).toEqual([
+      ['dispute#dp_0d1e2f', -25_000_000],
+      ['dispute-won#dp_0d1e2f', 25_000_000],
+    ]);
   });
 
   it('leaves the balance debited when the dispute is lost', async () => {
