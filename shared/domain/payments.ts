@@ -93,29 +93,33 @@ export async function startTopUp(deps: Deps, account: Account, body: CreateTopUp
     failure_reason: null,
   };
   await insertTopUp(deps, topUp);
-  const checkout = await deps.payments
-    .startCheckout({
-      topUpId: topUp.top_up_id,
-      accountId: account.account_id,
-      email: account.email,
-      amountCents,
-      customerId: account.payment_customer_id,
-      saveCard: topUp.save_card,
-      returnUrl: returnUrlOf(deps, topUp.top_up_id),
-    })
-    .catch((error: unknown) => refusedCheckout(deps, topUp, error));
+  const checkout = await openCheckout(deps, account, topUp).catch((error: unknown) => refusedCheckout(deps, topUp, error));
   const attached = await attachCheckout(deps, topUp.top_up_id, checkout);
   return topUpView(
     attached ?? { ...topUp, provider_session_id: checkout.sessionId, checkout_url: checkout.url, expires_at: checkout.expiresAt },
   );
 }
 
+/** The provider's checkout for a top-up, keyed by the top-up: asked again, it is the same checkout, never a second. */
+const openCheckout = (deps: Deps, account: Account, topUp: TopUp) =>
+  deps.payments.startCheckout({
+    topUpId: topUp.top_up_id,
+    accountId: account.account_id,
+    email: account.email,
+    amountCents: topUp.amount_cents,
+    customerId: account.payment_customer_id,
+    saveCard: topUp.save_card,
+    returnUrl: returnUrlOf(deps, topUp.top_up_id),
+    openedAt: topUp.created_at,
+  });
+
 /** How long a customer is asked to wait when the provider will not serve us: longer than a brief outage of ours. */
 const PAYMENTS_RETRY_AFTER_SECONDS = 60;
 
 /**
  * A checkout the provider refused for sure closes its top-up as failed at once, and the customer is told whether
- * trying later may help; any other failure leaves the top-up open, for the reconciler to ask the provider about.
+ * trying later may help; any other failure (a timeout: the checkout may exist) leaves the top-up open, for the
+ * reconciler to ask the provider again under the same key.
  */
 async function refusedCheckout(deps: Deps, topUp: TopUp, error: unknown): Promise<never> {
   if (!(error instanceof PaymentRefusedError)) throw error;
@@ -367,6 +371,18 @@ export interface TopUpReconciliation {
 }
 
 /**
+ * A checkout whose opening timed out may exist at the provider, payable: asked again under the same key, the
+ * provider answers with it (or opens it now), and it is attached, so the top-up shows it and its payment credits.
+ */
+async function attachLostCheckout(deps: Deps, topUp: TopUp): Promise<void> {
+  const account = await getAccount(deps, topUp.account_id);
+  if (!account) return;
+  const checkout = await openCheckout(deps, account, topUp).catch((error: unknown) => refusedCheckout(deps, topUp, error));
+  if (await attachCheckout(deps, topUp.top_up_id, checkout))
+    logger.warn('a checkout whose opening timed out was found and attached', { top_up_id: topUp.top_up_id });
+}
+
+/**
  * The backstop for lost or late webhooks: every top-up still open after the webhook's grace is looked up at the
  * provider, and what the provider says is applied exactly as its event would be (the same keyed credit, so a webhook
  * arriving afterwards changes nothing). A paid one found here means webhooks are failing: its age is the metric the
@@ -382,11 +398,9 @@ export async function reconcileTopUps(deps: Deps): Promise<TopUpReconciliation> 
     try {
       const providerId = topUp.provider_session_id ?? topUp.payment_intent_id;
       if (providerId === null) {
-        if (
-          nowMs - Date.parse(topUp.created_at) > UNOPENED_CHECKOUT_MS &&
-          (await closeTopUp(deps, topUp.top_up_id, 'failed', 'The checkout could not be opened.'))
-        )
-          closed += 1;
+        if (nowMs - Date.parse(topUp.created_at) > UNOPENED_CHECKOUT_MS) {
+          if (await closeTopUp(deps, topUp.top_up_id, 'failed', 'The checkout could not be opened.')) closed += 1;
+        } else if (topUp.kind === 'checkout') await attachLostCheckout(deps, topUp);
         continue;
       }
       const event = topUp.provider_session_id ? await deps.payments.checkoutNow(providerId) : await deps.payments.paymentNow(providerId);

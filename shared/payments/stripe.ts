@@ -224,7 +224,7 @@ export function stripeProvider(deps: Platform): PaymentProvider {
     async startCheckout(request) {
       const { stripe } = await stripeOf(deps);
       const metadata = { account_id: request.accountId, top_up_id: request.topUpId };
-      const expiresAt = Math.floor(deps.clock.now().getTime() / 1000) + deps.config.payments.checkoutMinutes * 60;
+      const expiresAt = Math.floor(Date.parse(request.openedAt) / 1000) + deps.config.payments.checkoutMinutes * 60;
       try {
         const session = await stripe.checkout.sessions.create(
           {

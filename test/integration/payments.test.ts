@@ -14,7 +14,8 @@ import { listLedgerEntries } from '../../shared/store/ledger';
 import { getTopUp } from '../../shared/store/top-ups';
 
 const mailDir = mkdtempSync(join(tmpdir(), 'payments-mail-'));
-const runtime = useTestRuntime({ mailDir });
+// A provider slower than a second is a timeout here: the tests make it that slow rather than wait for the default.
+const runtime = useTestRuntime({ mailDir, env: { PAYMENTS_TIMEOUT_MS: '1000' } });
 afterAll(() => rmSync(mailDir, { recursive: true, force: true }));
 const WEBHOOK = '/api/v1/billing/stripe/webhook';
 
@@ -624,6 +625,29 @@ describe('reconcileTopUps', () => {
     expect(views).toEqual(['paid', 'expired']);
     expect(await balanceOf(accountId)).toBe(30_000_000);
     expect(await entriesOf(accountId, 'top_up')).toHaveLength(1);
+  });
+
+  it('attaches a checkout whose opening timed out, so that the top-up shows it and its payment credits', async () => {
+    const { apiKey, accountId } = await runtime.newAccount({ depositUsd: '0' });
+    await sim('/_sim/faults', { delay_ms: 1500, times: 3 });
+    onTestFinished(() => sim('/_sim/faults', { times: 0 }).then(() => undefined));
+
+    const created = await runtime.call('POST', '/api/v1/billing/top-ups', { apiKey, body: { amount_usd: 20 } });
+    const [lost] = (await runtime.call('GET', '/api/v1/billing', { apiKey })).body.top_ups;
+    await reconcileTopUps(later());
+    const found = await runtime.call('GET', `/api/v1/billing/top-ups/${lost.top_up_id}`, { apiKey });
+    await sim(`/_sim/sessions/${found.body.provider_session_id}/pay`);
+    const credited = await paid(apiKey, lost.top_up_id);
+
+    expect(created.status).toBe(503);
+    expect(lost).toMatchObject({ status: 'open', provider_session_id: null, checkout_url: null });
+    expect(found.body).toMatchObject({
+      status: 'open',
+      provider_session_id: expect.stringMatching(/^cs_test_/),
+      checkout_url: expect.stringContaining(`${runtime.payments.url}/pay/cs_test_`),
+    });
+    expect(credited.status).toBe('paid');
+    expect(await balanceOf(accountId)).toBe(20_000_000);
   });
 
   it('leaves an open checkout alone, before and after the grace', async () => {
