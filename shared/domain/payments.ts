@@ -139,8 +139,12 @@ export async function findTopUp(deps: Deps, accountId: string, topUpId: string):
 const LATEST_TOP_UPS = 10;
 
 /** The account's money: balance, burn rate and runway (computed now, from its checkpoint), and the latest top-ups. */
-export async function billingOverview(deps: Deps, account: Account): Promise<BillingView> {
-  const topUps = await listLatestTopUps(deps, account.account_id, LATEST_TOP_UPS);
+export async function billingOverview(deps: Deps, found: Account): Promise<BillingView> {
+  const topUps = await listLatestTopUps(deps, found.account_id, LATEST_TOP_UPS);
+  // A balance read at zero or below is paused now, not only at its review's moment (the sweep may be late or stopped):
+  // the review's write is conditional and idempotent, and a read that finds money left costs nothing more.
+  const account =
+    !found.billing_paused && runwayOfAccount(deps, found).balanceMicros <= 0 ? await applyBalanceRules(deps, found.account_id) : found;
   const { balanceMicros, burnMicrosPerHour, runway } = runwayOfAccount(deps, account);
   const recharge = account.auto_recharge;
   return {
