@@ -38,7 +38,8 @@ export const schedules = {
     entry: 'functions/scheduled/reconcile-top-ups.ts',
     everyMinutes: 5,
     runAtLocalStart: true,
-    // The open top-ups (their sparse index, then the items); a credit or a closure as a webhook would make it, and what
+    // The open top-ups (their sparse index, then the items; a checkout whose opening timed out asked for again with the
+    // account read); a credit or a closure as a webhook would make it, and what
     // a credit leads to (the account's review: the pause lifted or, still at zero, its running servers powered off;
     // the warnings; an auto-recharge top-up).
     access: {

@@ -132,13 +132,14 @@ export const paymentWebhookRoute = {
   auth: 'none',
   throttle: PAYMENT_WEBHOOK_THROTTLE,
   timeoutSeconds: 15,
-  // A credit (a ledger Put, the account's Update, the top-up's Update), a debit the same, and what either leads to:
+  // A credit (a ledger Put, the account's Update, the top-up's Update), a debit the same (a won dispute reads what its
+  // opening took), and what either leads to:
   // the billing pause (the account, its live instances and a power-off of each running one: a job, its workflow, the
   // upstream's power call) or the runway's review (the instances, a notice flag, an auto-recharge top-up).
   access: {
     tables: {
       topUps: ['GetItem', 'UpdateItem', 'PutItem', 'Query', 'BatchGetItem'],
-      ledger: ['PutItem'],
+      ledger: ['PutItem', 'GetItem'],
       accounts: ['GetItem', 'UpdateItem', 'ConditionCheckItem'],
       counters: ['GetItem', 'PutItem', 'UpdateItem'],
       instances: ['Query', 'BatchGetItem', 'GetItem', 'UpdateItem'],

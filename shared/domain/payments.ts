@@ -14,7 +14,7 @@ import {
 } from '../model/payments';
 import type { MailMessage } from '../mail';
 import { countRechargeOutcome, getAccount, saveCard, setAutoRecharge, type Account } from '../store/accounts';
-import { recordLedgerEntry } from '../store/ledger';
+import { getLedgerEntry, recordLedgerEntry, type LedgerEntry } from '../store/ledger';
 import {
   attachCheckout,
   closeTopUp,
@@ -102,29 +102,33 @@ export async function startTopUp(deps: Deps, account: Account, body: CreateTopUp
     failure_reason: null,
   };
   await insertTopUp(deps, topUp);
-  const checkout = await deps.payments
-    .startCheckout({
-      topUpId: topUp.top_up_id,
-      accountId: account.account_id,
-      email: account.email,
-      amountCents,
-      customerId: account.payment_customer_id,
-      saveCard: topUp.save_card,
-      returnUrl: returnUrlOf(deps, topUp.top_up_id),
-    })
-    .catch((error: unknown) => refusedCheckout(deps, topUp, error));
+  const checkout = await openCheckout(deps, account, topUp).catch((error: unknown) => refusedCheckout(deps, topUp, error));
   const attached = await attachCheckout(deps, topUp.top_up_id, checkout);
   return topUpView(
     attached ?? { ...topUp, provider_session_id: checkout.sessionId, checkout_url: checkout.url, expires_at: checkout.expiresAt },
   );
 }
 
+/** The provider's checkout for a top-up, keyed by the top-up: asked again, it is the same checkout, never a second. */
+const openCheckout = (deps: Deps, account: Account, topUp: TopUp) =>
+  deps.payments.startCheckout({
+    topUpId: topUp.top_up_id,
+    accountId: account.account_id,
+    email: account.email,
+    amountCents: topUp.amount_cents,
+    customerId: account.payment_customer_id,
+    saveCard: topUp.save_card,
+    returnUrl: returnUrlOf(deps, topUp.top_up_id),
+    openedAt: topUp.created_at,
+  });
+
 /** How long a customer is asked to wait when the provider will not serve us: longer than a brief outage of ours. */
 const PAYMENTS_RETRY_AFTER_SECONDS = 60;
 
 /**
  * A checkout the provider refused for sure closes its top-up as failed at once, and the customer is told whether
- * trying later may help; any other failure leaves the top-up open, for the reconciler to ask the provider about.
+ * trying later may help; any other failure (a timeout: the checkout may exist) leaves the top-up open, for the
+ * reconciler to ask the provider again under the same key.
  */
 async function refusedCheckout(deps: Deps, topUp: TopUp, error: unknown): Promise<never> {
   if (!(error instanceof PaymentRefusedError)) throw error;
@@ -144,8 +148,12 @@ export async function findTopUp(deps: Deps, accountId: string, topUpId: string):
 const LATEST_TOP_UPS = 10;
 
 /** The account's money: balance, burn rate and runway (computed now, from its checkpoint), and the latest top-ups. */
-export async function billingOverview(deps: Deps, account: Account): Promise<BillingView> {
-  const topUps = await listLatestTopUps(deps, account.account_id, LATEST_TOP_UPS);
+export async function billingOverview(deps: Deps, found: Account): Promise<BillingView> {
+  const topUps = await listLatestTopUps(deps, found.account_id, LATEST_TOP_UPS);
+  // A balance read at zero or below is paused now, not only at its review's moment (the sweep may be late or stopped):
+  // the review's write is conditional and idempotent, and a read that finds money left costs nothing more.
+  const account =
+    !found.billing_paused && runwayOfAccount(deps, found).balanceMicros <= 0 ? await applyBalanceRules(deps, found.account_id) : found;
   const { balanceMicros, burnMicrosPerHour, runway } = runwayOfAccount(deps, account);
   const recharge = account.auto_recharge;
   return {
@@ -309,7 +317,11 @@ async function debitRefund(deps: Deps, event: Extract<PaymentEvent, { kind: 'ref
   return outcome;
 }
 
-/** A dispute takes the disputed amount and the provider's fee at once; a won dispute gives both back. */
+/**
+ * A dispute takes the disputed amount and the provider's fee at once; a won dispute gives back what its opening took,
+ * never more. A won dispute whose opening was never booked (its event late, lost or never sent) books that opening
+ * first, from its own amounts under the opening's key: the two net to nothing, and a late opening is a duplicate.
+ */
 async function settleDispute(deps: Deps, event: Extract<PaymentEvent, { kind: 'dispute_opened' | 'dispute_closed' }>): Promise<Outcome> {
   if (event.kind === 'dispute_closed' && !event.won) return 'ignored';
   const { paymentIntentId } = event;
@@ -317,18 +329,30 @@ async function settleDispute(deps: Deps, event: Extract<PaymentEvent, { kind: 'd
   const topUp = await topUpOfPayment(deps, paymentIntentId);
   if (!topUp) return refused(event, 'unknown_top_up');
   await creditBeforeDebit(deps, topUp, paymentIntentId);
-  const taken = centsToMicros(event.amountCents + event.feeCents);
-  const opened = event.kind === 'dispute_opened';
-  const booked = await recordLedgerEntry(deps, {
+  const opening: LedgerEntry = {
     account_id: topUp.account_id,
-    entry_id: `${opened ? 'dispute' : 'dispute-won'}#${event.disputeId}`,
+    entry_id: `dispute#${event.disputeId}`,
     kind: 'dispute',
-    amount: opened ? -taken : taken,
-    description: opened ? 'Card payment disputed (amount and fee)' : 'Dispute won: amount and fee returned',
+    amount: -centsToMicros(event.amountCents + event.feeCents),
+    description: 'Card payment disputed (amount and fee)',
     created_at: deps.clock.now().toISOString(),
-  });
+  };
+  const booked = event.kind === 'dispute_opened' ? await recordLedgerEntry(deps, opening) : await returnDisputed(deps, opening);
   await applyBalanceRules(deps, topUp.account_id);
   return booked ? 'applied' : 'duplicate';
+}
+
+/** Credits back what a dispute's opening took (booking the opening first when it is missing). */
+async function returnDisputed(deps: Deps, opening: LedgerEntry): Promise<boolean> {
+  const openingOf = () => getLedgerEntry(deps, opening.account_id, opening.entry_id);
+  const taken = (await openingOf()) ?? ((await recordLedgerEntry(deps, opening)) ? opening : await openingOf());
+  if (!taken) throw new DependencyTransientError(`the opening of ${opening.entry_id} was neither found nor booked`);
+  return recordLedgerEntry(deps, {
+    ...opening,
+    entry_id: `dispute-won#${opening.entry_id.slice('dispute#'.length)}`,
+    amount: -taken.amount,
+    description: 'Dispute won: amount and fee returned',
+  });
 }
 
 async function applyPaymentEvent(deps: Deps, event: PaymentEvent): Promise<Outcome> {
@@ -381,6 +405,18 @@ export interface TopUpReconciliation {
 }
 
 /**
+ * A checkout whose opening timed out may exist at the provider, payable: asked again under the same key, the
+ * provider answers with it (or opens it now), and it is attached, so the top-up shows it and its payment credits.
+ */
+async function attachLostCheckout(deps: Deps, topUp: TopUp): Promise<void> {
+  const account = await getAccount(deps, topUp.account_id);
+  if (!account) return;
+  const checkout = await openCheckout(deps, account, topUp).catch((error: unknown) => refusedCheckout(deps, topUp, error));
+  if (await attachCheckout(deps, topUp.top_up_id, checkout))
+    logger.warn('a checkout whose opening timed out was found and attached', { top_up_id: topUp.top_up_id });
+}
+
+/**
  * The backstop for lost or late webhooks: every top-up still open after the webhook's grace is looked up at the
  * provider, and what the provider says is applied exactly as its event would be (the same keyed credit, so a webhook
  * arriving afterwards changes nothing). A paid one found here means webhooks are failing: its age is the metric the
@@ -396,11 +432,9 @@ export async function reconcileTopUps(deps: Deps): Promise<TopUpReconciliation> 
     try {
       const providerId = topUp.provider_session_id ?? topUp.payment_intent_id;
       if (providerId === null) {
-        if (
-          nowMs - Date.parse(topUp.created_at) > UNOPENED_CHECKOUT_MS &&
-          (await closeTopUp(deps, topUp.top_up_id, 'failed', 'The checkout could not be opened.'))
-        )
-          closed += 1;
+        if (nowMs - Date.parse(topUp.created_at) > UNOPENED_CHECKOUT_MS) {
+          if (await closeTopUp(deps, topUp.top_up_id, 'failed', 'The checkout could not be opened.')) closed += 1;
+        } else if (topUp.kind === 'checkout') await attachLostCheckout(deps, topUp);
         continue;
       }
       const event = topUp.provider_session_id ? await deps.payments.checkoutNow(providerId) : await deps.payments.paymentNow(providerId);

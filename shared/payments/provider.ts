@@ -12,6 +12,11 @@ interface CheckoutRequest {
   readonly saveCard: boolean;
   /** Where the provider's page sends the customer back; the credit never depends on it. */
   readonly returnUrl: string;
+  /**
+   * When the top-up was made: the checkout expires a fixed time after it, so that asking again under the same key
+   * (after an answer that never came) is the very same request.
+   */
+  readonly openedAt: string;
 }
 
 interface Checkout {

@@ -204,13 +204,27 @@ export function understoodEvent(event: { id: string; type: string; data: { objec
   }
 }
 
+/**
+ * The time a `Stripe-Signature` header was signed at, read as the package reads it (items split at commas, key `t`);
+ * none unless there is exactly one: the package honours the last, and a check of another would let a header with a
+ * current and a future timestamp through.
+ */
+function signedAt(header: string): number | undefined {
+  const stamps = header
+    .split(',')
+    .map((item) => item.split('='))
+    .filter(([key]) => key === 't');
+  const value = stamps.length === 1 ? stamps[0]![1] : undefined;
+  return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
+}
+
 export function stripeProvider(deps: Platform): PaymentProvider {
   const tolerance = deps.config.payments.signatureToleranceSeconds;
   return {
     async startCheckout(request) {
       const { stripe } = await stripeOf(deps);
       const metadata = { account_id: request.accountId, top_up_id: request.topUpId };
-      const expiresAt = Math.floor(deps.clock.now().getTime() / 1000) + deps.config.payments.checkoutMinutes * 60;
+      const expiresAt = Math.floor(Date.parse(request.openedAt) / 1000) + deps.config.payments.checkoutMinutes * 60;
       try {
         const session = await stripe.checkout.sessions.create(
           {
@@ -310,8 +324,8 @@ export function stripeProvider(deps: Platform): PaymentProvider {
       const { stripe, webhookSecret } = await stripeOf(deps);
       if (!signature) throw new PaymentSignatureError('no Stripe-Signature header');
       // The package refuses a signature older than the tolerance; one dated too far ahead is refused here too.
-      const stamp = Number(/(?:^|,)t=(\d+)/.exec(signature)?.[1]);
-      if (!Number.isFinite(stamp) || Math.abs(receivedAtMs / 1000 - stamp) > tolerance)
+      const stamp = signedAt(signature);
+      if (stamp === undefined || Math.abs(receivedAtMs / 1000 - stamp) > tolerance)
         throw new PaymentSignatureError('the signature is outside the tolerance window');
       let event: unknown;
       try {

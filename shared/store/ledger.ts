@@ -1,7 +1,7 @@
 import { tableName, type Platform } from '../platform';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import * as z from '../model/zod';
-import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { readAll, transactWrite } from './dynamo-helpers';
 import { ledgerKindSchema } from '../model/ledger';
 
@@ -90,6 +90,14 @@ export async function recordLedgerEntry(deps: Platform, entry: LedgerEntry, ...a
     if (isDuplicateEntry(error)) return false;
     throw error;
   }
+}
+
+/** One entry of the account's, by its id, read consistently. */
+export async function getLedgerEntry(deps: Platform, accountId: string, entryId: string): Promise<LedgerEntry | undefined> {
+  const { Item } = await deps.dynamo.send(
+    new GetCommand({ TableName: tableName(deps, 'ledger'), Key: { account_id: accountId, entry_id: entryId }, ConsistentRead: true }),
+  );
+  return Item ? ledgerEntrySchema.parse(Item) : undefined;
 }
 
 export async function listLedgerEntries(deps: Platform, accountId: string): Promise<LedgerEntry[]> {

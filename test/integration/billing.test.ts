@@ -5,6 +5,7 @@ import { hashApiKey } from '../../shared/model/api-keys';
 import { guarded } from '../../shared/request-guard';
 import { getInstanceItem, updateInstanceAtVersion } from '../../shared/store/instances';
 import { listLedgerEntries } from '../../shared/store/ledger';
+import { billingOverview } from '../../shared/domain/payments';
 import { setBillingState } from '../support/accounts';
 import { useTestRuntime } from '../support/runtime';
 
@@ -215,6 +216,22 @@ describe('billing pause', () => {
     const account = (await getAccount(runtime.deps, accountId))!;
     expect(account.balance).toBeLessThan(-1);
     expect(account.balance).toBe(await ledgerSum(accountId));
+  });
+});
+
+describe('billingOverview', () => {
+  it('pauses an account whose balance it reads at zero or below, without waiting for the review sweep', async () => {
+    const { apiKey, accountId } = await runtime.newAccount({ depositUsd: '10' });
+    const { instance_id } = await runtime.activeInstance(apiKey);
+    // Stopped, so that the pause has no server to power off; $10 lasts about 2,240 hours at a quarter of its price.
+    await act(apiKey, instance_id, 'power_off');
+    const later = { ...runtime.deps, clock: { now: () => new Date(Date.now() + 10_000 * HOUR) } };
+
+    const view = await billingOverview(later, (await getAccount(runtime.deps, accountId))!);
+    const stored = await getAccount(runtime.deps, accountId);
+
+    expect(view.billing_paused).toBe(true);
+    expect(stored?.billing_paused).toBe(true);
   });
 });
 

@@ -15,7 +15,8 @@ import { listLedgerEntries } from '../../shared/store/ledger';
 import { getTopUp } from '../../shared/store/top-ups';
 
 const mailDir = mkdtempSync(join(tmpdir(), 'payments-mail-'));
-const runtime = useTestRuntime({ mailDir });
+// A provider slower than a second is a timeout here: the tests make it that slow rather than wait for the default.
+const runtime = useTestRuntime({ mailDir, env: { PAYMENTS_TIMEOUT_MS: '1000' } });
 afterAll(() => rmSync(mailDir, { recursive: true, force: true }));
 const WEBHOOK = '/api/v1/billing/stripe/webhook';
 
@@ -177,6 +178,13 @@ describe('POST /api/v1/billing/top-ups', () => {
     { case: 'signed with another secret', signature: (body: string) => signed(body, 'whsec_not-the-one') },
     { case: 'signed 10 minutes ago', signature: (body: string) => signed(body, undefined, 600) },
     { case: 'dated 10 minutes ahead', signature: (body: string) => signed(body, undefined, -600) },
+    {
+      case: 'signed 10 minutes ahead behind a current timestamp',
+      signature: (body: string) => {
+        const now = Math.floor(Date.now() / 1000);
+        return `t=${now},${signed(body, undefined, -600)}`;
+      },
+    },
     { case: 'unsigned', signature: () => undefined },
     { case: 'with a garbled header', signature: () => 't=abc,v1=zz' },
   ])('answers 400 and credits nothing for an event $case', async ({ signature }) => {
@@ -367,6 +375,38 @@ describe('refunds and disputes', () => {
     expect(afterReplays).toBe(-15_000_000);
     expect(after.body).toMatchObject({ balance_usd: '10.00', billing_paused: false });
     expect((await entriesOf(accountId, 'dispute')).map((e) => e.amount).sort((a, b) => a - b)).toEqual([-25_000_000, 25_000_000]);
+  });
+
+  it('returns nothing for a won dispute that was never opened, and books its late opening once', async () => {
+    const { accountId, paymentIntentId } = await fundedByCard(10);
+    const dispute = (type: string, status: string) =>
+      JSON.stringify({
+        id: `evt_${Math.random().toString(16).slice(2)}`,
+        object: 'event',
+        type,
+        data: {
+          object: {
+            id: 'dp_0d1e2f',
+            object: 'dispute',
+            payment_intent: paymentIntentId,
+            amount: 1000,
+            status,
+            balance_transactions: [{ fee: 1500 }],
+          },
+        },
+      });
+    const deliver = (body: string) => runtime.call('POST', WEBHOOK, { rawBody: body, headers: { 'stripe-signature': signed(body) } });
+
+    const won = await deliver(dispute('charge.dispute.closed', 'won'));
+    const opened = await deliver(dispute('charge.dispute.created', 'needs_response'));
+
+    expect([won.status, won.body.outcome]).toEqual([200, 'applied']);
+    expect([opened.status, opened.body.outcome]).toEqual([200, 'duplicate']);
+    expect(await balanceOf(accountId)).toBe(10_000_000);
+    expect((await entriesOf(accountId, 'dispute')).map((entry) => [entry.entry_id, entry.amount])).toEqual([
+      ['dispute#dp_0d1e2f', -25_000_000],
+      ['dispute-won#dp_0d1e2f', 25_000_000],
+    ]);
   });
 
   it('leaves the balance debited when the dispute is lost', async () => {
@@ -716,6 +756,29 @@ describe('reconcileTopUps', () => {
     expect(views).toEqual(['paid', 'expired']);
     expect(await balanceOf(accountId)).toBe(30_000_000);
     expect(await entriesOf(accountId, 'top_up')).toHaveLength(1);
+  });
+
+  it('attaches a checkout whose opening timed out, so that the top-up shows it and its payment credits', async () => {
+    const { apiKey, accountId } = await runtime.newAccount({ depositUsd: '0' });
+    await sim('/_sim/faults', { delay_ms: 1500, times: 3 });
+    onTestFinished(() => sim('/_sim/faults', { times: 0 }).then(() => undefined));
+
+    const created = await runtime.call('POST', '/api/v1/billing/top-ups', { apiKey, body: { amount_usd: 20 } });
+    const [lost] = (await runtime.call('GET', '/api/v1/billing', { apiKey })).body.top_ups;
+    await reconcileTopUps(later());
+    const found = await runtime.call('GET', `/api/v1/billing/top-ups/${lost.top_up_id}`, { apiKey });
+    await sim(`/_sim/sessions/${found.body.provider_session_id}/pay`);
+    const credited = await paid(apiKey, lost.top_up_id);
+
+    expect(created.status).toBe(503);
+    expect(lost).toMatchObject({ status: 'open', provider_session_id: null, checkout_url: null });
+    expect(found.body).toMatchObject({
+      status: 'open',
+      provider_session_id: expect.stringMatching(/^cs_test_/),
+      checkout_url: expect.stringContaining(`${runtime.payments.url}/pay/cs_test_`),
+    });
+    expect(credited.status).toBe('paid');
+    expect(await balanceOf(accountId)).toBe(20_000_000);
   });
 
   it('leaves an open checkout alone, before and after the grace', async () => {
