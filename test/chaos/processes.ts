@@ -55,6 +55,8 @@ export async function startChaosProcesses(options: {
     PAYMENTS_API_BASE: payments.url,
     STRIPE_SECRET_KEY: payments.secretKey,
     STRIPE_WEBHOOK_SECRET: payments.webhookSecret,
+    // The account e-mails this process's operators cause (auto-recharge changes) go where the service's go.
+    MAIL_DIR: resolve(options.dataDir, 'mail'),
     ...CHAOS_RUNTIME.env,
   });
   payments.setWebhookUrl(`http://127.0.0.1:${spec.port}${paymentWebhookRoute.path}`);
