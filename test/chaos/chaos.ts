@@ -443,7 +443,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           await target.crash();
           break;
       }
-      await sleep(rng.int(60));
+      // Paced so that creates answer while the run goes on: actions, reads and deletes need instances to act on.
+      await sleep(100 + rng.int(200));
       if (op % 50 === 0) log(`  ${op}/${options.ops} operations`);
     }
 
