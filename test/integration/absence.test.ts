@@ -1,15 +1,15 @@
 import { charge } from '../../shared/domain/billing';
-import { serviceTag, upstreamTagOf } from '../../shared/domain/instances';
+import { upstreamTagOf } from '../../shared/domain/instances';
 import { newJob } from '../../shared/domain/jobs';
 import { reconcile } from '../../shared/domain/reconciler';
 import { loseInstance } from '../../shared/domain/server-guard';
 import { sweepFleet } from '../../shared/domain/fleet-sweep';
 import { getInstanceItem, updateInstanceAtVersion } from '../../shared/store/instances';
 import { getSweepCursor, moveSweepCursor } from '../../shared/store/sweeps';
-import { upstream } from '../../shared/domain/upstream';
 import { prepareCommand } from '../../infra/ops/commands';
 import { capacityCounters, capacityHeldByInstances } from '../support/capacity';
 import { useTestRuntime } from '../support/runtime';
+import { orphanServer as createOrphanServer } from '../support/orphans';
 
 /** Absence is a conclusion reached over time; destroying a server is the last step of a slow, guarded path. */
 const runtime = useTestRuntime({ env: { SWEEP_MAX_ORPHANS_FOUND_PER_RUN: '3', MAX_SERVERS_LOST_PER_HOUR: '2' } });
@@ -22,14 +22,7 @@ const droplet = (id: number) => runtime.simulator.state().droplets.find((d) => d
 const transient404 = (serverId: number, times = 1) =>
   runtime.simulator.control.faults({ fail_next: times, status: 404, match: `GET /v2/droplets/${serverId}` });
 const ops = (...positionals: string[]) => prepareCommand(positionals, {})(runtime.deps);
-const orphanServer = async (name: string) =>
-  (await upstream(runtime.deps)).createServer({
-    name,
-    tags: [serviceTag(runtime.deps)],
-    size: 's-1vcpu-2gb',
-    image: 'ubuntu-24-04-x64',
-    userData: '',
-  });
+const orphanServer = (name: string) => createOrphanServer(runtime.deps, name);
 
 afterEach(() => runtime.simulator.control.faults({ fail_next: 0 }));
 

@@ -6,10 +6,9 @@ import { newJob } from '../../shared/domain/jobs';
 import { getInstanceItem, updateInstanceAtVersion } from '../../shared/store/instances';
 import { getSweepCursor } from '../../shared/store/sweeps';
 import { readOrphanBook } from '../../shared/store/orphans';
-import { serviceTag } from '../../shared/domain/instances';
-import { upstream } from '../../shared/domain/upstream';
 import { UpstreamTransientError } from '../../shared/upstream/driver';
 import { useTestRuntime } from '../support/runtime';
+import { orphanServer as createOrphanServer } from '../support/orphans';
 
 /** Listings of two servers a page, so that a handful of instances spans several pages. */
 const runtime = useTestRuntime({ env: { UPSTREAM_PAGE_SIZE: '2' } });
@@ -19,14 +18,7 @@ const listCalls = () => runtime.simulator.state().calls['GET /v2/droplets'] ?? 0
 const readByIdCalls = () => runtime.simulator.state().calls['GET /v2/droplets/{id}'] ?? 0;
 const actionCalls = () => runtime.simulator.state().calls['POST /v2/droplets/{id}/actions'] ?? 0;
 const droplet = (id: number) => runtime.simulator.state().droplets.find((d) => d.id === id);
-const orphanServer = async (name: string) =>
-  (await upstream(runtime.deps)).createServer({
-    name,
-    tags: [serviceTag(runtime.deps)],
-    size: 's-1vcpu-2gb',
-    image: 'ubuntu-24-04-x64',
-    userData: '',
-  });
+const orphanServer = (name: string) => createOrphanServer(runtime.deps, name);
 const indexKeysOf = async (instanceId: number) => {
   const { Item = {} } = await runtime.deps.dynamo.send(
     new GetCommand({ TableName: runtime.tableNames.instances, Key: { instance_id: instanceId }, ConsistentRead: true }),
