@@ -151,9 +151,10 @@ const LATEST_TOP_UPS = 10;
 export async function billingOverview(deps: Deps, found: Account): Promise<BillingView> {
   const topUps = await listLatestTopUps(deps, found.account_id, LATEST_TOP_UPS);
   // A balance read at zero or below is paused now, not only at its review's moment (the sweep may be late or stopped):
-  // the review's write is conditional and idempotent, and a read that finds money left costs nothing more.
+  // the review's write is conditional and idempotent, and a read that finds money left costs nothing more. The fleet
+  // sweep powers off what the pause holds, so a read's bundle carries none of the power-off path.
   const account =
-    !found.billing_paused && runwayOfAccount(deps, found).balanceMicros <= 0 ? await applyBalanceRules(deps, found.account_id) : found;
+    !found.billing_paused && runwayOfAccount(deps, found).balanceMicros <= 0 ? await reviewCheckpoint(deps, found.account_id) : found;
   const { balanceMicros, burnMicrosPerHour, runway } = runwayOfAccount(deps, account);
   const recharge = account.auto_recharge;
   return {
