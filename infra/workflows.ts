@@ -104,8 +104,9 @@ export const workflows = {
         stopsWorkflows: ['provision', 'power', 'resize'],
       }),
       // A listing, one delete per server and a second listing, 10 s each: 60 s covers three servers; with more,
-      // the deletes that would not finish are not started and the step's Retry carries on where it stopped.
-      DestroyServersFunctionArn: step('delete-destroy-servers', { upstream: true }, 60),
+      // the deletes that would not finish are not started and the step's Retry carries on where it stopped. The
+      // recorded server is read by id, and each read that misses it is kept on the instance as evidence of absence.
+      DestroyServersFunctionArn: step('delete-destroy-servers', { upstream: true, tables: { instances: ['GetItem', 'UpdateItem'] } }, 60),
       FinishDeleteFunctionArn: step('delete-finish'),
       FailDeleteFunctionArn: step('delete-fail', { tables: { jobs: ['UpdateItem'] } }),
     },

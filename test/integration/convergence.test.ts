@@ -161,7 +161,8 @@ describe('no job runs forever', () => {
       active_job_id: null,
       paused_by: 'user',
     });
-    expect((await getJob(runtime.deps, job.job_id))?.status).toBe('failed');
+    // The server is off: the power-off took effect, and its job says so.
+    expect((await getJob(runtime.deps, job.job_id))?.status).toBe('succeeded');
   });
 });
 
